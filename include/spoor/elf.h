@@ -1,0 +1,72 @@
+/* One loaded firmware ELF: its memory image, symbols, build-id and the symbolizer.
+ * An ELF is loaded once; symbol and line tables are prepared on first use and every
+ * lookup is a binary search. All strings returned are owned by the spoor_elf and live
+ * until spoor_elf_close(). Addresses are 32-bit; the Thumb bit is ignored on input. */
+#ifndef SPOOR_ELF_H
+#define SPOOR_ELF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct spoor_elf spoor_elf;
+
+/* Opens and checks a 32-bit ARM ELF. NULL on failure with spoor_last_error() set to
+ * "FILE: cannot open: ...", "FILE: not an ELF file", "FILE: not a 32-bit ARM ELF (machine N)",
+ * or "FILE: truncated or corrupt ELF: ...". */
+spoor_elf *spoor_elf_open(const char *path);
+void spoor_elf_close(spoor_elf *elf);
+const char *spoor_elf_path(const spoor_elf *elf);
+
+/* True when the ELF has DWARF line or function information. */
+bool spoor_elf_has_dwarf(const spoor_elf *elf);
+/* True when the ELF has at least one function symbol or DWARF subprogram. */
+bool spoor_elf_has_symbols(const spoor_elf *elf);
+
+/* Copies bytes of the ELF's loadable contents (SHF_ALLOC sections with file data, by
+ * their load address) at [addr, addr+len) into buf. Returns how many leading bytes were
+ * available (0 if addr is not in any such section). */
+size_t spoor_elf_read(const spoor_elf *elf, uint32_t addr, void *buf, size_t len);
+
+/* A section by name ("".ARM.exidx", ".text", ...): its address, contents and size. */
+bool spoor_elf_section(const spoor_elf *elf, const char *name, uint32_t *addr, const uint8_t **data,
+                       size_t *size);
+
+/* True when addr lies in an executable (SHF_EXECINSTR) section. */
+bool spoor_elf_is_code(const spoor_elf *elf, uint32_t addr);
+
+/* The GNU build-id note (NT_GNU_BUILD_ID), or false when the ELF has none. */
+bool spoor_elf_build_id(const spoor_elf *elf, const uint8_t **id, size_t *len);
+
+/* A symbol's value (Thumb bit cleared for functions) and size, by name. */
+bool spoor_elf_symbol(const spoor_elf *elf, const char *name, uint32_t *addr, uint32_t *size);
+
+/* One frame of a symbolized address. frames[0] is the innermost: the function whose code
+ * holds the address (an inlined function when the address is in inlined code) and the
+ * line-table file:line. Each later frame is the function the previous one was inlined
+ * into, with the call site's file:line. Unknown strings are NULL, unknown line 0. */
+typedef struct spoor_location {
+    const char *function;
+    uint32_t offset;  /* addr - start of the code range of `function` that holds addr */
+    bool has_offset;  /* false when function is unknown */
+    const char *file; /* as DWARF names it (comp dir joined when the name is relative) */
+    unsigned line;
+} spoor_location;
+
+/* Symbolizes addr into at most max frames (innermost first). Returns the number of frames
+ * written; a frame count of 1 with function == NULL means nothing is known. When more than
+ * max frames exist the outermost ones are dropped. Returns 0 only when max is 0. */
+size_t spoor_elf_symbolize(const spoor_elf *elf, uint32_t addr, spoor_location *frames, size_t max);
+
+/* The function containing addr and its start address and size (DWARF first, then the
+ * symbol table); false when none. */
+bool spoor_elf_function(const spoor_elf *elf, uint32_t addr, const char **name, uint32_t *start,
+                        uint32_t *size);
+
+/* The libelf/libdw handles, for modules (e.g. the DWARF CFI unwinder) that need them. */
+struct Elf;
+struct Dwarf;
+struct Elf *spoor_elf_libelf(const spoor_elf *elf);
+struct Dwarf *spoor_elf_libdw(const spoor_elf *elf);
+
+#endif

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs the Debian packages spoor's build, tests and demo need, when missing.
+# As root: runs apt-get. Otherwise: prints the apt-get line and stops.
+set -euo pipefail
+
+# package  -> file that proves it is installed
+declare -A probe=(
+  [build-essential]=/usr/bin/gcc
+  [cmake]=/usr/bin/cmake
+  [pkg-config]=/usr/bin/pkg-config
+  [libdw-dev]=/usr/include/elfutils/libdw.h
+  [libelf-dev]=/usr/include/libelf.h
+  [libcapstone-dev]=/usr/include/capstone/capstone.h
+  [libcmocka-dev]=/usr/include/cmocka.h
+  [gcc-arm-none-eabi]=/usr/bin/arm-none-eabi-gcc
+  [binutils-arm-none-eabi]=/usr/bin/arm-none-eabi-addr2line
+  [libnewlib-arm-none-eabi]=/usr/lib/arm-none-eabi/newlib/libc.a
+  [qemu-system-arm]=/usr/bin/qemu-system-arm
+  [gdb-multiarch]=/usr/bin/gdb-multiarch
+  [python3]=/usr/bin/python3
+  [clang]=/usr/bin/clang
+)
+
+missing=()
+for pkg in "${!probe[@]}"; do
+  [ -e "${probe[$pkg]}" ] || missing+=("$pkg")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+IFS=$'\n' missing=($(sort <<<"${missing[*]}")); unset IFS
+line="apt-get install -y --no-install-recommends ${missing[*]}"
+if [ "$(id -u)" != 0 ]; then
+  echo "spoor: missing packages; as root run: apt-get update && $line" >&2
+  exit 1
+fi
+echo "spoor: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

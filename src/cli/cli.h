@@ -1,0 +1,29 @@
+/* Shared helpers of the spoor subcommands. Exit codes: 0 success, 1 the program found a
+ * problem it reports (e.g. a test failed), 2 usage or input error. */
+#ifndef SPOOR_CLI_H
+#define SPOOR_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "spoor/error.h"
+
+#define SPOOR_EXIT_OK 0
+#define SPOOR_EXIT_FAIL 1
+#define SPOOR_EXIT_USAGE 2
+
+#define SPOOR_COMMAND(name, summary) int cmd_##name(int argc, char **argv);
+#include "commands.def"
+#undef SPOOR_COMMAND
+
+/* Prints "spoor CMD: message" on stderr; returns SPOOR_EXIT_USAGE for `return cli_error(...)`. */
+int cli_error(const char *cmd, const char *fmt, ...) SPOOR_PRINTF(2, 3);
+
+/* Parses a number (0x hex or decimal) into 32 bits; false when it is not one. */
+bool cli_parse_u32(const char *s, uint32_t *out);
+
+/* Writes s as a JSON string literal (with quotes) or null when s is NULL. */
+void cli_json_string(FILE *out, const char *s);
+
+#endif

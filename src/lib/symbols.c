@@ -1,0 +1,402 @@
+/* The symbolizer: DWARF scopes (functions and inlined instances) flattened into a sorted
+ * partition of the address space, line tables flattened into one sorted array; every
+ * lookup is a binary search. Symbol table fallback where DWARF says nothing. */
+#include <dwarf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elf_internal.h"
+
+struct dw_range {
+    uint32_t lo, hi;
+    int32_t scope;
+    int depth;
+};
+
+struct builder {
+    spoor_elf *e;
+    struct dw_range *ranges;
+    size_t nranges, cap_ranges;
+    size_t cap_scopes, cap_lines;
+    int keep_zero; /* a function really starts at address 0 */
+};
+
+static int grow(void **p, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return 0;
+    size_t n = *cap ? *cap * 2 : 256;
+    while (n < need)
+        n *= 2;
+    void *q = realloc(*p, n * size);
+    if (!q)
+        return -1;
+    *p = q;
+    *cap = n;
+    return 0;
+}
+
+static const char *call_file(Dwarf_Die *die, Dwarf_Files *files, size_t nfiles)
+{
+    Dwarf_Attribute attr;
+    Dwarf_Word idx;
+    if (!files || !dwarf_attr(die, DW_AT_call_file, &attr) || dwarf_formudata(&attr, &idx) ||
+        idx >= nfiles)
+        return NULL;
+    return dwarf_filesrc(files, idx, NULL, NULL);
+}
+
+static int add_scope(struct builder *b, Dwarf_Die *die, int tag, int32_t parent, int depth,
+                     Dwarf_Files *files, size_t nfiles)
+{
+    spoor_elf *e = b->e;
+    Dwarf_Addr base, lo, hi;
+    ptrdiff_t off = 0;
+    int32_t idx = (int32_t)e->nscopes;
+    int any = 0;
+    while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
+        if (lo >= hi || hi > UINT32_MAX || (lo == 0 && !b->keep_zero))
+            continue; /* empty, or code of a section the linker discarded */
+        if (grow((void **)&b->ranges, &b->cap_ranges, b->nranges + 1, sizeof *b->ranges))
+            return -1;
+        b->ranges[b->nranges++] = (struct dw_range){(uint32_t)lo, (uint32_t)hi, idx, depth};
+        any = 1;
+    }
+    if (!any)
+        return -2;
+    if (grow((void **)&e->scopes, &b->cap_scopes, e->nscopes + 1, sizeof *e->scopes))
+        return -1;
+    struct dw_scope *s = &e->scopes[e->nscopes++];
+    s->name = dwarf_diename(die);
+    s->parent = parent;
+    s->call_file = NULL;
+    s->call_line = 0;
+    if (tag == DW_TAG_inlined_subroutine) {
+        Dwarf_Attribute attr;
+        Dwarf_Word line;
+        s->call_file = call_file(die, files, nfiles);
+        if (dwarf_attr(die, DW_AT_call_line, &attr) && !dwarf_formudata(&attr, &line))
+            s->call_line = (unsigned)line;
+    }
+    return idx;
+}
+
+static int walk(struct builder *b, Dwarf_Die *die, int32_t parent, int depth, Dwarf_Files *files,
+                size_t nfiles)
+{
+    Dwarf_Die child;
+    if (dwarf_child(die, &child) != 0)
+        return 0;
+    do {
+        int tag = dwarf_tag(&child);
+        int32_t scope = parent;
+        int d = depth;
+        if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
+            int r = add_scope(b, &child, tag, tag == DW_TAG_subprogram ? -1 : parent, depth, files,
+                              nfiles);
+            if (r == -1)
+                return -1;
+            if (r == -2) /* no code: a declaration or an abstract instance */
+                continue;
+            scope = r;
+            d = depth + 1;
+        }
+        if (walk(b, &child, scope, d, files, nfiles))
+            return -1;
+    } while (dwarf_siblingof(&child, &child) == 0);
+    return 0;
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+    const struct dw_range *x = a, *y = b;
+    if (x->lo != y->lo)
+        return x->lo < y->lo ? -1 : 1;
+    if (x->depth != y->depth)
+        return x->depth < y->depth ? -1 : 1;
+    if (x->hi != y->hi)
+        return x->hi > y->hi ? -1 : 1;
+    return x->scope < y->scope ? -1 : x->scope > y->scope;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Sweeps the sorted ranges into segments whose scope is the innermost covering range. */
+static int build_segments(struct builder *b)
+{
+    spoor_elf *e = b->e;
+    size_t n = b->nranges;
+    if (!n)
+        return 0;
+    qsort(b->ranges, n, sizeof *b->ranges, cmp_range);
+    uint32_t *bounds = malloc(2 * n * sizeof *bounds);
+    size_t *stack = malloc(n * sizeof *stack);
+    e->segments = malloc((2 * n + 1) * sizeof *e->segments);
+    if (!bounds || !stack || !e->segments) {
+        free(bounds);
+        free(stack);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        bounds[2 * i] = b->ranges[i].lo;
+        bounds[2 * i + 1] = b->ranges[i].hi;
+    }
+    qsort(bounds, 2 * n, sizeof *bounds, cmp_u32);
+    size_t sp = 0, ri = 0;
+    for (size_t i = 0; i < 2 * n; i++) {
+        uint32_t p = bounds[i];
+        if (i && bounds[i - 1] == p)
+            continue;
+        while (ri < n && b->ranges[ri].lo == p)
+            stack[sp++] = ri++;
+        while (sp && b->ranges[stack[sp - 1]].hi <= p)
+            sp--;
+        struct dw_segment seg = {p, p, -1};
+        if (sp) {
+            seg.scope = b->ranges[stack[sp - 1]].scope;
+            seg.range_start = b->ranges[stack[sp - 1]].lo;
+        }
+        struct dw_segment *last = e->nsegments ? &e->segments[e->nsegments - 1] : NULL;
+        if (last && last->scope == seg.scope && last->range_start == seg.range_start)
+            continue;
+        e->segments[e->nsegments++] = seg;
+    }
+    free(bounds);
+    free(stack);
+    return 0;
+}
+
+static int build_functions(struct builder *b)
+{
+    spoor_elf *e = b->e;
+    e->functions = malloc((b->nranges ? b->nranges : 1) * sizeof *e->functions);
+    if (!e->functions)
+        return -1;
+    for (size_t i = 0; i < b->nranges; i++) { /* ranges are sorted by now */
+        const struct dw_range *r = &b->ranges[i];
+        if (e->scopes[r->scope].parent < 0)
+            e->functions[e->nfunctions++] =
+                (struct dw_function){r->lo, r->hi, e->scopes[r->scope].name};
+    }
+    return 0;
+}
+
+struct line_sort {
+    struct dw_line row;
+    size_t order;
+};
+
+static int cmp_line(const void *a, const void *b)
+{
+    const struct line_sort *x = a, *y = b;
+    if (x->row.addr != y->row.addr)
+        return x->row.addr < y->row.addr ? -1 : 1;
+    if (x->row.end_sequence != y->row.end_sequence) /* a sequence ends before the next starts */
+        return x->row.end_sequence ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static int add_lines(struct builder *b, Dwarf_Die *cu, struct line_sort **rows, size_t *nrows)
+{
+    Dwarf_Lines *lines;
+    size_t n;
+    if (dwarf_getsrclines(cu, &lines, &n) != 0)
+        return 0; /* a unit without a line program */
+    int skip = 0, seq_start = 1;
+    for (size_t i = 0; i < n; i++) {
+        Dwarf_Line *l = dwarf_onesrcline(lines, i);
+        Dwarf_Addr addr;
+        int line = 0;
+        bool end = false;
+        if (!l || dwarf_lineaddr(l, &addr) || addr > UINT32_MAX)
+            continue;
+        dwarf_lineno(l, &line);
+        dwarf_lineendsequence(l, &end);
+        if (seq_start) /* a sequence at 0 belongs to code the linker discarded */
+            skip = addr == 0 && !b->keep_zero;
+        seq_start = end;
+        if (skip)
+            continue;
+        if (grow((void **)rows, &b->cap_lines, *nrows + 1, sizeof **rows))
+            return -1;
+        struct line_sort *r = &(*rows)[*nrows];
+        r->row = (struct dw_line){(uint32_t)addr, line > 0 ? (unsigned)line : 0,
+                                  dwarf_linesrc(l, NULL, NULL), end};
+        r->order = (*nrows)++;
+    }
+    return 0;
+}
+
+static int build(struct builder *b)
+{
+    spoor_elf *e = b->e;
+    struct line_sort *rows = NULL;
+    size_t nrows = 0;
+    Dwarf_Off off = 0, next;
+    size_t hsize;
+    while (dwarf_nextcu(e->dwarf, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+        Dwarf_Die cu;
+        if (dwarf_offdie(e->dwarf, off + hsize, &cu)) {
+            Dwarf_Files *files = NULL;
+            size_t nfiles = 0;
+            if (dwarf_getsrcfiles(&cu, &files, &nfiles) != 0)
+                files = NULL;
+            if (walk(b, &cu, -1, 0, files, nfiles) || add_lines(b, &cu, &rows, &nrows)) {
+                free(rows);
+                return -1;
+            }
+        }
+        off = next;
+    }
+    if (build_segments(b) || build_functions(b)) {
+        free(rows);
+        return -1;
+    }
+    if (nrows) {
+        qsort(rows, nrows, sizeof *rows, cmp_line);
+        e->lines = malloc(nrows * sizeof *e->lines);
+        if (!e->lines) {
+            free(rows);
+            return -1;
+        }
+        for (size_t i = 0; i < nrows; i++)
+            e->lines[i] = rows[i].row;
+        e->nlines = nrows;
+    }
+    free(rows);
+    return 0;
+}
+
+void spoor_elf_prepare_dwarf(spoor_elf *e)
+{
+    if (e->tables_ready)
+        return;
+    e->tables_ready = 1;
+    if (!e->dwarf)
+        return;
+    struct builder b = {.e = e};
+    b.keep_zero = e->nsymbols && e->symbols[0].start == 0;
+    if (build(&b)) { /* out of memory: fall back to the symbol table alone */
+        free(e->scopes);
+        free(e->segments);
+        free(e->lines);
+        free(e->functions);
+        e->scopes = NULL;
+        e->segments = NULL;
+        e->lines = NULL;
+        e->functions = NULL;
+        e->nscopes = e->nsegments = e->nlines = e->nfunctions = 0;
+    }
+    free(b.ranges);
+}
+
+static const struct dw_segment *segment_at(const spoor_elf *e, uint32_t addr)
+{
+    size_t lo = 0, hi = e->nsegments;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (e->segments[mid].start <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo ? &e->segments[lo - 1] : NULL;
+}
+
+static const struct dw_line *line_at(const spoor_elf *e, uint32_t addr)
+{
+    size_t lo = 0, hi = e->nlines;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (e->lines[mid].addr <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (!lo || e->lines[lo - 1].end_sequence)
+        return NULL;
+    return &e->lines[lo - 1];
+}
+
+size_t spoor_elf_symbolize(const spoor_elf *ce, uint32_t addr, spoor_location *frames, size_t max)
+{
+    spoor_elf *e = (spoor_elf *)ce; /* tables are built on first use */
+    if (!max)
+        return 0;
+    spoor_elf_prepare_dwarf(e);
+    addr &= ~1u;
+    memset(frames, 0, sizeof *frames);
+    const struct dw_segment *seg = segment_at(e, addr);
+    int32_t scope = seg ? seg->scope : -1;
+    if (scope >= 0 && e->scopes[scope].name) {
+        frames[0].function = e->scopes[scope].name;
+        frames[0].offset = addr - seg->range_start;
+        frames[0].has_offset = true;
+    } else {
+        const struct elf_symbol *sym = spoor_elf_symbol_at(e, addr);
+        if (sym) {
+            frames[0].function = sym->name;
+            frames[0].offset = addr - sym->start;
+            frames[0].has_offset = true;
+        }
+    }
+    const struct dw_line *line = line_at(e, addr);
+    if (line) {
+        frames[0].file = line->file;
+        frames[0].line = line->line;
+    }
+    size_t n = 1;
+    for (int32_t s = scope; s >= 0 && e->scopes[s].parent >= 0 && n < max;
+         s = e->scopes[s].parent) {
+        spoor_location *f = &frames[n++];
+        memset(f, 0, sizeof *f);
+        f->function = e->scopes[e->scopes[s].parent].name;
+        f->file = e->scopes[s].call_file;
+        f->line = e->scopes[s].call_line;
+    }
+    return n;
+}
+
+bool spoor_elf_function(const spoor_elf *ce, uint32_t addr, const char **name, uint32_t *start,
+                        uint32_t *size)
+{
+    spoor_elf *e = (spoor_elf *)ce;
+    spoor_elf_prepare_dwarf(e);
+    addr &= ~1u;
+    size_t lo = 0, hi = e->nfunctions;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (e->functions[mid].start <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo; i-- > 0;) { /* ranges of one function may nest a later start */
+        const struct dw_function *f = &e->functions[i];
+        if (addr < f->end) {
+            if (name)
+                *name = f->name;
+            if (start)
+                *start = f->start;
+            if (size)
+                *size = f->end - f->start;
+            return true;
+        }
+        if (lo - i > 8)
+            break;
+    }
+    const struct elf_symbol *sym = spoor_elf_symbol_at(e, addr);
+    if (!sym)
+        return false;
+    if (name)
+        *name = sym->name;
+    if (start)
+        *start = sym->start;
+    if (size)
+        *size = sym->size;
+    return true;
+}
