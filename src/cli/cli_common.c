@@ -1,4 +1,3 @@
-#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 
@@ -15,15 +14,37 @@ int cli_error(const char *cmd, const char *fmt, ...)
     return SPOOR_EXIT_USAGE;
 }
 
+static int digit_value(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return 99;
+}
+
 bool cli_parse_u32(const char *s, uint32_t *out)
 {
-    if (!s || !*s || *s == '-' || *s == '+')
+    if (!s || !*s)
         return false;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 0);
-    if (errno || *end || v > UINT32_MAX)
-        return false;
+    unsigned base = 10;
+    if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        base = 16;
+        s += 2;
+        if (!*s)
+            return false;
+    }
+    uint64_t v = 0;
+    for (; *s; s++) {
+        int d = digit_value(*s);
+        if (d >= (int)base)
+            return false;
+        v = v * base + (unsigned)d;
+        if (v > UINT32_MAX)
+            return false;
+    }
     *out = (uint32_t)v;
     return true;
 }

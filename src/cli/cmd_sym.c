@@ -1,10 +1,13 @@
 /* spoor sym: addresses to function+offset, file:line and the chain of inlined frames. */
 #include <ctype.h>
+#include <errno.h>
 #include <getopt.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
+#include "outbuf.h"
 #include "spoor/elf.h"
 
 #define MAX_FRAMES 64
@@ -23,99 +26,132 @@ static const char sym_usage[] =
     "code one line '  inlined in CALLER at FILE:LINE' per enclosing function, innermost first.\n"
     "Unknown parts print as ?? (JSON: null).\n";
 
-static void print_text(FILE *out, uint32_t addr, const spoor_location *f, size_t n)
+static void print_location(outbuf *ob, const char *file, unsigned line)
 {
-    fprintf(out, "0x%08x ", addr);
-    if (f[0].function)
-        fprintf(out, "%s+0x%x", f[0].function, f[0].offset);
+    ob_write(ob, " at ", 4);
+    ob_str(ob, file);
+    ob_char(ob, ':');
+    if (line)
+        ob_u32(ob, line);
     else
-        fputs("??", out);
+        ob_char(ob, '?');
+}
+
+static void print_text(outbuf *ob, uint32_t addr, const spoor_location *f, size_t n)
+{
+    ob_hex8(ob, addr);
+    ob_char(ob, ' ');
+    if (f[0].function) {
+        ob_str(ob, f[0].function);
+        ob_char(ob, '+');
+        ob_hex(ob, f[0].offset);
+    } else {
+        ob_write(ob, "??", 2);
+    }
     if (f[0].file)
-        fprintf(out, f[0].line ? " at %s:%u\n" : " at %s:?\n", f[0].file, f[0].line);
-    else
-        fputc('\n', out);
+        print_location(ob, f[0].file, f[0].line);
+    ob_char(ob, '\n');
     for (size_t i = 1; i < n; i++) {
-        fprintf(out, "  inlined in %s", f[i].function ? f[i].function : "??");
+        ob_write(ob, "  inlined in ", 13);
+        ob_str(ob, f[i].function ? f[i].function : "??");
         if (f[i].file)
-            fprintf(out, f[i].line ? " at %s:%u" : " at %s:?", f[i].file, f[i].line);
-        fputc('\n', out);
+            print_location(ob, f[i].file, f[i].line);
+        ob_char(ob, '\n');
     }
 }
 
-static void print_line_field(FILE *out, unsigned line)
+static void print_json_line(outbuf *ob, unsigned line)
 {
     if (line)
-        fprintf(out, "%u", line);
+        ob_u32(ob, line);
     else
-        fputs("null", out);
+        ob_write(ob, "null", 4);
 }
 
-static void print_json(FILE *out, uint32_t addr, const spoor_location *f, size_t n)
+static void print_json(outbuf *ob, uint32_t addr, const spoor_location *f, size_t n)
 {
-    fprintf(out, "{\"addr\":\"0x%08x\",\"function\":", addr);
-    cli_json_string(out, f[0].function);
+    ob_str(ob, "{\"addr\":\"");
+    ob_hex8(ob, addr);
+    ob_str(ob, "\",\"function\":");
+    ob_json_string(ob, f[0].function);
+    ob_str(ob, ",\"offset\":");
     if (f[0].has_offset)
-        fprintf(out, ",\"offset\":%u,\"file\":", f[0].offset);
+        ob_u32(ob, f[0].offset);
     else
-        fputs(",\"offset\":null,\"file\":", out);
-    cli_json_string(out, f[0].file);
-    fputs(",\"line\":", out);
-    print_line_field(out, f[0].line);
-    fputs(",\"inlined\":[", out);
+        ob_write(ob, "null", 4);
+    ob_str(ob, ",\"file\":");
+    ob_json_string(ob, f[0].file);
+    ob_str(ob, ",\"line\":");
+    print_json_line(ob, f[0].line);
+    ob_str(ob, ",\"inlined\":[");
     for (size_t i = 1; i < n; i++) {
-        fputs(i > 1 ? ",{\"function\":" : "{\"function\":", out);
-        cli_json_string(out, f[i].function);
-        fputs(",\"file\":", out);
-        cli_json_string(out, f[i].file);
-        fputs(",\"line\":", out);
-        print_line_field(out, f[i].line);
-        fputc('}', out);
+        ob_str(ob, i > 1 ? ",{\"function\":" : "{\"function\":");
+        ob_json_string(ob, f[i].function);
+        ob_str(ob, ",\"file\":");
+        ob_json_string(ob, f[i].file);
+        ob_str(ob, ",\"line\":");
+        print_json_line(ob, f[i].line);
+        ob_char(ob, '}');
     }
-    fputs("]}\n", out);
+    ob_str(ob, "]}\n");
 }
 
 struct sym_ctx {
     spoor_elf *elf;
     int json;
     int bad; /* tokens that were not addresses */
+    outbuf out;
 };
 
 static void symbolize_token(struct sym_ctx *c, const char *tok)
 {
     uint32_t addr;
     if (!cli_parse_u32(tok, &addr)) {
+        ob_flush(&c->out);
         cli_error("sym", "not an address: '%s'", tok);
         c->bad++;
         return;
     }
     spoor_location frames[MAX_FRAMES];
     size_t n = spoor_elf_symbolize(c->elf, addr, frames, MAX_FRAMES);
-    (c->json ? print_json : print_text)(stdout, addr, frames, n);
+    (c->json ? print_json : print_text)(&c->out, addr, frames, n);
 }
 
-/* Reads white-space separated tokens from stdin. Flushes after each line unless stdin is a
- * regular file, so that spoor sym can serve as a coprocess like addr2line. */
-static void symbolize_stdin(struct sym_ctx *c)
+/* Reads white-space separated tokens from stdin in blocks. Unless stdin is a regular file,
+ * output is flushed after each block read, so that spoor sym can serve as a coprocess (one
+ * address written, its answer read back) like addr2line. */
+static int symbolize_stdin(struct sym_ctx *c)
 {
     struct stat st;
     int flush = !(fstat(0, &st) == 0 && S_ISREG(st.st_mode));
+    static char in[1 << 16];
     char tok[128];
     size_t len = 0;
-    int ch;
-    do {
-        ch = getchar();
-        if (ch == EOF || isspace(ch)) {
-            if (len) {
-                tok[len] = 0;
-                symbolize_token(c, tok);
-                len = 0;
+    for (;;) {
+        ssize_t n = read(0, in, sizeof in);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return cli_error("sym", "cannot read standard input: %s", strerror(errno));
+        for (ssize_t i = 0; i <= n; i++) {
+            int end = i == n;
+            if (end && n)
+                break;
+            if (end || isspace((unsigned char)in[i])) {
+                if (len) {
+                    tok[len] = 0;
+                    symbolize_token(c, tok);
+                    len = 0;
+                }
+            } else if (len < sizeof tok - 1) {
+                tok[len++] = in[i];
             }
-            if (ch == '\n' && flush)
-                fflush(stdout);
-        } else if (len < sizeof tok - 1) {
-            tok[len++] = (char)ch;
         }
-    } while (ch != EOF);
+        if (n == 0)
+            return SPOOR_EXIT_OK;
+        if (flush)
+            ob_flush(&c->out);
+    }
 }
 
 int cmd_sym(int argc, char **argv)
@@ -125,7 +161,9 @@ int cmd_sym(int argc, char **argv)
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     const char *elf_path = NULL;
-    struct sym_ctx c = {0};
+    static struct sym_ctx c;
+    memset(&c, 0, sizeof c);
+    ob_init(&c.out, 1);
     int opt;
     optind = 1;
     opterr = 0;
@@ -149,13 +187,14 @@ int cmd_sym(int argc, char **argv)
         spoor_elf_close(c.elf);
         return SPOOR_EXIT_USAGE;
     }
+    int rc = SPOOR_EXIT_OK;
     if (optind < argc)
         for (int i = optind; i < argc; i++)
             symbolize_token(&c, argv[i]);
     else
-        symbolize_stdin(&c);
+        rc = symbolize_stdin(&c);
     spoor_elf_close(c.elf);
-    if (fflush(stdout) != 0)
-        return cli_error("sym", "cannot write output");
-    return c.bad ? SPOOR_EXIT_USAGE : SPOOR_EXIT_OK;
+    if (!ob_flush(&c.out))
+        return cli_error("sym", "cannot write output: %s", strerror(errno));
+    return rc ? rc : c.bad ? SPOOR_EXIT_USAGE : SPOOR_EXIT_OK;
 }

@@ -154,6 +154,14 @@ spoor_elf *spoor_elf_open(const char *path)
         spoor_set_error("%s: big-endian ARM ELF is not supported", path);
         goto fail;
     }
+    uint64_t size = (uint64_t)st.st_size;
+    if (eh.e_shoff + (uint64_t)eh.e_shnum * eh.e_shentsize > size ||
+        eh.e_phoff + (uint64_t)eh.e_phnum * eh.e_phentsize > size) {
+        spoor_set_error(
+            "%s: truncated or corrupt ELF: headers past the end of the file (%llu bytes)", path,
+            (unsigned long long)size);
+        goto fail;
+    }
     if (load_sections(e, (size_t)st.st_size) || load_symbols(e))
         goto fail;
     e->dwarf = dwarf_begin_elf(e->elf, DWARF_C_READ, NULL);
@@ -178,6 +186,7 @@ void spoor_elf_close(spoor_elf *e)
     free(e->scopes);
     free(e->segments);
     free(e->lines);
+    free(e->line_page);
     free(e->functions);
     free(e->path);
     free(e);

@@ -68,6 +68,11 @@ struct spoor_elf {
     size_t nsegments;
     struct dw_line *lines;
     size_t nlines;
+    /* page index over lines: rows of page p are at line_page[p] .. line_page[p+1] */
+    uint32_t line_base;
+    unsigned line_shift;
+    size_t nline_pages;
+    uint32_t *line_page;
     struct dw_function *functions;
     size_t nfunctions;
 };

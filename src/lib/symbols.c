@@ -81,11 +81,27 @@ static int add_scope(struct builder *b, Dwarf_Die *die, int tag, int32_t parent,
     return idx;
 }
 
+/* Tags whose children can hold code: the rest (types, variables, parameters) is not walked. */
+static int may_hold_code(int tag)
+{
+    switch (tag) {
+    case DW_TAG_compile_unit:
+    case DW_TAG_partial_unit:
+    case DW_TAG_subprogram:
+    case DW_TAG_inlined_subroutine:
+    case DW_TAG_lexical_block:
+    case DW_TAG_namespace:
+    case DW_TAG_module: return 1;
+    default: return 0;
+    }
+}
+
 static int walk(struct builder *b, Dwarf_Die *die, int32_t parent, int depth, Dwarf_Files *files,
                 size_t nfiles)
 {
     Dwarf_Die child;
-    if (dwarf_child(die, &child) != 0)
+    if (!may_hold_code(dwarf_tag(die)) || dwarf_haschildren(die) <= 0 ||
+        dwarf_child(die, &child) != 0)
         return 0;
     do {
         int tag = dwarf_tag(&child);
@@ -119,6 +135,18 @@ static int cmp_range(const void *a, const void *b)
     return x->scope < y->scope ? -1 : x->scope > y->scope;
 }
 
+/* DWARF mostly lists code in address order already: check before sorting. */
+static void sort_if_needed(void *base, size_t n, size_t size,
+                           int (*cmp)(const void *, const void *))
+{
+    const char *p = base;
+    for (size_t i = 1; i < n; i++)
+        if (cmp(p + (i - 1) * size, p + i * size) > 0) {
+            qsort(base, n, size, cmp);
+            return;
+        }
+}
+
 static int cmp_u32(const void *a, const void *b)
 {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -132,7 +160,7 @@ static int build_segments(struct builder *b)
     size_t n = b->nranges;
     if (!n)
         return 0;
-    qsort(b->ranges, n, sizeof *b->ranges, cmp_range);
+    sort_if_needed(b->ranges, n, sizeof *b->ranges, cmp_range);
     uint32_t *bounds = malloc(2 * n * sizeof *bounds);
     size_t *stack = malloc(n * sizeof *stack);
     e->segments = malloc((2 * n + 1) * sizeof *e->segments);
@@ -231,6 +259,85 @@ static int add_lines(struct builder *b, Dwarf_Die *cu, struct line_sort **rows, 
     return 0;
 }
 
+/* Orders the rows by address into e->lines. libdw hands out each unit's rows in address
+ * order, so the rows are a few ordered runs: merge neighbouring runs pairwise until one is
+ * left (O(n log runs), and no worse on hostile input). */
+static int flatten_lines(spoor_elf *e, struct line_sort *rows, size_t nrows)
+{
+    size_t nb = 2, nruns = 0;
+    size_t *bounds = malloc(nb * sizeof *bounds); /* run k is [bounds[k], bounds[k+1]) */
+    struct line_sort *tmp = malloc(nrows * sizeof *tmp);
+    if (!bounds || !tmp)
+        goto oom;
+    bounds[0] = 0;
+    for (size_t i = 1; i <= nrows; i++)
+        if (i == nrows || cmp_line(&rows[i - 1], &rows[i]) > 0) {
+            if (grow((void **)&bounds, &nb, nruns + 2, sizeof *bounds))
+                goto oom;
+            bounds[++nruns] = i;
+        }
+    struct line_sort *src = rows, *dst = tmp;
+    while (nruns > 1) {
+        size_t out = 0;
+        for (size_t k = 0; k < nruns; k += 2) {
+            size_t i = bounds[k], mid = bounds[k + 1], end = k + 2 <= nruns ? bounds[k + 2] : mid;
+            size_t j = mid, o = i;
+            while (i < mid && j < end)
+                dst[o++] = cmp_line(&src[j], &src[i]) < 0 ? src[j++] : src[i++];
+            while (i < mid)
+                dst[o++] = src[i++];
+            while (j < end)
+                dst[o++] = src[j++];
+            bounds[out++] = bounds[k];
+        }
+        bounds[out] = nrows;
+        nruns = out;
+        struct line_sort *t = src;
+        src = dst;
+        dst = t;
+    }
+    e->lines = malloc(nrows * sizeof *e->lines);
+    if (!e->lines)
+        goto oom;
+    for (size_t i = 0; i < nrows; i++)
+        e->lines[i] = src[i].row;
+    e->nlines = nrows;
+    free(bounds);
+    free(tmp);
+    return 0;
+oom:
+    free(bounds);
+    free(tmp);
+    return -1;
+}
+
+/* A page index over the sorted line rows so that a lookup searches only its page's rows. At
+ * most 65536 pages: the page size grows with the span of the code. */
+static void index_lines(spoor_elf *e)
+{
+    if (!e->nlines)
+        return;
+    uint32_t base = e->lines[0].addr, span = e->lines[e->nlines - 1].addr - base;
+    unsigned shift = 8;
+    while (shift < 31 && (span >> shift) >= 65536)
+        shift++;
+    size_t npages = ((size_t)span >> shift) + 1;
+    uint32_t *page = malloc((npages + 1) * sizeof *page);
+    if (!page)
+        return; /* the plain binary search still works */
+    size_t row = 0;
+    for (size_t p = 0; p <= npages; p++) {
+        uint64_t start = (uint64_t)base + ((uint64_t)p << shift);
+        while (row < e->nlines && e->lines[row].addr < start)
+            row++;
+        page[p] = (uint32_t)row;
+    }
+    e->line_base = base;
+    e->line_shift = shift;
+    e->nline_pages = npages;
+    e->line_page = page;
+}
+
 static int build(struct builder *b)
 {
     spoor_elf *e = b->e;
@@ -256,19 +363,11 @@ static int build(struct builder *b)
         free(rows);
         return -1;
     }
-    if (nrows) {
-        qsort(rows, nrows, sizeof *rows, cmp_line);
-        e->lines = malloc(nrows * sizeof *e->lines);
-        if (!e->lines) {
-            free(rows);
-            return -1;
-        }
-        for (size_t i = 0; i < nrows; i++)
-            e->lines[i] = rows[i].row;
-        e->nlines = nrows;
-    }
+    int r = nrows ? flatten_lines(e, rows, nrows) : 0;
     free(rows);
-    return 0;
+    if (!r)
+        index_lines(e);
+    return r;
 }
 
 void spoor_elf_prepare_dwarf(spoor_elf *e)
@@ -289,7 +388,9 @@ void spoor_elf_prepare_dwarf(spoor_elf *e)
         e->segments = NULL;
         e->lines = NULL;
         e->functions = NULL;
-        e->nscopes = e->nsegments = e->nlines = e->nfunctions = 0;
+        free(e->line_page);
+        e->line_page = NULL;
+        e->nscopes = e->nsegments = e->nlines = e->nfunctions = e->nline_pages = 0;
     }
     free(b.ranges);
 }
@@ -310,6 +411,13 @@ static const struct dw_segment *segment_at(const spoor_elf *e, uint32_t addr)
 static const struct dw_line *line_at(const spoor_elf *e, uint32_t addr)
 {
     size_t lo = 0, hi = e->nlines;
+    if (e->line_page && addr >= e->line_base) {
+        size_t p = (addr - e->line_base) >> e->line_shift;
+        if (p < e->nline_pages) { /* rows before the page are below addr, rows after above */
+            lo = e->line_page[p];
+            hi = e->line_page[p + 1];
+        }
+    }
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (e->lines[mid].addr <= addr)

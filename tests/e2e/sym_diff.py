@@ -10,18 +10,19 @@ import re
 import subprocess
 
 ADDR2LINE = "arm-none-eabi-addr2line"
-NM = "arm-none-eabi-nm"
+READELF = "arm-none-eabi-readelf"
+OBJDUMP = "arm-none-eabi-objdump"
 
 
 def function_symbols(elf):
-    """[(start, size, name)] of every sized function symbol, from arm-none-eabi-nm."""
-    out = subprocess.run([NM, "-S", "--defined-only", elf], check=True, capture_output=True,
+    """[(start, size, name)] of every defined FUNC symbol, from arm-none-eabi-readelf."""
+    out = subprocess.run([READELF, "-sW", elf], check=True, capture_output=True,
                          text=True).stdout
     syms = []
     for line in out.splitlines():
         parts = line.split()
-        if len(parts) == 4 and parts[2] in ("T", "t", "W", "w"):
-            syms.append((int(parts[0], 16) & ~1, int(parts[1], 16), parts[3]))
+        if len(parts) == 8 and parts[3] == "FUNC" and parts[6] != "UND":
+            syms.append((int(parts[1], 16) & ~1, int(parts[2], 0), parts[7]))
     return syms
 
 
@@ -41,23 +42,38 @@ def boundary_quirk(addr, got, ref, syms):
     return got[0][0] in later
 
 
-def function_ranges(elf):
-    """(start, size) of every sized function symbol, from arm-none-eabi-nm (independent of spoor)."""
-    out = subprocess.run([NM, "-S", "--defined-only", elf], check=True, capture_output=True,
-                         text=True).stdout
-    ranges = []
+def decoded_line_rows(elf):
+    """Sorted [(addr, is_end, file basename, line)] from objdump --dwarf=decodedline."""
+    out = subprocess.run([OBJDUMP, "--dwarf=decodedline", elf], check=True,
+                         capture_output=True, text=True).stdout
+    rows = []
     for line in out.splitlines():
-        parts = line.split()
-        if len(parts) == 4 and parts[2] in ("T", "t", "W", "w"):
-            start, size = int(parts[0], 16) & ~1, int(parts[1], 16)
-            if size >= 2:
-                ranges.append((start, size))
-    return ranges
+        m = re.match(r"^(\S+)\s+(\d+|-)\s+(0x[0-9a-f]+)\b", line)
+        if m:
+            end = m.group(2) == "-"
+            rows.append((int(m.group(3), 16), 0 if end else 1, os.path.basename(m.group(1)),
+                         0 if end else int(m.group(2))))
+    rows.sort(key=lambda r: (r[0], r[1]))
+    return rows
+
+
+def missed_sequence(addr, got, ref, rows):
+    """addr2line keeps the right function but gives no line where one line sequence ends and
+    another starts at the same address. objdump's decoded line table is the judge: accept
+    spoor's file:line when it is the last row at or before addr and that row is no end."""
+    if not ref or not got or len(ref) != 1 or ref[0][1] is not None or got[0][0] != ref[0][0]:
+        return False
+    best = None
+    for r in rows:
+        if r[0] > addr:
+            break
+        best = r
+    return best is not None and best[1] == 1 and (best[2], best[3]) == (got[0][1], got[0][2])
 
 
 def random_addresses(elf, count, seed):
     rng = random.Random(seed)
-    ranges = function_ranges(elf)
+    ranges = [(start, size) for start, size, _ in function_symbols(elf) if size >= 2]
     if not ranges:
         raise SystemExit(f"{elf}: no sized function symbols")
     weights = [size for _, size in ranges]
@@ -117,24 +133,40 @@ def compare(spoor, elf, count=10000, seed=1, show=10):
     ref = addr2line_frames(elf, addrs)
     got = spoor_frames(spoor, elf, addrs)
     syms = function_symbols(elf)
-    bad, quirks = [], 0
+    bad, quirks, missed, rows = [], 0, 0, None
     for a in addrs:
         if got.get(a) == ref.get(a):
             continue
         if boundary_quirk(a, got.get(a), ref.get(a), syms):
             quirks += 1
             continue
+        rows = rows if rows is not None else decoded_line_rows(elf)
+        if missed_sequence(a, got.get(a), ref.get(a), rows):
+            missed += 1
+            continue
         bad.append((a, got.get(a), ref.get(a)))
-    print(f"{elf}: {quirks} addresses where addr2line names an assembly "
-          f"function whose symbol overreaches a later one (nm is the judge)")
+    if missed:
+        print(f"{elf}: {missed} addresses at a line-sequence boundary where addr2line gives no "
+              f"line (objdump --dwarf=decodedline is the judge)")
+    if quirks:
+        print(f"{elf}: {quirks} addresses where addr2line names an assembly function whose "
+              f"symbol overreaches a later one (readelf's symbol table is the judge)")
+    print(f"{elf}: {len(addrs) - quirks - missed - len(bad)} identical, {quirks + missed} "
+          f"judged, {len(bad)} disagree")
     for a, g, r in bad[:show]:
         print(f"MISMATCH 0x{a:08x}\n  spoor:     {g}\n  addr2line: {r}")
     return len(addrs), bad
+
+
+def inline_count(spoor, elf, count=10000, seed=1):
+    """How many of the sampled addresses lie in inlined code (spoor's and addr2line's agree)."""
+    addrs = random_addresses(elf, count, seed)
+    ref = addr2line_frames(elf, addrs)
+    return sum(1 for a in addrs if len(ref.get(a, [])) > 1)
 
 
 if __name__ == "__main__":
     import sys
     spoor = os.environ.get("SPOOR_BIN", "spoor")
     for elf in sys.argv[1:]:
-        n, bad = compare(spoor, elf)
-        print(f"{elf}: {n - len(bad)}/{n} addresses agree")
+        compare(spoor, elf)
