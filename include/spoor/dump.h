@@ -1,0 +1,123 @@
+/* Host-side crash dumps: parse the bytes a device wrote (format: spoor/dump_format.h,
+ * docs/dump-format.md) or assemble the same structure from raw debugger output
+ * (--regs regs.json, --mem ADDR:FILE). Failing calls return NULL/false with a one-line
+ * spoor_last_error() that names the problem, e.g.
+ *   "dump: bad CRC (stored 0x12345678, computed 0x9abcdef0)"
+ *   "dump: truncated at byte 100 of 420"
+ *   "dump: unsupported version 7"
+ *   "dump: memory regions 0x20000000+256 and 0x20000080+64 overlap" */
+#ifndef SPOOR_DUMP_H
+#define SPOOR_DUMP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "spoor/dump_format.h"
+
+/* The CPU state of a dump. Fields follow the REGISTERS record. */
+typedef struct spoor_dump_registers {
+    uint32_t flags; /* SPOOR_REGS_* */
+    uint32_t r[13];
+    uint32_t sp, lr, pc, xpsr;
+    uint32_t exc_return, msp, psp, control;
+    uint32_t msplim, psplim;
+    uint32_t s[16];
+    uint32_t fpscr;
+} spoor_dump_registers;
+
+/* The fault status registers (FAULT record). valid: SPOOR_FAULT_HAS_* bits. */
+typedef struct spoor_dump_fault {
+    uint32_t valid;
+    uint32_t cfsr, hfsr, dfsr, mmfar, bfar, afsr, sfsr, sfar;
+} spoor_dump_fault;
+
+/* One MEMORY record: bytes point into the spoor_dump's own copy. */
+typedef struct spoor_dump_region {
+    uint32_t address;
+    uint32_t length;
+    uint16_t kind; /* enum spoor_region_kind */
+    bool truncated;
+    const uint8_t *bytes;
+} spoor_dump_region;
+
+typedef struct spoor_dump {
+    unsigned version;
+
+    bool has_registers;
+    spoor_dump_registers regs;
+
+    bool has_fault;
+    spoor_dump_fault fault;
+
+    bool has_reason;
+    uint32_t reason; /* SPOOR_REASON_* */
+    uint32_t reason_code;
+    uint32_t line;
+    char *file; /* NUL-terminated copies, NULL when absent */
+    char *message;
+
+    const uint8_t *build_id; /* NULL when absent */
+    size_t build_id_len;
+
+    bool has_mtb;
+    uint32_t mtb_position, mtb_master, mtb_flow, mtb_base, mtb_address;
+    const uint8_t *mtb_bytes;
+    uint32_t mtb_len;
+
+    bool has_calls;
+    uint32_t calls_address, calls_entry_size, calls_count, calls_next;
+    const uint8_t *calls_bytes;
+    uint32_t calls_len;
+
+    spoor_dump_region *regions; /* sorted by address, never overlapping */
+    size_t region_count;
+
+    unsigned skipped_records; /* records of unknown type that were skipped */
+
+    uint8_t *data; /* owned: the dump bytes (or the raw-input buffers) the pointers above use */
+    size_t size;
+    uint8_t **extra; /* owned buffers of raw inputs */
+    size_t extra_count;
+} spoor_dump;
+
+/* Parses a dump from memory (the bytes are copied). */
+spoor_dump *spoor_dump_parse(const void *bytes, size_t len);
+/* Reads and parses a dump file. Errors name the file when it cannot be read:
+ * "FILE: cannot open: ...". */
+spoor_dump *spoor_dump_load(const char *path);
+void spoor_dump_free(spoor_dump *dump);
+
+/* A --mem ADDR:FILE argument. */
+typedef struct spoor_raw_memory {
+    uint32_t address;
+    const char *path;
+} spoor_raw_memory;
+
+/* Parses "ADDR:FILE" (ADDR decimal or 0x hex) into *out (path points into arg). False with
+ * "--mem: expected ADDR:FILE, got 'ARG'" on bad input. */
+bool spoor_raw_memory_parse(const char *arg, spoor_raw_memory *out);
+
+/* Builds a dump from a regs.json file (see spoor_regs_json_parse) and memory files.
+ * regs_path may be NULL (no registers). */
+spoor_dump *spoor_dump_from_raw(const char *regs_path, const spoor_raw_memory *mems, size_t count);
+
+/* Parses the flat regs.json format: one JSON object whose keys are register names (r0..r12,
+ * sp, lr, pc, xpsr, msp, psp, control, exc_return, msplim, psplim, s0..s15, fpscr, cfsr, hfsr,
+ * dfsr, mmfar, bfar, afsr, sfsr, sfar; case-insensitive) and whose values are hex strings
+ * ("0x20001ff0"; a JSON number is accepted too, null means unknown). Unknown keys are an
+ * error. The registers are the CPU's as the debugger saw them (possibly inside a handler).
+ * Sets has_registers (when any core register is present) and has_fault (when any fault
+ * register is), the matching SPOOR_FAULT_HAS_* bits, SPOOR_REGS_FP_VALID when s0..s15/fpscr
+ * are given and SPOOR_REGS_HAS_LIMITS when msplim/psplim are. Registers not given are 0
+ * (lr 0xFFFFFFFF). Errors: "regs.json: line N: ...". */
+bool spoor_regs_json_parse(const char *text, size_t len, spoor_dump *dump);
+
+/* Copies [addr, addr+len) from the dump's memory regions into buf; false (buf unspecified)
+ * unless every byte is in some region. Regions next to each other may be crossed. */
+bool spoor_dump_read(const spoor_dump *dump, uint32_t addr, void *buf, size_t len);
+
+/* "fault", "assert", "watchdog", "user", or "unknown". */
+const char *spoor_dump_reason_name(uint32_t reason);
+
+#endif

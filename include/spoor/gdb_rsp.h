@@ -1,0 +1,53 @@
+/* The GDB remote serial protocol, sans I/O: a byte-at-a-time packet parser, packet framing,
+ * and a request handler that serves a stopped Cortex-M (registers plus a memory reader) to
+ * GDB. Sockets live in the caller (src/cli/cmd_gdbserver.c). Protocol reference: GDB manual,
+ * appendix "GDB Remote Serial Protocol" (packets, qSupported, qXfer:features:read). */
+#ifndef SPOOR_GDB_RSP_H
+#define SPOOR_GDB_RSP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SPOOR_RSP_MAX_PACKET 4096
+
+typedef enum spoor_rsp_event {
+    SPOOR_RSP_NONE,         /* need more bytes */
+    SPOOR_RSP_PACKET,       /* a packet with a good checksum: spoor_rsp_parser.packet */
+    SPOOR_RSP_BAD_CHECKSUM, /* a packet whose checksum did not match (answer '-') */
+    SPOOR_RSP_ACK,          /* '+' */
+    SPOOR_RSP_NACK,         /* '-': resend the last reply */
+    SPOOR_RSP_INTERRUPT,    /* 0x03 */
+} spoor_rsp_event;
+
+typedef struct spoor_rsp_parser {
+    int state;
+    uint8_t sum, expect;
+    size_t len;
+    bool overflow;
+    char packet[SPOOR_RSP_MAX_PACKET + 1]; /* NUL-terminated payload, '}' escapes undone */
+} spoor_rsp_parser;
+
+void spoor_rsp_init(spoor_rsp_parser *p);
+spoor_rsp_event spoor_rsp_feed(spoor_rsp_parser *p, uint8_t byte);
+
+/* Frames payload as "$...#cs" (escaping $ # } *) into out; returns the length, 0 if out is
+ * too small. */
+size_t spoor_rsp_frame(const char *payload, size_t len, char *out, size_t cap);
+
+/* A stopped target: r0-r15 and xPSR, memory through a reader. */
+typedef bool (*spoor_rsp_read_fn)(void *ctx, uint32_t addr, void *buf, size_t len);
+typedef struct spoor_rsp_target {
+    uint32_t regs[17]; /* r0..r12, sp, lr, pc, xpsr */
+    int signal;        /* reported in the stop reply: 11 SIGSEGV for a fault, 5 SIGTRAP */
+    spoor_rsp_read_fn read;
+    void *ctx;
+} spoor_rsp_target;
+
+/* Answers one packet into reply (NUL-terminated, unframed). *detach is set when the client
+ * detached or killed the session. The target is read-only: writes, resume and step get
+ * errors. */
+size_t spoor_rsp_handle(const spoor_rsp_target *t, const char *packet, char *reply, size_t cap,
+                        bool *detach);
+
+#endif

@@ -1,0 +1,196 @@
+/* A sans-I/O decoder for the ITM/DWT packet protocol of Cortex-M (ARMv7-M Architecture
+ * Reference Manual, appendix D4 "Debug ITM and DWT Packet Protocol"; ARMv8-M Architecture
+ * Reference Manual, chapter D3 of the same name).
+ *
+ * Bytes go in with spoor_itm_feed(), typed packets come out with spoor_itm_next(). The decoder
+ * never allocates, never touches files or sockets and keeps all its state in the struct.
+ *
+ * Time: a local timestamp packet carries the cycles elapsed since the previous one, and it is
+ * emitted AFTER the packets it timestamps. The decoder therefore holds source packets until
+ * the next local timestamp arrives and gives them the accumulated time including it (the same
+ * convention as Arm's reference decoders). Packets released without such a timestamp (a sync,
+ * the hold queue filling up, spoor_itm_flush(), the end of the stream) carry the time known so
+ * far, a lower bound; time_exact tells which case applies.
+ *
+ * Errors: a reserved header or a byte sequence the protocol cannot produce makes the decoder
+ * drop everything it has not yet released (those packets were decoded from bytes that are now
+ * known to be untrustworthy: they were not confirmed by a following timestamp) and skip bytes
+ * until the next synchronisation packet. One SPOOR_ITM_ERROR packet then reports where the
+ * lost region starts, how many bytes it spans and why. */
+#ifndef SPOOR_ITM_H
+#define SPOOR_ITM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum spoor_itm_type {
+    SPOOR_ITM_SYNC,          /* D4.2.1 synchronization packet (>= 47 zero bits, then a one) */
+    SPOOR_ITM_OVERFLOW,      /* D4.2.3 overflow packet, header 0x70 */
+    SPOOR_ITM_TS_LOCAL,      /* D4.2.4 local timestamp, format 1 (0b11TT0000 + 1-4 bytes) or
+                                format 2 (0b0TTT0000, no payload) */
+    SPOOR_ITM_TS_GLOBAL1,    /* D4.2.5 global timestamp 1, header 0x94: bits [25:0] */
+    SPOOR_ITM_TS_GLOBAL2,    /* D4.2.5 global timestamp 2, header 0xB4: bits [47:26] or [63:26] */
+    SPOOR_ITM_EXTENSION,     /* D4.2.6 extension packet, e.g. 0x08 = stimulus port page 0 */
+    SPOOR_ITM_SW,            /* D4.2.7 instrumentation (software source) packet */
+    SPOOR_ITM_EVENT_COUNTER, /* D4.3.1 event counter packet, header 0x05 */
+    SPOOR_ITM_EXCEPTION,     /* D4.3.2 exception trace packet, header 0x0E */
+    SPOOR_ITM_PC_SAMPLE,     /* D4.3.3 periodic PC sample packet, 0x17 (PC) or 0x15 (sleep) */
+    SPOOR_ITM_DWT_PC,        /* D4.3.4 data trace PC value packet, 0b01NN0111 */
+    SPOOR_ITM_DWT_ADDR,      /* D4.3.4 data trace address offset packet, 0b01NN1110 */
+    SPOOR_ITM_DWT_DATA,      /* D4.3.4 data trace data value packet, 0b10NNWxSS */
+    SPOOR_ITM_ERROR,         /* bytes that could not be decoded */
+    SPOOR_ITM_TYPE_COUNT
+} spoor_itm_type;
+
+/* The JSON name of a packet type ("sync", "ts_local", "dwt_pc", ...). */
+const char *spoor_itm_type_name(spoor_itm_type type);
+
+typedef enum spoor_itm_exception_action {
+    SPOOR_ITM_EXC_ENTER = 1,  /* FN = 0b01 */
+    SPOOR_ITM_EXC_EXIT = 2,   /* FN = 0b10 */
+    SPOOR_ITM_EXC_RETURN = 3, /* FN = 0b11 */
+} spoor_itm_exception_action;
+
+/* Why bytes were lost (the `why` of an error packet). */
+typedef enum spoor_itm_error_kind {
+    SPOOR_ITM_ERR_RESERVED_HEADER, /* a header the protocol reserves */
+    SPOOR_ITM_ERR_BAD_SYNC,        /* zero bytes that did not end in a synchronization packet */
+    SPOOR_ITM_ERR_BAD_PAYLOAD,     /* a payload the packet type does not allow */
+    SPOOR_ITM_ERR_TRUNCATED,       /* the stream ended inside a packet */
+    SPOOR_ITM_ERR_SYNC_IN_PACKET,  /* a synchronization packet started inside a packet */
+    SPOOR_ITM_ERR_NO_SYNC,         /* the stream ended while waiting for a synchronization */
+} spoor_itm_error_kind;
+
+const char *spoor_itm_error_text(spoor_itm_error_kind kind);
+
+typedef struct spoor_itm_packet {
+    spoor_itm_type type;
+    uint64_t offset; /* stream position of the packet's first byte */
+    uint64_t time;   /* accumulated local timestamp (cycles x prescaler) */
+    bool time_exact; /* true when a following local timestamp dated this packet */
+    uint8_t size;    /* bytes of the packet, header included */
+    union {
+        struct {
+            uint32_t delta;
+            uint8_t tc;
+        } ts_local; /* tc: 0 sync, 1 TS delayed,
+                       2 packet delayed, 3 both */
+        struct {
+            uint64_t value;
+            bool wrap, clkch;
+        } ts_global1; /* value: full assembled
+                         global time */
+        struct {
+            uint64_t value;
+            bool wide;
+        } ts_global2; /* value: full assembled time;
+                         wide: 64-bit form */
+        struct {
+            uint32_t page;
+            bool hw;
+        } ext; /* hw: SH bit (hardware source) */
+        struct {
+            uint16_t port;
+            uint8_t size;
+            uint32_t value;
+        } sw; /* port = page * 32 + A */
+        struct {
+            uint8_t bits;
+        } event_counter; /* bit 0 CPI, 1 Exc, 2 Sleep, 3 LSU, 4 Fold,
+                            5 Cyc: which 8-bit DWT counter wrapped */
+        struct {
+            uint16_t number;
+            spoor_itm_exception_action action;
+        } exception;
+        struct {
+            uint32_t pc;
+            bool sleep;
+        } pc_sample;
+        struct {
+            uint8_t comparator;
+            uint32_t pc;
+        } dwt_pc;
+        struct {
+            uint8_t comparator;
+            uint16_t offset;
+        } dwt_addr;
+        struct {
+            uint8_t comparator;
+            bool write;
+            uint8_t size;
+            uint32_t value;
+        } dwt_data;
+        struct {
+            uint64_t bytes_lost;
+            spoor_itm_error_kind why;
+            uint64_t detected_at;
+        } error;
+    } u;
+} spoor_itm_packet;
+
+/* Packets decoded but not yet released; a full hold queue releases its oldest packet. */
+#define SPOOR_ITM_HOLD 128
+
+typedef struct spoor_itm_stats {
+    uint64_t bytes;                         /* bytes fed */
+    uint64_t packets[SPOOR_ITM_TYPE_COUNT]; /* packets released, per type */
+    uint64_t bytes_lost;                    /* sum of the error packets' bytes_lost */
+} spoor_itm_stats;
+
+typedef struct spoor_itm_decoder {
+    /* parser */
+    int state;
+    uint8_t header;
+    uint8_t need;                /* payload bytes still expected (fixed-size packets) */
+    uint8_t got;                 /* payload bytes received */
+    uint8_t buf[8];              /* payload bytes received */
+    uint8_t page;                /* stimulus port page (extension packet) */
+    uint32_t zeros;              /* zero bytes in the current run of a sync candidate */
+    uint8_t last_trailing_zeros; /* zero bytes at the end of the last packet */
+    uint64_t pos;                /* stream position of the next byte */
+    uint64_t pkt_start;          /* stream position of the packet being parsed */
+    /* error being accumulated while waiting for a sync */
+    uint64_t lost_from;
+    uint64_t lost_detected;
+    spoor_itm_error_kind lost_why;
+    /* time */
+    uint64_t time;
+    uint64_t gts; /* assembled global timestamp */
+    bool gts_wide;
+    /* hold queue: ring of packets; [head, sealed) releasable, [sealed, tail) held */
+    spoor_itm_packet q[SPOOR_ITM_HOLD];
+    uint32_t head, sealed, tail;
+    spoor_itm_stats stats;
+} spoor_itm_decoder;
+
+/* Starts a decoder. With require_sync it discards everything before the first
+ * synchronization packet (reported as one error); otherwise the first byte is taken as the
+ * start of a packet, as it is when tracing starts with the capture. */
+void spoor_itm_init(spoor_itm_decoder *d, bool require_sync);
+
+/* Decodes up to len bytes; returns how many were consumed (fewer than len only when the
+ * released packets fill the queue: drain them with spoor_itm_next() and feed the rest). */
+size_t spoor_itm_feed(spoor_itm_decoder *d, const uint8_t *data, size_t len);
+
+/* Pops the next released packet; false when none is ready. */
+bool spoor_itm_next(spoor_itm_decoder *d, spoor_itm_packet *out);
+/* The same without the copy: the packet stays valid until the next spoor_itm_feed(). */
+const spoor_itm_packet *spoor_itm_next_ref(spoor_itm_decoder *d);
+
+/* Drops every released packet at once, for a consumer that only wants the counters; returns
+ * how many and, when there were any, the times of the first and the last. */
+size_t spoor_itm_skip(spoor_itm_decoder *d, uint64_t *first_time, uint64_t *last_time);
+
+/* Releases the held packets with the time known so far (e.g. when a live source goes quiet). */
+void spoor_itm_flush(spoor_itm_decoder *d);
+
+/* End of the stream (or of a contiguous piece of it, e.g. before a reconnect): reports a
+ * packet cut short and an unfinished resynchronisation as errors, releases everything and
+ * starts parsing afresh at the next byte, keeping the time and the stream position. */
+void spoor_itm_finish(spoor_itm_decoder *d);
+
+/* The counters (see spoor_itm_stats). */
+const spoor_itm_stats *spoor_itm_stats_get(const spoor_itm_decoder *d);
+
+#endif

@@ -1,0 +1,120 @@
+/* The host-side Cortex-M stack unwinder: from one register state and a way to read the
+ * target's memory (a crash dump, the ELF image, a live debugger) to a list of frames.
+ *
+ * Each step tries, in order, DWARF CFI (.debug_frame), EHABI (.ARM.exidx/.ARM.extab),
+ * prologue analysis, and last a stack scan; every frame says which method produced it.
+ * Exception frames (EXC_RETURN in the return address) are crossed: basic or extended FP
+ * frame, MSP or PSP, the ARMv8-M additional state context, the xPSR stack-alignment bit.
+ * A PC that is not code (a call through a bad function pointer) is continued from LR.
+ * Every memory read is bounds-checked by the reader; the walk is bounded. */
+#ifndef SPOOR_UNWIND_H
+#define SPOOR_UNWIND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "spoor/elf.h"
+
+/* Reads len bytes of target memory at addr into buf; false when any byte is unavailable. */
+typedef bool (*spoor_read_fn)(void *ctx, uint32_t addr, void *buf, size_t len);
+
+/* The register state the walk starts from. r[13] is the SP in use, r[14] LR, r[15] PC. */
+typedef struct spoor_regs {
+    uint32_t r[16];
+    uint32_t xpsr;      /* IPSR (bits 8:0) != 0 means the state is inside a handler */
+    uint32_t msp, psp;  /* the banked stack pointers, when has_banked_sp */
+    uint32_t control;   /* CONTROL, when has_banked_sp */
+    bool has_banked_sp; /* msp/psp/control are known (a debugger may not expose them);
+                           without them an exception frame on PSP ends the walk */
+} spoor_regs;
+
+/* How a frame's PC and SP were recovered from the frame below it. */
+typedef enum spoor_unwind_method {
+    SPOOR_UNWIND_REGISTERS, /* frame 0: the given register state */
+    SPOOR_UNWIND_CFI,       /* DWARF call frame information (.debug_frame) */
+    SPOOR_UNWIND_EHABI,     /* ARM exception-handling tables (.ARM.exidx/.ARM.extab) */
+    SPOOR_UNWIND_PROLOGUE,  /* analysis of the function's prologue instructions */
+    SPOOR_UNWIND_SCAN,      /* a return address found by scanning the stack */
+    SPOOR_UNWIND_LINK,      /* PC was not code: continued from LR (bad function pointer) */
+    SPOOR_UNWIND_EXCEPTION, /* read from a hardware-stacked exception frame */
+} spoor_unwind_method;
+
+/* Bit masks of the methods a walk may use (SPOOR_UNWIND_ALL by default). */
+#define SPOOR_UNWIND_USE_CFI (1u << SPOOR_UNWIND_CFI)
+#define SPOOR_UNWIND_USE_EHABI (1u << SPOOR_UNWIND_EHABI)
+#define SPOOR_UNWIND_USE_PROLOGUE (1u << SPOOR_UNWIND_PROLOGUE)
+#define SPOOR_UNWIND_USE_SCAN (1u << SPOOR_UNWIND_SCAN)
+#define SPOOR_UNWIND_ALL                                                                           \
+    (SPOOR_UNWIND_USE_CFI | SPOOR_UNWIND_USE_EHABI | SPOOR_UNWIND_USE_PROLOGUE |                   \
+     SPOOR_UNWIND_USE_SCAN)
+
+typedef enum spoor_frame_kind {
+    SPOOR_FRAME_CALL,      /* a function's frame */
+    SPOOR_FRAME_EXCEPTION, /* the boundary where a handler was entered (no code of its own) */
+} spoor_frame_kind;
+
+typedef struct spoor_frame {
+    spoor_frame_kind kind;
+    spoor_unwind_method method;
+    /* CALL: the frame's PC (Thumb bit clear). EXCEPTION: the EXC_RETURN value. */
+    uint32_t pc;
+    /* CALL: SP in this frame. EXCEPTION: address of the hardware-stacked frame. */
+    uint32_t sp;
+    /* CALL: true when pc is a return address (the call is the instruction before it, so
+     * look up pc - 1 for the line); false for frame 0 and for a PC read from an exception
+     * frame, which is the instruction that was interrupted. */
+    bool pc_is_return;
+    /* EXCEPTION: number of the handler that was entered (from the IPSR of the handler's
+     * xPSR: 2 NMI, 3 HardFault, ..., 15 SysTick, 16+ IRQ); -1 when unknown. */
+    int exception;
+    /* EXCEPTION: the frame was an extended (FP) frame / on PSP / had the additional state
+     * context (ARMv8-M). */
+    bool fp_frame, on_psp, additional_state;
+} spoor_frame;
+
+/* Why a walk ended. */
+typedef enum spoor_unwind_stop {
+    SPOOR_STOP_RESET,        /* reached the reset handler (Reset_Handler or the ELF entry) */
+    SPOOR_STOP_END_OF_STACK, /* return address 0 or 0xFFFFFFFF (the reset value of LR) */
+    SPOOR_STOP_LOOP,         /* the same PC and SP came back */
+    SPOOR_STOP_FRAME_LIMIT,  /* the caller's frame array is full */
+    SPOOR_STOP_UNREADABLE,   /* a needed stack word could not be read */
+    SPOOR_STOP_NO_INFO,      /* no method could unwind the frame */
+    SPOOR_STOP_BAD_FRAME,    /* a method produced a frame that cannot be right (SP went down,
+                                PC not code) */
+} spoor_unwind_stop;
+
+typedef struct spoor_unwind_options {
+    unsigned methods;    /* SPOOR_UNWIND_USE_* mask; 0 means SPOOR_UNWIND_ALL */
+    unsigned scan_words; /* words the stack scan may look at per frame; 0 means 1024 */
+} spoor_unwind_options;
+
+/* Walks the stack from regs. Writes at most max frames (frames[0] is the innermost) and
+ * returns how many; *stop (when not NULL) says why the walk ended. read is the only source
+ * of stack memory; code is read from the ELF first and from read second. options may be
+ * NULL. */
+size_t spoor_unwind(const spoor_elf *elf, const spoor_regs *regs, spoor_read_fn read, void *ctx,
+                    const spoor_unwind_options *options, spoor_frame *frames, size_t max,
+                    spoor_unwind_stop *stop);
+
+/* The state of the code an exception interrupted, read from its hardware-stacked frame
+ * (basic or FP extended, MSP or PSP, ARMv8-M additional state context, xPSR alignment
+ * bit), for a dump or debugger state taken inside the handler. handler gives r4-r11 (the
+ * handler's own, used unless the additional state context holds them) and, with
+ * has_banked_sp, MSP and PSP as they were when the handler was entered (without them
+ * handler->r[13] is taken as MSP). On success interrupted->r[13] is the interrupted SP and
+ * interrupted->xpsr the stacked xPSR. False when exc_return is not an EXC_RETURN value or
+ * the frame cannot be read (spoor_last_error() says which). */
+bool spoor_regs_from_exception(const spoor_regs *handler, uint32_t exc_return, spoor_read_fn read,
+                               void *ctx, spoor_regs *interrupted);
+
+/* "registers", "cfi", "ehabi", "prologue", "scan", "lr", "exception". */
+const char *spoor_unwind_method_name(spoor_unwind_method method);
+/* "reset handler", "end of stack", "loop", "frame limit", "unreadable memory",
+ * "no unwind information", "bad frame". */
+const char *spoor_unwind_stop_name(spoor_unwind_stop stop);
+/* "NMI", "HardFault", ..., "SysTick", "IRQ" for 16 and up, NULL for others. */
+const char *spoor_exception_name(int number);
+
+#endif

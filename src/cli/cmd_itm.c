@@ -1,0 +1,610 @@
+/* spoor itm: decodes an ITM/DWT trace stream (SWO or TPIU-formatted) from a file, standard
+ * input, a TCP server or a serial port. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "spoor/elf.h"
+#include "spoor/itm.h"
+#include "spoor/tpiu.h"
+#include "spoor/trace_source.h"
+
+static const char itm_usage[] =
+    "usage: spoor itm [OPTIONS] [SOURCE]\n"
+    "Decodes ITM/DWT packets (software channels, data trace, exception trace, PC samples,\n"
+    "timestamps). SOURCE is a file, - (standard input, the default), tcp:HOST:PORT (e.g.\n"
+    "OpenOCD's SWO port) or serial:/dev/ttyX:BAUD.\n\n"
+    "  -j, --json            one JSON object per packet (fields: see docs/itm.md)\n"
+    "  -c, --channel P,FMT   print software port P as text with printf-like FMT (%c, %d, %u,\n"
+    "                        %x, %X, with flags/width; \\n \\t escapes); repeatable\n"
+    "  -s, --stats           counts per packet type, bytes, errors and time span\n"
+    "  -t, --tpiu[=ID]       the stream is TPIU-formatted: deframe it first and decode every\n"
+    "                        source ID (or only ID)\n"
+    "      --align=N         TPIU frames start at byte offset N (0-15) instead of finding it\n"
+    "  -e, --elf FW.elf      name the function of PC values in the listing\n"
+    "      --wait-sync       ignore bytes before the first ITM synchronization packet\n"
+    "      --reconnect=SECS  keep reconnecting to a TCP source that went away (default 10,\n"
+    "                        0: stop at the first disconnection)\n"
+    "  -h, --help            this text\n\n"
+    "Without --json or -c, prints one line per packet: OFFSET TIME TYPE FIELDS. TIME is the\n"
+    "accumulated local timestamp in cycles; a '~' marks a packet no later timestamp dated.\n";
+
+#define MAX_PORTS 256
+#define MAX_IDS 128
+
+struct channel {
+    bool on;
+    bool raw;  /* the format is exactly %c: the bytes as they are */
+    char *fmt; /* with escapes resolved */
+};
+
+struct stream {
+    spoor_itm_decoder dec;
+    bool used;
+    uint64_t first_time, last_time;
+    bool any_time;
+};
+
+struct itm_cli {
+    bool json, stats, tpiu, wait_sync, listing;
+    int tpiu_id; /* -1: every ID */
+    int align;   /* -1: find it */
+    struct channel ch[MAX_PORTS];
+    bool any_channel;
+    spoor_elf *elf;
+    struct stream *streams[MAX_IDS]; /* [0] is the plain ITM stream */
+    FILE *out;
+};
+
+/* ---- software channel text ----------------------------------------------------------------- */
+
+static char *resolve_escapes(const char *s)
+{
+    char *r = malloc(strlen(s) + 1), *w = r;
+    if (!r)
+        return NULL;
+    for (; *s; s++) {
+        if (*s == '\\' && s[1]) {
+            s++;
+            switch (*s) {
+            case 'n': *w++ = '\n'; break;
+            case 't': *w++ = '\t'; break;
+            case 'r': *w++ = '\r'; break;
+            case 'e': *w++ = '\033'; break;
+            default: *w++ = *s; break;
+            }
+        } else {
+            *w++ = *s;
+        }
+    }
+    *w = '\0';
+    return r;
+}
+
+/* Validates FMT: any number of literal characters and %% and at most one conversion among
+ * c d i u x X with flags and width. */
+static bool channel_format_ok(const char *f)
+{
+    int conversions = 0;
+    for (const char *p = f; *p; p++) {
+        if (*p != '%')
+            continue;
+        p++;
+        if (*p == '%')
+            continue;
+        p += strspn(p, "-+ 0#");
+        p += strspn(p, "0123456789");
+        if (!*p || !strchr("cdiuxX", *p))
+            return false;
+        conversions++;
+    }
+    return conversions <= 1;
+}
+
+static void print_channel(FILE *out, const char *fmt, uint32_t value, unsigned size)
+{
+    for (const char *p = fmt; *p; p++) {
+        if (*p != '%') {
+            putc_unlocked(*p, out);
+            continue;
+        }
+        if (p[1] == '%') {
+            putc_unlocked('%', out);
+            p++;
+            continue;
+        }
+        const char *start = p++;
+        p += strspn(p, "-+ 0#");
+        p += strspn(p, "0123456789");
+        if (*p == 'c') { /* every byte written to the port, lowest address first */
+            for (unsigned i = 0; i < size; i++)
+                putc_unlocked((int)(value >> (8 * i) & 0xFF), out);
+            continue;
+        }
+        char spec[32];
+        size_t n = (size_t)(p - start);
+        if (n > sizeof spec - 3)
+            n = sizeof spec - 3;
+        memcpy(spec, start, n);
+        if (*p == 'd' || *p == 'i') {
+            int32_t v = size == 1 ? (int8_t)value : size == 2 ? (int16_t)value : (int32_t)value;
+            spec[n] = 'd';
+            spec[n + 1] = '\0';
+            fprintf(out, spec, (int)v);
+        } else {
+            spec[n] = *p;
+            spec[n + 1] = '\0';
+            fprintf(out, spec, (unsigned)value);
+        }
+    }
+}
+
+/* ---- packet output ------------------------------------------------------------------------- */
+
+static const char *action_name(spoor_itm_exception_action a)
+{
+    return a == SPOOR_ITM_EXC_ENTER ? "enter" : a == SPOOR_ITM_EXC_EXIT ? "exit" : "return";
+}
+
+static void print_symbol(struct itm_cli *c, uint32_t pc)
+{
+    if (!c->elf)
+        return;
+    spoor_location loc;
+    if (spoor_elf_symbolize(c->elf, pc, &loc, 1) == 0 || !loc.function)
+        return;
+    fprintf(c->out, " %s+0x%x", loc.function, loc.offset);
+    if (loc.file)
+        fprintf(c->out, " at %s:%u", loc.file, loc.line);
+}
+
+static void print_json(struct itm_cli *c, int id, const spoor_itm_packet *p)
+{
+    FILE *o = c->out;
+    fprintf(o, "{\"type\":\"%s\",\"offset\":%" PRIu64 ",\"time\":%" PRIu64,
+            spoor_itm_type_name(p->type), p->offset, p->time);
+    if (c->tpiu)
+        fprintf(o, ",\"stream\":%d", id);
+    switch (p->type) {
+    case SPOOR_ITM_SYNC:
+    case SPOOR_ITM_OVERFLOW:
+    case SPOOR_ITM_TYPE_COUNT: break;
+    case SPOOR_ITM_TS_LOCAL:
+        fprintf(o, ",\"delta\":%u,\"tc\":%u", p->u.ts_local.delta, p->u.ts_local.tc);
+        break;
+    case SPOOR_ITM_TS_GLOBAL1:
+        fprintf(o, ",\"value\":%" PRIu64 ",\"wrap\":%s,\"clkch\":%s", p->u.ts_global1.value,
+                p->u.ts_global1.wrap ? "true" : "false", p->u.ts_global1.clkch ? "true" : "false");
+        break;
+    case SPOOR_ITM_TS_GLOBAL2: fprintf(o, ",\"value\":%" PRIu64, p->u.ts_global2.value); break;
+    case SPOOR_ITM_EXTENSION:
+        fprintf(o, ",\"page\":%u", p->u.ext.page);
+        if (p->u.ext.hw)
+            fputs(",\"hw\":true", o);
+        break;
+    case SPOOR_ITM_SW:
+        fprintf(o, ",\"port\":%u,\"size\":%u,\"value\":%u", p->u.sw.port, p->u.sw.size,
+                p->u.sw.value);
+        break;
+    case SPOOR_ITM_EVENT_COUNTER: {
+        uint8_t b = p->u.event_counter.bits;
+        fprintf(o, ",\"cpi\":%d,\"exc\":%d,\"sleep\":%d,\"lsu\":%d,\"fold\":%d,\"cyc\":%d", b & 1,
+                b >> 1 & 1, b >> 2 & 1, b >> 3 & 1, b >> 4 & 1, b >> 5 & 1);
+        break;
+    }
+    case SPOOR_ITM_EXCEPTION:
+        fprintf(o, ",\"number\":%u,\"action\":\"%s\"", p->u.exception.number,
+                action_name(p->u.exception.action));
+        break;
+    case SPOOR_ITM_PC_SAMPLE:
+        if (p->u.pc_sample.sleep)
+            fputs(",\"pc\":null", o);
+        else
+            fprintf(o, ",\"pc\":%u", p->u.pc_sample.pc);
+        break;
+    case SPOOR_ITM_DWT_PC:
+        fprintf(o, ",\"comparator\":%u,\"pc\":%u", p->u.dwt_pc.comparator, p->u.dwt_pc.pc);
+        break;
+    case SPOOR_ITM_DWT_ADDR:
+        fprintf(o, ",\"comparator\":%u,\"addr_offset\":%u", p->u.dwt_addr.comparator,
+                p->u.dwt_addr.offset);
+        break;
+    case SPOOR_ITM_DWT_DATA:
+        fprintf(o, ",\"comparator\":%u,\"write\":%s,\"size\":%u,\"value\":%u",
+                p->u.dwt_data.comparator, p->u.dwt_data.write ? "true" : "false",
+                p->u.dwt_data.size, p->u.dwt_data.value);
+        break;
+    case SPOOR_ITM_ERROR:
+        fprintf(o, ",\"bytes_lost\":%" PRIu64 ",\"why\":\"%s (detected at %" PRIu64 ")\"",
+                p->u.error.bytes_lost, spoor_itm_error_text(p->u.error.why),
+                p->u.error.detected_at);
+        break;
+    }
+    fputs("}\n", o);
+}
+
+static void print_text(struct itm_cli *c, int id, const spoor_itm_packet *p)
+{
+    FILE *o = c->out;
+    if (c->tpiu)
+        fprintf(o, "[%d] ", id);
+    fprintf(o, "%8" PRIu64 " %c%-11" PRIu64 " %-13s", p->offset, p->time_exact ? ' ' : '~', p->time,
+            spoor_itm_type_name(p->type));
+    switch (p->type) {
+    case SPOOR_ITM_SYNC:
+    case SPOOR_ITM_OVERFLOW:
+    case SPOOR_ITM_TYPE_COUNT: break;
+    case SPOOR_ITM_TS_LOCAL: fprintf(o, " +%u tc=%u", p->u.ts_local.delta, p->u.ts_local.tc); break;
+    case SPOOR_ITM_TS_GLOBAL1:
+        fprintf(o, " %" PRIu64 "%s%s", p->u.ts_global1.value, p->u.ts_global1.wrap ? " wrap" : "",
+                p->u.ts_global1.clkch ? " clkch" : "");
+        break;
+    case SPOOR_ITM_TS_GLOBAL2: fprintf(o, " %" PRIu64, p->u.ts_global2.value); break;
+    case SPOOR_ITM_EXTENSION:
+        fprintf(o, " page %u%s", p->u.ext.page, p->u.ext.hw ? " (hw)" : "");
+        break;
+    case SPOOR_ITM_SW:
+        fprintf(o, " port %u: 0x%0*x", p->u.sw.port, 2 * p->u.sw.size, p->u.sw.value);
+        break;
+    case SPOOR_ITM_EVENT_COUNTER: {
+        static const char *const names[] = {"cpi", "exc", "sleep", "lsu", "fold", "cyc"};
+        for (unsigned i = 0; i < 6; i++)
+            if (p->u.event_counter.bits >> i & 1)
+                fprintf(o, " %s", names[i]);
+        break;
+    }
+    case SPOOR_ITM_EXCEPTION:
+        fprintf(o, " %s %u", action_name(p->u.exception.action), p->u.exception.number);
+        break;
+    case SPOOR_ITM_PC_SAMPLE:
+        if (p->u.pc_sample.sleep) {
+            fputs(" sleep", o);
+        } else {
+            fprintf(o, " 0x%08x", p->u.pc_sample.pc);
+            print_symbol(c, p->u.pc_sample.pc);
+        }
+        break;
+    case SPOOR_ITM_DWT_PC:
+        fprintf(o, " cmp %u pc 0x%08x", p->u.dwt_pc.comparator, p->u.dwt_pc.pc);
+        print_symbol(c, p->u.dwt_pc.pc);
+        break;
+    case SPOOR_ITM_DWT_ADDR:
+        fprintf(o, " cmp %u offset 0x%04x", p->u.dwt_addr.comparator, p->u.dwt_addr.offset);
+        break;
+    case SPOOR_ITM_DWT_DATA:
+        fprintf(o, " cmp %u %s 0x%0*x", p->u.dwt_data.comparator,
+                p->u.dwt_data.write ? "write" : "read", 2 * p->u.dwt_data.size,
+                p->u.dwt_data.value);
+        break;
+    case SPOOR_ITM_ERROR:
+        fprintf(o, " %" PRIu64 " bytes lost: %s (detected at %" PRIu64 ")", p->u.error.bytes_lost,
+                spoor_itm_error_text(p->u.error.why), p->u.error.detected_at);
+        break;
+    }
+    putc_unlocked('\n', o);
+}
+
+static void drain(struct itm_cli *c, int id, struct stream *s)
+{
+    const spoor_itm_packet *p;
+    if (!c->json && !c->any_channel && !c->listing) { /* --stats alone: counting only */
+        uint64_t first, last;
+        if (spoor_itm_skip(&s->dec, &first, &last)) {
+            if (!s->any_time) {
+                s->first_time = first;
+                s->any_time = true;
+            }
+            s->last_time = last;
+        }
+        return;
+    }
+    while ((p = spoor_itm_next_ref(&s->dec)) != NULL) {
+        if (!s->any_time) {
+            s->first_time = p->time;
+            s->any_time = true;
+        }
+        s->last_time = p->time;
+        if (c->json) {
+            print_json(c, id, p);
+        } else if (c->any_channel) {
+            if (p->type != SPOOR_ITM_SW || p->u.sw.port >= MAX_PORTS)
+                continue;
+            const struct channel *ch = &c->ch[p->u.sw.port];
+            if (ch->raw) {
+                putc_unlocked((int)(p->u.sw.value & 0xFF), c->out);
+                for (unsigned i = 1; i < p->u.sw.size; i++)
+                    putc_unlocked((int)(p->u.sw.value >> (8 * i) & 0xFF), c->out);
+            } else if (ch->on) {
+                print_channel(c->out, ch->fmt, p->u.sw.value, p->u.sw.size);
+            }
+        } else {
+            print_text(c, id, p);
+        }
+    }
+}
+
+static struct stream *stream_for(struct itm_cli *c, int id)
+{
+    if (!c->streams[id]) {
+        c->streams[id] = calloc(1, sizeof(struct stream));
+        if (!c->streams[id])
+            return NULL;
+        spoor_itm_init(&c->streams[id]->dec, c->wait_sync);
+        c->streams[id]->used = true;
+    }
+    return c->streams[id];
+}
+
+static void decode(struct itm_cli *c, int id, const uint8_t *data, size_t len)
+{
+    struct stream *s = stream_for(c, id);
+    if (!s)
+        return;
+    while (len) {
+        size_t n = spoor_itm_feed(&s->dec, data, len);
+        data += n;
+        len -= n;
+        drain(c, id, s);
+    }
+}
+
+static void tpiu_sink(void *ctx, uint8_t id, const uint8_t *data, size_t len)
+{
+    struct itm_cli *c = ctx;
+    if (c->tpiu_id >= 0 && id != c->tpiu_id)
+        return;
+    decode(c, id, data, len);
+}
+
+static void finish_all(struct itm_cli *c, bool flush_only)
+{
+    for (int id = 0; id < MAX_IDS; id++) {
+        struct stream *s = c->streams[id];
+        if (!s)
+            continue;
+        if (flush_only)
+            spoor_itm_flush(&s->dec);
+        else
+            spoor_itm_finish(&s->dec);
+        drain(c, id, s);
+    }
+}
+
+static void print_stats(struct itm_cli *c, const spoor_tpiu_deframer *t)
+{
+    FILE *o = c->out;
+    if (t) {
+        fprintf(o,
+                "tpiu: %" PRIu64 " bytes, %" PRIu64 " frames, %" PRIu64 " full syncs, %" PRIu64
+                " half syncs, %" PRIu64 " ID changes, %" PRIu64 " bytes skipped; %s\n",
+                t->stats.bytes, t->stats.frames, t->stats.full_syncs, t->stats.half_syncs,
+                t->stats.id_changes, t->stats.skipped, t->why);
+    }
+    for (int id = 0; id < MAX_IDS; id++) {
+        struct stream *s = c->streams[id];
+        if (!s)
+            continue;
+        const spoor_itm_stats *st = spoor_itm_stats_get(&s->dec);
+        uint64_t total = 0;
+        for (int k = 0; k < SPOOR_ITM_TYPE_COUNT; k++)
+            total += st->packets[k];
+        if (c->json) {
+            fprintf(o, "{\"type\":\"stats\"");
+            if (c->tpiu)
+                fprintf(o, ",\"stream\":%d", id);
+            fprintf(o, ",\"bytes\":%" PRIu64 ",\"packets\":%" PRIu64, st->bytes, total);
+            for (int k = 0; k < SPOOR_ITM_TYPE_COUNT; k++)
+                fprintf(o, ",\"%s\":%" PRIu64, spoor_itm_type_name((spoor_itm_type)k),
+                        st->packets[k]);
+            fprintf(o,
+                    ",\"bytes_lost\":%" PRIu64 ",\"time_first\":%" PRIu64 ",\"time_last\":%" PRIu64
+                    "}\n",
+                    st->bytes_lost, s->first_time, s->last_time);
+            continue;
+        }
+        if (c->tpiu)
+            fprintf(o, "stream %d:\n", id);
+        fprintf(o, "  bytes       %" PRIu64 "\n  packets     %" PRIu64 "\n", st->bytes, total);
+        for (int k = 0; k < SPOOR_ITM_TYPE_COUNT; k++)
+            if (st->packets[k] && k != SPOOR_ITM_ERROR)
+                fprintf(o, "    %-14s %" PRIu64 "\n", spoor_itm_type_name((spoor_itm_type)k),
+                        st->packets[k]);
+        fprintf(o, "  errors      %" PRIu64 " (%" PRIu64 " bytes lost)\n",
+                st->packets[SPOOR_ITM_ERROR], st->bytes_lost);
+        fprintf(o, "  time span   %" PRIu64 " .. %" PRIu64 " cycles (%" PRIu64 ")\n", s->first_time,
+                s->last_time, s->last_time - s->first_time);
+    }
+}
+
+/* ---- main ---------------------------------------------------------------------------------- */
+
+static int add_channel(struct itm_cli *c, const char *arg)
+{
+    const char *comma = strchr(arg, ',');
+    char num[16];
+    uint32_t port;
+    size_t n = comma ? (size_t)(comma - arg) : 0;
+    if (!comma || n == 0 || n >= sizeof num)
+        return cli_error("itm", "-c %s: expected PORT,FORMAT (e.g. 0,%%c)", arg);
+    memcpy(num, arg, n);
+    num[n] = '\0';
+    if (!cli_parse_u32(num, &port) || port >= MAX_PORTS)
+        return cli_error("itm", "-c %s: port must be 0..255", arg);
+    char *fmt = resolve_escapes(comma + 1);
+    if (!fmt || !channel_format_ok(fmt)) {
+        free(fmt);
+        return cli_error("itm", "-c %s: FORMAT may hold one %%c %%d %%u %%x or %%X conversion",
+                         arg);
+    }
+    free(c->ch[port].fmt);
+    c->ch[port].fmt = fmt;
+    c->ch[port].on = true;
+    c->ch[port].raw = !strcmp(fmt, "%c");
+    c->any_channel = true;
+    return 0;
+}
+
+static void cleanup(struct itm_cli *c)
+{
+    for (int i = 0; i < MAX_PORTS; i++)
+        free(c->ch[i].fmt);
+    for (int i = 0; i < MAX_IDS; i++)
+        free(c->streams[i]);
+    if (c->elf)
+        spoor_elf_close(c->elf);
+}
+
+int cmd_itm(int argc, char **argv)
+{
+    enum { OPT_ALIGN = 1000, OPT_WAIT_SYNC, OPT_RECONNECT };
+    static const struct option opts[] = {
+        {"json", no_argument, NULL, 'j'},
+        {"channel", required_argument, NULL, 'c'},
+        {"stats", no_argument, NULL, 's'},
+        {"tpiu", optional_argument, NULL, 't'},
+        {"elf", required_argument, NULL, 'e'},
+        {"align", required_argument, NULL, OPT_ALIGN},
+        {"wait-sync", no_argument, NULL, OPT_WAIT_SYNC},
+        {"reconnect", required_argument, NULL, OPT_RECONNECT},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    static struct itm_cli c; /* large (channel table), so not on the stack */
+    memset(&c, 0, sizeof c);
+    c.tpiu_id = -1;
+    c.align = -1;
+    c.out = stdout;
+    const char *elf_path = NULL;
+    uint32_t reconnect_s = 10;
+    int opt, rc;
+    optind = 1;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, ":jc:st::e:h", opts, NULL)) != -1) {
+        uint32_t v;
+        switch (opt) {
+        case 'j': c.json = true; break;
+        case 's': c.stats = true; break;
+        case 'c':
+            if ((rc = add_channel(&c, optarg)) != 0) {
+                cleanup(&c);
+                return rc;
+            }
+            break;
+        case 't':
+            c.tpiu = true;
+            if (optarg) {
+                if (!cli_parse_u32(optarg, &v) || v == 0 || v >= 0x70) {
+                    cleanup(&c);
+                    return cli_error("itm", "--tpiu=%s: an ID is 1..111", optarg);
+                }
+                c.tpiu_id = (int)v;
+            }
+            break;
+        case 'e': elf_path = optarg; break;
+        case OPT_ALIGN:
+            if (!cli_parse_u32(optarg, &v) || v > 15) {
+                cleanup(&c);
+                return cli_error("itm", "--align=%s: expected 0..15", optarg);
+            }
+            c.align = (int)v;
+            break;
+        case OPT_WAIT_SYNC: c.wait_sync = true; break;
+        case OPT_RECONNECT:
+            if (!cli_parse_u32(optarg, &reconnect_s)) {
+                cleanup(&c);
+                return cli_error("itm", "--reconnect=%s: expected seconds", optarg);
+            }
+            break;
+        case 'h':
+            fputs(itm_usage, stdout);
+            cleanup(&c);
+            return SPOOR_EXIT_OK;
+        case ':':
+            cleanup(&c);
+            return cli_error("itm", "option %s needs a value (see spoor itm --help)",
+                             argv[optind - 1]);
+        default:
+            cleanup(&c);
+            return cli_error("itm", "unknown option %s (see spoor itm --help)", argv[optind - 1]);
+        }
+    }
+    if (argc - optind > 1) {
+        cleanup(&c);
+        return cli_error("itm", "one SOURCE at most, got '%s' and '%s'", argv[optind],
+                         argv[optind + 1]);
+    }
+    const char *spec = optind < argc ? argv[optind] : "-";
+    c.listing = !c.json && !c.any_channel && !c.stats;
+    if (elf_path) {
+        c.elf = spoor_elf_open(elf_path);
+        if (!c.elf) {
+            cleanup(&c);
+            return cli_error("itm", "%s", spoor_last_error());
+        }
+    }
+    spoor_trace_source src;
+    if (!spoor_trace_source_open(&src, spec, reconnect_s)) {
+        cleanup(&c);
+        return cli_error("itm", "%s", spoor_last_error());
+    }
+    static spoor_tpiu_deframer tpiu;
+    if (c.tpiu)
+        spoor_tpiu_init(&tpiu, c.align, tpiu_sink, &c);
+    static char outbuf[1 << 16];
+    setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
+
+    enum { CHUNK = 1 << 20 };
+    uint8_t *buf = malloc(CHUNK);
+    if (!buf) {
+        spoor_trace_source_close(&src);
+        cleanup(&c);
+        return cli_error("itm", "out of memory");
+    }
+    bool live = spoor_trace_source_is_live(&src);
+    int status = SPOOR_EXIT_OK;
+    for (;;) {
+        ssize_t n = spoor_trace_source_read(&src, buf, CHUNK, live ? 100 : -1);
+        if (n > 0) {
+            if (c.tpiu)
+                spoor_tpiu_feed(&tpiu, buf, (size_t)n);
+            else
+                decode(&c, 0, buf, (size_t)n);
+            continue;
+        }
+        if (n == SPOOR_TRACE_IDLE) {
+            finish_all(&c, true);
+            fflush(stdout);
+            continue;
+        }
+        if (n == SPOOR_TRACE_RECONNECTED) {
+            fprintf(stderr, "spoor itm: %s: reconnected; the stream has a gap here\n", spec);
+            if (c.tpiu) {
+                spoor_tpiu_finish(&tpiu);
+                spoor_tpiu_init(&tpiu, c.align, tpiu_sink, &c);
+            }
+            finish_all(&c, false);
+            continue;
+        }
+        if (n == SPOOR_TRACE_ERROR) {
+            fflush(stdout);
+            fprintf(stderr, "spoor itm: %s\n", spoor_last_error());
+            status = SPOOR_EXIT_USAGE;
+        }
+        break;
+    }
+    if (c.tpiu) {
+        spoor_tpiu_finish(&tpiu);
+        if (!c.stats)
+            fprintf(stderr, "spoor itm: tpiu: %s\n", tpiu.why);
+    }
+    finish_all(&c, false);
+    if (c.stats)
+        print_stats(&c, c.tpiu ? &tpiu : NULL);
+    fflush(stdout);
+    free(buf);
+    spoor_trace_source_close(&src);
+    cleanup(&c);
+    return status;
+}

@@ -1,0 +1,249 @@
+/* GDB remote serial protocol: packet parsing and framing, and answering the requests GDB
+ * makes of a stopped Cortex-M (register and memory reads, target description). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "spoor/gdb_rsp.h"
+
+enum { WAIT_START, IN_PACKET, IN_ESCAPE, CHECKSUM1, CHECKSUM2 };
+
+void spoor_rsp_init(spoor_rsp_parser *p)
+{
+    memset(p, 0, sizeof *p);
+}
+
+static int hexval(uint8_t c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+static void put(spoor_rsp_parser *p, char c)
+{
+    if (p->len < SPOOR_RSP_MAX_PACKET)
+        p->packet[p->len++] = c;
+    else
+        p->overflow = true;
+}
+
+spoor_rsp_event spoor_rsp_feed(spoor_rsp_parser *p, uint8_t c)
+{
+    switch (p->state) {
+    case WAIT_START:
+        if (c == '$') {
+            p->state = IN_PACKET;
+            p->len = 0;
+            p->sum = 0;
+            p->overflow = false;
+        } else if (c == '+') {
+            return SPOOR_RSP_ACK;
+        } else if (c == '-') {
+            return SPOOR_RSP_NACK;
+        } else if (c == 0x03) {
+            return SPOOR_RSP_INTERRUPT;
+        }
+        return SPOOR_RSP_NONE; /* noise between packets */
+    case IN_PACKET:
+        if (c == '#') {
+            p->state = CHECKSUM1;
+            return SPOOR_RSP_NONE;
+        }
+        p->sum += c;
+        if (c == '}')
+            p->state = IN_ESCAPE;
+        else
+            put(p, (char)c);
+        return SPOOR_RSP_NONE;
+    case IN_ESCAPE:
+        p->sum += c;
+        put(p, (char)(c ^ 0x20));
+        p->state = IN_PACKET;
+        return SPOOR_RSP_NONE;
+    case CHECKSUM1:
+        p->expect = (uint8_t)(hexval(c) << 4);
+        p->state = hexval(c) < 0 ? WAIT_START : CHECKSUM2;
+        return p->state == WAIT_START ? SPOOR_RSP_BAD_CHECKSUM : SPOOR_RSP_NONE;
+    case CHECKSUM2:
+        p->state = WAIT_START;
+        if (hexval(c) < 0 || (uint8_t)(p->expect | hexval(c)) != p->sum || p->overflow)
+            return SPOOR_RSP_BAD_CHECKSUM;
+        p->packet[p->len] = 0;
+        return SPOOR_RSP_PACKET;
+    }
+    return SPOOR_RSP_NONE;
+}
+
+size_t spoor_rsp_frame(const char *payload, size_t len, char *out, size_t cap)
+{
+    size_t n = 0;
+    uint8_t sum = 0;
+    if (cap < 4)
+        return 0;
+    out[n++] = '$';
+    for (size_t i = 0; i < len; i++) {
+        char c = payload[i];
+        int esc = c == '$' || c == '#' || c == '}' || c == '*';
+        if (n + 2 + 3 > cap)
+            return 0;
+        if (esc) {
+            out[n++] = '}';
+            sum += '}';
+            c ^= 0x20;
+        }
+        out[n++] = c;
+        sum += (uint8_t)c;
+    }
+    if (n + 3 > cap)
+        return 0;
+    n += (size_t)snprintf(out + n, cap - n, "#%02x", sum);
+    return n;
+}
+
+/* The M-profile register set in gdb's "org.gnu.gdb.arm.m-profile" feature, numbered in the
+ * order of the 'g' packet: r0-r12, sp, lr, pc, xpsr. */
+static const char target_xml[] =
+    "<?xml version=\"1.0\"?><!DOCTYPE target SYSTEM \"gdb-target.dtd\">"
+    "<target version=\"1.0\"><architecture>arm</architecture>"
+    "<feature name=\"org.gnu.gdb.arm.m-profile\">"
+    "<reg name=\"r0\" bitsize=\"32\"/><reg name=\"r1\" bitsize=\"32\"/>"
+    "<reg name=\"r2\" bitsize=\"32\"/><reg name=\"r3\" bitsize=\"32\"/>"
+    "<reg name=\"r4\" bitsize=\"32\"/><reg name=\"r5\" bitsize=\"32\"/>"
+    "<reg name=\"r6\" bitsize=\"32\"/><reg name=\"r7\" bitsize=\"32\"/>"
+    "<reg name=\"r8\" bitsize=\"32\"/><reg name=\"r9\" bitsize=\"32\"/>"
+    "<reg name=\"r10\" bitsize=\"32\"/><reg name=\"r11\" bitsize=\"32\"/>"
+    "<reg name=\"r12\" bitsize=\"32\"/><reg name=\"sp\" bitsize=\"32\" type=\"data_ptr\"/>"
+    "<reg name=\"lr\" bitsize=\"32\"/><reg name=\"pc\" bitsize=\"32\" type=\"code_ptr\"/>"
+    "<reg name=\"xpsr\" bitsize=\"32\"/>"
+    "</feature></target>";
+
+static size_t hex_le32(char *out, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        sprintf(out + 2 * i, "%02x", (v >> (8 * i)) & 0xff);
+    return 8;
+}
+
+static size_t reply_str(char *reply, size_t cap, const char *s)
+{
+    size_t n = strlen(s);
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(reply, s, n);
+    reply[n] = 0;
+    return n;
+}
+
+static size_t read_memory(const spoor_rsp_target *t, const char *args, char *reply, size_t cap)
+{
+    char *end;
+    unsigned long addr = strtoul(args, &end, 16), len;
+    if (*end != ',')
+        return reply_str(reply, cap, "E01");
+    len = strtoul(end + 1, &end, 16);
+    if (*end || addr > 0xffffffffUL)
+        return reply_str(reply, cap, "E01");
+    if (len > (cap - 1) / 2)
+        len = (cap - 1) / 2;
+    size_t n = 0;
+    for (unsigned long i = 0; i < len; i++) { /* as much as is known, from the start */
+        uint8_t b;
+        if (addr + i > 0xffffffffUL || !t->read(t->ctx, (uint32_t)(addr + i), &b, 1))
+            break;
+        sprintf(reply + 2 * n, "%02x", b);
+        n++;
+    }
+    if (!n && len)
+        return reply_str(reply, cap, "E01");
+    reply[2 * n] = 0;
+    return 2 * n;
+}
+
+static size_t xfer_features(const char *args, char *reply, size_t cap)
+{
+    /* args: "target.xml:OFFSET,LENGTH" */
+    const char *colon = strchr(args, ':');
+    if (!colon || strncmp(args, "target.xml:", 11) != 0)
+        return reply_str(reply, cap, "E00");
+    char *end;
+    unsigned long off = strtoul(colon + 1, &end, 16);
+    if (*end != ',')
+        return reply_str(reply, cap, "E00");
+    unsigned long len = strtoul(end + 1, NULL, 16);
+    size_t total = sizeof target_xml - 1;
+    if (off >= total)
+        return reply_str(reply, cap, "l");
+    size_t n = total - off;
+    if (n > len)
+        n = len;
+    if (n > cap - 2)
+        n = cap - 2;
+    reply[0] = off + n < total ? 'm' : 'l';
+    memcpy(reply + 1, target_xml + off, n);
+    reply[n + 1] = 0;
+    return n + 1;
+}
+
+size_t spoor_rsp_handle(const spoor_rsp_target *t, const char *pkt, char *reply, size_t cap,
+                        bool *detach)
+{
+    char buf[32];
+    *detach = false;
+    switch (pkt[0]) {
+    case '?':
+        snprintf(buf, sizeof buf, "S%02x", t->signal & 0xff);
+        return reply_str(reply, cap, buf);
+    case 'g': {
+        if (cap < 17 * 8 + 1)
+            return reply_str(reply, cap, "E01");
+        size_t n = 0;
+        for (int i = 0; i < 17; i++)
+            n += hex_le32(reply + n, t->regs[i]);
+        reply[n] = 0;
+        return n;
+    }
+    case 'p': {
+        unsigned long r = strtoul(pkt + 1, NULL, 16);
+        if (r >= 17)
+            return reply_str(reply, cap, "E01");
+        size_t n = hex_le32(reply, t->regs[r]);
+        reply[n] = 0;
+        return n;
+    }
+    case 'm': return read_memory(t, pkt + 1, reply, cap);
+    case 'H': return reply_str(reply, cap, "OK");
+    case 'T': return reply_str(reply, cap, "OK"); /* thread 1 is alive */
+    case 'D': *detach = true; return reply_str(reply, cap, "OK");
+    case 'k': *detach = true; return reply_str(reply, cap, "");
+    case 'G':
+    case 'M':
+    case 'X':
+    case 'P':
+    case 'c':
+    case 's':
+    case 'C':
+    case 'S': return reply_str(reply, cap, "E01"); /* a dump cannot be changed or run */
+    case 'q':
+        if (!strncmp(pkt, "qSupported", 10))
+            return reply_str(reply, cap, "PacketSize=1000;qXfer:features:read+");
+        if (!strncmp(pkt, "qXfer:features:read:", 20))
+            return xfer_features(pkt + 20, reply, cap);
+        if (!strcmp(pkt, "qAttached"))
+            return reply_str(reply, cap, "1");
+        if (!strcmp(pkt, "qC"))
+            return reply_str(reply, cap, "QC1");
+        if (!strcmp(pkt, "qfThreadInfo"))
+            return reply_str(reply, cap, "m1");
+        if (!strcmp(pkt, "qsThreadInfo"))
+            return reply_str(reply, cap, "l");
+        if (!strncmp(pkt, "qSymbol", 7))
+            return reply_str(reply, cap, "OK");
+        return reply_str(reply, cap, "");
+    default: return reply_str(reply, cap, ""); /* not supported */
+    }
+}

@@ -1,0 +1,769 @@
+/* ITM/DWT packet decoder (see include/spoor/itm.h). Section numbers in comments refer to the
+ * ARMv7-M ARM appendix D4 "Debug ITM and DWT Packet Protocol"; the ARMv8-M ARM keeps the same
+ * encodings in its chapter "ITM and DWT Packet Protocol". */
+#include <string.h>
+
+#include "spoor/itm.h"
+
+enum {
+    ST_HEADER,  /* expecting a packet header */
+    ST_FIXED,   /* collecting a fixed-size payload (source packets, D4.2.7 and D4.3) */
+    ST_CONT,    /* collecting a payload whose bytes carry a continuation bit C (bit 7) */
+    ST_SYNC,    /* after a 0x00 header: counting zero bytes until 0x80 (D4.2.1) */
+    ST_LOST,    /* after an error: skipping bytes until a synchronization packet */
+};
+
+/* What a header byte announces. */
+enum header_class {
+    H_RESERVED,
+    H_SYNC,     /* 0x00 */
+    H_OVERFLOW, /* 0x70 */
+    H_LTS2,     /* 0b0TTT0000, TTT not 000 or 111 */
+    H_LTS1,     /* 0b11TT0000 */
+    H_GTS1,     /* 0x94 */
+    H_GTS2,     /* 0xB4 */
+    H_EXT,      /* 0bCEEES100 with S the source bit, i.e. (h & 0x0B) == 0x08 */
+    H_SW,       /* 0bAAAAA0SS, SS != 00 */
+    H_HW,       /* 0bDDDDD1SS, SS != 00, with a defined discriminator and size */
+};
+
+/* Largest payload of the continuation-bit packets. */
+static uint8_t cont_max(uint8_t h)
+{
+    return h == 0xB4 ? 6 : 4; /* GTS2 has a 64-bit form of six bytes (ARMv8-M) */
+}
+
+static const uint8_t source_size[4] = {0, 1, 2, 4};
+static const uint32_t value_mask[5] = {0, 0xFF, 0xFFFF, 0, 0xFFFFFFFF};
+
+/* D4.3: which hardware source headers are defined, with the only sizes allowed. */
+static bool hw_header_valid(uint8_t h)
+{
+    unsigned disc = h >> 3, size = source_size[h & 3];
+    switch (disc) {
+    case 0: return size == 1;               /* event counter, 0x05 */
+    case 1: return size == 2;               /* exception trace, 0x0E */
+    case 2: return size == 4 || size == 1;  /* PC sample 0x17, sleep 0x15 */
+    default: break;
+    }
+    if (disc >= 8 && disc < 16) /* 0b01NNx: data trace PC value (x=0) or address (x=1) */
+        return (disc & 1) ? size == 2 : size == 4;
+    if (disc >= 16 && disc < 24) /* 0b10NNW: data trace data value, any size */
+        return true;
+    return false;
+}
+
+static enum header_class classify(uint8_t h)
+{
+    if (h == 0x00)
+        return H_SYNC;
+    if (h == 0x70)
+        return H_OVERFLOW;
+    if ((h & 0x0F) == 0x00) {
+        if ((h & 0x80) == 0)
+            return H_LTS2; /* 0x10..0x60 */
+        if ((h & 0xC0) == 0xC0)
+            return H_LTS1;
+        return H_RESERVED; /* 0x80, 0x90, 0xA0, 0xB0 */
+    }
+    if (h == 0x94)
+        return H_GTS1;
+    if (h == 0xB4)
+        return H_GTS2;
+    if ((h & 0x0B) == 0x08)
+        return H_EXT;
+    if ((h & 3) == 0)
+        return H_RESERVED; /* 0bxxxx0100 other than the global timestamps */
+    if ((h & 4) == 0)
+        return H_SW;
+    return hw_header_valid(h) ? H_HW : H_RESERVED;
+}
+
+/* A table built once per decoder keeps the hot loop to one lookup per header:
+ * class in the high nibble, fixed payload size in the low nibble. */
+static uint8_t header_table[256];
+static bool header_table_ready;
+
+static void build_header_table(void)
+{
+    if (header_table_ready)
+        return;
+    for (unsigned h = 0; h < 256; h++) {
+        enum header_class c = classify((uint8_t)h);
+        uint8_t n = (c == H_SW || c == H_HW) ? source_size[h & 3] : 0;
+        header_table[h] = (uint8_t)(c << 4 | n);
+    }
+    header_table_ready = true;
+}
+
+const char *spoor_itm_type_name(spoor_itm_type type)
+{
+    static const char *const names[SPOOR_ITM_TYPE_COUNT] = {
+        "sync",       "overflow",      "ts_local",  "ts_global1", "ts_global2",
+        "ext",        "sw",            "event_counter", "exception", "pc_sample",
+        "dwt_pc",     "dwt_addr",      "dwt_data",  "error",
+    };
+    return (unsigned)type < SPOOR_ITM_TYPE_COUNT ? names[type] : "?";
+}
+
+const char *spoor_itm_error_text(spoor_itm_error_kind kind)
+{
+    switch (kind) {
+    case SPOOR_ITM_ERR_RESERVED_HEADER: return "reserved header";
+    case SPOOR_ITM_ERR_BAD_SYNC: return "zero bytes not ending in a synchronization packet";
+    case SPOOR_ITM_ERR_BAD_PAYLOAD: return "payload not allowed for its header";
+    case SPOOR_ITM_ERR_TRUNCATED: return "stream ends inside a packet";
+    case SPOOR_ITM_ERR_SYNC_IN_PACKET: return "synchronization packet inside a packet";
+    case SPOOR_ITM_ERR_NO_SYNC: return "no synchronization packet yet";
+    }
+    return "?";
+}
+
+void spoor_itm_init(spoor_itm_decoder *d, bool require_sync)
+{
+    build_header_table();
+    memset(d, 0, sizeof *d);
+    d->state = ST_HEADER;
+    if (require_sync) {
+        d->state = ST_LOST;
+        d->lost_from = 0;
+        d->lost_detected = 0;
+        d->lost_why = SPOOR_ITM_ERR_NO_SYNC;
+    }
+}
+
+/* ---- hold queue ---------------------------------------------------------------------------- */
+
+static inline uint32_t queued(const spoor_itm_decoder *d)
+{
+    return d->tail - d->head;
+}
+
+static inline spoor_itm_packet *push(spoor_itm_decoder *d, spoor_itm_type type, uint64_t offset,
+                                     uint8_t size)
+{
+    spoor_itm_packet *p = &d->q[d->tail % SPOOR_ITM_HOLD];
+    d->tail++;
+    p->type = type;
+    p->offset = offset;
+    p->size = size;
+    d->stats.packets[type]++;
+    return p; /* time and time_exact are set when the packet is released */
+}
+
+/* Releases every held packet; `exact` says the current time is the one they relate to. */
+static inline void seal_all(spoor_itm_decoder *d, bool exact)
+{
+    for (uint32_t i = d->sealed; i != d->tail; i++) {
+        spoor_itm_packet *p = &d->q[i % SPOOR_ITM_HOLD];
+        p->time = d->time;
+        p->time_exact = exact;
+    }
+    d->sealed = d->tail;
+}
+
+/* Queues a packet that needs no timestamp and releases everything before it. */
+static inline spoor_itm_packet *push_sealed(spoor_itm_decoder *d, spoor_itm_type type,
+                                            uint64_t offset, uint8_t size)
+{
+    seal_all(d, false);
+    spoor_itm_packet *p = push(d, type, offset, size);
+    p->time = d->time;
+    p->time_exact = false;
+    d->sealed = d->tail;
+    return p;
+}
+
+const spoor_itm_packet *spoor_itm_next_ref(spoor_itm_decoder *d)
+{
+    if (d->head == d->sealed)
+        return NULL;
+    return &d->q[d->head++ % SPOOR_ITM_HOLD];
+}
+
+size_t spoor_itm_skip(spoor_itm_decoder *d, uint64_t *first_time, uint64_t *last_time)
+{
+    size_t n = d->sealed - d->head;
+    if (n) {
+        *first_time = d->q[d->head % SPOOR_ITM_HOLD].time;
+        *last_time = d->q[(d->sealed - 1) % SPOOR_ITM_HOLD].time;
+        d->head = d->sealed;
+    }
+    return n;
+}
+
+bool spoor_itm_next(spoor_itm_decoder *d, spoor_itm_packet *out)
+{
+    const spoor_itm_packet *p = spoor_itm_next_ref(d);
+    if (p)
+        *out = *p;
+    return p != NULL;
+}
+
+const spoor_itm_stats *spoor_itm_stats_get(const spoor_itm_decoder *d)
+{
+    return &d->stats;
+}
+
+/* ---- errors -------------------------------------------------------------------------------- */
+
+/* Something impossible was seen at `detected`; the packet being parsed started at `from`.
+ * Held packets are dropped (nothing confirmed them) and bytes are skipped until a sync. */
+static void lose(spoor_itm_decoder *d, uint64_t from, uint64_t detected, spoor_itm_error_kind why)
+{
+    if (d->sealed != d->tail) {
+        uint64_t first = d->q[d->sealed % SPOOR_ITM_HOLD].offset;
+        if (first < from)
+            from = first;
+        for (uint32_t i = d->sealed; i != d->tail; i++)
+            d->stats.packets[d->q[i % SPOOR_ITM_HOLD].type]--;
+        d->tail = d->sealed;
+    }
+    d->state = ST_LOST;
+    d->zeros = 0;
+    d->lost_from = from;
+    d->lost_detected = detected;
+    d->lost_why = why;
+    d->last_trailing_zeros = 0;
+}
+
+static void push_error(spoor_itm_decoder *d, uint64_t from, uint64_t end, uint64_t detected,
+                       spoor_itm_error_kind why)
+{
+    spoor_itm_packet *p = push_sealed(d, SPOOR_ITM_ERROR, from, 0);
+    p->u.error.bytes_lost = end - from;
+    d->stats.bytes_lost += end - from;
+    p->u.error.why = why;
+    p->u.error.detected_at = detected;
+}
+
+/* ---- packets ------------------------------------------------------------------------------- */
+
+/* Zero bytes at the end of an n-byte little-endian payload whose value is v. */
+static inline uint8_t trailing_zeros(uint32_t v, unsigned n)
+{
+    unsigned significant = (39u - (unsigned)__builtin_clz(v | 1u)) / 8u; /* 1..4 */
+    return (uint8_t)(v ? n - significant : n);
+}
+
+/* A complete source packet (D4.2.7 software, D4.3 hardware): header h, n payload bytes. */
+/* Little-endian payload bytes as a number. */
+static inline uint32_t payload_value(const uint8_t *p, unsigned n)
+{
+    uint32_t v = p[0];
+    if (n > 1)
+        v |= (uint32_t)p[1] << 8;
+    if (n > 2)
+        v |= (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+    return v;
+}
+
+/* A complete hardware source packet (D4.3): header h, n payload bytes of value v. */
+static void hw_packet(spoor_itm_decoder *d, uint8_t h, uint32_t v, unsigned n, uint64_t off)
+{
+    uint8_t size = (uint8_t)(n + 1);
+    unsigned a = h >> 3;
+    if (a == 0) { /* D4.3.1 event counter: one bit per wrapped 8-bit DWT counter */
+        spoor_itm_packet *q = push(d, SPOOR_ITM_EVENT_COUNTER, off, size);
+        q->u.event_counter.bits = (uint8_t)(v & 0x3F);
+    } else if (a == 1) { /* D4.3.2 exception trace: ExceptionNumber[8:0], FN in bits [13:12] */
+        unsigned fn = (v >> 12) & 3;
+        if (fn == 0) {
+            lose(d, off, off + 2, SPOOR_ITM_ERR_BAD_PAYLOAD);
+            return;
+        }
+        spoor_itm_packet *q = push(d, SPOOR_ITM_EXCEPTION, off, size);
+        q->u.exception.number = (uint16_t)(v & 0x1FF);
+        q->u.exception.action = (spoor_itm_exception_action)fn;
+    } else if (a == 2) { /* D4.3.3 PC sample: 4-byte PC, or one 0x00 byte while asleep */
+        if (n == 1 && v != 0) {
+            lose(d, off, off + 1, SPOOR_ITM_ERR_BAD_PAYLOAD);
+            return;
+        }
+        spoor_itm_packet *q = push(d, SPOOR_ITM_PC_SAMPLE, off, size);
+        q->u.pc_sample.sleep = n == 1;
+        q->u.pc_sample.pc = n == 1 ? 0 : v;
+    } else if (a < 16) { /* D4.3.4 data trace, 0b01NNx: PC value (x=0), address offset (x=1) */
+        uint8_t cmp = (uint8_t)((a >> 1) & 3);
+        if (a & 1) {
+            spoor_itm_packet *q = push(d, SPOOR_ITM_DWT_ADDR, off, size);
+            q->u.dwt_addr.comparator = cmp;
+            q->u.dwt_addr.offset = (uint16_t)v;
+        } else {
+            spoor_itm_packet *q = push(d, SPOOR_ITM_DWT_PC, off, size);
+            q->u.dwt_pc.comparator = cmp;
+            q->u.dwt_pc.pc = v;
+        }
+    } else { /* D4.3.4 data trace data value, 0b10NNW: W = 1 for a write */
+        spoor_itm_packet *q = push(d, SPOOR_ITM_DWT_DATA, off, size);
+        q->u.dwt_data.comparator = (uint8_t)((a >> 1) & 3);
+        q->u.dwt_data.write = a & 1;
+        q->u.dwt_data.size = (uint8_t)n;
+        q->u.dwt_data.value = v;
+    }
+    d->last_trailing_zeros = trailing_zeros(v, n);
+}
+
+/* D4.2.7 instrumentation packet: A = port within the current page. */
+static inline void sw_packet(spoor_itm_decoder *d, uint8_t h, uint32_t v, unsigned n,
+                             uint64_t off)
+{
+    spoor_itm_packet *q = push(d, SPOOR_ITM_SW, off, (uint8_t)(n + 1));
+    q->u.sw.port = (uint16_t)(d->page * 32u + (h >> 3));
+    q->u.sw.size = (uint8_t)n;
+    q->u.sw.value = v;
+    d->last_trailing_zeros = trailing_zeros(v, n);
+}
+
+static inline void source_packet(spoor_itm_decoder *d, uint8_t h, uint32_t v, unsigned n,
+                                 uint64_t off)
+{
+    if (h & 4)
+        hw_packet(d, h, v, n, off);
+    else
+        sw_packet(d, h, v, n, off);
+}
+
+/* D4.2.4 local timestamp: the delta dates the packets held since the previous one. */
+static void local_timestamp(spoor_itm_decoder *d, uint32_t delta, uint8_t tc, uint64_t off,
+                            uint8_t size)
+{
+    d->time += delta;
+    seal_all(d, true);
+    spoor_itm_packet *q = push(d, SPOOR_ITM_TS_LOCAL, off, size);
+    q->time = d->time;
+    q->time_exact = true;
+    q->u.ts_local.delta = delta;
+    q->u.ts_local.tc = tc;
+    d->sealed = d->tail;
+}
+
+/* A complete continuation-bit packet: LTS1 (D4.2.4), GTS1/GTS2 (D4.2.5), extension (D4.2.6). */
+static void cont_packet(spoor_itm_decoder *d, uint8_t h, const uint8_t *p, unsigned n,
+                        uint64_t off)
+{
+    uint8_t size = (uint8_t)(n + 1);
+    d->last_trailing_zeros = p[n - 1] == 0;
+    if ((h & 0xC0) == 0xC0 && (h & 0x0F) == 0) { /* LTS1: 7 bits per byte, TC in [5:4] */
+        uint32_t ts = 0;
+        for (unsigned i = 0; i < n; i++)
+            ts |= (uint32_t)(p[i] & 0x7F) << (7 * i);
+        local_timestamp(d, ts, (h >> 4) & 3, off, size);
+    } else if (h == 0x94) {
+        /* GTS1: TS[6:0], TS[13:7], TS[20:14] with C bits, then TS[25:21] in bits [4:0]
+         * of a fourth byte whose bit 5 is ClkCh and bit 6 Wrap. Shorter packets only
+         * replace the low-order bits they carry. */
+        uint64_t bits = 0, mask = 0;
+        bool wrap = false, clkch = false;
+        for (unsigned i = 0; i < n && i < 3; i++) {
+            bits |= (uint64_t)(p[i] & 0x7F) << (7 * i);
+            mask |= (uint64_t)0x7F << (7 * i);
+        }
+        if (n == 4) {
+            bits |= (uint64_t)(p[3] & 0x1F) << 21;
+            mask |= (uint64_t)0x1F << 21;
+            clkch = (p[3] >> 5) & 1;
+            wrap = (p[3] >> 6) & 1;
+        }
+        d->gts = (d->gts & ~mask) | bits;
+        spoor_itm_packet *q = push(d, SPOOR_ITM_TS_GLOBAL1, off, size);
+        q->u.ts_global1.value = d->gts;
+        q->u.ts_global1.wrap = wrap;
+        q->u.ts_global1.clkch = clkch;
+    } else if (h == 0xB4) {
+        /* GTS2: the high-order bits from bit 26: 7 bits per byte; the last byte of the
+         * 48-bit form (4 bytes) holds TS[47], of the 64-bit form (6 bytes) TS[63:61]. */
+        if (n != 4 && n != 6) {
+            lose(d, off, off + size, SPOOR_ITM_ERR_BAD_PAYLOAD);
+            return;
+        }
+        uint64_t hi = 0;
+        for (unsigned i = 0; i < n - 1; i++)
+            hi |= (uint64_t)(p[i] & 0x7F) << (7 * i);
+        hi |= (uint64_t)(p[n - 1] & (n == 4 ? 0x01 : 0x07)) << (7 * (n - 1));
+        d->gts = (d->gts & ((1ull << 26) - 1)) | hi << 26;
+        d->gts_wide = n == 6;
+        spoor_itm_packet *q = push(d, SPOOR_ITM_TS_GLOBAL2, off, size);
+        q->u.ts_global2.value = d->gts;
+        q->u.ts_global2.wide = n == 6;
+    } else { /* extension: EX[2:0] in header bits [6:4], then 7 bits per byte, 8 in the 4th */
+        uint32_t ex = (h >> 4) & 7;
+        for (unsigned i = 0; i < n; i++)
+            ex |= (uint32_t)(p[i] & (i == 3 ? 0xFF : 0x7F)) << (3 + 7 * i);
+        bool hw = (h >> 2) & 1;
+        if (!hw)
+            d->page = (uint8_t)(ex > 255 ? 255 : ex);
+        spoor_itm_packet *q = push(d, SPOOR_ITM_EXTENSION, off, size);
+        q->u.ext.page = ex;
+        q->u.ext.hw = hw;
+    }
+}
+
+/* A synchronization packet ended at `end` (the 0x80 byte) after `zeros` zero bytes. */
+static void sync_packet(spoor_itm_decoder *d, uint64_t end, uint32_t zeros)
+{
+    uint64_t start = end - zeros;
+    spoor_itm_packet *q = push_sealed(d, SPOOR_ITM_SYNC, start, zeros + 1 > 255 ? 255 : zeros + 1);
+    (void)q;
+    d->last_trailing_zeros = 0;
+    d->state = ST_HEADER;
+}
+
+/* The 0x80 of a sync arrived in ST_SYNC; pkt_start is the first 0x00 after the last packet. */
+static void sync_end(spoor_itm_decoder *d, uint64_t at)
+{
+    uint32_t total = d->zeros + d->last_trailing_zeros;
+    if (d->zeros >= 5) {
+        sync_packet(d, at, d->zeros);
+        return;
+    }
+    if (total < 5) {
+        lose(d, d->pkt_start, at, SPOOR_ITM_ERR_BAD_SYNC);
+        return;
+    }
+    /* D4.2.1 traps: the sync started in the payload of the previous packet, so that packet
+     * was not one. Drop it when it is still held; report its non-zero bytes as lost. */
+    uint64_t sync_start = d->pkt_start - d->last_trailing_zeros;
+    if (d->sealed != d->tail) {
+        spoor_itm_packet *last = &d->q[(d->tail - 1) % SPOOR_ITM_HOLD];
+        uint64_t from = last->offset;
+        d->stats.packets[last->type]--;
+        d->tail--;
+        seal_all(d, false);
+        push_error(d, from, sync_start, at, SPOOR_ITM_ERR_SYNC_IN_PACKET);
+    } else {
+        push_error(d, sync_start, sync_start, at, SPOOR_ITM_ERR_SYNC_IN_PACKET);
+    }
+    sync_packet(d, at, total);
+}
+
+/* ---- the byte loop ------------------------------------------------------------------------- */
+
+/* Starts the packet whose header is h at stream position off (slow path). */
+static void start_packet(spoor_itm_decoder *d, uint8_t h, uint64_t off)
+{
+    uint8_t t = header_table[h];
+    d->header = h;
+    d->pkt_start = off;
+    d->got = 0;
+    switch (t >> 4) {
+    case H_SYNC:
+        d->state = ST_SYNC;
+        d->zeros = 1;
+        break;
+    case H_OVERFLOW: /* D4.2.3 */
+        push(d, SPOOR_ITM_OVERFLOW, off, 1);
+        d->last_trailing_zeros = 0;
+        break;
+    case H_LTS2: /* D4.2.4 format 2: TS[2:0] in header bits [6:4], TC = 0 */
+        d->last_trailing_zeros = 0;
+        local_timestamp(d, (h >> 4) & 7, 0, off, 1);
+        break;
+    case H_LTS1:
+    case H_GTS1:
+    case H_GTS2:
+    case H_EXT:
+        d->state = ST_CONT; /* their headers all have C = 1 (a bare extension is
+                               handled by the caller) */
+        break;
+    case H_SW:
+    case H_HW:
+        d->state = ST_FIXED;
+        d->need = t & 0x0F;
+        break;
+    default:
+        lose(d, off, off, SPOOR_ITM_ERR_RESERVED_HEADER);
+        break;
+    }
+}
+
+/* The hot loop: whole packets of the most common kinds (software, local timestamps, data
+ * trace PC and value) lying entirely in the buffer, decoded with the queue indices and the
+ * time in locals. Anything else, or too few bytes left, returns to the general loop. The
+ * packets and rules are exactly those of the general loop. */
+static size_t fast_run(spoor_itm_decoder *d, const uint8_t *restrict data, size_t i, size_t len,
+                       uint64_t base)
+{
+    uint32_t tail = d->tail, sealed = d->sealed;
+    const uint32_t head = d->head;
+    const uint32_t page32 = d->page * 32u;
+    uint64_t time = d->time;
+    uint8_t tz = d->last_trailing_zeros;
+    spoor_itm_packet *q = d->q;
+    uint64_t n_sw = 0, n_data = 0, n_pc = 0, n_ts = 0;
+    while (i + 5 <= len && tail - head + 3 <= SPOOR_ITM_HOLD) {
+        uint8_t h = data[i];
+        uint8_t t = header_table[h];
+        unsigned cls = t >> 4, n = t & 0x0F;
+        uint32_t v;
+        memcpy(&v, data + i + 1, 4); /* may read past the payload, not past the buffer */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        v = __builtin_bswap32(v);
+#endif
+        uint32_t delta;
+        if (cls == H_SW) { /* D4.2.7 */
+            v &= value_mask[n];
+            spoor_itm_packet *p = &q[tail++ % SPOOR_ITM_HOLD];
+            p->type = SPOOR_ITM_SW;
+            p->offset = base + i;
+            p->size = (uint8_t)(n + 1);
+            p->u.sw.port = (uint16_t)(page32 + (h >> 3));
+            p->u.sw.size = (uint8_t)n;
+            p->u.sw.value = v;
+            tz = trailing_zeros(v, n);
+            n_sw++;
+            i += 1 + n;
+            continue;
+        }
+        if (cls == H_HW && (h & 0xB3) == 0x83) { /* D4.3.4 data value, word: 0b10NNW111 */
+            spoor_itm_packet *p = &q[tail++ % SPOOR_ITM_HOLD];
+            p->type = SPOOR_ITM_DWT_DATA;
+            p->offset = base + i;
+            p->size = 5;
+            p->u.dwt_data.comparator = (uint8_t)((h >> 4) & 3);
+            p->u.dwt_data.write = (h >> 3) & 1;
+            p->u.dwt_data.size = 4;
+            p->u.dwt_data.value = v;
+            tz = trailing_zeros(v, 4);
+            n_data++;
+            i += 5;
+            continue;
+        }
+        if (cls == H_HW && (h & 0xCF) == 0x47) { /* D4.3.4 PC value: 0b01NN0111 */
+            spoor_itm_packet *p = &q[tail++ % SPOOR_ITM_HOLD];
+            p->type = SPOOR_ITM_DWT_PC;
+            p->offset = base + i;
+            p->size = 5;
+            p->u.dwt_pc.comparator = (uint8_t)((h >> 4) & 3);
+            p->u.dwt_pc.pc = v;
+            tz = trailing_zeros(v, 4);
+            n_pc++;
+            i += 5;
+            continue;
+        }
+        unsigned size;
+        if (cls == H_LTS2) { /* D4.2.4 format 2 */
+            delta = (h >> 4) & 7;
+            size = 1;
+            tz = 0;
+        } else if (cls == H_LTS1) { /* D4.2.4 format 1, 1..4 bytes with continuation bits */
+            if (!(v & 0x80u)) {
+                delta = v & 0x7F;
+                size = 2;
+            } else if (!(v & 0x8000u)) {
+                delta = (v & 0x7F) | (v >> 1 & 0x3F80);
+                size = 3;
+            } else if (!(v & 0x800000u)) {
+                delta = (v & 0x7F) | (v >> 1 & 0x3F80) | (v >> 2 & 0x1FC000);
+                size = 4;
+            } else if (!(v & 0x80000000u)) {
+                delta = (v & 0x7F) | (v >> 1 & 0x3F80) | (v >> 2 & 0x1FC000) |
+                        (v >> 3 & 0xFE00000);
+                size = 5;
+            } else {
+                break; /* too long: the general loop reports it */
+            }
+            tz = (uint8_t)(((v >> (8 * (size - 2))) & 0xFF) == 0);
+        } else {
+            break;
+        }
+        time += delta;
+        for (uint32_t k = sealed; k != tail; k++) {
+            spoor_itm_packet *p = &q[k % SPOOR_ITM_HOLD];
+            p->time = time;
+            p->time_exact = true;
+        }
+        spoor_itm_packet *p = &q[tail++ % SPOOR_ITM_HOLD];
+        p->type = SPOOR_ITM_TS_LOCAL;
+        p->offset = base + i;
+        p->size = (uint8_t)size;
+        p->time = time;
+        p->time_exact = true;
+        p->u.ts_local.delta = delta;
+        p->u.ts_local.tc = cls == H_LTS1 ? (h >> 4) & 3 : 0;
+        sealed = tail;
+        n_ts++;
+        i += size;
+    }
+    d->stats.packets[SPOOR_ITM_SW] += n_sw;
+    d->stats.packets[SPOOR_ITM_DWT_DATA] += n_data;
+    d->stats.packets[SPOOR_ITM_DWT_PC] += n_pc;
+    d->stats.packets[SPOOR_ITM_TS_LOCAL] += n_ts;
+    d->tail = tail;
+    d->sealed = sealed;
+    d->time = time;
+    d->last_trailing_zeros = tz;
+    return i;
+}
+
+size_t spoor_itm_feed(spoor_itm_decoder *d, const uint8_t *data, size_t len)
+{
+    size_t i = 0;
+    const uint64_t base = d->pos;
+    while (i < len) {
+        if (d->state == ST_HEADER) {
+            i = fast_run(d, data, i, len, base);
+            if (i >= len)
+                break;
+        }
+        /* Room for every packet one step can queue (an error, a sync and one more). */
+        if (queued(d) + 3 > SPOOR_ITM_HOLD) {
+            if (d->head != d->sealed)
+                break; /* the caller drains released packets first */
+            /* Nothing released and the queue is full of held packets: release the oldest
+             * with the time known so far. */
+            spoor_itm_packet *p = &d->q[d->sealed % SPOOR_ITM_HOLD];
+            p->time = d->time;
+            p->time_exact = false;
+            d->sealed++;
+            continue;
+        }
+        uint8_t b = data[i];
+        uint64_t off = base + i;
+        switch (d->state) {
+        case ST_HEADER: {
+            uint8_t t = header_table[b];
+            unsigned n = t & 0x0F;
+            if (n && i + 5 <= len) { /* fast path: a whole source packet in the buffer */
+                uint32_t v;
+                memcpy(&v, data + i + 1, 4); /* may read past the payload, not the buffer */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+                v = __builtin_bswap32(v);
+#endif
+                v &= value_mask[n];
+                source_packet(d, b, v, n, off);
+                i += 1 + n;
+                continue;
+            }
+            if (n && i + 1 + n <= len) {
+                source_packet(d, b, payload_value(data + i + 1, n), n, off);
+                i += 1 + n;
+                continue;
+            }
+            if ((t >> 4) == H_EXT && !(b & 0x80)) { /* one-byte extension, e.g. 0x08 */
+                uint32_t ex = (b >> 4) & 7;
+                bool hw = (b >> 2) & 1;
+                if (!hw)
+                    d->page = (uint8_t)ex;
+                spoor_itm_packet *q = push(d, SPOOR_ITM_EXTENSION, off, 1);
+                q->u.ext.page = ex;
+                q->u.ext.hw = hw;
+                d->last_trailing_zeros = 0;
+                i++;
+                continue;
+            }
+            if ((t >> 4) == H_LTS1 || (t >> 4) == H_GTS1 || (t >> 4) == H_GTS2 ||
+                (t >> 4) == H_EXT) {
+                /* fast path for continuation payloads fully in the buffer */
+                unsigned max = cont_max(b), k = 0;
+                while (k < max && i + 1 + k < len && (data[i + 1 + k] & 0x80))
+                    k++;
+                if (k < max && i + 1 + k < len) {
+                    cont_packet(d, b, data + i + 1, k + 1, off);
+                    i += 2 + k;
+                    continue;
+                }
+                if (k == max) {
+                    lose(d, off, off + max, SPOOR_ITM_ERR_BAD_PAYLOAD);
+                    i += 1 + max;
+                    continue;
+                }
+            }
+            start_packet(d, b, off);
+            i++;
+            continue;
+        }
+        case ST_FIXED:
+            d->buf[d->got++] = b;
+            i++;
+            if (d->got == d->need) {
+                d->state = ST_HEADER;
+                source_packet(d, d->header, payload_value(d->buf, d->got), d->got,
+                              d->pkt_start);
+            }
+            continue;
+        case ST_CONT:
+            d->buf[d->got++] = b;
+            i++;
+            if (!(b & 0x80)) {
+                d->state = ST_HEADER;
+                cont_packet(d, d->header, d->buf, d->got, d->pkt_start);
+            } else if (d->got == cont_max(d->header)) {
+                lose(d, d->pkt_start, off, SPOOR_ITM_ERR_BAD_PAYLOAD);
+            }
+            continue;
+        case ST_SYNC:
+            i++;
+            if (b == 0x00) {
+                if (d->zeros < 0xFFFF)
+                    d->zeros++;
+            } else if (b == 0x80) {
+                sync_end(d, off);
+            } else {
+                lose(d, d->pkt_start, off, SPOOR_ITM_ERR_BAD_SYNC);
+            }
+            continue;
+        case ST_LOST:
+        default: {
+            /* Skip to the next 0x80 preceded by at least five zero bytes. */
+            size_t j = i;
+            uint32_t z = d->zeros;
+            while (j < len) {
+                uint8_t c = data[j];
+                if (c == 0x00) {
+                    if (z < 0xFFFF)
+                        z++;
+                } else if (c == 0x80 && z >= 5) {
+                    break;
+                } else {
+                    z = 0;
+                }
+                j++;
+            }
+            d->zeros = z;
+            if (j == len) {
+                i = len;
+                continue;
+            }
+            uint64_t end = base + j; /* the 0x80 */
+            if (end - z > d->lost_from)
+                push_error(d, d->lost_from, end - z, d->lost_detected, d->lost_why);
+            sync_packet(d, end, z);
+            i = j + 1;
+            continue;
+        }
+        }
+    }
+    d->pos = base + i;
+    d->stats.bytes += i;
+    return i;
+}
+
+void spoor_itm_flush(spoor_itm_decoder *d)
+{
+    seal_all(d, false);
+}
+
+void spoor_itm_finish(spoor_itm_decoder *d)
+{
+    uint64_t end = d->pos;
+    switch (d->state) {
+    case ST_FIXED:
+    case ST_CONT:
+    case ST_SYNC:
+        seal_all(d, false);
+        push_error(d, d->pkt_start, end, end, SPOOR_ITM_ERR_TRUNCATED);
+        break;
+    case ST_LOST:
+        if (end > d->lost_from)
+            push_error(d, d->lost_from, end, d->lost_detected, d->lost_why);
+        break;
+    default:
+        break;
+    }
+    seal_all(d, false);
+    d->state = ST_HEADER;
+    d->zeros = 0;
+    d->got = 0;
+    d->last_trailing_zeros = 0;
+}

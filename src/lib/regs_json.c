@@ -1,0 +1,245 @@
+/* The regs.json reader: one flat JSON object of register names to hex strings, e.g.
+ *   {"r0": "0x00000000", "sp": "0x20001fd0", "pc": "0x000001a4", "cfsr": "0x00020000"}
+ * A small hand-written parser for exactly that shape (no nesting, no arrays). */
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "spoor/dump.h"
+#include "spoor/error.h"
+
+typedef struct json_cursor {
+    const char *p, *end;
+    unsigned line;
+} json_cursor;
+
+typedef enum reg_group { GROUP_CORE, GROUP_FP, GROUP_LIMIT, GROUP_FAULT } reg_group;
+
+typedef struct reg_slot {
+    uint32_t *value;
+    reg_group group;
+    uint32_t fault_bit;
+} reg_slot;
+
+static bool fail(const json_cursor *c, const char *what)
+{
+    spoor_set_error("regs.json: line %u: %s", c->line, what);
+    return false;
+}
+
+static void skip_space(json_cursor *c)
+{
+    while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' || *c->p == '\r' || *c->p == '\n')) {
+        if (*c->p == '\n')
+            c->line++;
+        c->p++;
+    }
+}
+
+static bool expect(json_cursor *c, char ch)
+{
+    skip_space(c);
+    if (c->p < c->end && *c->p == ch) {
+        c->p++;
+        return true;
+    }
+    char msg[48];
+    snprintf(msg, sizeof msg, "expected '%c'", ch);
+    return fail(c, msg);
+}
+
+/* A JSON string without escapes (register names and hex numbers need none). */
+static bool read_string(json_cursor *c, char *out, size_t cap)
+{
+    if (!expect(c, '"'))
+        return false;
+    size_t n = 0;
+    while (c->p < c->end && *c->p != '"') {
+        if (*c->p == '\\')
+            return fail(c, "escapes are not supported in register names or values");
+        if ((unsigned char)*c->p < 0x20)
+            return fail(c, "unterminated string");
+        if (n + 1 >= cap)
+            return fail(c, "string too long");
+        out[n++] = *c->p++;
+    }
+    if (c->p >= c->end)
+        return fail(c, "unterminated string");
+    c->p++;
+    out[n] = '\0';
+    return true;
+}
+
+static bool find_slot(spoor_dump *d, const char *name, reg_slot *slot)
+{
+    static const char *const core[] = {"sp",         "lr",  "pc",  "xpsr",
+                                       "exc_return", "msp", "psp", "control"};
+    static const char *const fault[] = {"cfsr", "hfsr", "dfsr", "mmfar",
+                                        "bfar", "afsr", "sfsr", "sfar"};
+    spoor_dump_registers *r = &d->regs;
+    uint32_t *core_fields[] = {&r->sp,         &r->lr,  &r->pc,  &r->xpsr,
+                               &r->exc_return, &r->msp, &r->psp, &r->control};
+    uint32_t *fault_fields[] = {&d->fault.cfsr, &d->fault.hfsr, &d->fault.dfsr, &d->fault.mmfar,
+                                &d->fault.bfar, &d->fault.afsr, &d->fault.sfsr, &d->fault.sfar};
+    *slot = (reg_slot){NULL, GROUP_CORE, 0};
+    unsigned n;
+    char tail;
+    if ((name[0] == 'r' || name[0] == 'R') && sscanf(name + 1, "%u%c", &n, &tail) == 1 &&
+        isdigit((unsigned char)name[1]) && n <= 15) {
+        if (n < 13)
+            slot->value = &r->r[n];
+        else
+            slot->value = n == 13 ? &r->sp : n == 14 ? &r->lr : &r->pc;
+        return true;
+    }
+    if ((name[0] == 's' || name[0] == 'S') && isdigit((unsigned char)name[1]) &&
+        sscanf(name + 1, "%u%c", &n, &tail) == 1 && n < 16) {
+        slot->value = &r->s[n];
+        slot->group = GROUP_FP;
+        return true;
+    }
+    if (strcasecmp(name, "fpscr") == 0) {
+        *slot = (reg_slot){&r->fpscr, GROUP_FP, 0};
+        return true;
+    }
+    if (strcasecmp(name, "msplim") == 0 || strcasecmp(name, "psplim") == 0) {
+        *slot =
+            (reg_slot){name[0] == 'm' || name[0] == 'M' ? &r->msplim : &r->psplim, GROUP_LIMIT, 0};
+        return true;
+    }
+    for (size_t i = 0; i < sizeof core / sizeof *core; i++) {
+        if (strcasecmp(name, core[i]) == 0) {
+            slot->value = core_fields[i];
+            return true;
+        }
+    }
+    for (size_t i = 0; i < sizeof fault / sizeof *fault; i++) {
+        if (strcasecmp(name, fault[i]) == 0) {
+            *slot = (reg_slot){fault_fields[i], GROUP_FAULT, 1u << i};
+            return true;
+        }
+    }
+    return false;
+}
+
+/* "0x1234abcd" or "1234abcd" (hex), at most 32 bits. */
+static bool parse_hex(const char *s, uint32_t *out)
+{
+    if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+        s += 2;
+    if (!*s)
+        return false;
+    uint64_t v = 0;
+    for (; *s; s++) {
+        int digit;
+        if (*s >= '0' && *s <= '9')
+            digit = *s - '0';
+        else if (*s >= 'a' && *s <= 'f')
+            digit = *s - 'a' + 10;
+        else if (*s >= 'A' && *s <= 'F')
+            digit = *s - 'A' + 10;
+        else
+            return false;
+        v = v * 16 + (uint64_t)digit;
+        if (v > 0xFFFFFFFFull)
+            return false;
+    }
+    *out = (uint32_t)v;
+    return true;
+}
+
+/* A value: a hex string, a non-negative JSON integer, or null (*known = false). */
+static bool read_value(json_cursor *c, const char *key, uint32_t *out, bool *known)
+{
+    char text[64], msg[160];
+    skip_space(c);
+    *known = true;
+    if (c->p < c->end && *c->p == '"') {
+        if (!read_string(c, text, sizeof text))
+            return false;
+        if (!parse_hex(text, out)) {
+            snprintf(msg, sizeof msg, "value of \"%s\" is not a 32-bit hex number: \"%s\"", key,
+                     text);
+            return fail(c, msg);
+        }
+        return true;
+    }
+    if (c->end - c->p >= 4 && memcmp(c->p, "null", 4) == 0) {
+        c->p += 4;
+        *known = false;
+        return true;
+    }
+    uint64_t v = 0;
+    const char *start = c->p;
+    while (c->p < c->end && *c->p >= '0' && *c->p <= '9' && v <= 0xFFFFFFFFull)
+        v = v * 10 + (uint64_t)(*c->p++ - '0');
+    if (c->p == start || v > 0xFFFFFFFFull ||
+        (c->p < c->end && (*c->p == '.' || *c->p == 'e' || *c->p == 'E'))) {
+        snprintf(msg, sizeof msg, "value of \"%s\" must be a hex string like \"0x20001000\"", key);
+        return fail(c, msg);
+    }
+    *out = (uint32_t)v;
+    return true;
+}
+
+bool spoor_regs_json_parse(const char *text, size_t len, spoor_dump *d)
+{
+    json_cursor c = {text, text + len, 1};
+    memset(&d->regs, 0, sizeof d->regs);
+    memset(&d->fault, 0, sizeof d->fault);
+    d->regs.lr = 0xFFFFFFFFu;
+    bool any_core = false, any_fault = false;
+
+    if (!expect(&c, '{'))
+        return false;
+    skip_space(&c);
+    if (c.p < c.end && *c.p == '}') {
+        c.p++;
+    } else {
+        for (;;) {
+            char key[32];
+            char msg[96];
+            if (!read_string(&c, key, sizeof key))
+                return false;
+            reg_slot slot;
+            if (!find_slot(d, key, &slot)) {
+                snprintf(msg, sizeof msg, "unknown register \"%s\"", key);
+                return fail(&c, msg);
+            }
+            if (!expect(&c, ':'))
+                return false;
+            uint32_t value = 0;
+            bool known;
+            if (!read_value(&c, key, &value, &known))
+                return false;
+            if (known) {
+                *slot.value = value;
+                switch (slot.group) {
+                case GROUP_CORE: any_core = true; break;
+                case GROUP_FP: d->regs.flags |= SPOOR_REGS_FP_VALID; break;
+                case GROUP_LIMIT: d->regs.flags |= SPOOR_REGS_HAS_LIMITS; break;
+                case GROUP_FAULT:
+                    any_fault = true;
+                    d->fault.valid |= slot.fault_bit;
+                    break;
+                }
+            }
+            skip_space(&c);
+            if (c.p < c.end && *c.p == ',') {
+                c.p++;
+                continue;
+            }
+            if (!expect(&c, '}'))
+                return false;
+            break;
+        }
+    }
+    skip_space(&c);
+    if (c.p != c.end)
+        return fail(&c, "unexpected text after the object");
+    d->has_registers = any_core;
+    d->has_fault = any_fault;
+    return true;
+}

@@ -1,0 +1,276 @@
+/* The unwinder's driver: frame 0 from the registers, then one step per frame with the
+ * first method that gives a plausible caller, exception frames crossed on EXC_RETURN. */
+#include <string.h>
+
+#include "spoor/unwind.h"
+#include "unwind_internal.h"
+
+#define DEFAULT_SCAN_WORDS 1024u
+#define RESET_LR 0xFFFFFFFFu
+
+bool unwind_read_word(const unwind_env *env, uint32_t addr, uint32_t *value)
+{
+    uint8_t b[4];
+    if ((addr & 3u) != 0 || addr > 0xFFFFFFFCu || !env->read(env->ctx, addr, b, sizeof b)) {
+        return false;
+    }
+    *value = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+    return true;
+}
+
+bool unwind_read_code(const unwind_env *env, uint32_t addr, void *buf, size_t len)
+{
+    if (env->elf != NULL && spoor_elf_read(env->elf, addr, buf, len) == len) {
+        return true;
+    }
+    return env->read(env->ctx, addr, buf, len);
+}
+
+const char *spoor_unwind_method_name(spoor_unwind_method method)
+{
+    switch (method) {
+    case SPOOR_UNWIND_REGISTERS: return "registers";
+    case SPOOR_UNWIND_CFI: return "cfi";
+    case SPOOR_UNWIND_EHABI: return "ehabi";
+    case SPOOR_UNWIND_PROLOGUE: return "prologue";
+    case SPOOR_UNWIND_SCAN: return "scan";
+    case SPOOR_UNWIND_LINK: return "lr";
+    case SPOOR_UNWIND_EXCEPTION: return "exception";
+    }
+    return "?";
+}
+
+const char *spoor_unwind_stop_name(spoor_unwind_stop stop)
+{
+    switch (stop) {
+    case SPOOR_STOP_RESET: return "reset handler";
+    case SPOOR_STOP_END_OF_STACK: return "end of stack";
+    case SPOOR_STOP_LOOP: return "loop";
+    case SPOOR_STOP_FRAME_LIMIT: return "frame limit";
+    case SPOOR_STOP_UNREADABLE: return "unreadable memory";
+    case SPOOR_STOP_NO_INFO: return "no unwind information";
+    case SPOOR_STOP_BAD_FRAME: return "bad frame";
+    }
+    return "?";
+}
+
+const char *spoor_exception_name(int number)
+{
+    static const char *const names[16] = {
+        NULL, NULL, "NMI", "HardFault", "MemManage",    "BusFault", "UsageFault", "SecureFault",
+        NULL, NULL, NULL,  "SVCall",    "DebugMonitor", NULL,       "PendSV",     "SysTick",
+    };
+    if (number >= 16) {
+        return "IRQ";
+    }
+    if (number < 0) {
+        return NULL;
+    }
+    return names[number];
+}
+
+/* True when pc lies in the reset handler, where every walk ends. */
+static bool in_reset_handler(const spoor_elf *elf, uint32_t pc)
+{
+    uint32_t start, size;
+    if (elf == NULL || !spoor_elf_symbol(elf, "Reset_Handler", &start, &size)) {
+        return false;
+    }
+    start &= ~1u;
+    if (size == 0) {
+        return pc == start;
+    }
+    return pc >= start && pc - start < size;
+}
+
+static bool is_code(const spoor_elf *elf, uint32_t pc)
+{
+    return elf != NULL && spoor_elf_is_code(elf, pc & ~1u);
+}
+
+/* A caller produced by a method is believable when its SP did not move down and its
+ * return address is code or one of the markers that end or cross a stack. */
+static bool plausible(const spoor_elf *elf, const unwind_state *callee, const unwind_state *caller)
+{
+    uint32_t ra = caller->r[UNWIND_PC];
+    if (!unwind_known(caller, UNWIND_PC) || !unwind_known(caller, UNWIND_SP)) {
+        return false;
+    }
+    if (caller->r[UNWIND_SP] < callee->r[UNWIND_SP] || (caller->r[UNWIND_SP] & 3u) != 0) {
+        return false;
+    }
+    if (ra == 0 || ra == RESET_LR || unwind_is_exc_return(ra)) {
+        return true;
+    }
+    return is_code(elf, ra);
+}
+
+typedef unwind_result (*step_fn)(const unwind_env *, const unwind_state *, unwind_state *);
+
+/* Tries the enabled methods in order; returns the method used or -1 with *failure set. */
+static int step_frame(const unwind_env *env, unsigned methods, const unwind_state *in,
+                      unwind_state *out, spoor_unwind_stop *failure)
+{
+    static const struct {
+        spoor_unwind_method method;
+        step_fn step;
+    } order[] = {
+        {SPOOR_UNWIND_CFI, unwind_cfi_step},
+        {SPOOR_UNWIND_EHABI, unwind_ehabi_step},
+        {SPOOR_UNWIND_PROLOGUE, unwind_prologue_step},
+        {SPOOR_UNWIND_SCAN, unwind_scan_step},
+    };
+    *failure = SPOOR_STOP_NO_INFO;
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+        if ((methods & (1u << order[i].method)) == 0) {
+            continue;
+        }
+        unwind_state candidate = {0};
+        unwind_result r = order[i].step(env, in, &candidate);
+        if (r == UNWIND_OK && plausible(env->elf, in, &candidate)) {
+            *out = candidate;
+            return (int)order[i].method;
+        }
+        if (r == UNWIND_UNREADABLE) {
+            *failure = SPOOR_STOP_UNREADABLE;
+        } else if (r == UNWIND_OK && *failure == SPOOR_STOP_NO_INFO) {
+            *failure = SPOOR_STOP_BAD_FRAME;
+        }
+    }
+    return -1;
+}
+
+static bool seen_before(const spoor_frame *frames, size_t count, const spoor_frame *f)
+{
+    for (size_t i = 0; i < count; i++) {
+        if (frames[i].kind == f->kind && frames[i].pc == f->pc && frames[i].sp == f->sp) {
+            return true;
+        }
+    }
+    return false;
+}
+
+size_t spoor_unwind(const spoor_elf *elf, const spoor_regs *regs, spoor_read_fn read, void *ctx,
+                    const spoor_unwind_options *options, spoor_frame *frames, size_t max,
+                    spoor_unwind_stop *stop)
+{
+    spoor_unwind_stop why = SPOOR_STOP_FRAME_LIMIT;
+    size_t count = 0;
+    unsigned methods =
+        options != NULL && options->methods != 0 ? options->methods : SPOOR_UNWIND_ALL;
+    unwind_env env = {
+        .elf = elf,
+        .read = read,
+        .ctx = ctx,
+        .scan_words =
+            options != NULL && options->scan_words != 0 ? options->scan_words : DEFAULT_SCAN_WORDS,
+    };
+
+    unwind_state cur = {0};
+    memcpy(cur.r, regs->r, sizeof cur.r);
+    cur.known = 0xFFFFu;
+    cur.r[UNWIND_PC] &= ~1u;
+    int ipsr = (int)(regs->xpsr & 0x1FFu);
+    spoor_unwind_method method = SPOOR_UNWIND_REGISTERS;
+
+    while (count < max) {
+        spoor_frame f = {
+            .kind = SPOOR_FRAME_CALL,
+            .method = method,
+            .pc = cur.r[UNWIND_PC] & ~1u,
+            .sp = cur.r[UNWIND_SP],
+            .pc_is_return = cur.pc_is_return,
+            .exception = -1,
+        };
+        if (seen_before(frames, count, &f)) {
+            why = SPOOR_STOP_LOOP;
+            break;
+        }
+        frames[count++] = f;
+        if (in_reset_handler(elf, f.pc)) {
+            why = SPOOR_STOP_RESET;
+            break;
+        }
+
+        unwind_state caller;
+        if (!cur.pc_is_return && !is_code(elf, f.pc)) {
+            /* Not code: a call through a bad pointer. Nothing was pushed, LR returns. */
+            if (!unwind_known(&cur, UNWIND_LR)) {
+                why = SPOOR_STOP_NO_INFO;
+                break;
+            }
+            caller = cur;
+            caller.r[UNWIND_PC] = cur.r[UNWIND_LR];
+            method = SPOOR_UNWIND_LINK;
+        } else {
+            spoor_unwind_stop failure;
+            int used = step_frame(&env, methods, &cur, &caller, &failure);
+            if (used < 0) {
+                why = failure;
+                break;
+            }
+            method = (spoor_unwind_method)used;
+        }
+
+        uint32_t ra = caller.r[UNWIND_PC];
+        if (ra == 0 || ra == RESET_LR) {
+            why = SPOOR_STOP_END_OF_STACK;
+            break;
+        }
+        if (unwind_is_exc_return(ra)) {
+            exception_frame_layout layout = unwind_exception_layout(ra);
+            uint32_t frame_addr = caller.r[UNWIND_SP];
+            if (layout.on_psp) {
+                if (!regs->has_banked_sp) {
+                    why = SPOOR_STOP_NO_INFO;
+                    break;
+                }
+                frame_addr = regs->psp;
+            }
+            if (count == max) {
+                break;
+            }
+            spoor_frame boundary = {
+                .kind = SPOOR_FRAME_EXCEPTION,
+                .method = SPOOR_UNWIND_EXCEPTION,
+                .pc = ra,
+                .sp = frame_addr,
+                .exception = ipsr > 0 ? ipsr : -1,
+                .fp_frame = layout.fp_frame,
+                .on_psp = layout.on_psp,
+                .additional_state = layout.additional_state,
+            };
+            if (seen_before(frames, count, &boundary)) {
+                why = SPOOR_STOP_LOOP;
+                break;
+            }
+            frames[count++] = boundary;
+            uint32_t stacked_xpsr = 0;
+            unwind_state interrupted = {0};
+            if (unwind_exception_step(&env, ra, frame_addr, &interrupted, &stacked_xpsr) !=
+                UNWIND_OK) {
+                why = SPOOR_STOP_UNREADABLE;
+                break;
+            }
+            /* Callee-saved registers the handler restored belong to the interrupted code. */
+            for (int reg = 4; reg <= 11; reg++) {
+                if (!unwind_known(&interrupted, reg) && unwind_known(&caller, reg)) {
+                    unwind_set(&interrupted, reg, caller.r[reg]);
+                }
+            }
+            ipsr = (int)(stacked_xpsr & 0x1FFu);
+            cur = interrupted;
+            method = SPOOR_UNWIND_EXCEPTION;
+            continue;
+        }
+        caller.r[UNWIND_PC] = ra & ~1u;
+        caller.pc_is_return = true;
+        /* At the return point LR still holds the return address the call put there. */
+        unwind_set(&caller, UNWIND_LR, ra);
+        cur = caller;
+    }
+    if (stop != NULL) {
+        *stop = why;
+    }
+    return count;
+}

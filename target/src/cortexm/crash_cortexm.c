@@ -1,0 +1,555 @@
+/*
+ * Cortex-M crash capture: the fault handlers, the software capture entry points, and
+ * spoor_crash_init(). Everything lives in this one object file so that a firmware calling
+ * spoor_crash_init() links the handlers too (they then replace the startup code's weak
+ * CMSIS-named handlers).
+ *
+ * Fault path: a naked entry (Thumb-1 only, so it also runs on ARMv6-M) saves r0-r11, the
+ * EXC_RETURN value, MSP and PSP into a static block without touching the stack, switches SP
+ * to a reserved stack, and calls spoor_fault_capture(). That C code locates the stacked
+ * frame from EXC_RETURN, checks the whole frame lies in configured RAM before reading it,
+ * reads the fault status registers, and hands everything to the portable dump writer; then
+ * the after_capture hook runs (default: reset through AIRCR.SYSRESETREQ).
+ */
+#include <string.h>
+
+#include "spoor/crash.h"
+
+#if defined(__ARM_ARCH_6M__)
+#define SPOOR_V6M 1
+#else
+#define SPOOR_V6M 0
+#endif
+#if defined(__ARM_ARCH_8M_MAIN__)
+#define SPOOR_V8M_MAIN 1
+#else
+#define SPOOR_V8M_MAIN 0
+#endif
+
+#define REG32(addr) (*(volatile uint32_t *)(addr))
+#define SCB_CCR 0xE000ED14u
+#define SCB_SHCSR 0xE000ED24u
+#define SCB_AIRCR 0xE000ED0Cu
+#define FPU_FPCCR 0xE000EF34u
+#define CCR_BFHFNMIGN (1u << 8)
+#define CFSR_MSTKERR (1u << 4)
+#define CFSR_BSTKERR (1u << 12)
+#define CFSR_STKOF (1u << 20)
+
+#define EXC_RETURN_ES (1u << 0)
+#define EXC_RETURN_SPSEL (1u << 2)
+#define EXC_RETURN_MODE (1u << 3)
+#define EXC_RETURN_FTYPE (1u << 4)
+#define EXC_RETURN_DCRS (1u << 5)
+#define EXC_RETURN_S (1u << 6)
+
+#define BASIC_FRAME 0x20u
+#define EXTENDED_FRAME 0x68u     /* basic + s0-s15 + FPSCR + reserved word */
+#define ADDITIONAL_CONTEXT 0x28u /* integrity signature, reserved, r4-r11 */
+
+/* Filled by the naked fault entry: r1-r11, r0, EXC_RETURN, MSP, PSP, and on ARMv8-M MSPLIM. */
+enum {
+    SAVE_R1 = 0,
+    SAVE_R0 = 11,
+    SAVE_EXC_RETURN = 12,
+    SAVE_MSP = 13,
+    SAVE_PSP = 14,
+    SAVE_MSPLIM = 15
+};
+__attribute__((used)) uint32_t spoor_fault_save[16];
+/* The top of the reserved handler stack (8-byte aligned), set by spoor_crash_init(). */
+__attribute__((used)) uint32_t spoor_fault_stack_top;
+
+static uint64_t builtin_stack[64]; /* 512 bytes */
+static volatile uint32_t in_fault;
+
+/* Provided by the linker script around .note.gnu.build-id and .ARM.exidx; weak so that a
+ * firmware without them still links (no build-id record, no on-target backtrace). */
+extern const uint8_t __build_id_start[] __attribute__((weak));
+extern const uint8_t __build_id_end[] __attribute__((weak));
+extern const uint8_t __exidx_start[] __attribute__((weak));
+extern const uint8_t __exidx_end[] __attribute__((weak));
+
+void spoor_fault_capture(void) __attribute__((used, noreturn));
+bool spoor_crash_capture_impl(const spoor_crash_event *event, const uint32_t *block)
+    __attribute__((used));
+void spoor_crash_fatal_impl(const spoor_crash_event *event, const uint32_t *block)
+    __attribute__((used, noreturn));
+uint32_t spoor_backtrace_impl(uint32_t *pcs, uint32_t max, const uint32_t *block)
+    __attribute__((used));
+
+/* ---- naked entries (Thumb-1 subset: ARMv6-M compatible) ------------------------------- */
+
+#if SPOOR_V8M_MAIN
+/* keep MSPLIM (save slot 15), then clear it: the reserved stack may lie below the limit */
+#define CLEAR_MSPLIM "mrs r1, msplim\n str r1, [r0]\n movs r1, #0\n msr msplim, r1\n"
+#else
+#define CLEAR_MSPLIM ""
+#endif
+#if SPOOR_V6M
+#define MASK_FAULTS "cpsid i\n"
+#else
+#define MASK_FAULTS "cpsid i\n cpsid f\n"
+#endif
+
+/* Saves the state, changes to the reserved stack, never returns. The live r12 is given up
+ * (it holds r0 for a moment); r12 is in the stacked frame whenever the frame is readable. */
+#define FAULT_ENTRY                                                                                \
+    MASK_FAULTS                                                                                    \
+    "mov r12, r0\n"                                                                                \
+    "ldr r0, =spoor_fault_save\n"                                                                  \
+    "stmia r0!, {r1-r7}\n"                                                                         \
+    "mov r1, r8\n mov r2, r9\n mov r3, r10\n mov r4, r11\n"                                        \
+    "stmia r0!, {r1-r4}\n"                                                                         \
+    "mov r1, r12\n mov r2, lr\n mrs r3, msp\n mrs r4, psp\n"                                       \
+    "stmia r0!, {r1-r4}\n" CLEAR_MSPLIM "ldr r0, =spoor_fault_stack_top\n"                         \
+    "ldr r0, [r0]\n"                                                                               \
+    "mov sp, r0\n"                                                                                 \
+    "bl spoor_fault_capture\n"                                                                     \
+    "1: b 1b\n"                                                                                    \
+    ".ltorg\n"
+
+#define NAKED_HANDLER(name)                                                                        \
+    __attribute__((naked, used)) void name(void)                                                   \
+    {                                                                                              \
+        __asm volatile(FAULT_ENTRY);                                                               \
+    }
+
+NAKED_HANDLER(HardFault_Handler)
+#if !SPOOR_V6M
+NAKED_HANDLER(MemManage_Handler)
+NAKED_HANDLER(BusFault_Handler)
+NAKED_HANDLER(UsageFault_Handler)
+#endif
+#if SPOOR_V8M_MAIN
+NAKED_HANDLER(SecureFault_Handler)
+#endif
+
+/* Software entries: push the caller's r8-r11, r4-r7, SP at the call and return address as a
+ * 10-word block (r8 first), call IMPL(r0, r1, block), restore and return IMPL's r0. */
+#define SOFTWARE_ENTRY(block_reg, impl)                                                            \
+    "mov r2, sp\n mov r3, lr\n push {r2, r3}\n push {r4-r7}\n"                                     \
+    "mov r4, r8\n mov r5, r9\n mov r6, r10\n mov r7, r11\n push {r4-r7}\n"                         \
+    "mov " block_reg ", sp\n"                                                                      \
+    "bl " impl "\n"                                                                                \
+    "add sp, #16\n pop {r4-r7}\n pop {r2, r3}\n bx r3\n"
+
+enum { BLOCK_R8 = 0, BLOCK_R4 = 4, BLOCK_SP = 8, BLOCK_RETURN = 9 };
+
+__attribute__((naked)) bool spoor_crash_capture(const spoor_crash_event *event)
+{
+    (void)event;
+    __asm volatile(SOFTWARE_ENTRY("r1", "spoor_crash_capture_impl"));
+}
+
+__attribute__((naked)) void spoor_crash_fatal(const spoor_crash_event *event)
+{
+    (void)event;
+    __asm volatile(SOFTWARE_ENTRY("r1", "spoor_crash_fatal_impl"));
+}
+
+__attribute__((naked)) uint32_t spoor_backtrace(uint32_t *pcs, uint32_t max)
+{
+    (void)pcs;
+    (void)max;
+    __asm volatile(SOFTWARE_ENTRY("r2", "spoor_backtrace_impl"));
+}
+
+/* ---- helpers --------------------------------------------------------------------------- */
+
+static uint32_t read_ipsr(void)
+{
+    uint32_t v;
+    __asm volatile("mrs %0, ipsr" : "=r"(v));
+    return v & 0x1FFu;
+}
+
+static uint32_t read_xpsr(void)
+{
+    uint32_t v;
+    __asm volatile("mrs %0, xpsr" : "=r"(v));
+    return v;
+}
+
+static uint32_t read_control(void)
+{
+    uint32_t v;
+    __asm volatile("mrs %0, control" : "=r"(v));
+    return v;
+}
+
+static uint32_t read_msp(void)
+{
+    uint32_t v;
+    __asm volatile("mrs %0, msp" : "=r"(v));
+    return v;
+}
+
+static uint32_t read_psp(void)
+{
+    uint32_t v;
+    __asm volatile("mrs %0, psp" : "=r"(v));
+    return v;
+}
+
+static bool direct_read(void *ctx, uint32_t addr, void *dst, uint32_t len)
+{
+    (void)ctx;
+    const volatile uint8_t *src = (const volatile uint8_t *)(uintptr_t)addr;
+    uint8_t *out = dst;
+    if (((addr | (uint32_t)(uintptr_t)dst | len) & 3u) == 0) {
+        for (uint32_t i = 0; i < len; i += 4)
+            *(uint32_t *)(void *)(out + i) = *(const volatile uint32_t *)(src + i);
+    } else {
+        for (uint32_t i = 0; i < len; i++)
+            out[i] = src[i];
+    }
+    return true;
+}
+
+/* [start, start + want) clipped to the RAM range holding start; 0 when start is not in RAM. */
+static uint32_t window(const spoor_memory *m, uint32_t start, uint32_t want)
+{
+    for (uint32_t i = 0; i < m->ram_count; i++) {
+        const spoor_range *r = &m->ram[i];
+        if (start >= r->start && start < r->end)
+            return r->end - start < want ? r->end - start : want;
+    }
+    return 0;
+}
+
+static void add_build_id(spoor_capture *c)
+{
+    const uint8_t *p = __build_id_start, *end = __build_id_end;
+    if (!p || !end || end - p < 16)
+        return;
+    uint32_t namesz, descsz, type;
+    memcpy(&namesz, p, 4);
+    memcpy(&descsz, p + 4, 4);
+    memcpy(&type, p + 8, 4);
+    uint32_t desc = 12u + ((namesz + 3u) & ~3u);
+    if (type != 3u || namesz != 4u || memcmp(p + 12, "GNU", 4) != 0 || descsz == 0 ||
+        descsz > 64u || (uint32_t)(end - p) < desc + descsz)
+        return;
+    c->build_id = p + desc;
+    c->build_id_len = descsz;
+}
+
+static void add_mtb(spoor_capture *c, const spoor_crash_config *cfg)
+{
+    if (!cfg->mtb_registers)
+        return;
+    uint32_t base = cfg->mtb_registers;
+    for (uint32_t i = 0; i < 4u; i++)
+        c->mtb_regs[i] = REG32(base + 4u * i);       /* POSITION, MASTER, FLOW, BASE */
+    REG32(base + 4u) = c->mtb_regs[1] & 0x7FFFFFFFu; /* MASTER.EN = 0: stop tracing */
+    c->has_mtb = true;
+}
+
+static void stack_windows(spoor_capture *c, const spoor_crash_config *cfg, const spoor_memory *m,
+                          uint32_t active, uint32_t other)
+{
+    uint32_t want = cfg->stack_window;
+    c->stack_start = active;
+    c->stack_len = window(m, active, want);
+    if (other != 0 && other != active) {
+        c->other_stack_start = other;
+        c->other_stack_len = window(m, other, want);
+    }
+}
+
+static void system_reset(void) __attribute__((noreturn));
+static void system_reset(void)
+{
+    __asm volatile("dsb 0xF" ::: "memory");
+    REG32(SCB_AIRCR) = 0x05FA0004u; /* VECTKEY | SYSRESETREQ */
+    __asm volatile("dsb 0xF" ::: "memory");
+    for (;;) {
+    }
+}
+
+static void run_hook(const spoor_crash_config *cfg) __attribute__((noreturn));
+static void run_hook(const spoor_crash_config *cfg)
+{
+    if (cfg && cfg->after_capture)
+        cfg->after_capture();
+    system_reset();
+}
+
+/* ---- the fault handler body (on the reserved stack) -------------------------------------- */
+
+void spoor_fault_capture(void)
+{
+    const spoor_crash_config *cfg = spoor_crash_current_config();
+    const spoor_memory *m = spoor_crash_current_memory();
+    if (in_fault)
+        system_reset(); /* a fault inside the capture or inside the hook */
+    if (!cfg || !m)
+        run_hook(cfg); /* capture not set up */
+    in_fault = 1;
+#if !SPOOR_V6M
+    /* Bus errors of our own loads are ignored at priority -1 (FAULTMASK is set). */
+    REG32(SCB_CCR) |= CCR_BFHFNMIGN;
+#endif
+
+    static spoor_capture c;
+    memset(&c, 0, sizeof c);
+    uint32_t *regs = c.regs;
+    const uint32_t exc_return = spoor_fault_save[SAVE_EXC_RETURN];
+    uint32_t msp = spoor_fault_save[SAVE_MSP], psp = spoor_fault_save[SAVE_PSP];
+    uint32_t flags = SPOOR_REGS_HANDLER_STACK;
+    bool on_psp = (exc_return & EXC_RETURN_SPSEL) != 0;
+    bool fp_frame = !SPOOR_V6M && (exc_return & EXC_RETURN_FTYPE) == 0;
+    bool additional = false;
+    bool stack_ok = true;
+    if (on_psp)
+        flags |= SPOOR_REGS_ON_PSP;
+    if ((exc_return & EXC_RETURN_MODE) == 0)
+        flags |= SPOOR_REGS_HANDLER;
+    if (fp_frame)
+        flags |= SPOOR_REGS_FP_FRAME;
+#if SPOOR_V8M_MAIN
+    if (exc_return & EXC_RETURN_S) {
+        flags |= SPOOR_REGS_SECURE;
+    } else if (exc_return & EXC_RETURN_ES) {
+        /* we run secure, the frame is on a non-secure stack */
+        __asm volatile("mrs %0, msp_ns" : "=r"(msp));
+        __asm volatile("mrs %0, psp_ns" : "=r"(psp));
+    }
+    /* callee registers are in the frame when DCRS says an earlier exception stacked them,
+     * or when a secure background was interrupted by a non-secure handler */
+    additional = (exc_return & EXC_RETURN_DCRS) == 0 ||
+                 ((exc_return & EXC_RETURN_S) != 0 && (exc_return & EXC_RETURN_ES) == 0);
+    if (additional)
+        flags |= SPOOR_REGS_ADDITIONAL;
+    uint32_t lim;
+    regs[SPOOR_REGS_MSPLIM / 4] = spoor_fault_save[SAVE_MSPLIM];
+    __asm volatile("mrs %0, psplim" : "=r"(lim));
+    regs[SPOOR_REGS_PSPLIM / 4] = lim;
+    flags |= SPOOR_REGS_HAS_LIMITS;
+#endif
+
+    /* fault status registers */
+#if !SPOOR_V6M
+    c.has_fault = true;
+    for (uint32_t i = 0; i < 6u; i++)
+        c.fault[1 + i] = REG32(0xE000ED28u + 4u * i); /* CFSR HFSR DFSR MMFAR BFAR AFSR */
+    c.fault[0] = 0x3Fu;
+#if SPOOR_V8M_MAIN
+    c.fault[SPOOR_FAULT_SFSR / 4] = REG32(0xE000EDE4u);
+    c.fault[SPOOR_FAULT_SFAR / 4] = REG32(0xE000EDE8u);
+    c.fault[0] |= SPOOR_FAULT_HAS_SFSR | SPOOR_FAULT_HAS_SFAR;
+#endif
+    uint32_t cfsr = c.fault[SPOOR_FAULT_CFSR / 4];
+    if (cfsr & (CFSR_MSTKERR | CFSR_BSTKERR | CFSR_STKOF)) {
+        flags |= SPOOR_REGS_STACK_OVERFLOW;
+        stack_ok = false; /* the hardware could not write the frame */
+    }
+#endif
+
+    /* live registers: r4-r11 always, r0-r3 when there is no readable frame */
+    regs[SPOOR_REGS_R0 / 4] = spoor_fault_save[SAVE_R0];
+    for (uint32_t i = 1; i < 12u; i++)
+        regs[SPOOR_REGS_R0 / 4 + i] = spoor_fault_save[SAVE_R1 + i - 1u];
+    regs[SPOOR_REGS_LR / 4] = 0xFFFFFFFFu;
+
+    uint32_t frame = on_psp ? psp : msp;
+    uint32_t basic = frame + (additional ? ADDITIONAL_CONTEXT : 0u);
+    uint32_t size = (basic - frame) + (fp_frame ? EXTENDED_FRAME : BASIC_FRAME);
+    uint32_t sp = frame;
+    if (stack_ok && (frame & 3u) == 0 && spoor_range_contains(m->ram, m->ram_count, frame, size)) {
+        const volatile uint32_t *f = (const volatile uint32_t *)(uintptr_t)basic;
+        if (additional) {
+            const volatile uint32_t *a = (const volatile uint32_t *)(uintptr_t)frame;
+            for (uint32_t i = 0; i < 8u; i++)
+                regs[SPOOR_REGS_R0 / 4 + 4u + i] = a[2u + i];
+        }
+        for (uint32_t i = 0; i < 4u; i++)
+            regs[SPOOR_REGS_R0 / 4 + i] = f[i];
+        regs[SPOOR_REGS_R0 / 4 + 12u] = f[4];
+        regs[SPOOR_REGS_LR / 4] = f[5];
+        regs[SPOOR_REGS_PC / 4] = f[6];
+        regs[SPOOR_REGS_XPSR / 4] = f[7];
+        sp = frame + size + ((f[7] & (1u << 9)) ? 4u : 0u);
+        flags |= SPOOR_REGS_FRAME_VALID;
+#if defined(__ARM_FP) && !SPOOR_V6M
+        if (fp_frame) {
+            uint32_t fpscr;
+            /* any FP instruction makes lazy state preservation write s0-s15/FPSCR */
+            __asm volatile("vmrs %0, fpscr" : "=r"(fpscr)::"memory");
+            (void)fpscr;
+        }
+#endif
+#if !SPOOR_V6M
+        if (fp_frame && (REG32(FPU_FPCCR) & 1u) == 0) { /* LSPACT clear: saved */
+            for (uint32_t i = 0; i < 16u; i++)
+                regs[SPOOR_REGS_S0 / 4 + i] = f[8u + i];
+            regs[SPOOR_REGS_FPSCR / 4] = f[24];
+            flags |= SPOOR_REGS_FP_VALID;
+        }
+#endif
+    } else {
+        regs[SPOOR_REGS_R0 / 4 + 12u] = 0;
+        if (!spoor_range_contains(m->ram, m->ram_count, frame, 4))
+            flags |= SPOOR_REGS_STACK_OVERFLOW;
+    }
+    if (on_psp)
+        psp = sp;
+    else
+        msp = sp;
+    regs[SPOOR_REGS_SP / 4] = sp;
+    regs[SPOOR_REGS_EXC_RETURN / 4] = exc_return;
+    regs[SPOOR_REGS_MSP / 4] = msp;
+    regs[SPOOR_REGS_PSP / 4] = psp;
+    uint32_t control = read_control() & ~6u;
+    control |= (on_psp ? 2u : 0u) | (fp_frame ? 4u : 0u);
+    regs[SPOOR_REGS_CONTROL / 4] = control;
+    regs[SPOOR_REGS_FLAGS / 4] = flags;
+
+    c.reason = SPOOR_REASON_FAULT;
+    c.code = read_ipsr();
+    /* the window starts at the frame so that the dump holds it too */
+    stack_windows(&c, cfg, m, (flags & SPOOR_REGS_FRAME_VALID) ? frame : sp, on_psp ? msp : psp);
+    add_build_id(&c);
+    add_mtb(&c, cfg);
+    spoor_crash_write(&c);
+    run_hook(cfg);
+}
+
+/* ---- software captures ------------------------------------------------------------------ */
+
+/* The address of the call instruction that returns to ret: a 32-bit BL (ret - 4) or a 16-bit
+ * BLX Rm (ret - 2). Without readable code, ret - 2, which lies inside the call either way. */
+static uint32_t call_site(const spoor_memory *m, uint32_t ret)
+{
+    if (m && spoor_range_contains(m->flash, m->flash_count, ret - 4u, 4)) {
+        const volatile uint16_t *code = (const volatile uint16_t *)(uintptr_t)(ret - 4u);
+        uint16_t first = code[0], second = code[1];
+        if ((first & 0xF800u) == 0xF000u && (second & 0xD000u) == 0xD000u)
+            return ret - 4u;
+    }
+    return ret - 2u;
+}
+
+static void software_capture(spoor_capture *c, const spoor_crash_event *event,
+                             const uint32_t *block)
+{
+    const spoor_crash_config *cfg = spoor_crash_current_config();
+    const spoor_memory *m = spoor_crash_current_memory();
+    uint32_t *regs = c->regs;
+    memset(c, 0, sizeof *c);
+    for (uint32_t i = 0; i < 4u; i++) {
+        regs[SPOOR_REGS_R0 / 4 + 4u + i] = block[BLOCK_R4 + i];
+        regs[SPOOR_REGS_R0 / 4 + 8u + i] = block[BLOCK_R8 + i];
+    }
+    uint32_t sp = block[BLOCK_SP];
+    uint32_t control = read_control();
+    uint32_t ipsr = read_ipsr();
+    bool on_psp = ipsr == 0 && (control & 2u) != 0;
+    uint32_t flags =
+        SPOOR_REGS_SOFTWARE | (on_psp ? SPOOR_REGS_ON_PSP : 0u) | (ipsr ? SPOOR_REGS_HANDLER : 0u);
+    regs[SPOOR_REGS_SP / 4] = sp;
+    regs[SPOOR_REGS_LR / 4] = 0xFFFFFFFFu;
+    regs[SPOOR_REGS_PC / 4] = call_site(m, block[BLOCK_RETURN] & ~1u);
+    regs[SPOOR_REGS_XPSR / 4] = read_xpsr() | (1u << 24); /* T bit */
+    uint32_t msp = on_psp ? read_msp() : sp;
+    uint32_t psp = on_psp ? sp : read_psp();
+    regs[SPOOR_REGS_MSP / 4] = msp;
+    regs[SPOOR_REGS_PSP / 4] = psp;
+    regs[SPOOR_REGS_CONTROL / 4] = control;
+#if SPOOR_V8M_MAIN
+    uint32_t lim;
+    __asm volatile("mrs %0, msplim" : "=r"(lim));
+    regs[SPOOR_REGS_MSPLIM / 4] = lim;
+    __asm volatile("mrs %0, psplim" : "=r"(lim));
+    regs[SPOOR_REGS_PSPLIM / 4] = lim;
+    flags |= SPOOR_REGS_HAS_LIMITS;
+#endif
+    regs[SPOOR_REGS_FLAGS / 4] = flags;
+    c->reason = event ? (uint32_t)event->reason : (uint32_t)SPOOR_REASON_USER;
+    c->code = event ? event->code : 0u;
+    c->file = event ? event->file : NULL;
+    c->line = event ? event->line : 0u;
+    c->message = event ? event->message : NULL;
+    if (cfg && m)
+        stack_windows(c, cfg, m, sp, on_psp ? msp : psp);
+    add_build_id(c);
+}
+
+static bool capture_masked(const spoor_crash_event *event, const uint32_t *block)
+{
+    static spoor_capture c;
+    uint32_t primask;
+    __asm volatile("mrs %0, primask" : "=r"(primask));
+    __asm volatile("cpsid i" ::: "memory");
+    bool written = false;
+    if (spoor_crash_current_config()) {
+        software_capture(&c, event, block);
+        written = spoor_crash_write(&c);
+    }
+    if ((primask & 1u) == 0)
+        __asm volatile("cpsie i" ::: "memory");
+    return written;
+}
+
+bool spoor_crash_capture_impl(const spoor_crash_event *event, const uint32_t *block)
+{
+    return capture_masked(event, block);
+}
+
+void spoor_crash_fatal_impl(const spoor_crash_event *event, const uint32_t *block)
+{
+    capture_masked(event, block);
+    __asm volatile("cpsid i" ::: "memory");
+    run_hook(spoor_crash_current_config());
+}
+
+/* ---- on-target backtrace ------------------------------------------------------------------ */
+
+uint32_t spoor_backtrace_impl(uint32_t *pcs, uint32_t max, const uint32_t *block)
+{
+    const spoor_memory *m = spoor_crash_current_memory();
+    if (!m || !pcs || max == 0)
+        return 0;
+    spoor_ehabi_state state;
+    memset(&state, 0, sizeof state);
+    for (uint32_t i = 0; i < 4u; i++) {
+        state.r[4 + i] = block[BLOCK_R4 + i];
+        state.r[8 + i] = block[BLOCK_R8 + i];
+    }
+    state.r[13] = block[BLOCK_SP];
+    state.r[14] = block[BLOCK_RETURN];
+    state.r[15] = block[BLOCK_RETURN] & ~1u;
+    state.pc_is_return = true;
+    spoor_ehabi_table table = {(uint32_t)(uintptr_t)__exidx_start,
+                               (uint32_t)(uintptr_t)__exidx_end};
+    return spoor_ehabi_unwind(&table, m, &state, pcs, max, NULL);
+}
+
+/* ---- initialisation ------------------------------------------------------------------------ */
+
+bool spoor_crash_init(const spoor_crash_config *config)
+{
+    if (!config)
+        return false;
+    spoor_memory memory = {direct_read,       NULL,          config->ram,
+                           config->ram_count, config->flash, config->flash_count};
+    if (!spoor_crash_setup(config, &memory))
+        return false;
+    uint32_t top;
+    if (config->handler_stack && config->handler_stack_size >= 256u)
+        top = (uint32_t)(uintptr_t)config->handler_stack + config->handler_stack_size;
+    else
+        top = (uint32_t)(uintptr_t)builtin_stack + (uint32_t)sizeof builtin_stack;
+    spoor_fault_stack_top = top & ~7u;
+    in_fault = 0;
+#if !SPOOR_V6M
+    /* separate MemManage, BusFault, UsageFault (and SecureFault) handlers */
+    uint32_t enable = (1u << 16) | (1u << 17) | (1u << 18);
+#if SPOOR_V8M_MAIN
+    enable |= 1u << 19;
+#endif
+    REG32(SCB_SHCSR) |= enable;
+#endif
+    return true;
+}

@@ -1,0 +1,254 @@
+"""spoor itm end to end: the JSON field names of every packet type (on a stream built from the
+ARMv7-M ARM D4 encodings), the real captures through the CLI (SWO, TPIU, rust-itm), software
+channel text, the TCP source with a reconnection, the serial source on a pty, symbols with
+-e, and one-line errors with exit status 2 for bad input."""
+import json
+import os
+import pty
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+SPOOR = os.environ["SPOOR_BIN"]
+SHARED = os.environ["SPOOR_SHARED_DIR"]
+FIRMWARE = os.environ.get("SPOOR_FIRMWARE_DIR", "")
+ITM = os.path.join(SHARED, "testdata", "itm")
+SWO = os.path.join(ITM, "cmsis-ctrace-blinky", "Blinky+Arm.SWO.raw")
+TB = os.path.join(ITM, "cmsis-ctrace-blinky", "Blinky+Arm.TB.raw")
+RUST = os.path.join(ITM, "rust-itm", "itm.bin")
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def run(args, stdin=None, timeout=60):
+    return subprocess.run([SPOOR, "itm"] + args, input=stdin, capture_output=True,
+                          timeout=timeout)
+
+
+def json_lines(out):
+    return [json.loads(line) for line in out.decode().splitlines() if line.strip()]
+
+
+# Every packet type with the field names the issue specifies (besides type/offset/time).
+FIELDS = {
+    "sync": set(), "overflow": set(), "ts_local": {"delta", "tc"},
+    "ts_global1": {"value", "wrap", "clkch"}, "ts_global2": {"value"}, "ext": {"page"},
+    "sw": {"port", "size", "value"},
+    "event_counter": {"cpi", "exc", "sleep", "lsu", "fold", "cyc"},
+    "exception": {"number", "action"}, "pc_sample": {"pc"}, "dwt_pc": {"comparator", "pc"},
+    # "offset" is the stream position on every line, so the address offset is "addr_offset"
+    "dwt_addr": {"comparator", "addr_offset"},
+    "dwt_data": {"comparator", "write", "size", "value"}, "error": {"bytes_lost", "why"},
+}
+
+ALL_TYPES = bytes([
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x80,  # sync
+    0x70,  # overflow
+    0x94, 0x80, 0xA0, 0x84, 0x60,  # GTS1 (wrap, clkch)
+    0xB4, 0xBD, 0xF4, 0x91, 0x01,  # GTS2
+    0x18, 0x01, 0x41,  # page 1, port 32 = 'A'
+    0x08,  # page 0
+    0x05, 0x2A,  # event counter: cyc, lsu, exc
+    0x0E, 0x0F, 0x10,  # exception 15 enter
+    0x17, 0x78, 0x56, 0x34, 0x12,  # PC sample
+    0x15, 0x00,  # PC sample, asleep
+    0x47, 0xAA, 0xB8, 0x00, 0x08,  # dwt_pc cmp 0
+    0x6E, 0x34, 0x12,  # dwt_addr cmp 2
+    0x8F, 0xC2, 0x00, 0x00, 0x00,  # dwt_data cmp 0 write word
+    0xC0, 0xE4, 0x00,  # LTS1 100 (dates all of the above)
+    0x1D,  # reserved header: error until the end
+])
+
+
+def test_json_fields():
+    with tempfile.NamedTemporaryFile(suffix=".itm") as f:
+        f.write(ALL_TYPES)
+        f.flush()
+        r = run(["--json", f.name])
+    check(r.returncode == 0, f"--json exit {r.returncode}: {r.stderr}")
+    lines = json_lines(r.stdout)
+    seen = {}
+    for obj in lines:
+        t = obj.get("type")
+        check(t in FIELDS, f"unknown type {t}")
+        keys = set(obj) - {"type", "offset", "time"}
+        check("offset" in obj and "time" in obj, f"{t}: no offset/time")
+        check(keys == FIELDS.get(t), f"{t}: fields {sorted(keys)}")
+        seen.setdefault(t, []).append(obj)
+    check(set(seen) == set(FIELDS), f"types seen: {sorted(seen)}")
+    check(seen["sw"][0]["port"] == 32 and seen["sw"][0]["value"] == 0x41, "sw page 1")
+    check(seen["ts_global1"][0]["wrap"] is True and seen["ts_global1"][0]["clkch"] is True,
+          "gts1 flags")
+    check(seen["ext"][1]["page"] == 0, "0x08 is the page-0 extension")
+    check(seen["exception"][0] == {"type": "exception", "offset": 23, "time": 100,
+                                   "number": 15, "action": "enter"}, "exception line")
+    check([p["pc"] for p in seen["pc_sample"]] == [0x12345678, None], "pc samples")
+    d = seen["dwt_data"][0]
+    check((d["comparator"], d["write"], d["size"], d["value"]) == (0, True, 4, 0xC2), "dwt_data")
+    check(seen["dwt_addr"][0]["comparator"] == 2 and seen["dwt_addr"][0]["addr_offset"] == 0x1234,
+          "dwt_addr")
+    check(seen["error"][0]["offset"] == len(ALL_TYPES) - 1, "error offset")
+    check(seen["error"][0]["bytes_lost"] == 1, "error bytes_lost")
+
+
+def test_swo_capture():
+    r = run(["--json", SWO])
+    check(r.returncode == 0, f"SWO exit {r.returncode}")
+    lines = json_lines(r.stdout)
+    pcs = [o["pc"] for o in lines if o["type"] == "dwt_pc"]
+    check(0xB8AA47AA not in pcs, "bogus PC 0xb8aa47aa emitted")
+    errors = [o for o in lines if o["type"] == "error"]
+    check(any(e["offset"] <= 8192 < e["offset"] + e["bytes_lost"] for e in errors),
+          "loss at 8192 not reported")
+    check(errors and errors[-1]["offset"] + errors[-1]["bytes_lost"] == 12288,
+          "truncated last packet not reported")
+    r = run(["--stats", SWO])
+    text = r.stdout.decode()
+    check("dwt_data       527" in text, "stats: 527 data values")
+    check("errors      3" in text, f"stats errors: {text}")
+
+
+def test_tpiu_capture():
+    r = run(["--tpiu", "--json", TB])
+    check(r.returncode == 0, f"TPIU exit {r.returncode}")
+    lines = json_lines(r.stdout)
+    streams = {o["stream"] for o in lines}
+    check(streams == {1, 2}, f"TPIU streams {streams}")
+    check(not [o for o in lines if o["type"] == "error"], "TPIU streams decode with errors")
+    check(b"frames start at offset 0" in r.stderr, f"alignment not reported: {r.stderr}")
+    r = run(["--tpiu=2", "--json", TB])
+    check({o["stream"] for o in json_lines(r.stdout)} == {2}, "--tpiu=2 selects ID 2")
+
+
+def test_rust_itm():
+    r = run(["--json", RUST])
+    lines = json_lines(r.stdout)
+    exc = [(o["number"], o["action"]) for o in lines if o["type"] == "exception"]
+    check(exc[:6] == [(22, "enter"), (24, "enter"), (24, "exit"), (23, "enter"), (23, "exit"),
+                      (22, "return")], f"rust-itm exceptions {exc}")
+    check(not [o for o in lines if o["type"] == "error"], "rust-itm errors")
+
+
+def test_channels():
+    text = b"Hello, ITM!\n"
+    stream = bytearray()
+    for i, ch in enumerate(text):
+        stream += bytes([0x01, ch])  # port 0, one byte
+        stream += bytes([0x09, 0x5A])  # port 1: not printed
+        if i % 3 == 0:
+            stream += bytes([0x10])  # timestamps in between
+    stream += bytes([0x03]) + b"abc\n"  # port 0, a word: four characters
+    stream += bytes([0x0B, 0xFE, 0xFF, 0xFF, 0xFF])  # port 1, a word: -2 with %d
+    r = run(["-c", "0,%c", "-c", "1,[%d]\\n", "-"], stdin=bytes(stream))
+    check(r.returncode == 0, f"-c exit {r.returncode}")
+    want = b"Hello, ITM!\n" + b"[90]\n" * len(text) + b"abc\n[-2]\n"
+    got = r.stdout
+    # port 0 and port 1 interleave in stream order
+    check(sorted(got) == sorted(want) and got.startswith(b"H[90]\ne[90]\n"),
+          f"-c output {got[:60]!r}")
+
+
+def test_bad_input():
+    r = run(["/nonexistent/capture.bin"])
+    check(r.returncode == 2 and len(r.stderr.decode().strip().splitlines()) == 1,
+          f"missing file: {r.returncode} {r.stderr}")
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # nothing listens there now
+    r = run([f"tcp:127.0.0.1:{port}"])
+    check(r.returncode == 2 and len(r.stderr.decode().strip().splitlines()) == 1,
+          f"dead socket: {r.returncode} {r.stderr}")
+    for args in (["--tpiu=200", SWO], ["-c", "0", SWO], ["-c", "0,%s", SWO],
+                 ["--bogus"], ["tcp:nohost", SWO], ["serial:/dev/null:123"]):
+        r = run(args)
+        check(r.returncode == 2 and len(r.stderr.decode().strip().splitlines()) == 1,
+              f"{args}: {r.returncode} {r.stderr}")
+    r = subprocess.run([SPOOR, "itm", "--help"], capture_output=True)
+    check(r.returncode == 0 and b"--tpiu" in r.stdout, "--help")
+
+
+def test_tcp_reconnect():
+    data = open(SWO, "rb").read()
+    srv = socket.socket()
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    port = srv.getsockname()[1]
+
+    def serve():
+        for part in (data[:5000], data[5000:]):
+            conn, _ = srv.accept()
+            conn.sendall(part)
+            time.sleep(0.3)
+            conn.close()
+        srv.close()
+
+    th = threading.Thread(target=serve)
+    th.start()
+    r = run(["--stats", "--reconnect=1", f"tcp:127.0.0.1:{port}"], timeout=30)
+    th.join()
+    text = r.stdout.decode()
+    check(b"reconnected" in r.stderr, f"no reconnection note: {r.stderr}")
+    check(f"bytes       {len(data)}" in text, f"tcp bytes: {text}")
+    check(r.returncode == 2 and b"no reconnection within 1 s" in r.stderr,
+          f"end of the TCP stream: {r.returncode} {r.stderr}")
+
+
+def test_serial_pty():
+    master, slave = pty.openpty()
+    name = os.ttyname(slave)
+    p = subprocess.Popen([SPOOR, "itm", "--json", f"serial:{name}:115200"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(0.5)  # let spoor set the tty raw before writing
+    os.write(master, bytes([0x01, 0x41, 0x10, 0x0E, 0x0F, 0x10, 0x20]))
+    time.sleep(0.5)
+    os.close(slave)
+    os.close(master)
+    out, err = p.communicate(timeout=10)
+    lines = json_lines(out)
+    types = [o["type"] for o in lines]
+    check(types == ["sw", "ts_local", "exception", "ts_local"], f"serial: {types} {err}")
+
+
+def test_symbols():
+    elf = os.path.join(FIRMWARE, "examples", "calls-m3.elf")
+    if not os.path.exists(elf):
+        check(False, f"{elf} missing (build the firmware)")
+        return
+    nm = subprocess.run(["arm-none-eabi-nm", elf], capture_output=True, text=True).stdout
+    addr = None
+    for line in nm.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] in "Tt" and parts[2] == "main":
+            addr = int(parts[0], 16) & ~1
+    check(addr is not None, "main in nm output")
+    if addr is None:
+        return
+    pc = addr + 2
+    stream = bytes([0x17]) + pc.to_bytes(4, "little") + bytes([0x47]) + pc.to_bytes(4, "little")
+    r = run(["-e", elf, "-"], stdin=stream)
+    out = r.stdout.decode()
+    check(out.count("main+0x2") == 2, f"symbols: {out}")
+
+
+for t in (test_json_fields, test_swo_capture, test_tpiu_capture, test_rust_itm, test_channels,
+          test_bad_input, test_tcp_reconnect, test_serial_pty, test_symbols):
+    try:
+        t()
+    except Exception as e:  # a crash of one check must not hide the others
+        check(False, f"{t.__name__}: {e!r}")
+
+if failures:
+    print(f"{len(failures)} failure(s)")
+    sys.exit(1)
+print("all itm CLI checks passed")

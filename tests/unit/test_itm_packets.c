@@ -1,0 +1,434 @@
+/* ITM/DWT decoder: one vector per packet type and length, written from the ARMv7-M ARM
+ * appendix D4 (and the ARMv8-M packet protocol chapter) encodings, plus the protocol traps
+ * and the error/resynchronisation rules. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "spoor/itm.h"
+
+#define MAXP 512
+
+struct result {
+    spoor_itm_packet p[MAXP];
+    size_t n;
+};
+
+/* Decodes bytes fed `step` at a time (0 = all at once), then finishes the stream. */
+static void decode_step(const uint8_t *b, size_t len, size_t step, bool require_sync,
+                        struct result *r)
+{
+    static spoor_itm_decoder d;
+    spoor_itm_init(&d, require_sync);
+    r->n = 0;
+    size_t i = 0;
+    while (i < len) {
+        size_t chunk = step ? step : len - i;
+        if (chunk > len - i)
+            chunk = len - i;
+        size_t k = spoor_itm_feed(&d, b + i, chunk);
+        i += k;
+        while (r->n < MAXP && spoor_itm_next(&d, &r->p[r->n]))
+            r->n++;
+    }
+    spoor_itm_finish(&d);
+    while (r->n < MAXP && spoor_itm_next(&d, &r->p[r->n]))
+        r->n++;
+}
+
+static struct result R;
+
+static void decode(const uint8_t *b, size_t len)
+{
+    decode_step(b, len, 0, false, &R);
+    /* Byte-at-a-time feeding (the slow path) must give the same packets. */
+    static struct result one;
+    decode_step(b, len, 1, false, &one);
+    assert_int_equal(one.n, R.n);
+    for (size_t i = 0; i < R.n; i++) {
+        assert_int_equal(one.p[i].type, R.p[i].type);
+        assert_int_equal(one.p[i].offset, R.p[i].offset);
+        assert_int_equal(one.p[i].time, R.p[i].time);
+        assert_memory_equal(&one.p[i].u, &R.p[i].u, sizeof R.p[i].u);
+    }
+}
+
+#define DECODE(...)                                                                           \
+    do {                                                                                      \
+        static const uint8_t v_[] = {__VA_ARGS__};                                            \
+        decode(v_, sizeof v_);                                                                \
+    } while (0)
+
+static void no_errors(void)
+{
+    for (size_t i = 0; i < R.n; i++)
+        assert_int_not_equal(R.p[i].type, SPOOR_ITM_ERROR);
+}
+
+/* D4.2.1: 47 zero bits then a one; longer runs of zeros are allowed. */
+static void test_sync(void **state)
+{
+    (void)state;
+    DECODE(0x00, 0x00, 0x00, 0x00, 0x00, 0x80);
+    assert_int_equal(R.n, 1);
+    assert_int_equal(R.p[0].type, SPOOR_ITM_SYNC);
+    assert_int_equal(R.p[0].size, 6);
+    DECODE(0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x80, 0x70);
+    assert_int_equal(R.n, 2);
+    assert_int_equal(R.p[0].type, SPOOR_ITM_SYNC);
+    assert_int_equal(R.p[0].size, 8);
+    assert_int_equal(R.p[1].type, SPOOR_ITM_OVERFLOW);
+    assert_int_equal(R.p[1].offset, 8);
+}
+
+/* D4.2.3: overflow is the single byte 0x70. */
+static void test_overflow(void **state)
+{
+    (void)state;
+    DECODE(0x70);
+    assert_int_equal(R.n, 1);
+    assert_int_equal(R.p[0].type, SPOOR_ITM_OVERFLOW);
+}
+
+/* D4.2.4: format 2 is 0b0TTT0000 (TS = TTT, 1..6); format 1 is 0b11TT0000 (TC = TT) and one
+ * to four bytes of 7 timestamp bits each, bit 7 = continuation. */
+static void test_local_timestamps(void **state)
+{
+    (void)state;
+    DECODE(0x10, 0x60, 0x30);
+    assert_int_equal(R.n, 3);
+    assert_int_equal(R.p[0].type, SPOOR_ITM_TS_LOCAL);
+    assert_int_equal(R.p[0].u.ts_local.delta, 1);
+    assert_int_equal(R.p[1].u.ts_local.delta, 6);
+    assert_int_equal(R.p[2].u.ts_local.delta, 3);
+    assert_int_equal(R.p[2].u.ts_local.tc, 0);
+    assert_int_equal(R.p[2].time, 10);
+
+    /* one, two, three and four payload bytes; TC 0..3 */
+    DECODE(0xC0, 0x05, 0xD0, 0x81, 0x01, 0xE0, 0xFF, 0xFF, 0x01, 0xF0, 0xFF, 0xFF, 0xFF, 0x7F);
+    assert_int_equal(R.n, 4);
+    no_errors();
+    assert_int_equal(R.p[0].u.ts_local.delta, 5);
+    assert_int_equal(R.p[0].u.ts_local.tc, 0);
+    assert_int_equal(R.p[1].u.ts_local.delta, 1 + (1 << 7));
+    assert_int_equal(R.p[1].u.ts_local.tc, 1);
+    assert_int_equal(R.p[2].u.ts_local.delta, 0x7F + (0x7F << 7) + (1 << 14));
+    assert_int_equal(R.p[2].u.ts_local.tc, 2);
+    assert_int_equal(R.p[3].u.ts_local.delta, 0x0FFFFFFF);
+    assert_int_equal(R.p[3].u.ts_local.tc, 3);
+    assert_int_equal(R.p[3].size, 5);
+    assert_int_equal(R.p[3].time, 5 + 129 + 32767 + 0x0FFFFFFFull);
+
+    /* a fifth continuation byte is not allowed */
+    DECODE(0xC0, 0x81, 0x81, 0x81, 0x81, 0x01);
+    assert_int_equal(R.p[0].type, SPOOR_ITM_ERROR);
+}
+
+/* D4.2.5 trap: 0x94 is GTS1 (bits [25:0], last byte: TS[25:21], ClkCh bit 5, Wrap bit 6) and
+ * 0xB4 is GTS2 (bits [47:26] in 4 bytes or [63:26] in 6 bytes). */
+static void test_global_timestamps(void **state)
+{
+    (void)state;
+    DECODE(0x94, 0x80, 0xA0, 0x84, 0x60,             /* GTS1 full, wrap + clkch */
+           0xB4, 0xBD, 0xF4, 0x91, 0x01,             /* GTS2 48-bit */
+           0x94, 0x05,                               /* GTS1, low 7 bits only */
+           0xB4, 0xBD, 0xF4, 0x91, 0x81, 0xF4, 0x07); /* GTS2 64-bit */
+    assert_int_equal(R.n, 4);
+    no_errors();
+    uint64_t low = (0x20ull << 7) | (0x04ull << 14); /* 0x00, 0x20, 0x04, TS[25:21] = 0 */
+    assert_int_equal(R.p[0].type, SPOOR_ITM_TS_GLOBAL1);
+    assert_int_equal(R.p[0].u.ts_global1.value, low);
+    assert_true(R.p[0].u.ts_global1.wrap);
+    assert_true(R.p[0].u.ts_global1.clkch);
+    uint64_t hi48 = 0x3D | (0x74ull << 7) | (0x11ull << 14) | (1ull << 21);
+    assert_int_equal(R.p[1].type, SPOOR_ITM_TS_GLOBAL2);
+    assert_int_equal(R.p[1].u.ts_global2.value, hi48 << 26 | low);
+    assert_false(R.p[1].u.ts_global2.wide);
+    low = (low & ~0x7Full) | 5;
+    assert_int_equal(R.p[2].type, SPOOR_ITM_TS_GLOBAL1);
+    assert_int_equal(R.p[2].u.ts_global1.value, hi48 << 26 | low);
+    assert_false(R.p[2].u.ts_global1.wrap);
+    uint64_t hi64 = 0x3D | (0x74ull << 7) | (0x11ull << 14) | (0x01ull << 21) |
+                    (0x74ull << 28) | (7ull << 35);
+    assert_int_equal(R.p[3].type, SPOOR_ITM_TS_GLOBAL2);
+    assert_int_equal(R.p[3].u.ts_global2.value, hi64 << 26 | low);
+    assert_true(R.p[3].u.ts_global2.wide);
+}
+
+/* D4.2.6 trap: 0x08 is the page-0 extension, not a software packet; pages select stimulus
+ * ports page * 32 + A. */
+static void test_extension_pages(void **state)
+{
+    (void)state;
+    DECODE(0x78, 0xF9, 0x41, /* page 7, port 31 -> 255 */
+           0x18, 0x01, 0x42, /* page 1, port 0 -> 32 */
+           0x08, 0x09, 0x43  /* page 0, port 1 */
+    );
+    assert_int_equal(R.n, 6);
+    no_errors();
+    assert_int_equal(R.p[0].type, SPOOR_ITM_EXTENSION);
+    assert_int_equal(R.p[0].u.ext.page, 7);
+    assert_int_equal(R.p[1].type, SPOOR_ITM_SW);
+    assert_int_equal(R.p[1].u.sw.port, 255);
+    assert_int_equal(R.p[2].u.ext.page, 1);
+    assert_int_equal(R.p[3].u.sw.port, 32);
+    assert_int_equal(R.p[4].type, SPOOR_ITM_EXTENSION);
+    assert_int_equal(R.p[4].u.ext.page, 0);
+    assert_int_equal(R.p[4].size, 1);
+    assert_int_equal(R.p[5].u.sw.port, 1);
+    assert_int_equal(R.p[5].u.sw.value, 0x43);
+}
+
+/* D4.2.7: 0bAAAAA0SS, SS = 01/10/11 for 1/2/4 bytes, little-endian payload. */
+static void test_software_sizes(void **state)
+{
+    (void)state;
+    DECODE(0x01, 0x41, 0x0A, 0x34, 0x12, 0xFB, 0x78, 0x56, 0x34, 0x12, 0x8B, 0x03, 0x0F, 0x3F,
+           0xFF);
+    assert_int_equal(R.n, 4);
+    assert_int_equal(R.p[0].u.sw.port, 0);
+    assert_int_equal(R.p[0].u.sw.size, 1);
+    assert_int_equal(R.p[0].u.sw.value, 0x41);
+    assert_int_equal(R.p[1].u.sw.port, 1);
+    assert_int_equal(R.p[1].u.sw.size, 2);
+    assert_int_equal(R.p[1].u.sw.value, 0x1234);
+    assert_int_equal(R.p[2].u.sw.port, 31);
+    assert_int_equal(R.p[2].u.sw.size, 4);
+    assert_int_equal(R.p[2].u.sw.value, 0x12345678);
+    assert_int_equal(R.p[3].u.sw.port, 17);
+    assert_int_equal(R.p[3].u.sw.value, 0xFF3F0F03);
+    assert_int_equal(R.p[3].offset, 10);
+}
+
+/* D4.3.1: 0x05 + one byte: bit 0 CPI, 1 Exc, 2 Sleep, 3 LSU, 4 Fold, 5 Cyc. */
+static void test_event_counter(void **state)
+{
+    (void)state;
+    DECODE(0x05, 0x2A, 0x05, 0x15);
+    assert_int_equal(R.n, 2);
+    assert_int_equal(R.p[0].type, SPOOR_ITM_EVENT_COUNTER);
+    assert_int_equal(R.p[0].u.event_counter.bits, 0x2A); /* cyc, lsu, exc */
+    assert_int_equal(R.p[1].u.event_counter.bits, 0x15); /* fold, sleep, cpi */
+}
+
+/* D4.3.2: 0x0E + ExceptionNumber[7:0], then number bit 8 in bit 0 and FN in bits [5:4]. */
+static void test_exception(void **state)
+{
+    (void)state;
+    DECODE(0x0E, 0x0F, 0x10, 0x0E, 0x0F, 0x20, 0x0E, 0x20, 0x30, 0x0E, 0x00, 0x11);
+    assert_int_equal(R.n, 4);
+    assert_int_equal(R.p[0].type, SPOOR_ITM_EXCEPTION);
+    assert_int_equal(R.p[0].u.exception.number, 15);
+    assert_int_equal(R.p[0].u.exception.action, SPOOR_ITM_EXC_ENTER);
+    assert_int_equal(R.p[1].u.exception.action, SPOOR_ITM_EXC_EXIT);
+    assert_int_equal(R.p[2].u.exception.number, 32);
+    assert_int_equal(R.p[2].u.exception.action, SPOOR_ITM_EXC_RETURN);
+    assert_int_equal(R.p[3].u.exception.number, 256);
+    /* FN = 00 is reserved */
+    DECODE(0x0E, 0x0F, 0x00);
+    assert_int_equal(R.p[0].type, SPOOR_ITM_ERROR);
+}
+
+/* D4.3.3: 0x17 + PC, or 0x15 + 0x00 while the core sleeps. */
+static void test_pc_sample(void **state)
+{
+    (void)state;
+    DECODE(0x17, 0x03, 0x0F, 0x3F, 0xFF, 0x15, 0x00);
+    assert_int_equal(R.n, 2);
+    assert_int_equal(R.p[0].type, SPOOR_ITM_PC_SAMPLE);
+    assert_int_equal(R.p[0].u.pc_sample.pc, 0xFF3F0F03);
+    assert_false(R.p[0].u.pc_sample.sleep);
+    assert_true(R.p[1].u.pc_sample.sleep);
+    DECODE(0x15, 0x01); /* a one-byte sample other than 0 is not defined */
+    assert_int_equal(R.p[0].type, SPOOR_ITM_ERROR);
+}
+
+/* D4.3.4: 0b01NN0111 PC value, 0b01NN1110 address offset, 0b10NNWxSS data value. */
+static void test_data_trace(void **state)
+{
+    (void)state;
+    DECODE(0x47, 0xAA, 0xB8, 0x00, 0x08, /* cmp 0 PC */
+           0x77, 0x03, 0x0F, 0x3F, 0xFF, /* cmp 3 PC */
+           0x6E, 0x03, 0x0F,             /* cmp 2 address offset */
+           0x8F, 0xC2, 0x00, 0x00, 0x00, /* cmp 0 write word */
+           0xAE, 0x03, 0x0F,             /* cmp 2 write halfword */
+           0xB5, 0x7E                    /* cmp 3 read byte */
+    );
+    assert_int_equal(R.n, 6);
+    no_errors();
+    assert_int_equal(R.p[0].type, SPOOR_ITM_DWT_PC);
+    assert_int_equal(R.p[0].u.dwt_pc.comparator, 0);
+    assert_int_equal(R.p[0].u.dwt_pc.pc, 0x0800B8AA);
+    assert_int_equal(R.p[1].u.dwt_pc.comparator, 3);
+    assert_int_equal(R.p[1].u.dwt_pc.pc, 0xFF3F0F03);
+    assert_int_equal(R.p[2].type, SPOOR_ITM_DWT_ADDR);
+    assert_int_equal(R.p[2].u.dwt_addr.comparator, 2);
+    assert_int_equal(R.p[2].u.dwt_addr.offset, 0x0F03);
+    assert_int_equal(R.p[3].type, SPOOR_ITM_DWT_DATA);
+    assert_int_equal(R.p[3].u.dwt_data.comparator, 0);
+    assert_true(R.p[3].u.dwt_data.write);
+    assert_int_equal(R.p[3].u.dwt_data.size, 4);
+    assert_int_equal(R.p[3].u.dwt_data.value, 0xC2);
+    assert_int_equal(R.p[4].u.dwt_data.comparator, 2);
+    assert_int_equal(R.p[4].u.dwt_data.size, 2);
+    assert_int_equal(R.p[4].u.dwt_data.value, 0x0F03);
+    assert_int_equal(R.p[5].u.dwt_data.comparator, 3);
+    assert_false(R.p[5].u.dwt_data.write);
+    assert_int_equal(R.p[5].u.dwt_data.size, 1);
+    assert_int_equal(R.p[5].u.dwt_data.value, 0x7E);
+}
+
+/* A local timestamp dates the packets before it; the next ones wait for the next one. */
+static void test_time_accumulates(void **state)
+{
+    (void)state;
+    DECODE(0x01, 0x41, 0x05, 0x01, 0xC0, 0x64, 0x01, 0x42, 0x20, 0x01, 0x43);
+    assert_int_equal(R.n, 6);
+    assert_int_equal(R.p[0].time, 100);
+    assert_true(R.p[0].time_exact);
+    assert_int_equal(R.p[1].time, 100);
+    assert_int_equal(R.p[2].type, SPOOR_ITM_TS_LOCAL);
+    assert_int_equal(R.p[3].time, 102);
+    assert_int_equal(R.p[5].type, SPOOR_ITM_SW);
+    assert_int_equal(R.p[5].time, 102); /* no timestamp after it: a lower bound */
+    assert_false(R.p[5].time_exact);
+    no_errors();
+}
+
+/* Reserved headers: counted, and the decoder skips to the next sync, saying how many bytes
+ * it lost. Packets no timestamp confirmed yet are part of the loss. */
+static void test_reserved_header_resync(void **state)
+{
+    (void)state;
+    static const uint8_t reserved[] = {0x04, 0x1D, 0x80, 0x90, 0xA0, 0xB0, 0x44, 0xF4, 0xFF};
+    for (size_t i = 0; i < sizeof reserved; i++) {
+        uint8_t v[] = {0x01, 0x41, 0x10, reserved[i], 0x11, 0x22, 0x00, 0x00, 0x00,
+                       0x00, 0x00, 0x80, 0x01, 0x42};
+        decode(v, sizeof v);
+        assert_int_equal(R.n, 5);
+        assert_int_equal(R.p[0].type, SPOOR_ITM_SW);
+        assert_int_equal(R.p[1].type, SPOOR_ITM_TS_LOCAL);
+        assert_int_equal(R.p[2].type, SPOOR_ITM_ERROR);
+        assert_int_equal(R.p[2].offset, 3);
+        assert_int_equal(R.p[2].u.error.bytes_lost, 3);
+        assert_int_equal(R.p[2].u.error.why, SPOOR_ITM_ERR_RESERVED_HEADER);
+        assert_int_equal(R.p[3].type, SPOOR_ITM_SYNC);
+        assert_int_equal(R.p[3].offset, 6);
+        assert_int_equal(R.p[4].u.sw.value, 0x42);
+    }
+    /* a held packet before the error is dropped with it */
+    DECODE(0x01, 0x41, 0x1D, 0x00, 0x00, 0x00, 0x00, 0x00, 0x80);
+    assert_int_equal(R.n, 2);
+    assert_int_equal(R.p[0].type, SPOOR_ITM_ERROR);
+    assert_int_equal(R.p[0].offset, 0);
+    assert_int_equal(R.p[0].u.error.bytes_lost, 3);
+}
+
+/* D4.2.1 trap: a sync can begin inside what looked like the payload of a packet. */
+static void test_sync_inside_payload(void **state)
+{
+    (void)state;
+    /* 0x03 0x11 then 5 zeros and 0x80: "0x11 0 0 0" parses as a payload, but only a sync
+     * starting after 0x11 explains the 0x80, so 0x03 0x11 were not a packet. */
+    DECODE(0x03, 0x11, 0x00, 0x00, 0x00, 0x00, 0x00, 0x80, 0x01, 0x42);
+    assert_int_equal(R.n, 3);
+    assert_int_equal(R.p[0].type, SPOOR_ITM_ERROR);
+    assert_int_equal(R.p[0].offset, 0);
+    assert_int_equal(R.p[0].u.error.bytes_lost, 2);
+    assert_int_equal(R.p[0].u.error.why, SPOOR_ITM_ERR_SYNC_IN_PACKET);
+    assert_int_equal(R.p[1].type, SPOOR_ITM_SYNC);
+    assert_int_equal(R.p[1].offset, 2);
+    assert_int_equal(R.p[2].u.sw.value, 0x42);
+
+    /* A 0x47 (PC value) header whose "payload" is the start of a sync. */
+    DECODE(0x47, 0x00, 0x00, 0x00, 0x00, 0x00, 0x80);
+    assert_int_equal(R.n, 2);
+    assert_int_equal(R.p[0].type, SPOOR_ITM_ERROR);
+    assert_int_equal(R.p[0].u.error.bytes_lost, 1);
+    assert_int_equal(R.p[1].type, SPOOR_ITM_SYNC);
+    assert_int_equal(R.p[1].offset, 1);
+
+    /* A real zero payload followed by a real sync is not an error. */
+    DECODE(0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x80);
+    assert_int_equal(R.n, 2);
+    assert_int_equal(R.p[0].type, SPOOR_ITM_SW);
+    assert_int_equal(R.p[0].u.sw.value, 0);
+    assert_int_equal(R.p[1].type, SPOOR_ITM_SYNC);
+}
+
+static void test_bad_sync_and_truncation(void **state)
+{
+    (void)state;
+    DECODE(0x00, 0x00, 0x41, 0x01);
+    assert_int_equal(R.p[0].type, SPOOR_ITM_ERROR);
+    assert_int_equal(R.p[0].u.error.why, SPOOR_ITM_ERR_BAD_SYNC);
+    assert_int_equal(R.p[0].u.error.bytes_lost, 4);
+
+    DECODE(0x10, 0x03, 0x11, 0x22);
+    assert_int_equal(R.n, 2);
+    assert_int_equal(R.p[1].type, SPOOR_ITM_ERROR);
+    assert_int_equal(R.p[1].u.error.why, SPOOR_ITM_ERR_TRUNCATED);
+    assert_int_equal(R.p[1].offset, 1);
+    assert_int_equal(R.p[1].u.error.bytes_lost, 3);
+
+    DECODE(0xC0, 0x81);
+    assert_int_equal(R.n, 1);
+    assert_int_equal(R.p[0].u.error.why, SPOOR_ITM_ERR_TRUNCATED);
+}
+
+static void test_require_sync(void **state)
+{
+    (void)state;
+    static const uint8_t v[] = {0x01, 0x41, 0x00, 0x00, 0x00, 0x00, 0x00, 0x80, 0x01, 0x42};
+    decode_step(v, sizeof v, 0, true, &R);
+    assert_int_equal(R.n, 3);
+    assert_int_equal(R.p[0].type, SPOOR_ITM_ERROR);
+    assert_int_equal(R.p[0].u.error.why, SPOOR_ITM_ERR_NO_SYNC);
+    assert_int_equal(R.p[0].u.error.bytes_lost, 2);
+    assert_int_equal(R.p[2].u.sw.value, 0x42);
+}
+
+/* Many packets and no timestamp: the hold queue releases them in order, nothing is lost. */
+static void test_hold_queue_overflows_in_order(void **state)
+{
+    (void)state;
+    static uint8_t v[2 * 300];
+    for (int i = 0; i < 300; i++) {
+        v[2 * i] = 0x01;
+        v[2 * i + 1] = (uint8_t)i;
+    }
+    decode(v, sizeof v);
+    assert_int_equal(R.n, 300);
+    for (int i = 0; i < 300; i++) {
+        assert_int_equal(R.p[i].type, SPOOR_ITM_SW);
+        assert_int_equal(R.p[i].u.sw.value, (uint8_t)i);
+        assert_int_equal(R.p[i].offset, 2 * i);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sync),
+        cmocka_unit_test(test_overflow),
+        cmocka_unit_test(test_local_timestamps),
+        cmocka_unit_test(test_global_timestamps),
+        cmocka_unit_test(test_extension_pages),
+        cmocka_unit_test(test_software_sizes),
+        cmocka_unit_test(test_event_counter),
+        cmocka_unit_test(test_exception),
+        cmocka_unit_test(test_pc_sample),
+        cmocka_unit_test(test_data_trace),
+        cmocka_unit_test(test_time_accumulates),
+        cmocka_unit_test(test_reserved_header_resync),
+        cmocka_unit_test(test_sync_inside_payload),
+        cmocka_unit_test(test_bad_sync_and_truncation),
+        cmocka_unit_test(test_require_sync),
+        cmocka_unit_test(test_hold_queue_overflows_in_order),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

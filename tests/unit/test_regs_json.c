@@ -1,0 +1,180 @@
+/* The regs.json reader and the raw-input dump (--regs, --mem ADDR:FILE). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "spoor/dump.h"
+#include "spoor/error.h"
+
+static bool parse(const char *text, spoor_dump *d)
+{
+    memset(d, 0, sizeof *d);
+    return spoor_regs_json_parse(text, strlen(text), d);
+}
+
+static void full_register_set(void **state)
+{
+    (void)state;
+    const char *text =
+        "{\n"
+        "  \"r0\": \"0x00000000\", \"r1\": \"0x1\", \"r2\": \"0x2\", \"r3\": \"0x3\",\n"
+        "  \"r4\": \"0x4\", \"r5\": \"0x5\", \"r6\": \"0x6\", \"r7\": \"0x20001fe8\",\n"
+        "  \"r8\": \"0x8\", \"r9\": \"0x9\", \"r10\": \"0xa\", \"r11\": \"0xB\", \"r12\": "
+        "\"0xc\",\n"
+        "  \"sp\": \"0x20001fe0\", \"lr\": \"0xfffffff9\", \"pc\": \"0x000001a4\",\n"
+        "  \"xpsr\": \"0x61000003\", \"msp\": \"0x20001fe0\", \"psp\": \"0x0\",\n"
+        "  \"control\": \"0x0\", \"exc_return\": \"0xFFFFFFF9\",\n"
+        "  \"CFSR\": \"0x00000400\", \"hfsr\": \"0x40000000\", \"bfar\": \"0xe000ed38\"\n"
+        "}\n";
+    spoor_dump d;
+    if (!parse(text, &d))
+        fail_msg("%s", spoor_last_error());
+    assert_true(d.has_registers);
+    assert_int_equal(d.regs.r[0], 0);
+    assert_int_equal(d.regs.r[7], 0x20001fe8u);
+    assert_int_equal(d.regs.r[11], 0xBu);
+    assert_int_equal(d.regs.sp, 0x20001fe0u);
+    assert_int_equal(d.regs.lr, 0xfffffff9u);
+    assert_int_equal(d.regs.pc, 0x1a4u);
+    assert_int_equal(d.regs.xpsr, 0x61000003u);
+    assert_int_equal(d.regs.exc_return, 0xFFFFFFF9u);
+    assert_true(d.has_fault);
+    assert_int_equal(d.fault.cfsr, 0x400u);
+    assert_int_equal(d.fault.hfsr, 0x40000000u);
+    assert_int_equal(d.fault.bfar, 0xe000ed38u);
+    assert_int_equal(d.fault.valid,
+                     SPOOR_FAULT_HAS_CFSR | SPOOR_FAULT_HAS_HFSR | SPOOR_FAULT_HAS_BFAR);
+    assert_int_equal(d.regs.flags, 0);
+}
+
+static void numbers_null_aliases_and_fp(void **state)
+{
+    (void)state;
+    spoor_dump d;
+    assert_true(parse("{\"pc\": 4096, \"lr\": null, \"r13\": \"20000000\", \"s3\": \"0x3f800000\","
+                      " \"fpscr\": \"0\", \"msplim\": \"0x20000000\"}",
+                      &d));
+    assert_int_equal(d.regs.pc, 4096);
+    assert_int_equal(d.regs.lr, 0xFFFFFFFFu); /* null: unknown */
+    assert_int_equal(d.regs.sp, 0x20000000u);
+    assert_int_equal(d.regs.s[3], 0x3f800000u);
+    assert_int_equal(d.regs.flags, SPOOR_REGS_FP_VALID | SPOOR_REGS_HAS_LIMITS);
+    assert_false(d.has_fault);
+    assert_true(parse("  { }  ", &d));
+    assert_false(d.has_registers);
+}
+
+static void expect_error(const char *text, const char *message)
+{
+    spoor_dump d;
+    assert_false(parse(text, &d));
+    assert_string_equal(spoor_last_error(), message);
+}
+
+static void errors_name_the_problem(void **state)
+{
+    (void)state;
+    expect_error("{\"pc\": \"0x1\",\n \"r16\": \"0x0\"}",
+                 "regs.json: line 2: unknown register \"r16\"");
+    expect_error("{\"pc\": \"0xZZ\"}",
+                 "regs.json: line 1: value of \"pc\" is not a 32-bit hex number: \"0xZZ\"");
+    expect_error("{\"pc\": \"0x100000000\"}",
+                 "regs.json: line 1: value of \"pc\" is not a 32-bit hex number: \"0x100000000\"");
+    expect_error("{\"pc\": -1}",
+                 "regs.json: line 1: value of \"pc\" must be a hex string like \"0x20001000\"");
+    expect_error("{\"pc\": 1.5}",
+                 "regs.json: line 1: value of \"pc\" must be a hex string like \"0x20001000\"");
+    expect_error("{\"pc\" \"0x1\"}", "regs.json: line 1: expected ':'");
+    expect_error("{\"pc\": \"0x1\"", "regs.json: line 1: expected '}'");
+    expect_error("[1, 2]", "regs.json: line 1: expected '{'");
+    expect_error("{\"pc\": \"0x1\"} x", "regs.json: line 1: unexpected text after the object");
+    expect_error("{\"pc", "regs.json: line 1: unterminated string");
+    expect_error("", "regs.json: line 1: expected '{'");
+}
+
+static char *write_temp(const char *name, const void *bytes, size_t len)
+{
+    char *path = malloc(512);
+    snprintf(path, 512, "%s/test_regs_json_%s", SPOOR_BUILD_DIR, name);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(bytes, 1, len, f), len);
+    fclose(f);
+    return path;
+}
+
+static void raw_inputs_make_a_dump(void **state)
+{
+    (void)state;
+    const char *regs = "{\"sp\": \"0x20000010\", \"pc\": \"0x100\"}";
+    char *regs_path = write_temp("regs.json", regs, strlen(regs));
+    uint8_t a[32], b[16];
+    for (int i = 0; i < 32; i++)
+        a[i] = (uint8_t)i;
+    for (int i = 0; i < 16; i++)
+        b[i] = (uint8_t)(0x80 + i);
+    char *a_path = write_temp("a.bin", a, sizeof a);
+    char *b_path = write_temp("b.bin", b, sizeof b);
+
+    char arg_a[600], arg_b[600];
+    snprintf(arg_a, sizeof arg_a, "0x20000000:%s", a_path);
+    snprintf(arg_b, sizeof arg_b, "536870944:%s", b_path); /* 0x20000020, decimal */
+    spoor_raw_memory mems[2];
+    assert_true(spoor_raw_memory_parse(arg_b, &mems[0]));
+    assert_true(spoor_raw_memory_parse(arg_a, &mems[1]));
+    assert_int_equal(mems[0].address, 0x20000020u);
+    spoor_dump *d = spoor_dump_from_raw(regs_path, mems, 2);
+    if (!d)
+        fail_msg("%s", spoor_last_error());
+    assert_int_equal(d->regs.sp, 0x20000010u);
+    assert_int_equal(d->region_count, 2);
+    uint8_t buf[48];
+    assert_true(spoor_dump_read(d, 0x20000000u, buf, 48));
+    assert_memory_equal(buf, a, 32);
+    assert_memory_equal(buf + 32, b, 16);
+    assert_false(spoor_dump_read(d, 0x20000000u, buf, 49));
+    spoor_dump_free(d);
+
+    /* overlapping memory files */
+    snprintf(arg_b, sizeof arg_b, "0x20000010:%s", b_path);
+    assert_true(spoor_raw_memory_parse(arg_b, &mems[0]));
+    assert_null(spoor_dump_from_raw(NULL, mems, 2));
+    assert_string_equal(spoor_last_error(),
+                        "dump: memory regions 0x20000000+32 and 0x20000010+16 overlap");
+
+    remove(regs_path);
+    remove(a_path);
+    remove(b_path);
+    free(regs_path);
+    free(a_path);
+    free(b_path);
+}
+
+static void bad_mem_arguments(void **state)
+{
+    (void)state;
+    spoor_raw_memory m;
+    const char *bad[] = {"file.bin", ":file.bin", "0x2000:", "zz:file", "0x100000000:f", "-1:f"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        assert_false(spoor_raw_memory_parse(bad[i], &m));
+        char want[128];
+        snprintf(want, sizeof want, "--mem: expected ADDR:FILE, got '%s'", bad[i]);
+        assert_string_equal(spoor_last_error(), want);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(full_register_set),       cmocka_unit_test(numbers_null_aliases_and_fp),
+        cmocka_unit_test(errors_name_the_problem), cmocka_unit_test(raw_inputs_make_a_dump),
+        cmocka_unit_test(bad_mem_arguments),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
