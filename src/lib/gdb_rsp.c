@@ -66,9 +66,13 @@ spoor_rsp_event spoor_rsp_feed(spoor_rsp_parser *p, uint8_t c)
         p->state = IN_PACKET;
         return SPOOR_RSP_NONE;
     case CHECKSUM1:
+        if (hexval(c) < 0) {
+            p->state = WAIT_START;
+            return SPOOR_RSP_BAD_CHECKSUM;
+        }
         p->expect = (uint8_t)(hexval(c) << 4);
-        p->state = hexval(c) < 0 ? WAIT_START : CHECKSUM2;
-        return p->state == WAIT_START ? SPOOR_RSP_BAD_CHECKSUM : SPOOR_RSP_NONE;
+        p->state = CHECKSUM2;
+        return SPOOR_RSP_NONE;
     case CHECKSUM2:
         p->state = WAIT_START;
         if (hexval(c) < 0 || (uint8_t)(p->expect | hexval(c)) != p->sum || p->overflow)
