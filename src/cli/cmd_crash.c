@@ -112,17 +112,18 @@ static void unwind(struct crash *c)
 /* The inline chain of a frame's code address (a return address names its call). */
 static size_t frame_locations(const struct crash *c, const spoor_frame *f, spoor_location *loc)
 {
-    uint32_t lookup = f->pc_is_return ? f->pc - 1 : f->pc;
+    uint32_t lookup = (f->pc_is_return ? f->pc - 1 : f->pc) & ~1u;
     size_t n = spoor_elf_symbolize(c->elf, lookup, loc, MAX_INLINE);
-    if (f->pc_is_return && loc[0].has_offset)
-        loc[0].offset += 1; /* report the offset of the return address itself */
+    if (loc[0].has_offset) /* the offset of the address shown, not of the lookup */
+        loc[0].offset = f->pc - (lookup - loc[0].offset);
     return n;
 }
 
 static const char *reason_text(const spoor_dump *d, char *buf, size_t len)
 {
     if (!d->has_reason)
-        return "unknown (no reason record)";
+        return d->has_fault ? "unknown (no reason record)"
+                            : "none recorded (a debugger snapshot: no reason, no fault registers)";
     const char *name = spoor_dump_reason_name(d->reason);
     switch (d->reason) {
     case SPOOR_REASON_FAULT: {
@@ -147,7 +148,7 @@ static void print_text(struct crash *c)
     const spoor_dump_registers *r = &d->regs;
     char buf[1024];
     printf("reason: %s\n", reason_text(d, buf, sizeof buf));
-    if (!d->has_reason || d->reason == SPOOR_REASON_FAULT) {
+    if ((d->has_reason && d->reason == SPOOR_REASON_FAULT) || (!d->has_reason && d->has_fault)) {
         spoor_fault_summary(&c->fault, buf, sizeof buf);
         printf("%s\n", buf);
     }
