@@ -4,6 +4,7 @@
 #define SPOOR_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -22,6 +23,8 @@ int cli_error(const char *cmd, const char *fmt, ...) SPOOR_PRINTF(2, 3);
 
 /* Parses a number (0x hex or decimal) into 32 bits; false when it is not one. */
 bool cli_parse_u32(const char *s, uint32_t *out);
+/* The same for the n bytes at s (no terminator needed). */
+bool cli_parse_u32n(const char *s, size_t n, uint32_t *out);
 
 /* Writes s as a JSON string literal (with quotes) or null when s is NULL. */
 void cli_json_string(FILE *out, const char *s);

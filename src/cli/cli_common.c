@@ -1,5 +1,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 
@@ -25,20 +26,19 @@ static int digit_value(char c)
     return 99;
 }
 
-bool cli_parse_u32(const char *s, uint32_t *out)
+bool cli_parse_u32n(const char *s, size_t n, uint32_t *out)
 {
-    if (!s || !*s)
-        return false;
     unsigned base = 10;
-    if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+    if (n > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
         base = 16;
         s += 2;
-        if (!*s)
-            return false;
+        n -= 2;
     }
+    if (!n || n > (base == 16 ? 8u : 10u) + 32) /* leading zeros are fine, endless ones not */
+        return false;
     uint64_t v = 0;
-    for (; *s; s++) {
-        int d = digit_value(*s);
+    for (size_t i = 0; i < n; i++) {
+        int d = digit_value(s[i]);
         if (d >= (int)base)
             return false;
         v = v * base + (unsigned)d;
@@ -47,6 +47,11 @@ bool cli_parse_u32(const char *s, uint32_t *out)
     }
     *out = (uint32_t)v;
     return true;
+}
+
+bool cli_parse_u32(const char *s, uint32_t *out)
+{
+    return s && cli_parse_u32n(s, strlen(s), out);
 }
 
 void cli_json_string(FILE *out, const char *s)

@@ -1,5 +1,4 @@
 /* spoor sym: addresses to function+offset, file:line and the chain of inlined frames. */
-#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <string.h>
@@ -103,12 +102,12 @@ struct sym_ctx {
     outbuf out;
 };
 
-static void symbolize_token(struct sym_ctx *c, const char *tok)
+static void symbolize_token(struct sym_ctx *c, const char *tok, size_t len)
 {
     uint32_t addr;
-    if (!cli_parse_u32(tok, &addr)) {
+    if (!cli_parse_u32n(tok, len, &addr)) {
         ob_flush(&c->out);
-        cli_error("sym", "not an address: '%s'", tok);
+        cli_error("sym", "not an address: '%.*s'", (int)(len > 64 ? 64 : len), tok);
         c->bad++;
         return;
     }
@@ -125,30 +124,30 @@ static int symbolize_stdin(struct sym_ctx *c)
     struct stat st;
     int flush = !(fstat(0, &st) == 0 && S_ISREG(st.st_mode));
     static char in[1 << 16];
-    char tok[128];
-    size_t len = 0;
+    size_t kept = 0; /* bytes of a token cut by the end of the previous block */
     for (;;) {
-        ssize_t n = read(0, in, sizeof in);
+        ssize_t n = read(0, in + kept, sizeof in - kept);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
             return cli_error("sym", "cannot read standard input: %s", strerror(errno));
-        for (ssize_t i = 0; i <= n; i++) {
-            int end = i == n;
-            if (end && n)
-                break;
-            if (end || isspace((unsigned char)in[i])) {
-                if (len) {
-                    tok[len] = 0;
-                    symbolize_token(c, tok);
-                    len = 0;
-                }
-            } else if (len < sizeof tok - 1) {
-                tok[len++] = in[i];
-            }
+        size_t end = kept + (size_t)n, start = 0;
+        for (size_t i = 0; i < end; i++) {
+            if ((unsigned char)in[i] > ' ')
+                continue;
+            if (i > start)
+                symbolize_token(c, in + start, i - start);
+            start = i + 1;
         }
-        if (n == 0)
-            return SPOOR_EXIT_OK;
+        kept = end - start; /* the unfinished token moves to the front */
+        if (n == 0 || kept == sizeof in) {
+            if (kept)
+                symbolize_token(c, in + start, kept);
+            if (n == 0)
+                return SPOOR_EXIT_OK;
+            kept = 0;
+        }
+        memmove(in, in + start, kept);
         if (flush)
             ob_flush(&c->out);
     }
@@ -190,7 +189,7 @@ int cmd_sym(int argc, char **argv)
     int rc = SPOOR_EXIT_OK;
     if (optind < argc)
         for (int i = optind; i < argc; i++)
-            symbolize_token(&c, argv[i]);
+            symbolize_token(&c, argv[i], strlen(argv[i]));
     else
         rc = symbolize_stdin(&c);
     spoor_elf_close(c.elf);

@@ -47,17 +47,33 @@ void ob_str(outbuf *ob, const char *s)
     ob_write(ob, s, strlen(s));
 }
 
+static const char hexdigits[] = "0123456789abcdef";
+
+/* "00" .. "99" */
+static const char decimal_pairs[] =
+    "00010203040506070809101112131415161718192021222324252627282930"
+    "31323334353637383940414243444546474849505152535455565758596061"
+    "6263646566676869707172737475767778798081828384858687888990919293"
+    "949596979899";
+
 void ob_u32(outbuf *ob, uint32_t v)
 {
     char tmp[10];
     size_t n = 0;
-    do
-        tmp[sizeof tmp - ++n] = (char)('0' + v % 10);
-    while ((v /= 10));
+    while (v >= 100) {
+        const char *d = decimal_pairs + 2 * (v % 100);
+        tmp[sizeof tmp - ++n] = d[1];
+        tmp[sizeof tmp - ++n] = d[0];
+        v /= 100;
+    }
+    if (v >= 10) {
+        tmp[sizeof tmp - ++n] = decimal_pairs[2 * v + 1];
+        tmp[sizeof tmp - ++n] = decimal_pairs[2 * v];
+    } else {
+        tmp[sizeof tmp - ++n] = (char)('0' + v);
+    }
     ob_write(ob, tmp + sizeof tmp - n, n);
 }
-
-static const char hexdigits[] = "0123456789abcdef";
 
 void ob_hex(outbuf *ob, uint32_t v)
 {
@@ -73,10 +89,14 @@ void ob_hex(outbuf *ob, uint32_t v)
 
 void ob_hex8(outbuf *ob, uint32_t v)
 {
-    char tmp[10] = {'0', 'x'};
-    for (int i = 0; i < 8; i++)
-        tmp[9 - i] = hexdigits[(v >> (4 * i)) & 15];
-    ob_write(ob, tmp, sizeof tmp);
+    if (ob->len + 10 > sizeof ob->buf)
+        ob_flush(ob);
+    char *p = ob->buf + ob->len;
+    p[0] = '0';
+    p[1] = 'x';
+    for (int i = 9; i >= 2; i--, v >>= 4)
+        p[i] = hexdigits[v & 15];
+    ob->len += 10;
 }
 
 void ob_json_string(outbuf *ob, const char *s)

@@ -186,7 +186,8 @@ void spoor_elf_close(spoor_elf *e)
     free(e->scopes);
     free(e->segments);
     free(e->lines);
-    free(e->line_page);
+    free(e->line_pages.first);
+    free(e->segment_pages.first);
     free(e->functions);
     free(e->path);
     free(e);
@@ -314,12 +315,12 @@ const struct elf_symbol *spoor_elf_symbol_at(const spoor_elf *e, uint32_t addr)
         else
             hi = mid;
     }
-    for (size_t i = lo; i-- > 0;) {
+    /* Symbols that cover addr start at or before it; a covering one further back than the
+     * last few would have to enclose all of those, which only nested aliases do. */
+    for (size_t i = lo, seen = 0; i-- > 0 && seen < 16; seen++) {
         const struct elf_symbol *s = &e->symbols[i];
         if (addr - s->start < s->size)
             return s;
-        if (addr - s->start > 0x100000) /* far enough: symbols do not span that much */
-            break;
     }
     return NULL;
 }

@@ -44,6 +44,15 @@ struct dw_line {
     int end_sequence; /* this row ends a sequence: addr is one past its last byte */
 };
 
+/* A page index over an array sorted by address: the entries of page p (addresses
+ * base + (p << shift) up to the next page) are at first[p] .. first[p + 1]. */
+struct page_index {
+    uint32_t base;
+    unsigned shift;
+    size_t npages;
+    uint32_t *first; /* NULL: no index, search the whole array */
+};
+
 struct dw_function { /* an out-of-line function's code range */
     uint32_t start, end;
     const char *name;
@@ -68,11 +77,7 @@ struct spoor_elf {
     size_t nsegments;
     struct dw_line *lines;
     size_t nlines;
-    /* page index over lines: rows of page p are at line_page[p] .. line_page[p+1] */
-    uint32_t line_base;
-    unsigned line_shift;
-    size_t nline_pages;
-    uint32_t *line_page;
+    struct page_index line_pages, segment_pages;
     struct dw_function *functions;
     size_t nfunctions;
 };

@@ -228,13 +228,43 @@ static int cmp_line(const void *a, const void *b)
     return x->order < y->order ? -1 : x->order > y->order;
 }
 
+#define MAX_CU_RANGES 4096
+
+/* Whether a line row is code this unit really has: its address (for a row that ends a
+ * sequence, the byte before it) lies in one of the unit's code ranges. Code the linker
+ * discarded keeps line rows at address 0 and up; the unit's ranges leave it out (see
+ * add_scope). libdw hands the rows out sorted by address, with the rows of different
+ * sequences interleaved, so this is decided row by row. */
+static int in_unit(const uint32_t (*ranges)[2], size_t n, uint32_t addr, bool end)
+{
+    if (end && addr)
+        addr--;
+    for (size_t i = 0; i < n; i++)
+        if (addr >= ranges[i][0] && addr < ranges[i][1])
+            return 1;
+    return 0;
+}
+
 static int add_lines(struct builder *b, Dwarf_Die *cu, struct line_sort **rows, size_t *nrows)
 {
     Dwarf_Lines *lines;
     size_t n;
     if (dwarf_getsrclines(cu, &lines, &n) != 0)
         return 0; /* a unit without a line program */
-    int skip = 0, seq_start = 1;
+    static uint32_t ranges[MAX_CU_RANGES][2];
+    size_t nranges = 0;
+    Dwarf_Addr base, lo, hi;
+    ptrdiff_t off = 0;
+    while ((off = dwarf_ranges(cu, off, &base, &lo, &hi)) > 0 && nranges < MAX_CU_RANGES)
+        if (lo < hi && hi <= UINT32_MAX && (lo != 0 || b->keep_zero)) {
+            ranges[nranges][0] = (uint32_t)lo;
+            ranges[nranges][1] = (uint32_t)hi;
+            nranges++;
+        }
+    /* without range attributes (or with more ranges than kept) fall back to dropping rows
+     * at address 0 only */
+    int has_ranges =
+        off == 0 && (dwarf_hasattr(cu, DW_AT_ranges) || dwarf_hasattr(cu, DW_AT_low_pc));
     for (size_t i = 0; i < n; i++) {
         Dwarf_Line *l = dwarf_onesrcline(lines, i);
         Dwarf_Addr addr;
@@ -244,10 +274,8 @@ static int add_lines(struct builder *b, Dwarf_Die *cu, struct line_sort **rows, 
             continue;
         dwarf_lineno(l, &line);
         dwarf_lineendsequence(l, &end);
-        if (seq_start) /* a sequence at 0 belongs to code the linker discarded */
-            skip = addr == 0 && !b->keep_zero;
-        seq_start = end;
-        if (skip)
+        if (has_ranges ? !in_unit(ranges, nranges, (uint32_t)addr, end)
+                       : (addr == 0 && !b->keep_zero))
             continue;
         if (grow((void **)rows, &b->cap_lines, *nrows + 1, sizeof **rows))
             return -1;
@@ -311,31 +339,62 @@ oom:
     return -1;
 }
 
-/* A page index over the sorted line rows so that a lookup searches only its page's rows. At
- * most 65536 pages: the page size grows with the span of the code. */
-static void index_lines(spoor_elf *e)
+/* Builds a page index over n entries whose addresses (at stride bytes from addr0) ascend. At
+ * most 65536 pages: the page size grows with the span. Without memory there is no index and
+ * lookups search the whole array. */
+static void index_pages(struct page_index *ix, const void *addr0, size_t stride, size_t n)
 {
-    if (!e->nlines)
+#define ADDR(i) (*(const uint32_t *)((const char *)addr0 + (i)*stride))
+    memset(ix, 0, sizeof *ix);
+    if (!n)
         return;
-    uint32_t base = e->lines[0].addr, span = e->lines[e->nlines - 1].addr - base;
+    uint32_t base = ADDR(0), span = ADDR(n - 1) - base;
     unsigned shift = 8;
     while (shift < 31 && (span >> shift) >= 65536)
         shift++;
     size_t npages = ((size_t)span >> shift) + 1;
-    uint32_t *page = malloc((npages + 1) * sizeof *page);
-    if (!page)
-        return; /* the plain binary search still works */
-    size_t row = 0;
+    uint32_t *first = malloc((npages + 1) * sizeof *first);
+    if (!first)
+        return;
+    size_t i = 0;
     for (size_t p = 0; p <= npages; p++) {
         uint64_t start = (uint64_t)base + ((uint64_t)p << shift);
-        while (row < e->nlines && e->lines[row].addr < start)
-            row++;
-        page[p] = (uint32_t)row;
+        while (i < n && ADDR(i) < start)
+            i++;
+        first[p] = (uint32_t)i;
     }
-    e->line_base = base;
-    e->line_shift = shift;
-    e->nline_pages = npages;
-    e->line_page = page;
+#undef ADDR
+    ix->base = base;
+    ix->shift = shift;
+    ix->npages = npages;
+    ix->first = first;
+}
+
+/* The index of the last entry at or below addr, plus one (0: none), searching only addr's
+ * page when there is an index: entries before the page are below addr, after it above. */
+static size_t upper_bound(const struct page_index *ix, const void *addr0, size_t stride, size_t n,
+                          uint32_t addr)
+{
+    size_t lo = 0, hi = n;
+    if (ix->first && addr >= ix->base) {
+        size_t p = (addr - ix->base) >> ix->shift;
+        if (p < ix->npages) {
+            lo = ix->first[p];
+            hi = ix->first[p + 1];
+        } else {
+            lo = n;
+        }
+    } else if (ix->first) {
+        hi = 0;
+    }
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (*(const uint32_t *)((const char *)addr0 + mid * stride) <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
 static int build(struct builder *b)
@@ -363,10 +422,15 @@ static int build(struct builder *b)
         free(rows);
         return -1;
     }
-    int r = nrows ? flatten_lines(e, rows, nrows) : 0;
+    int r = nrows ? flatten_lines(e, rows, nrows) : 0; /* then index lines and segments */
     free(rows);
-    if (!r)
-        index_lines(e);
+    if (!r) {
+        if (e->nlines)
+            index_pages(&e->line_pages, &e->lines[0].addr, sizeof *e->lines, e->nlines);
+        if (e->nsegments)
+            index_pages(&e->segment_pages, &e->segments[0].start, sizeof *e->segments,
+                        e->nsegments);
+    }
     return r;
 }
 
@@ -388,46 +452,29 @@ void spoor_elf_prepare_dwarf(spoor_elf *e)
         e->segments = NULL;
         e->lines = NULL;
         e->functions = NULL;
-        free(e->line_page);
-        e->line_page = NULL;
-        e->nscopes = e->nsegments = e->nlines = e->nfunctions = e->nline_pages = 0;
+        free(e->line_pages.first);
+        free(e->segment_pages.first);
+        memset(&e->line_pages, 0, sizeof e->line_pages);
+        memset(&e->segment_pages, 0, sizeof e->segment_pages);
+        e->nscopes = e->nsegments = e->nlines = e->nfunctions = 0;
     }
     free(b.ranges);
 }
 
 static const struct dw_segment *segment_at(const spoor_elf *e, uint32_t addr)
 {
-    size_t lo = 0, hi = e->nsegments;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (e->segments[mid].start <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo ? &e->segments[lo - 1] : NULL;
+    size_t i = upper_bound(&e->segment_pages, e->segments ? &e->segments[0].start : NULL,
+                           sizeof *e->segments, e->nsegments, addr);
+    return i ? &e->segments[i - 1] : NULL;
 }
 
 static const struct dw_line *line_at(const spoor_elf *e, uint32_t addr)
 {
-    size_t lo = 0, hi = e->nlines;
-    if (e->line_page && addr >= e->line_base) {
-        size_t p = (addr - e->line_base) >> e->line_shift;
-        if (p < e->nline_pages) { /* rows before the page are below addr, rows after above */
-            lo = e->line_page[p];
-            hi = e->line_page[p + 1];
-        }
-    }
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (e->lines[mid].addr <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (!lo || e->lines[lo - 1].end_sequence)
+    size_t i = upper_bound(&e->line_pages, e->lines ? &e->lines[0].addr : NULL, sizeof *e->lines,
+                           e->nlines, addr);
+    if (!i || e->lines[i - 1].end_sequence)
         return NULL;
-    return &e->lines[lo - 1];
+    return &e->lines[i - 1];
 }
 
 size_t spoor_elf_symbolize(const spoor_elf *ce, uint32_t addr, spoor_location *frames, size_t max)

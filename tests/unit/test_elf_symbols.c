@@ -86,6 +86,14 @@ static void test_function_and_line(void **state)
     snprintf(got, sizeof got, "%s:%u", f[0].file, f[0].line);
     assert_string_equal(got, ref);
 
+    /* The vector table is data (an object per nm): no function, no line, although code the
+     * linker discarded left line rows at these addresses. */
+    assert_true(nm_address(FW, "vector_table") == 0);
+    n = spoor_elf_symbolize(e, 0x10, f, 8);
+    assert_int_equal(n, 1);
+    assert_null(f[0].function);
+    assert_null(f[0].file);
+
     const char *name;
     uint32_t start, size;
     assert_true(spoor_elf_function(e, main_addr + 2, &name, &start, &size));
