@@ -3,7 +3,7 @@
 # As root: runs apt-get. Otherwise: prints the apt-get line and stops.
 set -euo pipefail
 
-# package  -> file that proves it is installed
+# package -> file (a glob) that proves it is installed
 declare -A probe=(
   [build-essential]=/usr/bin/gcc
   [cmake]=/usr/bin/cmake
@@ -19,11 +19,12 @@ declare -A probe=(
   [gdb-multiarch]=/usr/bin/gdb-multiarch
   [python3]=/usr/bin/python3
   [clang]=/usr/bin/clang
+  [libclang-rt-14-dev]='/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a'
 )
 
 missing=()
 for pkg in "${!probe[@]}"; do
-  [ -e "${probe[$pkg]}" ] || missing+=("$pkg")
+  compgen -G "${probe[$pkg]}" >/dev/null || missing+=("$pkg")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 
