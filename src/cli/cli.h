@@ -21,6 +21,13 @@
 /* Prints "spoor CMD: message" on stderr; returns SPOOR_EXIT_USAGE for `return cli_error(...)`. */
 int cli_error(const char *cmd, const char *fmt, ...) SPOOR_PRINTF(2, 3);
 
+/* The error for an option getopt_long did not accept (call from its default case). */
+int cli_bad_option(const char *cmd, char **argv);
+
+/* Opens the firmware ELF named by -e; NULL after a one-line error (none given, unreadable,
+ * not a 32-bit ARM ELF, ...). */
+struct spoor_elf *cli_open_elf(const char *cmd, const char *path);
+
 /* Parses a number (0x hex or decimal) into 32 bits; false when it is not one. */
 bool cli_parse_u32(const char *s, uint32_t *out);
 /* The same for the n bytes at s (no terminator needed). */

@@ -1,8 +1,10 @@
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "spoor/elf.h"
 
 int cli_error(const char *cmd, const char *fmt, ...)
 {
@@ -13,6 +15,24 @@ int cli_error(const char *cmd, const char *fmt, ...)
     va_end(ap);
     fputc('\n', stderr);
     return SPOOR_EXIT_USAGE;
+}
+
+int cli_bad_option(const char *cmd, char **argv)
+{
+    return cli_error(cmd, "unknown or incomplete option '%s' (see spoor %s --help)",
+                     argv[optind - 1], cmd);
+}
+
+spoor_elf *cli_open_elf(const char *cmd, const char *path)
+{
+    if (!path) {
+        cli_error(cmd, "no ELF given (-e FW.elf)");
+        return NULL;
+    }
+    spoor_elf *elf = spoor_elf_open(path);
+    if (!elf)
+        cli_error(cmd, "%s", spoor_last_error());
+    return elf;
 }
 
 static int digit_value(char c)

@@ -322,16 +322,11 @@ int cmd_crash(int argc, char **argv)
                 return rc;
             break;
         case 'h': fputs(crash_usage, stdout); return SPOOR_EXIT_OK;
-        default:
-            return cli_error("crash", "unknown or incomplete option '%s' (see spoor crash --help)",
-                             argv[optind - 1]);
+        default: return cli_bad_option("crash", argv);
         }
     }
-    if (!elf_path)
-        return cli_error("crash", "no ELF given (-e FW.elf)");
-    c.elf = spoor_elf_open(elf_path);
-    if (!c.elf)
-        return cli_error("crash", "%s", spoor_last_error());
+    if (!(c.elf = cli_open_elf("crash", elf_path)))
+        return SPOOR_EXIT_USAGE;
     rc = SPOOR_EXIT_OK;
     c.dump = dump_input_load("crash", &in, argv + optind, argc - optind);
     if (!c.dump) {

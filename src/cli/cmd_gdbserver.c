@@ -128,20 +128,13 @@ int cmd_gdbserver(int argc, char **argv)
                 return err;
             break;
         case 'h': fputs(gdbserver_usage, stdout); return SPOOR_EXIT_OK;
-        default:
-            return cli_error("gdbserver",
-                             "unknown or incomplete option '%s' (see spoor gdbserver --help)",
-                             argv[optind - 1]);
+        default: return cli_bad_option("gdbserver", argv);
         }
     }
-    if (!elf_path)
-        return cli_error("gdbserver", "no ELF given (-e FW.elf)");
     struct server s = {0};
     int rc = SPOOR_EXIT_USAGE, lfd = -1, cfd = -1;
-    if (!(s.elf = spoor_elf_open(elf_path))) {
-        cli_error("gdbserver", "%s", spoor_last_error());
+    if (!(s.elf = cli_open_elf("gdbserver", elf_path)))
         goto out;
-    }
     if (!(s.dump = dump_input_load("gdbserver", &in, argv + optind, argc - optind)))
         goto out;
     spoor_rsp_target t = {.read = read_target, .ctx = &s};

@@ -171,16 +171,11 @@ int cmd_sym(int argc, char **argv)
         case 'e': elf_path = optarg; break;
         case 'j': c.json = 1; break;
         case 'h': fputs(sym_usage, stdout); return SPOOR_EXIT_OK;
-        default:
-            return cli_error("sym", "unknown or incomplete option '%s' (see spoor sym --help)",
-                             argv[optind - 1]);
+        default: return cli_bad_option("sym", argv);
         }
     }
-    if (!elf_path)
-        return cli_error("sym", "no ELF given (-e FW.elf)");
-    c.elf = spoor_elf_open(elf_path);
-    if (!c.elf)
-        return cli_error("sym", "%s", spoor_last_error());
+    if (!(c.elf = cli_open_elf("sym", elf_path)))
+        return SPOOR_EXIT_USAGE;
     if (!spoor_elf_has_symbols(c.elf)) {
         cli_error("sym", "%s: no symbols (no symbol table and no DWARF)", elf_path);
         spoor_elf_close(c.elf);
