@@ -182,10 +182,16 @@ static void print_text(struct crash *c)
                    f->on_psp ? " (interrupted code was on PSP)" : "");
             continue;
         }
+        size_t same = 0; /* deep recursion: fold repeats of this frame into one line */
+        while (i + same + 1 < c->nframes && c->frames[i + same + 1].kind == f->kind &&
+               c->frames[i + same + 1].pc == f->pc && c->frames[i + same + 1].method == f->method)
+            same++;
         spoor_location loc[MAX_INLINE];
         size_t n = frame_locations(c, f, loc);
         for (size_t k = 0; k < n; k++) {
-            if (k == 0)
+            if (k == 0 && same)
+                printf("  #%d-#%d 0x%08x ", num, num + (int)same, f->pc);
+            else if (k == 0)
                 printf("  #%-2d 0x%08x ", num, f->pc);
             else
                 printf("      (inlined)  ");
@@ -197,9 +203,12 @@ static void print_text(struct crash *c)
                 printf(" at %s:%u", loc[k].file, loc[k].line);
             if (k == 0)
                 printf("  [%s]", spoor_unwind_method_name(f->method));
+            if (k == 0 && same)
+                printf("  (%zu frames alike)", same + 1);
             printf("\n");
         }
-        num++;
+        num += 1 + (int)same;
+        i += same;
     }
     printf("(stopped: %s)\n", spoor_unwind_stop_name(c->stop));
 }

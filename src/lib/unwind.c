@@ -83,9 +83,16 @@ static bool in_reset_handler(const spoor_elf *elf, uint32_t pc)
     return pc >= start && pc - start < size;
 }
 
+/* Code a PC can be in: an executable section and, when the ELF names its functions, inside
+ * one of them (not a vector table or other data placed in a code section; a fault that never
+ * stacked its frame leaves PC 0, which is the vector table). */
 static bool is_code(const spoor_elf *elf, uint32_t pc)
 {
-    return elf != NULL && spoor_elf_is_code(elf, pc & ~1u);
+    pc &= ~1u;
+    if (elf == NULL || !spoor_elf_is_code(elf, pc)) {
+        return false;
+    }
+    return !spoor_elf_has_symbols(elf) || spoor_elf_function(elf, pc, NULL, NULL, NULL);
 }
 
 /* A caller produced by a method is believable when its SP did not move down and its
@@ -194,14 +201,23 @@ size_t spoor_unwind(const spoor_elf *elf, const spoor_regs *regs, spoor_read_fn 
 
         unwind_state caller;
         if (!cur.pc_is_return && !is_code(elf, f.pc)) {
-            /* Not code: a call through a bad pointer. Nothing was pushed, LR returns. */
-            if (!unwind_known(&cur, UNWIND_LR)) {
+            /* Not code: a call through a bad pointer. Nothing was pushed, LR returns. With
+             * no usable LR either (a fault whose exception frame was never written, as in a
+             * stack overflow, leaves PC and LR unknown), the stack scan is the only way on. */
+            uint32_t lr = cur.r[UNWIND_LR];
+            bool lr_usable = unwind_known(&cur, UNWIND_LR) && lr != 0 && lr != RESET_LR &&
+                             (unwind_is_exc_return(lr) || is_code(elf, lr & ~1u));
+            if (lr_usable) {
+                caller = cur;
+                caller.r[UNWIND_PC] = lr;
+                method = SPOOR_UNWIND_LINK;
+            } else if ((methods & SPOOR_UNWIND_USE_SCAN) &&
+                       unwind_scan_step(&env, &cur, &caller) == UNWIND_OK) {
+                method = SPOOR_UNWIND_SCAN;
+            } else {
                 why = SPOOR_STOP_NO_INFO;
                 break;
             }
-            caller = cur;
-            caller.r[UNWIND_PC] = cur.r[UNWIND_LR];
-            method = SPOOR_UNWIND_LINK;
         } else {
             spoor_unwind_stop failure;
             int used = step_frame(&env, methods, &cur, &caller, &failure);
