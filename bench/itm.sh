@@ -1,6 +1,11 @@
 #!/bin/sh
-# Throughput of `spoor itm` on a generated 100 MB mixed ITM/DWT stream, against `cat` and
-# `wc -c` reading the same file in the same run. Uses a release build (-O2, no sanitizers).
+# Throughput of `spoor itm` on generated 100 MB mixed ITM/DWT streams, against `cat` and
+# `wc -l` reading the same file in the same run. Uses a release build (-O2, no sanitizers).
+# Two streams (bench/gen_itm_stream.c): "bursts", packets in the runs firmware emits (printf
+# text, data-trace pairs, exception sequences, PC samples, each followed by a timestamp), and
+# "random", every packet drawn independently (worst case for branch prediction). A third,
+# "capture", repeats the clean part of the real RTX5 SWO capture (../shared/testdata/itm,
+# bytes 2708-8190: PC, data value, timestamp, as the DWT emits them) to the same size.
 # usage: bench/itm.sh [BUILD_DIR] [MB]     (default build/h1-release, 100)
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,9 +22,6 @@ fi
 cmake --build "$BUILD" -j2 --target spoor_cli >/dev/null
 SPOOR=$BUILD/spoor
 cc -O2 -o "$TMP/gen" "$ROOT/bench/gen_itm_stream.c"
-FILE=$TMP/mixed.itm
-"$TMP/gen" $((MB * 1000 * 1000)) > "$FILE"
-BYTES=$(wc -c < "$FILE")
 
 now() { date +%s.%N; }
 # best of three wall-clock seconds of "$@" (stdout to /dev/null)
@@ -31,20 +33,35 @@ best() {
     done
     echo "$b"
 }
-mbps() { echo "$BYTES $1" | awk '{printf "%.0f", $1 / $2 / 1e6}'; }
 
-cat "$FILE" > /dev/null # warm the page cache
-T_CAT=$(best cat "$FILE")
-T_WC=$(best wc -c "$FILE")
-T_STATS=$(best "$SPOOR" itm --stats "$FILE")
-T_CHAN=$(best "$SPOOR" itm -c 0,%c "$FILE")
-PACKETS=$("$SPOOR" itm --stats "$FILE" | awk '$1 == "packets" {print $2}')
-ERRORS=$("$SPOOR" itm --stats "$FILE" | awk '$1 == "errors" {print $2}')
-TEXT=$("$SPOOR" itm -c 0,%c "$FILE" | wc -c)
-
-echo "stream: $BYTES bytes, $PACKETS packets, $ERRORS errors, $TEXT bytes of port-0 text"
-echo "baseline cat FILE > /dev/null : $(mbps "$T_CAT") MB/s ($T_CAT s)"
-echo "baseline wc -c FILE           : $(mbps "$T_WC") MB/s ($T_WC s)"
-echo "spoor itm --stats             : $(mbps "$T_STATS") MB/s, $(echo "$PACKETS $T_STATS" | awk '{printf "%.1f", $1 / $2 / 1e6}') M packets/s ($T_STATS s), $(echo "$T_CAT $T_STATS" | awk '{printf "%.2f", $1 / $2}') x cat"
-echo "spoor itm -c 0,%c > /dev/null : $(mbps "$T_CHAN") MB/s of stream, $(echo "$TEXT $T_CHAN" | awk '{printf "%.0f", $1 / $2 / 1e6}') MB/s of text ($T_CHAN s), $(echo "$T_CAT $T_CHAN" | awk '{printf "%.2f", $1 / $2}') x cat"
+CAPTURE=$ROOT/../shared/testdata/itm/cmsis-ctrace-blinky/Blinky+Arm.SWO.raw
+MODES="bursts random"
+[ -f "$CAPTURE" ] && MODES="$MODES capture"
+for MODE in $MODES; do
+    FILE=$TMP/$MODE.itm
+    if [ "$MODE" = capture ]; then
+        python3 -c 'import sys
+d = open(sys.argv[1], "rb").read()[2708:8190]
+sys.stdout.buffer.write(d * (int(sys.argv[2]) // len(d) + 1))' "$CAPTURE" $((MB * 1000 * 1000)) > "$FILE"
+    else
+        "$TMP/gen" $((MB * 1000 * 1000)) $MODE > "$FILE"
+    fi
+    BYTES=$(wc -c < "$FILE")
+    mbps() { echo "$BYTES $1" | awk '{printf "%.0f", $1 / $2 / 1e6}'; }
+    cat "$FILE" > /dev/null # warm the page cache
+    T_CAT=$(best cat "$FILE")
+    T_WC=$(best wc -l "$FILE")
+    T_STATS=$(best "$SPOOR" itm --stats "$FILE")
+    T_CHAN=$(best "$SPOOR" itm -c 0,%c "$FILE")
+    STATS=$("$SPOOR" itm --stats "$FILE")
+    PACKETS=$(echo "$STATS" | awk '$1 == "packets" {print $2}')
+    ERRORS=$(echo "$STATS" | awk '$1 == "errors" {print $2}')
+    TEXT=$("$SPOOR" itm -c 0,%c "$FILE" | wc -c)
+    echo "== $MODE stream: $BYTES bytes, $PACKETS packets, $ERRORS errors, $TEXT bytes of port-0 text"
+    echo "baseline cat FILE > /dev/null : $(mbps "$T_CAT") MB/s ($T_CAT s)"
+    echo "baseline wc -l FILE           : $(mbps "$T_WC") MB/s ($T_WC s)"
+    echo "spoor itm --stats             : $(mbps "$T_STATS") MB/s, $(echo "$PACKETS $T_STATS" | awk '{printf "%.1f", $1 / $2 / 1e6}') M packets/s ($T_STATS s), $(echo "$T_WC $T_STATS" | awk '{printf "%.2f", $1 / $2}') x wc -l"
+    echo "spoor itm -c 0,%c > /dev/null : $(mbps "$T_CHAN") MB/s of stream, $(echo "$TEXT $T_CHAN" | awk '{printf "%.0f", $1 / $2 / 1e6}') MB/s of text ($T_CHAN s), $(echo "$T_WC $T_CHAN" | awk '{printf "%.2f", $1 / $2}') x wc -l"
+    rm -f "$FILE"
+done
 echo "target: >= 600 MB/s decode"

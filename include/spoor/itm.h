@@ -25,21 +25,34 @@
 #include <stdint.h>
 
 typedef enum spoor_itm_type {
-    SPOOR_ITM_SYNC,          /* D4.2.1 synchronization packet (>= 47 zero bits, then a one) */
-    SPOOR_ITM_OVERFLOW,      /* D4.2.3 overflow packet, header 0x70 */
-    SPOOR_ITM_TS_LOCAL,      /* D4.2.4 local timestamp, format 1 (0b11TT0000 + 1-4 bytes) or
-                                format 2 (0b0TTT0000, no payload) */
-    SPOOR_ITM_TS_GLOBAL1,    /* D4.2.5 global timestamp 1, header 0x94: bits [25:0] */
-    SPOOR_ITM_TS_GLOBAL2,    /* D4.2.5 global timestamp 2, header 0xB4: bits [47:26] or [63:26] */
-    SPOOR_ITM_EXTENSION,     /* D4.2.6 extension packet, e.g. 0x08 = stimulus port page 0 */
-    SPOOR_ITM_SW,            /* D4.2.7 instrumentation (software source) packet */
-    SPOOR_ITM_EVENT_COUNTER, /* D4.3.1 event counter packet, header 0x05 */
-    SPOOR_ITM_EXCEPTION,     /* D4.3.2 exception trace packet, header 0x0E */
-    SPOOR_ITM_PC_SAMPLE,     /* D4.3.3 periodic PC sample packet, 0x17 (PC) or 0x15 (sleep) */
-    SPOOR_ITM_DWT_PC,        /* D4.3.4 data trace PC value packet, 0b01NN0111 */
-    SPOOR_ITM_DWT_ADDR,      /* D4.3.4 data trace address offset packet, 0b01NN1110 */
-    SPOOR_ITM_DWT_DATA,      /* D4.3.4 data trace data value packet, 0b10NNWxSS */
-    SPOOR_ITM_ERROR,         /* bytes that could not be decoded */
+    /* D4 'Synchronization packet': at least 47 zero bits, then a one */
+    SPOOR_ITM_SYNC,
+    /* D4 'Overflow packet': header 0x70 */
+    SPOOR_ITM_OVERFLOW,
+    /* D4 'Local timestamp packets': format 1 (0b11TT0000 + 1-4 bytes), format 2 (0b0TTT0000) */
+    SPOOR_ITM_TS_LOCAL,
+    /* D4 'Global timestamp packets': GTS1, header 0x94, bits [25:0] */
+    SPOOR_ITM_TS_GLOBAL1,
+    /* D4 'Global timestamp packets': GTS2, header 0xB4, bits [47:26] or [63:26] */
+    SPOOR_ITM_TS_GLOBAL2,
+    /* D4 'Extension packet': e.g. 0x08 = stimulus port page 0 */
+    SPOOR_ITM_EXTENSION,
+    /* D4 'Instrumentation packet': software source, 0bAAAAA0SS */
+    SPOOR_ITM_SW,
+    /* D4 'Event counter packet': header 0x05 */
+    SPOOR_ITM_EVENT_COUNTER,
+    /* D4 'Exception trace packet': header 0x0E */
+    SPOOR_ITM_EXCEPTION,
+    /* D4 'Periodic PC sample packets': 0x17 (a PC) or 0x15 (asleep) */
+    SPOOR_ITM_PC_SAMPLE,
+    /* D4 'Data trace packets': PC value, 0b01NN0111 */
+    SPOOR_ITM_DWT_PC,
+    /* D4 'Data trace packets': address offset, 0b01NN1110 */
+    SPOOR_ITM_DWT_ADDR,
+    /* D4 'Data trace packets': data value, 0b10NNWxSS */
+    SPOOR_ITM_DWT_DATA,
+    /* bytes that could not be decoded */
+    SPOOR_ITM_ERROR,
     SPOOR_ITM_TYPE_COUNT
 } spoor_itm_type;
 
@@ -71,38 +84,42 @@ typedef struct spoor_itm_packet {
     bool time_exact; /* true when a following local timestamp dated this packet */
     uint8_t size;    /* bytes of the packet, header included */
     union {
+        /* tc: 0 timestamp synchronous to the data, 1 timestamp delayed, 2 packet delayed,
+         * 3 both delayed */
         struct {
             uint32_t delta;
             uint8_t tc;
-        } ts_local; /* tc: 0 sync, 1 TS delayed,
-                       2 packet delayed, 3 both */
+        } ts_local;
+        /* value: the global time assembled from GTS1 and GTS2 packets so far */
         struct {
             uint64_t value;
             bool wrap, clkch;
-        } ts_global1; /* value: full assembled
-                         global time */
+        } ts_global1;
+        /* wide: the 64-bit form (six payload bytes) */
         struct {
             uint64_t value;
             bool wide;
-        } ts_global2; /* value: full assembled time;
-                         wide: 64-bit form */
+        } ts_global2;
+        /* hw: the SH bit (an extension of a hardware source rather than a port page) */
         struct {
             uint32_t page;
             bool hw;
-        } ext; /* hw: SH bit (hardware source) */
+        } ext;
+        /* port = page * 32 + the header's port bits */
         struct {
             uint16_t port;
             uint8_t size;
             uint32_t value;
-        } sw; /* port = page * 32 + A */
+        } sw;
+        /* which 8-bit DWT counter wrapped: bit 0 CPI, 1 Exc, 2 Sleep, 3 LSU, 4 Fold, 5 Cyc */
         struct {
             uint8_t bits;
-        } event_counter; /* bit 0 CPI, 1 Exc, 2 Sleep, 3 LSU, 4 Fold,
-                            5 Cyc: which 8-bit DWT counter wrapped */
+        } event_counter;
         struct {
             uint16_t number;
             spoor_itm_exception_action action;
         } exception;
+        /* sleep: the core was asleep (pc is 0) */
         struct {
             uint32_t pc;
             bool sleep;
@@ -121,6 +138,8 @@ typedef struct spoor_itm_packet {
             uint8_t size;
             uint32_t value;
         } dwt_data;
+        /* the bytes [offset, offset + bytes_lost) were not decoded; detected_at is where
+         * the problem showed */
         struct {
             uint64_t bytes_lost;
             spoor_itm_error_kind why;
@@ -147,7 +166,8 @@ typedef struct spoor_itm_decoder {
     uint8_t buf[8];              /* payload bytes received */
     uint8_t page;                /* stimulus port page (extension packet) */
     uint32_t zeros;              /* zero bytes in the current run of a sync candidate */
-    uint8_t last_trailing_zeros; /* zero bytes at the end of the last packet */
+    uint8_t last_trailing_zeros; /* zero bytes just before the current sync candidate */
+    uint32_t hist;               /* the last four bytes fed, newest in the low byte */
     uint64_t pos;                /* stream position of the next byte */
     uint64_t pkt_start;          /* stream position of the packet being parsed */
     /* error being accumulated while waiting for a sync */
@@ -175,8 +195,14 @@ size_t spoor_itm_feed(spoor_itm_decoder *d, const uint8_t *data, size_t len);
 
 /* Pops the next released packet; false when none is ready. */
 bool spoor_itm_next(spoor_itm_decoder *d, spoor_itm_packet *out);
-/* The same without the copy: the packet stays valid until the next spoor_itm_feed(). */
-const spoor_itm_packet *spoor_itm_next_ref(spoor_itm_decoder *d);
+/* The same without the copy (inline, for the hot path): the packet stays valid until the next
+ * spoor_itm_feed(). NULL when none is ready. */
+static inline const spoor_itm_packet *spoor_itm_next_ref(spoor_itm_decoder *d)
+{
+    if (d->head == d->sealed)
+        return NULL;
+    return &d->q[d->head++ % SPOOR_ITM_HOLD];
+}
 
 /* Drops every released packet at once, for a consumer that only wants the counters; returns
  * how many and, when there were any, the times of the first and the last. */

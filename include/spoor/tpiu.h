@@ -22,15 +22,15 @@
 typedef void (*spoor_tpiu_sink)(void *ctx, uint8_t id, const uint8_t *data, size_t len);
 
 typedef enum spoor_tpiu_align_how {
-    SPOOR_TPIU_ALIGN_UNKNOWN,   /* not decided yet */
-    SPOOR_TPIU_ALIGN_SYNC,      /* from a full sync */
-    SPOOR_TPIU_ALIGN_DETECTED,  /* chosen from the data (no full sync in the probe window) */
-    SPOOR_TPIU_ALIGN_GIVEN,     /* set by the caller */
+    SPOOR_TPIU_ALIGN_UNKNOWN,  /* not decided yet */
+    SPOOR_TPIU_ALIGN_SYNC,     /* from a full sync */
+    SPOOR_TPIU_ALIGN_DETECTED, /* chosen from the data (no full sync in the probe window) */
+    SPOOR_TPIU_ALIGN_GIVEN,    /* set by the caller */
 } spoor_tpiu_align_how;
 
 typedef struct spoor_tpiu_stats {
-    uint64_t bytes;        /* bytes fed */
-    uint64_t frames;       /* complete frames decoded */
+    uint64_t bytes;  /* bytes fed */
+    uint64_t frames; /* complete frames decoded */
     uint64_t full_syncs;
     uint64_t half_syncs;
     uint64_t id_changes;
@@ -42,17 +42,17 @@ typedef struct spoor_tpiu_stats {
 typedef struct spoor_tpiu_deframer {
     spoor_tpiu_sink sink;
     void *ctx;
-    int cur_id;           /* -1 until an ID byte is seen */
+    int cur_id; /* -1 until an ID byte is seen */
     uint8_t frame[16];
-    unsigned fill;        /* bytes in frame[] */
-    uint32_t last4;       /* last four bytes, newest in the low byte (full sync search) */
+    unsigned fill;  /* bytes in frame[] */
+    uint32_t last4; /* last four bytes, newest in the low byte (full sync search) */
     spoor_tpiu_align_how how;
-    unsigned alignment;   /* stream offset of the first frame, modulo 16 */
-    uint64_t pos;         /* stream position of the next byte */
+    unsigned alignment; /* stream offset of the first frame, modulo 16 */
+    uint64_t pos;       /* stream position of the next byte */
     uint8_t probe[SPOOR_TPIU_PROBE];
     size_t probe_len;
     spoor_tpiu_stats stats;
-    char why[160];        /* how the alignment was chosen */
+    char why[160]; /* how the alignment was chosen */
 } spoor_tpiu_deframer;
 
 /* alignment < 0: find it (full sync, else detection); 0..15: frames start at that offset. */

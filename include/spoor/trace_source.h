@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 typedef enum spoor_trace_kind {
@@ -23,8 +24,10 @@ typedef struct spoor_trace_source {
     char port[16];
     char path[512];
     unsigned baud;
-    unsigned reconnect_s;  /* TCP: how long to keep trying after the server goes away */
-    unsigned reconnects;   /* how many times it reconnected */
+    unsigned reconnect_s; /* TCP: how long to keep trying after the server goes away */
+    unsigned reconnects;  /* how many times it reconnected */
+    const void *map;      /* a regular file mapped by spoor_trace_source_map() */
+    size_t map_len;
 } spoor_trace_source;
 
 /* Parses and opens SOURCE. false with spoor_last_error() set ("tcp:HOST:PORT: connection
@@ -45,6 +48,11 @@ ssize_t spoor_trace_source_read(spoor_trace_source *s, void *buf, size_t cap, in
 
 /* True for sources whose data arrives over time (stdin, TCP, serial). */
 bool spoor_trace_source_is_live(const spoor_trace_source *s);
+
+/* For a regular file: maps it whole (read-only, sequential) so that it can be decoded without
+ * copying. false for other sources or when mapping fails: then use spoor_trace_source_read().
+ * The mapping lives until spoor_trace_source_close(). */
+bool spoor_trace_source_map(spoor_trace_source *s, const uint8_t **data, size_t *len);
 
 void spoor_trace_source_close(spoor_trace_source *s);
 

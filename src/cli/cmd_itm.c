@@ -300,15 +300,14 @@ static void drain(struct itm_cli *c, int id, struct stream *s)
         }
         return;
     }
-    while ((p = spoor_itm_next_ref(&s->dec)) != NULL) {
-        if (!s->any_time) {
-            s->first_time = p->time;
-            s->any_time = true;
-        }
-        s->last_time = p->time;
-        if (c->json) {
-            print_json(c, id, p);
-        } else if (c->any_channel) {
+    if (c->any_channel && !c->json) { /* software channels as text */
+        const spoor_itm_packet *last = NULL;
+        while ((p = spoor_itm_next_ref(&s->dec)) != NULL) {
+            if (!s->any_time) {
+                s->first_time = p->time;
+                s->any_time = true;
+            }
+            last = p;
             if (p->type != SPOOR_ITM_SW || p->u.sw.port >= MAX_PORTS)
                 continue;
             const struct channel *ch = &c->ch[p->u.sw.port];
@@ -319,6 +318,19 @@ static void drain(struct itm_cli *c, int id, struct stream *s)
             } else if (ch->on) {
                 print_channel(c->out, ch->fmt, p->u.sw.value, p->u.sw.size);
             }
+        }
+        if (last)
+            s->last_time = last->time;
+        return;
+    }
+    while ((p = spoor_itm_next_ref(&s->dec)) != NULL) {
+        if (!s->any_time) {
+            s->first_time = p->time;
+            s->any_time = true;
+        }
+        s->last_time = p->time;
+        if (c->json) {
+            print_json(c, id, p);
         } else {
             print_text(c, id, p);
         }
@@ -564,7 +576,19 @@ int cmd_itm(int argc, char **argv)
     }
     bool live = spoor_trace_source_is_live(&src);
     int status = SPOOR_EXIT_OK;
-    for (;;) {
+    const uint8_t *mapped;
+    size_t mapped_len;
+    if (spoor_trace_source_map(&src, &mapped, &mapped_len)) {
+        /* a regular file: decode it in place, in pieces so that output starts early */
+        for (size_t at = 0; at < mapped_len; at += CHUNK) {
+            size_t n = mapped_len - at < CHUNK ? mapped_len - at : CHUNK;
+            if (c.tpiu)
+                spoor_tpiu_feed(&tpiu, mapped + at, n);
+            else
+                decode(&c, 0, mapped + at, n);
+        }
+    }
+    for (; !src.map;) {
         ssize_t n = spoor_trace_source_read(&src, buf, CHUNK, live ? 100 : -1);
         if (n > 0) {
             if (c.tpiu)

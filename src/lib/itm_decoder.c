@@ -1,16 +1,16 @@
-/* ITM/DWT packet decoder (see include/spoor/itm.h). Section numbers in comments refer to the
- * ARMv7-M ARM appendix D4 "Debug ITM and DWT Packet Protocol"; the ARMv8-M ARM keeps the same
- * encodings in its chapter "ITM and DWT Packet Protocol". */
+/* ITM/DWT packet decoder (see include/spoor/itm.h). Packet names in comments are the section titles
+ * of the ARMv7-M ARM appendix D4 "Debug ITM and DWT Packet Protocol"; the ARMv8-M ARM keeps the
+ * same encodings in its chapter "ITM and DWT Packet Protocol". */
 #include <string.h>
 
 #include "spoor/itm.h"
 
 enum {
-    ST_HEADER,  /* expecting a packet header */
-    ST_FIXED,   /* collecting a fixed-size payload (source packets, D4.2.7 and D4.3) */
-    ST_CONT,    /* collecting a payload whose bytes carry a continuation bit C (bit 7) */
-    ST_SYNC,    /* after a 0x00 header: counting zero bytes until 0x80 (D4.2.1) */
-    ST_LOST,    /* after an error: skipping bytes until a synchronization packet */
+    ST_HEADER, /* expecting a packet header */
+    ST_FIXED,  /* collecting the fixed-size payload of a software or hardware source packet */
+    ST_CONT,   /* collecting a payload whose bytes carry a continuation bit C (bit 7) */
+    ST_SYNC,   /* after a 0x00 header: counting zero bytes until 0x80 */
+    ST_LOST,   /* after an error: skipping bytes until a synchronization packet */
 };
 
 /* What a header byte announces. */
@@ -36,14 +36,15 @@ static uint8_t cont_max(uint8_t h)
 static const uint8_t source_size[4] = {0, 1, 2, 4};
 static const uint32_t value_mask[5] = {0, 0xFF, 0xFFFF, 0, 0xFFFFFFFF};
 
-/* D4.3: which hardware source headers are defined, with the only sizes allowed. */
+/* D4 'Hardware source packets': which hardware source headers are defined, with the only sizes
+ * allowed. */
 static bool hw_header_valid(uint8_t h)
 {
     unsigned disc = h >> 3, size = source_size[h & 3];
     switch (disc) {
-    case 0: return size == 1;               /* event counter, 0x05 */
-    case 1: return size == 2;               /* exception trace, 0x0E */
-    case 2: return size == 4 || size == 1;  /* PC sample 0x17, sleep 0x15 */
+    case 0: return size == 1;              /* event counter, 0x05 */
+    case 1: return size == 2;              /* exception trace, 0x0E */
+    case 2: return size == 4 || size == 1; /* PC sample 0x17, sleep 0x15 */
     default: break;
     }
     if (disc >= 8 && disc < 16) /* 0b01NNx: data trace PC value (x=0) or address (x=1) */
@@ -99,9 +100,8 @@ static void build_header_table(void)
 const char *spoor_itm_type_name(spoor_itm_type type)
 {
     static const char *const names[SPOOR_ITM_TYPE_COUNT] = {
-        "sync",       "overflow",      "ts_local",  "ts_global1", "ts_global2",
-        "ext",        "sw",            "event_counter", "exception", "pc_sample",
-        "dwt_pc",     "dwt_addr",      "dwt_data",  "error",
+        "sync",          "overflow",  "ts_local",  "ts_global1", "ts_global2", "ext",      "sw",
+        "event_counter", "exception", "pc_sample", "dwt_pc",     "dwt_addr",   "dwt_data", "error",
     };
     return (unsigned)type < SPOOR_ITM_TYPE_COUNT ? names[type] : "?";
 }
@@ -123,6 +123,7 @@ void spoor_itm_init(spoor_itm_decoder *d, bool require_sync)
 {
     build_header_table();
     memset(d, 0, sizeof *d);
+    d->hist = 0xFFFFFFFFu;
     d->state = ST_HEADER;
     if (require_sync) {
         d->state = ST_LOST;
@@ -147,8 +148,9 @@ static inline spoor_itm_packet *push(spoor_itm_decoder *d, spoor_itm_type type, 
     p->type = type;
     p->offset = offset;
     p->size = size;
+    p->time_exact = true; /* until released without a timestamp; time is set on release */
     d->stats.packets[type]++;
-    return p; /* time and time_exact are set when the packet is released */
+    return p;
 }
 
 /* Releases every held packet; `exact` says the current time is the one they relate to. */
@@ -172,13 +174,6 @@ static inline spoor_itm_packet *push_sealed(spoor_itm_decoder *d, spoor_itm_type
     p->time_exact = false;
     d->sealed = d->tail;
     return p;
-}
-
-const spoor_itm_packet *spoor_itm_next_ref(spoor_itm_decoder *d)
-{
-    if (d->head == d->sealed)
-        return NULL;
-    return &d->q[d->head++ % SPOOR_ITM_HOLD];
 }
 
 size_t spoor_itm_skip(spoor_itm_decoder *d, uint64_t *first_time, uint64_t *last_time)
@@ -239,14 +234,6 @@ static void push_error(spoor_itm_decoder *d, uint64_t from, uint64_t end, uint64
 
 /* ---- packets ------------------------------------------------------------------------------- */
 
-/* Zero bytes at the end of an n-byte little-endian payload whose value is v. */
-static inline uint8_t trailing_zeros(uint32_t v, unsigned n)
-{
-    unsigned significant = (39u - (unsigned)__builtin_clz(v | 1u)) / 8u; /* 1..4 */
-    return (uint8_t)(v ? n - significant : n);
-}
-
-/* A complete source packet (D4.2.7 software, D4.3 hardware): header h, n payload bytes. */
 /* Little-endian payload bytes as a number. */
 static inline uint32_t payload_value(const uint8_t *p, unsigned n)
 {
@@ -258,15 +245,16 @@ static inline uint32_t payload_value(const uint8_t *p, unsigned n)
     return v;
 }
 
-/* A complete hardware source packet (D4.3): header h, n payload bytes of value v. */
+/* A complete hardware source packet (D4 'Hardware source packets'): header h, n payload bytes of
+ * value v. */
 static void hw_packet(spoor_itm_decoder *d, uint8_t h, uint32_t v, unsigned n, uint64_t off)
 {
     uint8_t size = (uint8_t)(n + 1);
     unsigned a = h >> 3;
-    if (a == 0) { /* D4.3.1 event counter: one bit per wrapped 8-bit DWT counter */
+    if (a == 0) { /* D4 'Event counter packet': one bit per wrapped 8-bit DWT counter */
         spoor_itm_packet *q = push(d, SPOOR_ITM_EVENT_COUNTER, off, size);
         q->u.event_counter.bits = (uint8_t)(v & 0x3F);
-    } else if (a == 1) { /* D4.3.2 exception trace: ExceptionNumber[8:0], FN in bits [13:12] */
+    } else if (a == 1) { /* D4 'Exception trace packet': number [8:0], FN [13:12] */
         unsigned fn = (v >> 12) & 3;
         if (fn == 0) {
             lose(d, off, off + 2, SPOOR_ITM_ERR_BAD_PAYLOAD);
@@ -275,7 +263,7 @@ static void hw_packet(spoor_itm_decoder *d, uint8_t h, uint32_t v, unsigned n, u
         spoor_itm_packet *q = push(d, SPOOR_ITM_EXCEPTION, off, size);
         q->u.exception.number = (uint16_t)(v & 0x1FF);
         q->u.exception.action = (spoor_itm_exception_action)fn;
-    } else if (a == 2) { /* D4.3.3 PC sample: 4-byte PC, or one 0x00 byte while asleep */
+    } else if (a == 2) { /* D4 'Periodic PC sample packets': a PC, or 0x00 when asleep */
         if (n == 1 && v != 0) {
             lose(d, off, off + 1, SPOOR_ITM_ERR_BAD_PAYLOAD);
             return;
@@ -283,7 +271,7 @@ static void hw_packet(spoor_itm_decoder *d, uint8_t h, uint32_t v, unsigned n, u
         spoor_itm_packet *q = push(d, SPOOR_ITM_PC_SAMPLE, off, size);
         q->u.pc_sample.sleep = n == 1;
         q->u.pc_sample.pc = n == 1 ? 0 : v;
-    } else if (a < 16) { /* D4.3.4 data trace, 0b01NNx: PC value (x=0), address offset (x=1) */
+    } else if (a < 16) { /* D4 'Data trace packets', 0b01NNx: PC (x=0) or address (x=1) */
         uint8_t cmp = (uint8_t)((a >> 1) & 3);
         if (a & 1) {
             spoor_itm_packet *q = push(d, SPOOR_ITM_DWT_ADDR, off, size);
@@ -294,25 +282,22 @@ static void hw_packet(spoor_itm_decoder *d, uint8_t h, uint32_t v, unsigned n, u
             q->u.dwt_pc.comparator = cmp;
             q->u.dwt_pc.pc = v;
         }
-    } else { /* D4.3.4 data trace data value, 0b10NNW: W = 1 for a write */
+    } else { /* D4 'Data trace packets', data value 0b10NNW: W = 1 for a write */
         spoor_itm_packet *q = push(d, SPOOR_ITM_DWT_DATA, off, size);
         q->u.dwt_data.comparator = (uint8_t)((a >> 1) & 3);
         q->u.dwt_data.write = a & 1;
         q->u.dwt_data.size = (uint8_t)n;
         q->u.dwt_data.value = v;
     }
-    d->last_trailing_zeros = trailing_zeros(v, n);
 }
 
-/* D4.2.7 instrumentation packet: A = port within the current page. */
-static inline void sw_packet(spoor_itm_decoder *d, uint8_t h, uint32_t v, unsigned n,
-                             uint64_t off)
+/* D4 'Instrumentation packet': A = port within the current page. */
+static inline void sw_packet(spoor_itm_decoder *d, uint8_t h, uint32_t v, unsigned n, uint64_t off)
 {
     spoor_itm_packet *q = push(d, SPOOR_ITM_SW, off, (uint8_t)(n + 1));
     q->u.sw.port = (uint16_t)(d->page * 32u + (h >> 3));
     q->u.sw.size = (uint8_t)n;
     q->u.sw.value = v;
-    d->last_trailing_zeros = trailing_zeros(v, n);
 }
 
 static inline void source_packet(spoor_itm_decoder *d, uint8_t h, uint32_t v, unsigned n,
@@ -324,7 +309,8 @@ static inline void source_packet(spoor_itm_decoder *d, uint8_t h, uint32_t v, un
         sw_packet(d, h, v, n, off);
 }
 
-/* D4.2.4 local timestamp: the delta dates the packets held since the previous one. */
+/* D4 'Local timestamp packets': the delta dates the packets held since the previous
+ * one. */
 static void local_timestamp(spoor_itm_decoder *d, uint32_t delta, uint8_t tc, uint64_t off,
                             uint8_t size)
 {
@@ -338,12 +324,11 @@ static void local_timestamp(spoor_itm_decoder *d, uint32_t delta, uint8_t tc, ui
     d->sealed = d->tail;
 }
 
-/* A complete continuation-bit packet: LTS1 (D4.2.4), GTS1/GTS2 (D4.2.5), extension (D4.2.6). */
-static void cont_packet(spoor_itm_decoder *d, uint8_t h, const uint8_t *p, unsigned n,
-                        uint64_t off)
+/* A complete continuation-bit packet: LTS1 (D4 'Local timestamp packets'), GTS1/GTS2 (D4 'Global
+ * timestamp packets'), extension (D4 'Extension packet'). */
+static void cont_packet(spoor_itm_decoder *d, uint8_t h, const uint8_t *p, unsigned n, uint64_t off)
 {
     uint8_t size = (uint8_t)(n + 1);
-    d->last_trailing_zeros = p[n - 1] == 0;
     if ((h & 0xC0) == 0xC0 && (h & 0x0F) == 0) { /* LTS1: 7 bits per byte, TC in [5:4] */
         uint32_t ts = 0;
         for (unsigned i = 0; i < n; i++)
@@ -421,8 +406,9 @@ static void sync_end(spoor_itm_decoder *d, uint64_t at)
         lose(d, d->pkt_start, at, SPOOR_ITM_ERR_BAD_SYNC);
         return;
     }
-    /* D4.2.1 traps: the sync started in the payload of the previous packet, so that packet
-     * was not one. Drop it when it is still held; report its non-zero bytes as lost. */
+    /* Trap (D4 'Synchronization packet'): the sync started in the payload of the previous packet,
+     * so that packet was not one. Drop it when it is still held; report its non-zero bytes as lost.
+     */
     uint64_t sync_start = d->pkt_start - d->last_trailing_zeros;
     if (d->sealed != d->tail) {
         spoor_itm_packet *last = &d->q[(d->tail - 1) % SPOOR_ITM_HOLD];
@@ -451,12 +437,10 @@ static void start_packet(spoor_itm_decoder *d, uint8_t h, uint64_t off)
         d->state = ST_SYNC;
         d->zeros = 1;
         break;
-    case H_OVERFLOW: /* D4.2.3 */
-        push(d, SPOOR_ITM_OVERFLOW, off, 1);
-        d->last_trailing_zeros = 0;
+    case H_OVERFLOW:
+        push(d, SPOOR_ITM_OVERFLOW, off, 1); /* D4 'Overflow packet' */
         break;
-    case H_LTS2: /* D4.2.4 format 2: TS[2:0] in header bits [6:4], TC = 0 */
-        d->last_trailing_zeros = 0;
+    case H_LTS2: /* D4 'Local timestamp packets' format 2: TS[2:0] in header bits [6:4], TC = 0 */
         local_timestamp(d, (h >> 4) & 7, 0, off, 1);
         break;
     case H_LTS1:
@@ -471,16 +455,14 @@ static void start_packet(spoor_itm_decoder *d, uint8_t h, uint64_t off)
         d->state = ST_FIXED;
         d->need = t & 0x0F;
         break;
-    default:
-        lose(d, off, off, SPOOR_ITM_ERR_RESERVED_HEADER);
-        break;
+    default: lose(d, off, off, SPOOR_ITM_ERR_RESERVED_HEADER); break;
     }
 }
 
 /* The hot loop: whole packets of the most common kinds (software, local timestamps, data
- * trace PC and value) lying entirely in the buffer, decoded with the queue indices and the
- * time in locals. Anything else, or too few bytes left, returns to the general loop. The
- * packets and rules are exactly those of the general loop. */
+ * trace PC and word value, exception trace, PC samples) lying entirely in the buffer, decoded with
+ * the queue indices and the time in locals. Anything else, or too few bytes left, returns to the
+ * general loop. The packets and rules are exactly those of the general loop. */
 static size_t fast_run(spoor_itm_decoder *d, const uint8_t *restrict data, size_t i, size_t len,
                        uint64_t base)
 {
@@ -488,9 +470,8 @@ static size_t fast_run(spoor_itm_decoder *d, const uint8_t *restrict data, size_
     const uint32_t head = d->head;
     const uint32_t page32 = d->page * 32u;
     uint64_t time = d->time;
-    uint8_t tz = d->last_trailing_zeros;
     spoor_itm_packet *q = d->q;
-    uint64_t n_sw = 0, n_data = 0, n_pc = 0, n_ts = 0;
+    uint64_t n_sw = 0, n_data = 0, n_pc = 0, n_ts = 0, n_exc = 0, n_pcs = 0;
     while (i + 5 <= len && tail - head + 3 <= SPOOR_ITM_HOLD) {
         uint8_t h = data[i];
         uint8_t t = header_table[h];
@@ -501,52 +482,76 @@ static size_t fast_run(spoor_itm_decoder *d, const uint8_t *restrict data, size_
         v = __builtin_bswap32(v);
 #endif
         uint32_t delta;
-        if (cls == H_SW) { /* D4.2.7 */
+        if (cls == H_SW) { /* D4 'Instrumentation packet' */
             v &= value_mask[n];
             spoor_itm_packet *p = &q[tail++ % SPOOR_ITM_HOLD];
             p->type = SPOOR_ITM_SW;
             p->offset = base + i;
             p->size = (uint8_t)(n + 1);
+            p->time_exact = true;
             p->u.sw.port = (uint16_t)(page32 + (h >> 3));
             p->u.sw.size = (uint8_t)n;
             p->u.sw.value = v;
-            tz = trailing_zeros(v, n);
             n_sw++;
             i += 1 + n;
             continue;
         }
-        if (cls == H_HW && (h & 0xB3) == 0x83) { /* D4.3.4 data value, word: 0b10NNW111 */
+        /* D4 'Data trace packets', word value: 0b10NNW111 */
+        if (cls == H_HW && (h & 0xC7) == 0x87) {
             spoor_itm_packet *p = &q[tail++ % SPOOR_ITM_HOLD];
             p->type = SPOOR_ITM_DWT_DATA;
             p->offset = base + i;
             p->size = 5;
+            p->time_exact = true;
             p->u.dwt_data.comparator = (uint8_t)((h >> 4) & 3);
             p->u.dwt_data.write = (h >> 3) & 1;
             p->u.dwt_data.size = 4;
             p->u.dwt_data.value = v;
-            tz = trailing_zeros(v, 4);
             n_data++;
             i += 5;
             continue;
         }
-        if (cls == H_HW && (h & 0xCF) == 0x47) { /* D4.3.4 PC value: 0b01NN0111 */
+        if (cls == H_HW && (h & 0xCF) == 0x47) { /* D4 'Data trace packets', PC value: 0b01NN0111 */
             spoor_itm_packet *p = &q[tail++ % SPOOR_ITM_HOLD];
             p->type = SPOOR_ITM_DWT_PC;
             p->offset = base + i;
             p->size = 5;
+            p->time_exact = true;
             p->u.dwt_pc.comparator = (uint8_t)((h >> 4) & 3);
             p->u.dwt_pc.pc = v;
-            tz = trailing_zeros(v, 4);
             n_pc++;
             i += 5;
             continue;
         }
+        if (h == 0x0E && (v & 0x3000u)) { /* D4 'Exception trace packet', FN != 0 */
+            spoor_itm_packet *p = &q[tail++ % SPOOR_ITM_HOLD];
+            p->type = SPOOR_ITM_EXCEPTION;
+            p->offset = base + i;
+            p->size = 3;
+            p->time_exact = true;
+            p->u.exception.number = (uint16_t)(v & 0x1FF);
+            p->u.exception.action = (spoor_itm_exception_action)((v >> 12) & 3);
+            n_exc++;
+            i += 3;
+            continue;
+        }
+        if (h == 0x17) { /* D4 'Periodic PC sample packets' */
+            spoor_itm_packet *p = &q[tail++ % SPOOR_ITM_HOLD];
+            p->type = SPOOR_ITM_PC_SAMPLE;
+            p->offset = base + i;
+            p->size = 5;
+            p->time_exact = true;
+            p->u.pc_sample.pc = v;
+            p->u.pc_sample.sleep = false;
+            n_pcs++;
+            i += 5;
+            continue;
+        }
         unsigned size;
-        if (cls == H_LTS2) { /* D4.2.4 format 2 */
+        if (cls == H_LTS2) { /* D4 'Local timestamp packets' format 2 */
             delta = (h >> 4) & 7;
             size = 1;
-            tz = 0;
-        } else if (cls == H_LTS1) { /* D4.2.4 format 1, 1..4 bytes with continuation bits */
+        } else if (cls == H_LTS1) { /* format 1: 1..4 bytes with continuation bits */
             if (!(v & 0x80u)) {
                 delta = v & 0x7F;
                 size = 2;
@@ -557,22 +562,17 @@ static size_t fast_run(spoor_itm_decoder *d, const uint8_t *restrict data, size_
                 delta = (v & 0x7F) | (v >> 1 & 0x3F80) | (v >> 2 & 0x1FC000);
                 size = 4;
             } else if (!(v & 0x80000000u)) {
-                delta = (v & 0x7F) | (v >> 1 & 0x3F80) | (v >> 2 & 0x1FC000) |
-                        (v >> 3 & 0xFE00000);
+                delta = (v & 0x7F) | (v >> 1 & 0x3F80) | (v >> 2 & 0x1FC000) | (v >> 3 & 0xFE00000);
                 size = 5;
             } else {
                 break; /* too long: the general loop reports it */
             }
-            tz = (uint8_t)(((v >> (8 * (size - 2))) & 0xFF) == 0);
         } else {
             break;
         }
         time += delta;
-        for (uint32_t k = sealed; k != tail; k++) {
-            spoor_itm_packet *p = &q[k % SPOOR_ITM_HOLD];
-            p->time = time;
-            p->time_exact = true;
-        }
+        for (uint32_t k = sealed; k != tail; k++) /* time_exact is already true */
+            q[k % SPOOR_ITM_HOLD].time = time;
         spoor_itm_packet *p = &q[tail++ % SPOOR_ITM_HOLD];
         p->type = SPOOR_ITM_TS_LOCAL;
         p->offset = base + i;
@@ -589,10 +589,11 @@ static size_t fast_run(spoor_itm_decoder *d, const uint8_t *restrict data, size_
     d->stats.packets[SPOOR_ITM_DWT_DATA] += n_data;
     d->stats.packets[SPOOR_ITM_DWT_PC] += n_pc;
     d->stats.packets[SPOOR_ITM_TS_LOCAL] += n_ts;
+    d->stats.packets[SPOOR_ITM_EXCEPTION] += n_exc;
+    d->stats.packets[SPOOR_ITM_PC_SAMPLE] += n_pcs;
     d->tail = tail;
     d->sealed = sealed;
     d->time = time;
-    d->last_trailing_zeros = tz;
     return i;
 }
 
@@ -648,7 +649,6 @@ size_t spoor_itm_feed(spoor_itm_decoder *d, const uint8_t *data, size_t len)
                 spoor_itm_packet *q = push(d, SPOOR_ITM_EXTENSION, off, 1);
                 q->u.ext.page = ex;
                 q->u.ext.hw = hw;
-                d->last_trailing_zeros = 0;
                 i++;
                 continue;
             }
@@ -669,6 +669,18 @@ size_t spoor_itm_feed(spoor_itm_decoder *d, const uint8_t *data, size_t len)
                     continue;
                 }
             }
+            if (b == 0x00) {
+                /* Headers are never zero, so the zero bytes just before this one are the
+                 * end of the previous packet's payload: a sync may have started there. */
+                uint8_t z = 0;
+                for (size_t k = 1; k <= 4; k++) {
+                    uint8_t prev = k <= i ? data[i - k] : (uint8_t)(d->hist >> (8 * (k - i - 1)));
+                    if (prev != 0)
+                        break;
+                    z++;
+                }
+                d->last_trailing_zeros = z;
+            }
             start_packet(d, b, off);
             i++;
             continue;
@@ -678,8 +690,7 @@ size_t spoor_itm_feed(spoor_itm_decoder *d, const uint8_t *data, size_t len)
             i++;
             if (d->got == d->need) {
                 d->state = ST_HEADER;
-                source_packet(d, d->header, payload_value(d->buf, d->got), d->got,
-                              d->pkt_start);
+                source_packet(d, d->header, payload_value(d->buf, d->got), d->got, d->pkt_start);
             }
             continue;
         case ST_CONT:
@@ -734,6 +745,8 @@ size_t spoor_itm_feed(spoor_itm_decoder *d, const uint8_t *data, size_t len)
         }
         }
     }
+    for (size_t k = i > 4 ? i - 4 : 0; k < i; k++)
+        d->hist = d->hist << 8 | data[k];
     d->pos = base + i;
     d->stats.bytes += i;
     return i;
@@ -758,12 +771,12 @@ void spoor_itm_finish(spoor_itm_decoder *d)
         if (end > d->lost_from)
             push_error(d, d->lost_from, end, d->lost_detected, d->lost_why);
         break;
-    default:
-        break;
+    default: break;
     }
     seal_all(d, false);
     d->state = ST_HEADER;
     d->zeros = 0;
     d->got = 0;
     d->last_trailing_zeros = 0;
+    d->hist = 0xFFFFFFFFu; /* nothing before the next byte belongs to a packet */
 }

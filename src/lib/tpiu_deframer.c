@@ -201,8 +201,7 @@ static void decide_alignment(spoor_tpiu_deframer *t)
     snprintf(t->why, sizeof t->why,
              "no full sync in the first %zu bytes; frames start at offset %u, where the "
              "deframed ITM loses %llu bytes (next best: offset %u, %llu bytes)",
-             t->probe_len, best_a, (unsigned long long)best, second_a,
-             (unsigned long long)second);
+             t->probe_len, best_a, (unsigned long long)best, second_a, (unsigned long long)second);
     replay_probe(t);
 }
 

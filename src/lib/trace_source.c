@@ -3,6 +3,8 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -36,8 +38,8 @@ bool spoor_trace_source_open(spoor_trace_source *s, const char *spec, unsigned r
         const char *dp = spec + 7, *colon = strrchr(dp, ':');
         char *end = NULL;
         unsigned long baud = colon ? strtoul(colon + 1, &end, 10) : 0;
-        if (!colon || !copy(s->path, sizeof s->path, dp, (size_t)(colon - dp)) || !end ||
-            *end || baud == 0 || baud > 100000000) {
+        if (!colon || !copy(s->path, sizeof s->path, dp, (size_t)(colon - dp)) || !end || *end ||
+            baud == 0 || baud > 100000000) {
             spoor_set_error("%s: expected serial:/dev/ttyX:BAUD", spec);
             return false;
         }
@@ -120,8 +122,28 @@ ssize_t spoor_trace_source_read(spoor_trace_source *s, void *buf, size_t cap, in
     return SPOOR_TRACE_EOF;
 }
 
+bool spoor_trace_source_map(spoor_trace_source *s, const uint8_t **data, size_t *len)
+{
+    struct stat st;
+    if (s->kind != SPOOR_TRACE_FILE || s->fd < 0 || fstat(s->fd, &st) != 0 ||
+        !S_ISREG(st.st_mode) || st.st_size <= 0)
+        return false;
+    void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, s->fd, 0);
+    if (m == MAP_FAILED)
+        return false;
+    madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
+    s->map = m;
+    s->map_len = (size_t)st.st_size;
+    *data = m;
+    *len = s->map_len;
+    return true;
+}
+
 void spoor_trace_source_close(spoor_trace_source *s)
 {
+    if (s->map)
+        munmap((void *)s->map, s->map_len);
+    s->map = NULL;
     if (s->fd > 2)
         close(s->fd);
     s->fd = -1;

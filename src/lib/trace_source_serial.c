@@ -11,7 +11,10 @@
 
 static bool baud_constant(unsigned baud, speed_t *out)
 {
-    static const struct { unsigned baud; speed_t speed; } rates[] = {
+    static const struct {
+        unsigned baud;
+        speed_t speed;
+    } rates[] = {
         {9600, B9600},       {19200, B19200},     {38400, B38400},     {57600, B57600},
         {115200, B115200},   {230400, B230400},   {460800, B460800},   {500000, B500000},
         {576000, B576000},   {921600, B921600},   {1000000, B1000000}, {1152000, B1152000},

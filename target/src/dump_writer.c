@@ -276,10 +276,11 @@ uint32_t spoor_dump_build(uint8_t *buf, uint32_t cap, const spoor_capture *c, co
         return 0;
     builder b = {buf, cap - SPOOR_REC_HEADER_SIZE, SPOOR_DUMP_HEADER_SIZE};
 
-    put_reason(&b, c);
+    /* registers first: they always fit (MIN_DUMP_SIZE), the rest takes what is left */
     put_words(&b, SPOOR_REC_REGISTERS, c->regs, SPOOR_REGS_WORDS);
     if (c->has_fault)
         put_words(&b, SPOOR_REC_FAULT, c->fault, SPOOR_FAULT_SIZE / 4u);
+    put_reason(&b, c);
     if (c->build_id && c->build_id_len)
         put_bytes_record(&b, SPOOR_REC_BUILD_ID, c->build_id, c->build_id_len);
     if (c->stack_len)

@@ -265,12 +265,16 @@ static int execute(const spoor_memory *m, opcode_stream *s, spoor_ehabi_state *s
     return STEP_CONTINUE;
 }
 
-/* The caller's state from a hardware-stacked exception frame on the main stack. */
+/* The caller's state from a hardware-stacked exception frame (basic or extended FP frame, on
+ * MSP or PSP; the ARMv8-M additional state context is not handled). */
 static int cross_exception(const spoor_memory *m, spoor_ehabi_state *st, uint32_t exc_return)
 {
-    if (exc_return & 4u)
-        return SPOOR_EHABI_END; /* the frame is on PSP, which this walk does not track */
     uint32_t frame = st->r[13], word[8];
+    if (exc_return & 4u) {
+        if (st->psp == 0)
+            return SPOOR_EHABI_END; /* the frame is on PSP, whose value is unknown */
+        frame = st->psp;
+    }
     for (uint32_t i = 0; i < 8u; i++)
         if (!stack_word(m, frame + 4u * i, &word[i]))
             return SPOOR_EHABI_BAD_READ;
@@ -321,7 +325,9 @@ int spoor_ehabi_step(const spoor_ehabi_table *table, const spoor_memory *memory,
         return SPOOR_EHABI_END;
     if (!spoor_range_contains(memory->flash, memory->flash_count, new_pc, 2))
         return SPOOR_EHABI_BAD_PC;
-    if (next.r[13] < old_sp || (next.r[13] == old_sp && new_pc == pc))
+    /* SP only grows - except when the walk changes from the main to the process stack */
+    if (is_return ? (next.r[13] < old_sp || (next.r[13] == old_sp && new_pc == pc))
+                  : next.r[13] == old_sp && new_pc == pc)
         return SPOOR_EHABI_NO_PROGRESS;
     next.r[15] = new_pc;
     next.pc_is_return = is_return;

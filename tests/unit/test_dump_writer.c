@@ -46,8 +46,16 @@ static bool fake_read(void *ctx, uint32_t addr, void *dst, uint32_t len)
 
 static const spoor_memory memory = {fake_read, NULL, ram_ranges, 1, flash_ranges, 1};
 
+static uint32_t buffer_in_use;
+
+static uint32_t noinit_size_in_use(void)
+{
+    return buffer_in_use - SPOOR_CRASH_CONTROL_SIZE;
+}
+
 static void setup_writer(uint32_t buffer_size)
 {
+    buffer_in_use = buffer_size;
     spoor_crash_config config = {0};
     config.buffer = noinit;
     config.buffer_size = buffer_size;
@@ -318,6 +326,86 @@ static void small_buffer_truncates(void **state)
     spoor_dump_free(d);
 }
 
+/* The smallest buffer still holds registers and fault registers; long texts are cut (the
+ * end of the file name is kept) and the reason record says so. */
+static void smallest_buffer_keeps_registers(void **state)
+{
+    (void)state;
+    setup_writer(SPOOR_CRASH_CONTROL_SIZE + 16 + 4 * 8 + 16 + 164 + 36);
+    spoor_capture c;
+    fill_capture(&c);
+    c.file = "a/very/long/path/to/some/deeply/nested/source/file/that/goes/on/motor.c";
+    c.message = "a message that is also quite long, longer than the room that is left";
+    assert_true(spoor_crash_write(&c));
+    spoor_dump *d = take_dump();
+    assert_true(d->has_registers);
+    assert_int_equal(d->regs.pc, 0x08000123u);
+    assert_true(d->has_fault);
+    assert_true(d->has_reason);
+    assert_null(d->file); /* no room left for texts at all */
+    assert_int_equal(d->region_count, 0);
+    spoor_dump_free(d);
+    spoor_crash_take();
+
+    setup_writer(SPOOR_CRASH_CONTROL_SIZE + 16 + 4 * 8 + 16 + 164 + 36 + 24);
+    assert_true(spoor_crash_write(&c));
+    d = take_dump();
+    assert_non_null(d->file);
+    assert_int_equal(strlen(d->file) + strlen(d->message), 24);
+    assert_string_equal(d->file, c.file + strlen(c.file) - strlen(d->file));
+    assert_memory_equal(d->message, c.message, strlen(d->message));
+    spoor_dump_free(d);
+
+    spoor_crash_config config = {0};
+    config.buffer = noinit;
+    config.buffer_size = SPOOR_CRASH_CONTROL_SIZE + 16 + 4 * 8 + 16 + 164 + 36 - 4;
+    assert_false(spoor_crash_setup(&config, &memory));
+    assert_false(spoor_crash_write(&c));
+}
+
+/* Many random region sets: the dump always parses (no overlapping records), and every byte
+ * it claims to hold equals the fake RAM; every registered byte fits or a record says
+ * TRUNCATED or the region was partly outside RAM. */
+static void random_regions_round_trip(void **state)
+{
+    (void)state;
+    uint32_t seed = 12345;
+#define NEXT() (seed = seed * 1103515245u + 12345u, (seed >> 8) & 0xFFFFu)
+    for (int round = 0; round < 300; round++) {
+        memset(noinit, 0xA5, sizeof noinit);
+        setup_writer(512 + (NEXT() % 3584u));
+        spoor_capture c;
+        fill_capture(&c);
+        c.stack_start = RAM_BASE + (NEXT() % RAM_SIZE);
+        c.stack_len = NEXT() % 600u;
+        if (c.stack_start + c.stack_len > RAM_BASE + RAM_SIZE)
+            c.stack_len = RAM_BASE + RAM_SIZE - c.stack_start;
+        c.other_stack_start = RAM_BASE + (NEXT() % RAM_SIZE);
+        c.other_stack_len = NEXT() % 300u;
+        if (c.other_stack_start + c.other_stack_len > RAM_BASE + RAM_SIZE)
+            c.other_stack_len = RAM_BASE + RAM_SIZE - c.other_stack_start;
+        unsigned regions = NEXT() % (SPOOR_CRASH_MAX_REGIONS + 1);
+        for (unsigned i = 0; i < regions; i++) {
+            uint32_t addr = RAM_BASE - 64u + (NEXT() % (RAM_SIZE + 128u));
+            assert_true(spoor_dump_add_region((void *)(uintptr_t)addr, 1u + NEXT() % 700u,
+                                              SPOOR_REGION_DATA));
+        }
+        assert_true(spoor_crash_write(&c));
+        spoor_dump *d = take_dump();
+        uint32_t size;
+        assert_non_null(spoor_crash_data(&size));
+        assert_true(size <= noinit_size_in_use());
+        for (size_t i = 0; i < d->region_count; i++) {
+            const spoor_dump_region *r = &d->regions[i];
+            assert_true(r->address >= RAM_BASE);
+            assert_true(r->address + r->length <= RAM_BASE + RAM_SIZE);
+            assert_memory_equal(r->bytes, ram + (r->address - RAM_BASE), r->length);
+        }
+        spoor_dump_free(d);
+    }
+#undef NEXT
+}
+
 /* ---- hand-made dumps ---------------------------------------------------------------- */
 
 typedef struct image {
@@ -534,6 +622,8 @@ int main(void)
         cmocka_unit_test_setup(streaming, fresh),
         cmocka_unit_test_setup(regions_are_clipped_and_checked, fresh),
         cmocka_unit_test_setup(small_buffer_truncates, fresh),
+        cmocka_unit_test_setup(smallest_buffer_keeps_registers, fresh),
+        cmocka_unit_test_setup(random_regions_round_trip, fresh),
         cmocka_unit_test_setup(load_file, fresh),
         cmocka_unit_test(minimal_dump_parses),
         cmocka_unit_test(unknown_records_are_skipped),

@@ -386,11 +386,28 @@ static void crosses_exception_frame(void **state)
     assert_int_equal(pcs[1], FN_B + 0x22);
     assert_int_equal(stop, SPOOR_EHABI_END);
 
-    /* a frame on PSP is not followed */
-    st = at(FN_A + 8, sp, 0xFFFFFFFDu);
+    /* a frame on PSP is followed only when PSP is known */
+    st = at(FN_A + 8, RAM_BASE + 0x700, 0xFFFFFFFDu);
     n = spoor_ehabi_unwind(&t, &memory, &st, pcs, 8, &stop);
     assert_int_equal(n, 1);
     assert_int_equal(stop, SPOOR_EHABI_END);
+    st.psp = sp;
+    n = spoor_ehabi_unwind(&t, &memory, &st, pcs, 8, &stop);
+    assert_int_equal(n, 2);
+    assert_int_equal(pcs[1], FN_B + 0x22);
+    assert_int_equal(stop, SPOOR_EHABI_END);
+
+    /* an extended (FP) frame is 0x68 bytes: EXC_RETURN 0xFFFFFFE9 */
+    put_ram(sp + 0x1c, 0x01000000u); /* no alignment word this time */
+    put_ram(sp + 0x68, 0x4);
+    put_ram(sp + 0x6c, 0xFFFFFFFFu);
+    st = at(FN_A + 8, sp, 0xFFFFFFE9u);
+    assert_int_equal(spoor_ehabi_step(&t, &memory, &st), -1);
+    assert_int_equal(st.r[15], FN_B + 0x22);
+    assert_int_equal(st.r[13], sp + 0x68);
+    assert_false(st.pc_is_return);
+    assert_int_equal(st.r[14], FN_C + 0x7);
+    assert_int_equal(st.r[12], 12);
 }
 
 /* A function whose rules leave SP and PC unchanged would loop forever: stopped. */

@@ -4,7 +4,7 @@
  *   cycles up to the reference's first error row; the loss at offset 8192 reported as an
  *   error and its bogus PC 0xb8aa47aa not emitted; the truncated last packet reported.
  * - rust-itm/itm.bin: its exception packets, hand-decoded from the bytes below with the
- *   ARMv7-M ARM D4.3.2 layout, and its synchronization packets. */
+ *   ARMv7-M ARM D4 'Exception trace packet' layout, and its synchronization packets. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -168,7 +168,10 @@ static void test_rust_itm_exceptions(void **state)
     assert_int_equal(n, 139);
     /* Expected, from the bytes by hand (0x0E, number[7:0], FN<<4 | number[8]):
      * 0e 16 10, 0e 18 10, 0e 18 20, 0e 17 10, 0e 17 20, 0e 16 30, 0e 00 10, 0e 00 10 */
-    static const struct { uint16_t number; spoor_itm_exception_action action; } want[] = {
+    static const struct {
+        uint16_t number;
+        spoor_itm_exception_action action;
+    } want[] = {
         {22, SPOOR_ITM_EXC_ENTER}, {24, SPOOR_ITM_EXC_ENTER}, {24, SPOOR_ITM_EXC_EXIT},
         {23, SPOOR_ITM_EXC_ENTER}, {23, SPOOR_ITM_EXC_EXIT},  {22, SPOOR_ITM_EXC_RETURN},
         {0, SPOOR_ITM_EXC_ENTER},  {0, SPOOR_ITM_EXC_ENTER},

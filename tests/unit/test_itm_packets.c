@@ -11,7 +11,7 @@
 
 #include "spoor/itm.h"
 
-#define MAXP 512
+#define MAXP 4096
 
 struct result {
     spoor_itm_packet p[MAXP];
@@ -57,10 +57,10 @@ static void decode(const uint8_t *b, size_t len)
     }
 }
 
-#define DECODE(...)                                                                           \
-    do {                                                                                      \
-        static const uint8_t v_[] = {__VA_ARGS__};                                            \
-        decode(v_, sizeof v_);                                                                \
+#define DECODE(...)                                                                                \
+    do {                                                                                           \
+        static const uint8_t v_[] = {__VA_ARGS__};                                                 \
+        decode(v_, sizeof v_);                                                                     \
     } while (0)
 
 static void no_errors(void)
@@ -69,7 +69,7 @@ static void no_errors(void)
         assert_int_not_equal(R.p[i].type, SPOOR_ITM_ERROR);
 }
 
-/* D4.2.1: 47 zero bits then a one; longer runs of zeros are allowed. */
+/* D4 'Synchronization packet': 47 zero bits then a one; longer runs of zeros are allowed. */
 static void test_sync(void **state)
 {
     (void)state;
@@ -85,7 +85,7 @@ static void test_sync(void **state)
     assert_int_equal(R.p[1].offset, 8);
 }
 
-/* D4.2.3: overflow is the single byte 0x70. */
+/* D4 'Overflow packet': overflow is the single byte 0x70. */
 static void test_overflow(void **state)
 {
     (void)state;
@@ -94,8 +94,8 @@ static void test_overflow(void **state)
     assert_int_equal(R.p[0].type, SPOOR_ITM_OVERFLOW);
 }
 
-/* D4.2.4: format 2 is 0b0TTT0000 (TS = TTT, 1..6); format 1 is 0b11TT0000 (TC = TT) and one
- * to four bytes of 7 timestamp bits each, bit 7 = continuation. */
+/* D4 'Local timestamp packets': format 2 is 0b0TTT0000 (TS = TTT, 1..6); format 1 is 0b11TT0000 (TC
+ * = TT) and one to four bytes of 7 timestamp bits each, bit 7 = continuation. */
 static void test_local_timestamps(void **state)
 {
     (void)state;
@@ -128,14 +128,14 @@ static void test_local_timestamps(void **state)
     assert_int_equal(R.p[0].type, SPOOR_ITM_ERROR);
 }
 
-/* D4.2.5 trap: 0x94 is GTS1 (bits [25:0], last byte: TS[25:21], ClkCh bit 5, Wrap bit 6) and
- * 0xB4 is GTS2 (bits [47:26] in 4 bytes or [63:26] in 6 bytes). */
+/* D4 'Global timestamp packets' trap: 0x94 is GTS1 (bits [25:0], last byte: TS[25:21], ClkCh bit 5,
+ * Wrap bit 6) and 0xB4 is GTS2 (bits [47:26] in 4 bytes or [63:26] in 6 bytes). */
 static void test_global_timestamps(void **state)
 {
     (void)state;
-    DECODE(0x94, 0x80, 0xA0, 0x84, 0x60,             /* GTS1 full, wrap + clkch */
-           0xB4, 0xBD, 0xF4, 0x91, 0x01,             /* GTS2 48-bit */
-           0x94, 0x05,                               /* GTS1, low 7 bits only */
+    DECODE(0x94, 0x80, 0xA0, 0x84, 0x60,              /* GTS1 full, wrap + clkch */
+           0xB4, 0xBD, 0xF4, 0x91, 0x01,              /* GTS2 48-bit */
+           0x94, 0x05,                                /* GTS1, low 7 bits only */
            0xB4, 0xBD, 0xF4, 0x91, 0x81, 0xF4, 0x07); /* GTS2 64-bit */
     assert_int_equal(R.n, 4);
     no_errors();
@@ -152,15 +152,15 @@ static void test_global_timestamps(void **state)
     assert_int_equal(R.p[2].type, SPOOR_ITM_TS_GLOBAL1);
     assert_int_equal(R.p[2].u.ts_global1.value, hi48 << 26 | low);
     assert_false(R.p[2].u.ts_global1.wrap);
-    uint64_t hi64 = 0x3D | (0x74ull << 7) | (0x11ull << 14) | (0x01ull << 21) |
-                    (0x74ull << 28) | (7ull << 35);
+    uint64_t hi64 =
+        0x3D | (0x74ull << 7) | (0x11ull << 14) | (0x01ull << 21) | (0x74ull << 28) | (7ull << 35);
     assert_int_equal(R.p[3].type, SPOOR_ITM_TS_GLOBAL2);
     assert_int_equal(R.p[3].u.ts_global2.value, hi64 << 26 | low);
     assert_true(R.p[3].u.ts_global2.wide);
 }
 
-/* D4.2.6 trap: 0x08 is the page-0 extension, not a software packet; pages select stimulus
- * ports page * 32 + A. */
+/* D4 'Extension packet' trap: 0x08 is the page-0 extension, not a software packet; pages select
+ * stimulus ports page * 32 + A. */
 static void test_extension_pages(void **state)
 {
     (void)state;
@@ -183,7 +183,7 @@ static void test_extension_pages(void **state)
     assert_int_equal(R.p[5].u.sw.value, 0x43);
 }
 
-/* D4.2.7: 0bAAAAA0SS, SS = 01/10/11 for 1/2/4 bytes, little-endian payload. */
+/* D4 'Instrumentation packet': 0bAAAAA0SS, SS = 01/10/11 for 1/2/4 bytes, little-endian payload. */
 static void test_software_sizes(void **state)
 {
     (void)state;
@@ -204,7 +204,7 @@ static void test_software_sizes(void **state)
     assert_int_equal(R.p[3].offset, 10);
 }
 
-/* D4.3.1: 0x05 + one byte: bit 0 CPI, 1 Exc, 2 Sleep, 3 LSU, 4 Fold, 5 Cyc. */
+/* D4 'Event counter packet': 0x05 + one byte: bit 0 CPI, 1 Exc, 2 Sleep, 3 LSU, 4 Fold, 5 Cyc. */
 static void test_event_counter(void **state)
 {
     (void)state;
@@ -215,7 +215,8 @@ static void test_event_counter(void **state)
     assert_int_equal(R.p[1].u.event_counter.bits, 0x15); /* fold, sleep, cpi */
 }
 
-/* D4.3.2: 0x0E + ExceptionNumber[7:0], then number bit 8 in bit 0 and FN in bits [5:4]. */
+/* D4 'Exception trace packet': 0x0E + ExceptionNumber[7:0], then number bit 8 in bit 0 and FN in
+ * bits [5:4]. */
 static void test_exception(void **state)
 {
     (void)state;
@@ -233,7 +234,7 @@ static void test_exception(void **state)
     assert_int_equal(R.p[0].type, SPOOR_ITM_ERROR);
 }
 
-/* D4.3.3: 0x17 + PC, or 0x15 + 0x00 while the core sleeps. */
+/* D4 'Periodic PC sample packets': 0x17 + PC, or 0x15 + 0x00 while the core sleeps. */
 static void test_pc_sample(void **state)
 {
     (void)state;
@@ -247,7 +248,8 @@ static void test_pc_sample(void **state)
     assert_int_equal(R.p[0].type, SPOOR_ITM_ERROR);
 }
 
-/* D4.3.4: 0b01NN0111 PC value, 0b01NN1110 address offset, 0b10NNWxSS data value. */
+/* D4 'Data trace packets': 0b01NN0111 PC value, 0b01NN1110 address offset, 0b10NNWxSS data value.
+ */
 static void test_data_trace(void **state)
 {
     (void)state;
@@ -256,9 +258,15 @@ static void test_data_trace(void **state)
            0x6E, 0x03, 0x0F,             /* cmp 2 address offset */
            0x8F, 0xC2, 0x00, 0x00, 0x00, /* cmp 0 write word */
            0xAE, 0x03, 0x0F,             /* cmp 2 write halfword */
-           0xB5, 0x7E                    /* cmp 3 read byte */
+           0xB5, 0x7E,                   /* cmp 3 read byte */
+           0xB7, 0x44, 0x33, 0x22, 0x11  /* cmp 3 read word */
     );
-    assert_int_equal(R.n, 6);
+    assert_int_equal(R.n, 7);
+    assert_int_equal(R.p[6].type, SPOOR_ITM_DWT_DATA);
+    assert_int_equal(R.p[6].u.dwt_data.comparator, 3);
+    assert_false(R.p[6].u.dwt_data.write);
+    assert_int_equal(R.p[6].u.dwt_data.size, 4);
+    assert_int_equal(R.p[6].u.dwt_data.value, 0x11223344);
     no_errors();
     assert_int_equal(R.p[0].type, SPOOR_ITM_DWT_PC);
     assert_int_equal(R.p[0].u.dwt_pc.comparator, 0);
@@ -306,8 +314,8 @@ static void test_reserved_header_resync(void **state)
     (void)state;
     static const uint8_t reserved[] = {0x04, 0x1D, 0x80, 0x90, 0xA0, 0xB0, 0x44, 0xF4, 0xFF};
     for (size_t i = 0; i < sizeof reserved; i++) {
-        uint8_t v[] = {0x01, 0x41, 0x10, reserved[i], 0x11, 0x22, 0x00, 0x00, 0x00,
-                       0x00, 0x00, 0x80, 0x01, 0x42};
+        uint8_t v[] = {0x01, 0x41, 0x10, reserved[i], 0x11, 0x22, 0x00,
+                       0x00, 0x00, 0x00, 0x00,        0x80, 0x01, 0x42};
         decode(v, sizeof v);
         assert_int_equal(R.n, 5);
         assert_int_equal(R.p[0].type, SPOOR_ITM_SW);
@@ -328,7 +336,8 @@ static void test_reserved_header_resync(void **state)
     assert_int_equal(R.p[0].u.error.bytes_lost, 3);
 }
 
-/* D4.2.1 trap: a sync can begin inside what looked like the payload of a packet. */
+/* D4 'Synchronization packet' trap: a sync can begin inside what looked like the payload of a
+ * packet. */
 static void test_sync_inside_payload(void **state)
 {
     (void)state;
@@ -410,6 +419,42 @@ static void test_hold_queue_overflows_in_order(void **state)
     }
 }
 
+/* The fast path (whole packets in the buffer) and the byte-at-a-time path must agree on any
+ * input: random bytes biased towards real headers, fed in several chunk sizes. */
+static void test_chunking_never_changes_the_result(void **state)
+{
+    (void)state;
+    static const uint8_t headers[] = {0x01, 0x02, 0x03, 0x0B, 0x47, 0x77, 0x8F, 0xAF,
+                                      0xB7, 0x9D, 0x0E, 0x17, 0x15, 0x05, 0x10, 0xC0,
+                                      0xD0, 0x94, 0xB4, 0x08, 0x70, 0x00};
+    static uint8_t v[6000];
+    static struct result whole, chunked;
+    uint32_t x = 12345;
+    for (int round = 0; round < 20; round++) {
+        for (size_t i = 0; i < sizeof v; i++) {
+            x = x * 1103515245u + 12345u;
+            uint32_t r = x >> 8;
+            v[i] = (r % 4 == 0)   ? headers[(r >> 4) % sizeof headers]
+                   : (r % 4 == 1) ? 0x00
+                   : (r % 4 == 2) ? 0x80
+                                  : (uint8_t)(r >> 12);
+        }
+        size_t len = 200 + (size_t)round * 37;
+        decode_step(v, len, 0, round & 1, &whole);
+        for (size_t step = 1; step <= 7; step += 3) {
+            decode_step(v, len, step, round & 1, &chunked);
+            assert_int_equal(chunked.n, whole.n);
+            for (size_t i = 0; i < whole.n; i++) {
+                assert_int_equal(chunked.p[i].type, whole.p[i].type);
+                assert_int_equal(chunked.p[i].offset, whole.p[i].offset);
+                assert_int_equal(chunked.p[i].size, whole.p[i].size);
+                assert_int_equal(chunked.p[i].time, whole.p[i].time);
+                assert_int_equal(chunked.p[i].time_exact, whole.p[i].time_exact);
+            }
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -429,6 +474,7 @@ int main(void)
         cmocka_unit_test(test_bad_sync_and_truncation),
         cmocka_unit_test(test_require_sync),
         cmocka_unit_test(test_hold_queue_overflows_in_order),
+        cmocka_unit_test(test_chunking_never_changes_the_result),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -197,6 +197,9 @@ uint32_t spoor_dump_build(uint8_t *buf, uint32_t cap, const spoor_capture *captu
 typedef struct spoor_ehabi_state {
     uint32_t r[16];
     bool pc_is_return;
+    /* PSP, for crossing an exception frame stacked on the process stack (EXC_RETURN bit 2);
+     * 0 when unknown, which ends the walk at such a frame. */
+    uint32_t psp;
 } spoor_ehabi_state;
 
 typedef struct spoor_ehabi_table {

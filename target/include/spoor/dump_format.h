@@ -100,9 +100,10 @@ enum spoor_record_type {
 #define SPOOR_REGS_ADDITIONAL 0x0040u  /* ARMv8-M: additional state context was stacked */
 #define SPOOR_REGS_HAS_LIMITS 0x0080u  /* msplim/psplim are valid */
 #define SPOOR_REGS_SOFTWARE 0x0100u    /* captured by software (assert/watchdog), no frame */
-#define SPOOR_REGS_STACK_OVERFLOW                                                                  \
-    0x0200u                              /* the fault was a stack overflow (STKOF, MSTKERR,        \
-                                            BSTKERR or SP outside RAM) */
+/* The fault was a stack overflow (CFSR.STKOF, MSTKERR or BSTKERR, or the frame address is
+ * outside RAM): the frame was not read; pc 0, lr 0xFFFFFFFF, xpsr 0, r0-r3 the live values,
+ * sp the stack pointer after the failed stacking. */
+#define SPOOR_REGS_STACK_OVERFLOW 0x0200u
 #define SPOOR_REGS_HANDLER_STACK 0x0400u /* the handler ran on the reserved stack */
 
 /* ---- SPOOR_REC_FAULT: the System Control Block fault status registers ---------------

@@ -31,7 +31,9 @@
 #define SCB_SHCSR 0xE000ED24u
 #define SCB_AIRCR 0xE000ED0Cu
 #define FPU_FPCCR 0xE000EF34u
+#define SCB_DCCMVAC 0xE000EF68u
 #define CCR_BFHFNMIGN (1u << 8)
+#define CCR_DC (1u << 16)
 #define CFSR_MSTKERR (1u << 4)
 #define CFSR_BSTKERR (1u << 12)
 #define CFSR_STKOF (1u << 20)
@@ -258,6 +260,23 @@ static void stack_windows(spoor_capture *c, const spoor_crash_config *cfg, const
     }
 }
 
+/* Writes the dump buffer back from a Cortex-M7 data cache (CCR.DC set), so that it is in RAM
+ * when the reset comes. CCR.DC reads as zero on cores without a data cache. */
+static void clean_dump_from_cache(void)
+{
+#if !SPOOR_V6M
+    const spoor_crash_config *cfg = spoor_crash_current_config();
+    if (!cfg || (REG32(SCB_CCR) & CCR_DC) == 0)
+        return;
+    __asm volatile("dsb 0xF" ::: "memory");
+    uint32_t start = (uint32_t)(uintptr_t)cfg->buffer & ~31u;
+    uint32_t end = (uint32_t)(uintptr_t)cfg->buffer + cfg->buffer_size;
+    for (uint32_t line = start; line < end; line += 32u)
+        REG32(SCB_DCCMVAC) = line; /* clean data cache line by address */
+    __asm volatile("dsb 0xF\n isb 0xF" ::: "memory");
+#endif
+}
+
 static void system_reset(void) __attribute__((noreturn));
 static void system_reset(void)
 {
@@ -413,6 +432,7 @@ void spoor_fault_capture(void)
     add_build_id(&c);
     add_mtb(&c, cfg);
     spoor_crash_write(&c);
+    clean_dump_from_cache();
     run_hook(cfg);
 }
 
@@ -486,6 +506,7 @@ static bool capture_masked(const spoor_crash_event *event, const uint32_t *block
     if (spoor_crash_current_config()) {
         software_capture(&c, event, block);
         written = spoor_crash_write(&c);
+        clean_dump_from_cache();
     }
     if ((primask & 1u) == 0)
         __asm volatile("cpsie i" ::: "memory");
@@ -521,6 +542,7 @@ uint32_t spoor_backtrace_impl(uint32_t *pcs, uint32_t max, const uint32_t *block
     state.r[14] = block[BLOCK_RETURN];
     state.r[15] = block[BLOCK_RETURN] & ~1u;
     state.pc_is_return = true;
+    state.psp = read_psp();
     spoor_ehabi_table table = {(uint32_t)(uintptr_t)__exidx_start,
                                (uint32_t)(uintptr_t)__exidx_end};
     return spoor_ehabi_unwind(&table, m, &state, pcs, max, NULL);
