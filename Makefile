@@ -18,7 +18,7 @@ check: deps
 demo: deps
 	cmake -S . -B $(DEMO_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	cmake --build $(DEMO_DIR) -j $(JOBS) >/dev/null
-	scripts/demo.sh $(DEMO_DIR)
+	scripts/demo_crash.sh $(DEMO_DIR)
 
 clean:
 	rm -rf build

@@ -36,6 +36,47 @@ void semihost_write_hex(uint32_t value)
     semihost_write_string(text);
 }
 
+static uint32_t string_length(const char *text)
+{
+    uint32_t length = 0;
+    while (text[length] != '\0') {
+        length++;
+    }
+    return length;
+}
+
+int semihost_open(const char *path, uint32_t mode)
+{
+    const uint32_t block[3] = {(uint32_t)(uintptr_t)path, mode, string_length(path)};
+    return (int)semihost_call(SEMIHOST_SYS_OPEN, block);
+}
+
+uint32_t semihost_write(int handle, const void *data, uint32_t len)
+{
+    const uint32_t block[3] = {(uint32_t)handle, (uint32_t)(uintptr_t)data, len};
+    return semihost_call(SEMIHOST_SYS_WRITE, block);
+}
+
+int semihost_close(int handle)
+{
+    const uint32_t block[1] = {(uint32_t)handle};
+    return (int)semihost_call(SEMIHOST_SYS_CLOSE, block);
+}
+
+int semihost_get_cmdline(char *buffer, uint32_t size)
+{
+    /* The host writes the length it used back into the second word. */
+    volatile uint32_t block[2] = {(uint32_t)(uintptr_t)buffer, size};
+    if (size == 0u || semihost_call(SEMIHOST_SYS_GET_CMDLINE, (const void *)block) != 0u) {
+        return 0;
+    }
+    if (block[1] >= size) {
+        return 0;
+    }
+    buffer[block[1]] = '\0';
+    return 1;
+}
+
 void semihost_exit(int status)
 {
     if (status == 0) {

@@ -9,11 +9,17 @@
 
 /* Semihosting operation numbers (Arm "Semihosting for AArch32 and AArch64", v2.0). */
 #define SEMIHOST_SYS_OPEN 0x01u
+#define SEMIHOST_SYS_CLOSE 0x02u
 #define SEMIHOST_SYS_WRITEC 0x03u
 #define SEMIHOST_SYS_WRITE0 0x04u
 #define SEMIHOST_SYS_WRITE 0x05u
+#define SEMIHOST_SYS_GET_CMDLINE 0x15u
 #define SEMIHOST_SYS_EXIT 0x18u
 #define SEMIHOST_SYS_EXIT_EXTENDED 0x20u
+
+/* SYS_OPEN modes (the index of the fopen() mode string in the semihosting specification). */
+#define SEMIHOST_OPEN_READ_BINARY 1u  /* "rb" */
+#define SEMIHOST_OPEN_WRITE_BINARY 5u /* "wb" */
 
 /* Reason codes for SYS_EXIT. */
 #define SEMIHOST_ADP_STOPPED_APPLICATION_EXIT 0x20026u
@@ -39,6 +45,20 @@ void semihost_write_decimal(uint32_t value);
 
 /* Writes an unsigned number as 0x followed by eight hex digits. */
 void semihost_write_hex(uint32_t value);
+
+/* Opens a file on the host (mode: SEMIHOST_OPEN_*). Returns its handle, or -1. */
+int semihost_open(const char *path, uint32_t mode);
+
+/* Writes len bytes to an open host file. Returns 0 when all of them were written. */
+uint32_t semihost_write(int handle, const void *data, uint32_t len);
+
+/* Closes a host file. Returns 0 on success. */
+int semihost_close(int handle);
+
+/* Copies the command line the host was given for the program (QEMU: the arg= values of
+ * -semihosting-config joined by spaces) into buffer, NUL-terminated. Returns 1, or 0 when the host
+ * has none or it does not fit. */
+int semihost_get_cmdline(char *buffer, uint32_t size);
 
 /*
  * Ends the program: QEMU exits with `status` as its own exit status. Status 0 uses the plain

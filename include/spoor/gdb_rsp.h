@@ -39,7 +39,12 @@ size_t spoor_rsp_frame(const char *payload, size_t len, char *out, size_t cap);
 typedef bool (*spoor_rsp_read_fn)(void *ctx, uint32_t addr, void *buf, size_t len);
 typedef struct spoor_rsp_target {
     uint32_t regs[17]; /* r0..r12, sp, lr, pc, xpsr */
-    int signal;        /* reported in the stop reply: 11 SIGSEGV for a fault, 5 SIGTRAP */
+    /* With fp the target also has the "org.gnu.gdb.arm.vfp" registers d0-d15 and fpscr
+     * (numbers 17-33). GDB needs them to unwind through an extended (FP) exception frame. */
+    bool fp;
+    uint64_t d[16];
+    uint32_t fpscr;
+    int signal; /* reported in the stop reply: 11 SIGSEGV for a fault, 5 SIGTRAP */
     spoor_rsp_read_fn read;
     void *ctx;
 } spoor_rsp_target;

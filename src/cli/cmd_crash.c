@@ -119,6 +119,16 @@ static size_t frame_locations(const struct crash *c, const spoor_frame *f, spoor
     return n;
 }
 
+/* The offset of pc into the out-of-line function that holds it (an inlined function's
+ * own offset counts from its inlined block, which no disassembly shows). */
+static uint32_t outer_offset(const struct crash *c, uint32_t pc, const spoor_location *inner)
+{
+    uint32_t start;
+    if (spoor_elf_function(c->elf, pc, NULL, &start, NULL) && pc >= start)
+        return pc - start;
+    return inner->offset;
+}
+
 static const char *reason_text(const spoor_dump *d, char *buf, size_t len)
 {
     if (!d->has_reason)
@@ -194,11 +204,10 @@ static void print_text(struct crash *c)
             else if (k == 0)
                 printf("  #%-2d 0x%08x ", num, f->pc);
             else
-                printf("      (inlined)  ");
-            if (loc[k].function && k == 0)
-                printf("%s+0x%x", loc[k].function, loc[k].offset);
-            else
-                printf("%s", loc[k].function ? loc[k].function : "??");
+                printf("      inlined in ");
+            printf("%s", loc[k].function ? loc[k].function : "??");
+            if (k + 1 == n && loc[0].has_offset) /* the offset into the real function */
+                printf("+0x%x", outer_offset(c, f->pc, &loc[0]));
             if (loc[k].file)
                 printf(" at %s:%u", loc[k].file, loc[k].line);
             if (k == 0)
@@ -295,7 +304,7 @@ static void print_json(struct crash *c)
                 printf("%u", loc[k].line);
             else
                 printf("null");
-            printf(",\"inlined\":%s,\"method\":\"%s\"}", k ? "true" : "false",
+            printf(",\"inlined\":%s,\"method\":\"%s\"}", k + 1 < n ? "true" : "false",
                    spoor_unwind_method_name(f->method));
             first = 0;
         }

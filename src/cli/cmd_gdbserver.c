@@ -3,6 +3,7 @@
  * stopped at the fault. Memory comes from the dump, then from the ELF's loadable sections. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <gelf.h>
 #include <getopt.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -31,14 +32,36 @@ static const char gdbserver_usage[] =
 struct server {
     spoor_dump *dump;
     spoor_elf *elf;
+    bool fp;
 };
+
+/* GDB reads FPCCR (and FPCAR) to unwind through an extended exception frame; a dump does not
+ * hold them, so an FP target answers with their reset values (ARMv7-M B3.2.20: FPCCR.ASPEN and
+ * LSPEN set; FPCAR unknown, 0). */
+static bool read_fp_control(uint32_t addr, uint8_t *out)
+{
+    static const struct {
+        uint32_t addr, value;
+    } regs[] = {{0xE000EF34u, 0xC0000000u}, {0xE000EF38u, 0}};
+    for (size_t i = 0; i < sizeof regs / sizeof regs[0]; i++)
+        if (addr - regs[i].addr < 4) {
+            *out = (uint8_t)(regs[i].value >> (8 * (addr - regs[i].addr)));
+            return true;
+        }
+    return false;
+}
 
 static bool read_target(void *ctx, uint32_t addr, void *buf, size_t len)
 {
     struct server *s = ctx;
     if (spoor_dump_read(s->dump, addr, buf, len))
         return true;
-    return spoor_elf_read(s->elf, addr, buf, len) == len;
+    if (spoor_elf_read(s->elf, addr, buf, len) == len)
+        return true;
+    for (size_t i = 0; i < len; i++)
+        if (!s->fp || !read_fp_control(addr + (uint32_t)i, (uint8_t *)buf + i))
+            return false;
+    return true;
 }
 
 static bool send_all(int fd, const char *buf, size_t len)
@@ -144,6 +167,17 @@ int cmd_gdbserver(int argc, char **argv)
     t.regs[15] = s.dump->regs.pc;
     t.regs[16] = s.dump->regs.xpsr;
     t.signal = s.dump->has_reason && s.dump->reason != SPOOR_REASON_FAULT ? 5 : 11;
+    /* FP registers for a hard-float image or a dump with FP state: s0-s15 pair into d0-d7 */
+    GElf_Ehdr eh;
+    const uint32_t fp_flags = SPOOR_REGS_FP_FRAME | SPOOR_REGS_FP_VALID;
+    t.fp = (gelf_getehdr(spoor_elf_libelf(s.elf), &eh) && (eh.e_flags & EF_ARM_ABI_FLOAT_HARD)) ||
+           (s.dump->regs.flags & fp_flags);
+    s.fp = t.fp;
+    if (s.dump->regs.flags & SPOOR_REGS_FP_VALID) {
+        for (int i = 0; i < 8; i++)
+            t.d[i] = s.dump->regs.s[2 * i] | (uint64_t)s.dump->regs.s[2 * i + 1] << 32;
+        t.fpscr = s.dump->regs.fpscr;
+    }
 
     struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);

@@ -43,8 +43,6 @@ struct channel {
 struct stream {
     spoor_itm_decoder dec;
     bool used;
-    uint64_t first_time, last_time;
-    bool any_time;
 };
 
 struct itm_cli {
@@ -286,28 +284,15 @@ static void print_text(struct itm_cli *c, int id, const spoor_itm_packet *p)
     putc_unlocked('\n', o);
 }
 
+/* Prints the released packets. The decoder only queues the types the output shows (see
+ * stream_for), and keeps the time span itself. */
 static void drain(struct itm_cli *c, int id, struct stream *s)
 {
     const spoor_itm_packet *p;
-    if (!c->json && !c->any_channel && !c->listing) { /* --stats alone: counting only */
-        uint64_t first, last;
-        if (spoor_itm_skip(&s->dec, &first, &last)) {
-            if (!s->any_time) {
-                s->first_time = first;
-                s->any_time = true;
-            }
-            s->last_time = last;
-        }
+    if (!c->json && !c->any_channel && !c->listing) /* --stats alone: counting only */
         return;
-    }
-    if (c->any_channel && !c->json) { /* software channels as text */
-        const spoor_itm_packet *last = NULL;
+    if (c->any_channel && !c->json) { /* software channels as text: only SW packets queued */
         while ((p = spoor_itm_next_ref(&s->dec)) != NULL) {
-            if (!s->any_time) {
-                s->first_time = p->time;
-                s->any_time = true;
-            }
-            last = p;
             if (p->type != SPOOR_ITM_SW || p->u.sw.port >= MAX_PORTS)
                 continue;
             const struct channel *ch = &c->ch[p->u.sw.port];
@@ -319,16 +304,9 @@ static void drain(struct itm_cli *c, int id, struct stream *s)
                 print_channel(c->out, ch->fmt, p->u.sw.value, p->u.sw.size);
             }
         }
-        if (last)
-            s->last_time = last->time;
         return;
     }
     while ((p = spoor_itm_next_ref(&s->dec)) != NULL) {
-        if (!s->any_time) {
-            s->first_time = p->time;
-            s->any_time = true;
-        }
-        s->last_time = p->time;
         if (c->json) {
             print_json(c, id, p);
         } else {
@@ -344,6 +322,10 @@ static struct stream *stream_for(struct itm_cli *c, int id)
         if (!c->streams[id])
             return NULL;
         spoor_itm_init(&c->streams[id]->dec, c->wait_sync);
+        if (!c->json && !c->any_channel && !c->listing)
+            spoor_itm_select(&c->streams[id]->dec, 0); /* --stats alone: counters only */
+        else if (!c->json && c->any_channel)
+            spoor_itm_select(&c->streams[id]->dec, 1u << SPOOR_ITM_SW);
         c->streams[id]->used = true;
     }
     return c->streams[id];
@@ -399,6 +381,7 @@ static void print_stats(struct itm_cli *c, const spoor_tpiu_deframer *t)
         if (!s)
             continue;
         const spoor_itm_stats *st = spoor_itm_stats_get(&s->dec);
+        uint64_t first_time = st->time_first, last_time = st->time_last;
         uint64_t total = 0;
         for (int k = 0; k < SPOOR_ITM_TYPE_COUNT; k++)
             total += st->packets[k];
@@ -413,7 +396,7 @@ static void print_stats(struct itm_cli *c, const spoor_tpiu_deframer *t)
             fprintf(o,
                     ",\"bytes_lost\":%" PRIu64 ",\"time_first\":%" PRIu64 ",\"time_last\":%" PRIu64
                     "}\n",
-                    st->bytes_lost, s->first_time, s->last_time);
+                    st->bytes_lost, first_time, last_time);
             continue;
         }
         if (c->tpiu)
@@ -425,8 +408,8 @@ static void print_stats(struct itm_cli *c, const spoor_tpiu_deframer *t)
                         st->packets[k]);
         fprintf(o, "  errors      %" PRIu64 " (%" PRIu64 " bytes lost)\n",
                 st->packets[SPOOR_ITM_ERROR], st->bytes_lost);
-        fprintf(o, "  time span   %" PRIu64 " .. %" PRIu64 " cycles (%" PRIu64 ")\n", s->first_time,
-                s->last_time, s->last_time - s->first_time);
+        fprintf(o, "  time span   %" PRIu64 " .. %" PRIu64 " cycles (%" PRIu64 ")\n", first_time,
+                last_time, last_time - first_time);
     }
 }
 

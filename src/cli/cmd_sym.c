@@ -11,6 +11,8 @@
 
 #define MAX_FRAMES 64
 
+#define OB_LITERAL(ob, s) ob_write(ob, s, sizeof s - 1)
+
 static const char sym_usage[] =
     "usage: spoor sym -e FW.elf [--json] [ADDR ...]\n"
     "Symbolizes code addresses with the ELF's DWARF (functions, inlined functions, lines)\n"
@@ -25,38 +27,87 @@ static const char sym_usage[] =
     "code one line '  inlined in CALLER at FILE:LINE' per enclosing function, innermost first.\n"
     "Unknown parts print as ?? (JSON: null).\n";
 
-static void print_location(outbuf *ob, const char *file, unsigned line)
+struct sym_ctx {
+    spoor_elf *elf;
+    int json;
+    int bad; /* tokens that were not addresses */
+    struct {
+        const char *s;
+        size_t len;
+    } lengths[1024]; /* strlen of the names and files printed, by address of the string */
+    outbuf out;
+};
+
+/* strlen(s), remembered: the symbolizer hands out the same few thousand strings again and again. */
+static size_t length_of(struct sym_ctx *c, const char *s)
 {
-    ob_write(ob, " at ", 4);
-    ob_str(ob, file);
-    ob_char(ob, ':');
-    if (line)
-        ob_u32(ob, line);
-    else
-        ob_char(ob, '?');
+    size_t h = (size_t)(((uint64_t)(uintptr_t)s * 0x9e3779b97f4a7c15u) >> 54); /* 10 bits */
+    if (c->lengths[h].s != s) {
+        c->lengths[h].s = s;
+        c->lengths[h].len = strlen(s);
+    }
+    return c->lengths[h].len;
 }
 
-static void print_text(outbuf *ob, uint32_t addr, const spoor_location *f, size_t n)
+/* Longest text of one frame besides its function and file names: "0x%08x " or "  inlined in ",
+ * "+0x%x", " at ", ":%u", newline. */
+#define TEXT_FRAME_EXTRA (13 + 11 + 4 + 11 + 1)
+
+/* One text line: head ("0x%08x " or "  inlined in "), the function ("??" when unknown) with
+ * "+0x%x" of its offset when has_offset, " at FILE:LINE" (LINE "?" when unknown) when the file
+ * is known, newline. Written in one piece into the output buffer. */
+static void print_frame(struct sym_ctx *c, const char *head, size_t head_len,
+                        const spoor_location *f, bool has_offset)
 {
-    ob_hex8(ob, addr);
-    ob_char(ob, ' ');
-    if (f[0].function) {
-        ob_str(ob, f[0].function);
-        ob_char(ob, '+');
-        ob_hex(ob, f[0].offset);
-    } else {
-        ob_write(ob, "??", 2);
+    const char *fn = f->function ? f->function : "??";
+    size_t fn_len = f->function ? length_of(c, f->function) : 2;
+    size_t file_len = f->file ? length_of(c, f->file) : 0;
+    char *p = ob_reserve(&c->out, fn_len + file_len + TEXT_FRAME_EXTRA);
+    if (!p) { /* names longer than the whole buffer: write piece by piece */
+        char num[16];
+        ob_write(&c->out, head, head_len);
+        ob_write(&c->out, fn, fn_len);
+        if (has_offset) {
+            num[0] = '+';
+            ob_write(&c->out, num, (size_t)(ob_put_hex(num + 1, f->offset) - num));
+        }
+        if (f->file) {
+            ob_write(&c->out, " at ", 4);
+            ob_write(&c->out, f->file, file_len);
+            num[0] = ':';
+            char *e = f->line ? ob_put_u32(num + 1, f->line) : ob_put(num + 1, "?", 1);
+            ob_write(&c->out, num, (size_t)(e - num));
+        }
+        ob_char(&c->out, '\n');
+        return;
     }
-    if (f[0].file)
-        print_location(ob, f[0].file, f[0].line);
-    ob_char(ob, '\n');
-    for (size_t i = 1; i < n; i++) {
-        ob_write(ob, "  inlined in ", 13);
-        ob_str(ob, f[i].function ? f[i].function : "??");
-        if (f[i].file)
-            print_location(ob, f[i].file, f[i].line);
-        ob_char(ob, '\n');
+    p = ob_put(p, head, head_len);
+    p = ob_put(p, fn, fn_len);
+    if (has_offset) {
+        *p++ = '+';
+        p = ob_put_hex(p, f->offset);
     }
+    if (f->file) {
+        p = ob_put(p, " at ", 4);
+        p = ob_put(p, f->file, file_len);
+        *p++ = ':';
+        if (f->line)
+            p = ob_put_u32(p, f->line);
+        else
+            *p++ = '?';
+    }
+    *p++ = '\n';
+    ob_commit(&c->out, p);
+}
+
+static void print_text(struct sym_ctx *c, uint32_t addr, const spoor_location *f, size_t n)
+{
+    char head[11];
+    ob_put_hex8(head, addr);
+    head[10] = ' ';
+    print_frame(c, head, sizeof head, &f[0], f[0].function != NULL);
+    for (size_t i = 1; i < n; i++)
+        print_frame(c, "  inlined in ", 13, &f[i], false);
 }
 
 static void print_json_line(outbuf *ob, unsigned line)
@@ -69,38 +120,43 @@ static void print_json_line(outbuf *ob, unsigned line)
 
 static void print_json(outbuf *ob, uint32_t addr, const spoor_location *f, size_t n)
 {
-    ob_str(ob, "{\"addr\":\"");
+    OB_LITERAL(ob, "{\"addr\":\"");
     ob_hex8(ob, addr);
-    ob_str(ob, "\",\"function\":");
+    OB_LITERAL(ob, "\",\"function\":");
     ob_json_string(ob, f[0].function);
-    ob_str(ob, ",\"offset\":");
+    OB_LITERAL(ob, ",\"offset\":");
     if (f[0].has_offset)
         ob_u32(ob, f[0].offset);
     else
         ob_write(ob, "null", 4);
-    ob_str(ob, ",\"file\":");
+    OB_LITERAL(ob, ",\"file\":");
     ob_json_string(ob, f[0].file);
-    ob_str(ob, ",\"line\":");
+    OB_LITERAL(ob, ",\"line\":");
     print_json_line(ob, f[0].line);
-    ob_str(ob, ",\"inlined\":[");
+    OB_LITERAL(ob, ",\"inlined\":[");
     for (size_t i = 1; i < n; i++) {
-        ob_str(ob, i > 1 ? ",{\"function\":" : "{\"function\":");
+        if (i > 1)
+            ob_char(ob, ',');
+        OB_LITERAL(ob, "{\"function\":");
         ob_json_string(ob, f[i].function);
-        ob_str(ob, ",\"file\":");
+        OB_LITERAL(ob, ",\"file\":");
         ob_json_string(ob, f[i].file);
-        ob_str(ob, ",\"line\":");
+        OB_LITERAL(ob, ",\"line\":");
         print_json_line(ob, f[i].line);
         ob_char(ob, '}');
     }
-    ob_str(ob, "]}\n");
+    OB_LITERAL(ob, "]}\n");
 }
 
-struct sym_ctx {
-    spoor_elf *elf;
-    int json;
-    int bad; /* tokens that were not addresses */
-    outbuf out;
-};
+static void symbolize_address(struct sym_ctx *c, uint32_t addr)
+{
+    spoor_location frames[MAX_FRAMES];
+    size_t n = spoor_elf_symbolize(c->elf, addr, frames, MAX_FRAMES);
+    if (c->json)
+        print_json(&c->out, addr, frames, n);
+    else
+        print_text(c, addr, frames, n);
+}
 
 static void symbolize_token(struct sym_ctx *c, const char *tok, size_t len)
 {
@@ -111,9 +167,31 @@ static void symbolize_token(struct sym_ctx *c, const char *tok, size_t len)
         c->bad++;
         return;
     }
-    spoor_location frames[MAX_FRAMES];
-    size_t n = spoor_elf_symbolize(c->elf, addr, frames, MAX_FRAMES);
-    (c->json ? print_json : print_text)(&c->out, addr, frames, n);
+    symbolize_address(c, addr);
+}
+
+/* A byte's value as a hex digit plus one; 0 for any other byte. */
+static const unsigned char hex_digit[256] = {
+    ['0'] = 1,  ['1'] = 2,  ['2'] = 3,  ['3'] = 4,  ['4'] = 5,  ['5'] = 6,  ['6'] = 7,  ['7'] = 8,
+    ['8'] = 9,  ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
+    ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16};
+
+/* The common token, 0x or 0X and 1 to 8 hex digits, parsed at s; *end is set to the first byte
+ * after the digits. False for anything else (cli_parse_u32n decides those). */
+static bool parse_short_hex(const char *s, uint32_t *addr, const char **end)
+{
+    if (s[0] != '0' || (s[1] | 0x20) != 'x')
+        return false;
+    const char *p = s + 2;
+    uint32_t v = 0;
+    unsigned d;
+    while ((d = hex_digit[(unsigned char)*p]) != 0 && p - s < 10) {
+        v = v << 4 | (d - 1);
+        p++;
+    }
+    *addr = v;
+    *end = p;
+    return p > s + 2;
 }
 
 /* Reads white-space separated tokens from stdin in blocks. Unless stdin is a regular file,
@@ -123,31 +201,40 @@ static int symbolize_stdin(struct sym_ctx *c)
 {
     struct stat st;
     int flush = !(fstat(0, &st) == 0 && S_ISREG(st.st_mode));
-    static char in[1 << 16];
-    size_t kept = 0; /* bytes of a token cut by the end of the previous block */
+    enum { BLOCK = 1 << 16 };
+    static char in[BLOCK + 1]; /* in[end] = 0 ends the last token of a block */
+    size_t kept = 0;           /* bytes of a token cut by the end of the previous block */
     for (;;) {
-        ssize_t n = read(0, in + kept, sizeof in - kept);
+        ssize_t n = read(0, in + kept, BLOCK - kept);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
             return cli_error("sym", "cannot read standard input: %s", strerror(errno));
-        size_t end = kept + (size_t)n, start = 0;
-        for (size_t i = 0; i < end; i++) {
-            if ((unsigned char)in[i] > ' ')
+        const char *end = in + kept + n, *p = in, *tok;
+        in[kept + (size_t)n] = 0;
+        for (;;) {
+            while (p < end && (unsigned char)*p <= ' ')
+                p++;
+            if (p == end)
+                break;
+            tok = p;
+            uint32_t addr;
+            if (parse_short_hex(tok, &addr, &p) && (unsigned char)*p <= ' ' && p < end) {
+                symbolize_address(c, addr);
                 continue;
-            if (i > start)
-                symbolize_token(c, in + start, i - start);
-            start = i + 1;
+            }
+            while ((unsigned char)*p > ' ')
+                p++;
+            if (p == end && n != 0 && (size_t)(end - tok) < BLOCK) {
+                p = tok; /* cut by the end of the block: finished after the next read */
+                break;
+            }
+            symbolize_token(c, tok, (size_t)(p - tok));
         }
-        kept = end - start; /* the unfinished token moves to the front */
-        if (n == 0 || kept == sizeof in) {
-            if (kept)
-                symbolize_token(c, in + start, kept);
-            if (n == 0)
-                return SPOOR_EXIT_OK;
-            kept = 0;
-        }
-        memmove(in, in + start, kept);
+        if (n == 0)
+            return SPOOR_EXIT_OK;
+        kept = (size_t)(end - p);
+        memmove(in, p, kept);
         if (flush)
             ob_flush(&c->out);
     }

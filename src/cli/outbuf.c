@@ -49,54 +49,32 @@ void ob_str(outbuf *ob, const char *s)
 
 static const char hexdigits[] = "0123456789abcdef";
 
-/* "00" .. "99" */
-static const char decimal_pairs[] =
-    "00010203040506070809101112131415161718192021222324252627282930"
-    "31323334353637383940414243444546474849505152535455565758596061"
-    "6263646566676869707172737475767778798081828384858687888990919293"
-    "949596979899";
+#define HEX_ROW(h)                                                                                 \
+    h "0" h "1" h "2" h "3" h "4" h "5" h "6" h "7" h "8" h "9" h "a" h "b" h "c" h "d" h "e" h "f"
+const char ob_hex_pairs[] = HEX_ROW("0") HEX_ROW("1") HEX_ROW("2") HEX_ROW("3") HEX_ROW("4")
+    HEX_ROW("5") HEX_ROW("6") HEX_ROW("7") HEX_ROW("8") HEX_ROW("9") HEX_ROW("a") HEX_ROW("b")
+        HEX_ROW("c") HEX_ROW("d") HEX_ROW("e") HEX_ROW("f");
+#undef HEX_ROW
+
+#define DECIMAL_ROW(d) d "0" d "1" d "2" d "3" d "4" d "5" d "6" d "7" d "8" d "9"
+const char ob_decimal_pairs[] = DECIMAL_ROW("0") DECIMAL_ROW("1") DECIMAL_ROW("2")
+    DECIMAL_ROW("3") DECIMAL_ROW("4") DECIMAL_ROW("5") DECIMAL_ROW("6") DECIMAL_ROW("7")
+        DECIMAL_ROW("8") DECIMAL_ROW("9");
+#undef DECIMAL_ROW
 
 void ob_u32(outbuf *ob, uint32_t v)
 {
-    char tmp[10];
-    size_t n = 0;
-    while (v >= 100) {
-        const char *d = decimal_pairs + 2 * (v % 100);
-        tmp[sizeof tmp - ++n] = d[1];
-        tmp[sizeof tmp - ++n] = d[0];
-        v /= 100;
-    }
-    if (v >= 10) {
-        tmp[sizeof tmp - ++n] = decimal_pairs[2 * v + 1];
-        tmp[sizeof tmp - ++n] = decimal_pairs[2 * v];
-    } else {
-        tmp[sizeof tmp - ++n] = (char)('0' + v);
-    }
-    ob_write(ob, tmp + sizeof tmp - n, n);
+    ob_commit(ob, ob_put_u32(ob_reserve(ob, 10), v));
 }
 
 void ob_hex(outbuf *ob, uint32_t v)
 {
-    char tmp[10];
-    size_t n = 0;
-    do
-        tmp[sizeof tmp - ++n] = hexdigits[v & 15];
-    while ((v >>= 4));
-    tmp[sizeof tmp - ++n] = 'x';
-    tmp[sizeof tmp - ++n] = '0';
-    ob_write(ob, tmp + sizeof tmp - n, n);
+    ob_commit(ob, ob_put_hex(ob_reserve(ob, 10), v));
 }
 
 void ob_hex8(outbuf *ob, uint32_t v)
 {
-    if (ob->len + 10 > sizeof ob->buf)
-        ob_flush(ob);
-    char *p = ob->buf + ob->len;
-    p[0] = '0';
-    p[1] = 'x';
-    for (int i = 9; i >= 2; i--, v >>= 4)
-        p[i] = hexdigits[v & 15];
-    ob->len += 10;
+    ob_commit(ob, ob_put_hex8(ob_reserve(ob, 10), v));
 }
 
 void ob_json_string(outbuf *ob, const char *s)

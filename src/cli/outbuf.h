@@ -39,6 +39,92 @@ static inline void ob_char(outbuf *ob, char c)
         ob_flush(ob);
     ob->buf[ob->len++] = c;
 }
+/* Room for n more bytes in one piece, flushing first when needed: returns where to write them,
+ * or NULL when n is more than the buffer holds (then write piecewise with ob_write). After
+ * writing, ob_commit(ob, end) with end one past the last byte written (at most n). */
+static inline char *ob_reserve(outbuf *ob, size_t n)
+{
+    if (n > sizeof ob->buf - ob->len) {
+        if (n > sizeof ob->buf)
+            return NULL;
+        ob_flush(ob);
+    }
+    return ob->buf + ob->len;
+}
+
+static inline void ob_commit(outbuf *ob, char *end)
+{
+    ob->len = (size_t)(end - ob->buf);
+}
+
+/* Formatting into reserved space: each writes at p and returns one past what it wrote. */
+extern const char ob_hex_pairs[];     /* "000102..ff" */
+extern const char ob_decimal_pairs[]; /* "000102..99" */
+
+static inline char *ob_put_hex8(char *p, uint32_t v) /* 0x%08x: 10 bytes */
+{
+    p[0] = '0';
+    p[1] = 'x';
+    memcpy(p + 2, ob_hex_pairs + 2 * (v >> 24), 2);
+    memcpy(p + 4, ob_hex_pairs + 2 * ((v >> 16) & 255), 2);
+    memcpy(p + 6, ob_hex_pairs + 2 * ((v >> 8) & 255), 2);
+    memcpy(p + 8, ob_hex_pairs + 2 * (v & 255), 2);
+    return p + 10;
+}
+
+static inline char *ob_put_hex(char *p, uint32_t v) /* 0x%x: at most 10 bytes */
+{
+    size_t n = v ? (35 - (size_t)__builtin_clz(v)) / 4 : 1; /* digits */
+    p[0] = '0';
+    p[1] = 'x';
+    char *end = p + 2 + n, *q = end;
+    do
+        *--q = ob_hex_pairs[2 * (v & 15) + 1];
+    while (v >>= 4);
+    return end;
+}
+
+static inline char *ob_put_u32(char *p, uint32_t v) /* %u: at most 10 bytes */
+{
+    if (v < 100) { /* line numbers and small offsets: the common case */
+        if (v < 10) {
+            *p = (char)('0' + v);
+            return p + 1;
+        }
+        memcpy(p, ob_decimal_pairs + 2 * v, 2);
+        return p + 2;
+    }
+    if (v < 10000) {
+        uint32_t hi = v / 100, lo = v % 100;
+        if (hi < 10)
+            *p++ = (char)('0' + hi);
+        else
+            p = (char *)memcpy(p, ob_decimal_pairs + 2 * hi, 2) + 2;
+        memcpy(p, ob_decimal_pairs + 2 * lo, 2);
+        return p + 2;
+    }
+    size_t n = 5;
+    for (uint32_t t = v / 100000; t; t /= 10)
+        n++;
+    char *end = p + n, *q = end;
+    while (v >= 100) {
+        q -= 2;
+        memcpy(q, ob_decimal_pairs + 2 * (v % 100), 2);
+        v /= 100;
+    }
+    if (v >= 10)
+        memcpy(q - 2, ob_decimal_pairs + 2 * v, 2);
+    else
+        q[-1] = (char)('0' + v);
+    return end;
+}
+
+static inline char *ob_put(char *p, const char *s, size_t n)
+{
+    memcpy(p, s, n);
+    return p + n;
+}
+
 void ob_str(outbuf *ob, const char *s);
 void ob_u32(outbuf *ob, uint32_t v);            /* decimal */
 void ob_hex(outbuf *ob, uint32_t v);            /* 0x.. without padding */

@@ -124,13 +124,60 @@ static const char target_xml[] =
     "<reg name=\"r12\" bitsize=\"32\"/><reg name=\"sp\" bitsize=\"32\" type=\"data_ptr\"/>"
     "<reg name=\"lr\" bitsize=\"32\"/><reg name=\"pc\" bitsize=\"32\" type=\"code_ptr\"/>"
     "<reg name=\"xpsr\" bitsize=\"32\"/>"
-    "</feature></target>";
+    "</feature>";
+
+static const char target_xml_vfp[] =
+    "<feature name=\"org.gnu.gdb.arm.vfp\">"
+    "<reg name=\"d0\" bitsize=\"64\" type=\"ieee_double\"/>"
+    "<reg name=\"d1\" bitsize=\"64\" type=\"ieee_double\"/>"
+    "<reg name=\"d2\" bitsize=\"64\" type=\"ieee_double\"/>"
+    "<reg name=\"d3\" bitsize=\"64\" type=\"ieee_double\"/>"
+    "<reg name=\"d4\" bitsize=\"64\" type=\"ieee_double\"/>"
+    "<reg name=\"d5\" bitsize=\"64\" type=\"ieee_double\"/>"
+    "<reg name=\"d6\" bitsize=\"64\" type=\"ieee_double\"/>"
+    "<reg name=\"d7\" bitsize=\"64\" type=\"ieee_double\"/>"
+    "<reg name=\"d8\" bitsize=\"64\" type=\"ieee_double\"/>"
+    "<reg name=\"d9\" bitsize=\"64\" type=\"ieee_double\"/>"
+    "<reg name=\"d10\" bitsize=\"64\" type=\"ieee_double\"/>"
+    "<reg name=\"d11\" bitsize=\"64\" type=\"ieee_double\"/>"
+    "<reg name=\"d12\" bitsize=\"64\" type=\"ieee_double\"/>"
+    "<reg name=\"d13\" bitsize=\"64\" type=\"ieee_double\"/>"
+    "<reg name=\"d14\" bitsize=\"64\" type=\"ieee_double\"/>"
+    "<reg name=\"d15\" bitsize=\"64\" type=\"ieee_double\"/>"
+    "<reg name=\"fpscr\" bitsize=\"32\" type=\"int\" group=\"float\"/>"
+    "</feature>";
+
+static const char target_xml_end[] = "</target>";
+
+/* The description for t, assembled once per call into buf. */
+static size_t target_xml_for(const spoor_rsp_target *t, char *buf, size_t cap)
+{
+    int n = snprintf(buf, cap, "%s%s%s", target_xml, t->fp ? target_xml_vfp : "", target_xml_end);
+    return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
+}
+
+static size_t hex_le(char *out, uint64_t v, int bytes)
+{
+    for (int i = 0; i < bytes; i++)
+        sprintf(out + 2 * i, "%02x", (unsigned)((v >> (8 * i)) & 0xff));
+    return (size_t)(2 * bytes);
+}
 
 static size_t hex_le32(char *out, uint32_t v)
 {
-    for (int i = 0; i < 4; i++)
-        sprintf(out + 2 * i, "%02x", (v >> (8 * i)) & 0xff);
-    return 8;
+    return hex_le(out, v, 4);
+}
+
+/* Register n in target byte order as hex; 0 when the target has no register n. */
+static size_t hex_register(const spoor_rsp_target *t, unsigned long n, char *out)
+{
+    if (n < 17)
+        return hex_le32(out, t->regs[n]);
+    if (t->fp && n < 33)
+        return hex_le(out, t->d[n - 17], 8);
+    if (t->fp && n == 33)
+        return hex_le32(out, t->fpscr);
+    return 0;
 }
 
 static size_t reply_str(char *reply, size_t cap, const char *s)
@@ -168,8 +215,10 @@ static size_t read_memory(const spoor_rsp_target *t, const char *args, char *rep
     return 2 * n;
 }
 
-static size_t xfer_features(const char *args, char *reply, size_t cap)
+static size_t xfer_features(const spoor_rsp_target *t, const char *args, char *reply, size_t cap)
 {
+    char xml[sizeof target_xml + sizeof target_xml_vfp + sizeof target_xml_end];
+    size_t total = target_xml_for(t, xml, sizeof xml);
     /* args: "target.xml:OFFSET,LENGTH" */
     const char *colon = strchr(args, ':');
     if (!colon || strncmp(args, "target.xml:", 11) != 0)
@@ -179,7 +228,6 @@ static size_t xfer_features(const char *args, char *reply, size_t cap)
     if (*end != ',')
         return reply_str(reply, cap, "E00");
     unsigned long len = strtoul(end + 1, NULL, 16);
-    size_t total = sizeof target_xml - 1;
     if (off >= total)
         return reply_str(reply, cap, "l");
     size_t n = total - off;
@@ -188,7 +236,7 @@ static size_t xfer_features(const char *args, char *reply, size_t cap)
     if (n > cap - 2)
         n = cap - 2;
     reply[0] = off + n < total ? 'm' : 'l';
-    memcpy(reply + 1, target_xml + off, n);
+    memcpy(reply + 1, xml + off, n);
     reply[n + 1] = 0;
     return n + 1;
 }
@@ -203,19 +251,18 @@ size_t spoor_rsp_handle(const spoor_rsp_target *t, const char *pkt, char *reply,
         snprintf(buf, sizeof buf, "S%02x", t->signal & 0xff);
         return reply_str(reply, cap, buf);
     case 'g': {
-        if (cap < 17 * 8 + 1)
+        if (cap < 17 * 8 + 16 * 16 + 8 + 1)
             return reply_str(reply, cap, "E01");
         size_t n = 0;
-        for (int i = 0; i < 17; i++)
-            n += hex_le32(reply + n, t->regs[i]);
+        for (unsigned long i = 0; i < 34; i++)
+            n += hex_register(t, i, reply + n);
         reply[n] = 0;
         return n;
     }
     case 'p': {
-        unsigned long r = strtoul(pkt + 1, NULL, 16);
-        if (r >= 17)
+        size_t n = hex_register(t, strtoul(pkt + 1, NULL, 16), reply);
+        if (!n)
             return reply_str(reply, cap, "E01");
-        size_t n = hex_le32(reply, t->regs[r]);
         reply[n] = 0;
         return n;
     }
@@ -236,7 +283,7 @@ size_t spoor_rsp_handle(const spoor_rsp_target *t, const char *pkt, char *reply,
         if (!strncmp(pkt, "qSupported", 10))
             return reply_str(reply, cap, "PacketSize=1000;qXfer:features:read+");
         if (!strncmp(pkt, "qXfer:features:read:", 20))
-            return xfer_features(pkt + 20, reply, cap);
+            return xfer_features(t, pkt + 20, reply, cap);
         if (!strcmp(pkt, "qAttached"))
             return reply_str(reply, cap, "1");
         if (!strcmp(pkt, "qC"))
