@@ -219,6 +219,20 @@ NOINLINE void wait_for_tick(void)
     }
 }
 
+/* Starts the timer with interrupts masked and waits until it has fired (the SysTick exception
+ * is pending); wait_for_tick() then takes it. SysTick runs below the configurable faults
+ * (priority 0), so they preempt it. */
+NOINLINE void arm_systick(void)
+{
+    REG32(SCB_SHPR3) = (REG32(SCB_SHPR3) & 0x00FFFFFFu) | (0x80u << 24);
+    __asm__ volatile("cpsid i" ::: "memory");
+    REG32(SYST_CVR) = 0u;
+    REG32(SYST_RVR) = 2000u;
+    REG32(SYST_CSR) = SYST_CSR_CLKSOURCE | SYST_CSR_TICKINT | SYST_CSR_ENABLE;
+    while ((REG32(SCB_ICSR) & ICSR_PENDSTSET) == 0u) {
+    }
+}
+
 NOINLINE void scenario_badptr(void)
 {
     FP_LIVE_BEGIN;
@@ -227,16 +241,7 @@ NOINLINE void scenario_badptr(void)
      * INVSTATE (a HardFault on Armv6-M). (An even address in a never-execute region such as
      * 0xbf00de4c gives IACCVIOL under QEMU instead: it checks the fetch first.) */
     tick_callbacks[0] = (tick_callback)(uintptr_t)&tick_count;
-    /* SysTick below the configurable faults (priority 0), so they preempt it. */
-    REG32(SCB_SHPR3) = (REG32(SCB_SHPR3) & 0x00FFFFFFu) | (0x80u << 24);
-    /* Start the timer with interrupts masked and wait until it has fired (the SysTick
-     * exception is pending). */
-    __asm__ volatile("cpsid i" ::: "memory");
-    REG32(SYST_CVR) = 0u;
-    REG32(SYST_RVR) = 2000u;
-    REG32(SYST_CSR) = SYST_CSR_CLKSOURCE | SYST_CSR_TICKINT | SYST_CSR_ENABLE;
-    while ((REG32(SCB_ICSR) & ICSR_PENDSTSET) == 0u) {
-    }
+    arm_systick();
     wait_for_tick();
     FP_LIVE_END;
 }
@@ -481,6 +486,61 @@ NOINLINE void scenario_assert(void)
     configure_channels();
 }
 
+/* ---- backtrace, backtrace_irq: the on-target EHABI unwinder, no fault --------------------- */
+
+static uint32_t backtrace_pcs[16];
+
+/* Prints "backtrace: PC PC ..." from spoor_backtrace(): pcs[0] returns into this function. */
+NOINLINE void print_backtrace(void)
+{
+    uint32_t n = spoor_backtrace(backtrace_pcs, sizeof backtrace_pcs / sizeof backtrace_pcs[0]);
+    semihost_write_string("backtrace:");
+    for (uint32_t i = 0; i < n; i++) {
+        semihost_write_string(" ");
+        semihost_write_hex(backtrace_pcs[i]);
+    }
+    semihost_write_string("\n");
+}
+
+NOINLINE void bt_inner(uint32_t depth)
+{
+    print_backtrace();
+    crash_sink = depth;
+}
+
+NOINLINE void bt_middle(uint32_t depth)
+{
+    bt_inner(depth + 1u);
+    crash_sink = crash_sink + depth;
+}
+
+NOINLINE void bt_outer(void)
+{
+    bt_middle(1u);
+    crash_sink = crash_sink + 1u;
+}
+
+NOINLINE void scenario_backtrace(void)
+{
+    bt_outer();
+    semihost_exit(0);
+}
+
+static void tick_backtrace(uint32_t tick)
+{
+    crash_sink = tick;
+    bt_outer();
+}
+
+NOINLINE void scenario_backtrace_irq(void)
+{
+    tick_callbacks[0] = tick_backtrace;
+    arm_systick();
+    wait_for_tick();
+    REG32(SYST_CSR) = 0u;
+    semihost_exit(0);
+}
+
 /* ---- command line and main ---------------------------------------------------------------- */
 
 struct scenario {
@@ -502,6 +562,8 @@ static const struct scenario scenarios[] = {
 #endif
     {"psp", scenario_psp},
     {"assert", scenario_assert},
+    {"backtrace", scenario_backtrace},
+    {"backtrace_irq", scenario_backtrace_irq},
 };
 /* clang-format on */
 

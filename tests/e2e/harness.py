@@ -167,11 +167,14 @@ def _port_is_listening(port):
     return False
 
 
-def qemu_command(elf, machine, gdb_port=None, exec_log=None):
-    """The qemu-system-arm command line for one example (QEMU 7.2 flags)."""
+def qemu_command(elf, machine, gdb_port=None, exec_log=None, semihosting_args=None):
+    """The qemu-system-arm command line for one example (QEMU 7.2 flags).
+
+    semihosting_args: e.g. "arg=crash,arg=badptr", the program's command line
+    (SYS_GET_CMDLINE)."""
+    config = "enable=on,target=native" + (f",{semihosting_args}" if semihosting_args else "")
     command = [require_tool(QEMU), "-M", machine, "-nographic", "-monitor", "none",
-               "-serial", "none", "-semihosting-config", "enable=on,target=native",
-               "-kernel", str(elf)]
+               "-serial", "none", "-semihosting-config", config, "-kernel", str(elf)]
     if gdb_port is not None:
         command += ["-gdb", f"tcp:127.0.0.1:{gdb_port}", "-S"]
     if exec_log is not None:
@@ -190,9 +193,11 @@ class Qemu:
 
     gdb=True: QEMU waits halted for a debugger on 127.0.0.1:<gdb_port>.
     exec_log=PATH: one-instruction blocks, every executed block and exception logged to PATH.
+    semihosting_args: the program's command line, as "arg=WORD,arg=WORD".
     """
 
-    def __init__(self, elf, machine, gdb=False, exec_log=None):
+    def __init__(self, elf, machine, gdb=False, exec_log=None, semihosting_args=None):
+        self.semihosting_args = semihosting_args
         self.elf = Path(elf)
         self.machine = machine
         self.gdb = gdb
@@ -206,7 +211,8 @@ class Qemu:
         for attempt in range(attempts):
             self.gdb_port = free_port() if self.gdb else None
             self._output = tempfile.TemporaryFile()
-            command = qemu_command(self.elf, self.machine, self.gdb_port, self.exec_log)
+            command = qemu_command(self.elf, self.machine, self.gdb_port, self.exec_log,
+                                   self.semihosting_args)
             self.process = _spawn(command, self._output)
             if not self.gdb or self._wait_for_gdb_port():
                 return self
