@@ -514,6 +514,27 @@ class CrashScenarios(unittest.TestCase):
                 self.assertIn(word, lines[0])
                 self.assertEqual(run.stdout, "")
 
+    def test_build_id_mismatch_warns(self):
+        # an M3 dump read with the M33 firmware: another build, so another build-id (readelf)
+        result = self.result("m3", "busfault")
+        other = harness.elf_path("crash", "m33")
+        self.assertNotEqual(elf_build_id(other), result["dump"].build_id)
+        run = run_spoor("crash", "-e", other, result["path"])
+        self.assertEqual(run.returncode, 0, run.stderr)
+        warning = [l for l in run.stderr.splitlines() if "build-id mismatch" in l]
+        self.assertEqual(len(warning), 1, run.stderr)
+        self.assertIn("WARNING", warning[0])
+        self.assertIn(result["dump"].build_id, warning[0])
+        self.assertIn(elf_build_id(other), warning[0])
+        run = run_spoor("crash", "--json", "-e", other, result["path"])
+        report = json.loads(run.stdout)
+        self.assertEqual(len(report["warnings"]), 1)
+        self.assertIn("build-id mismatch", report["warnings"][0])
+        # the dump's own firmware: no warning
+        run = run_spoor("crash", "--json", "-e", result["elf"], result["path"])
+        self.assertEqual(json.loads(run.stdout)["warnings"], [])
+        self.assertNotIn("build-id", run.stderr)
+
 
 def _add_case_tests():
     for core, scenario in CASES:
