@@ -3,6 +3,9 @@
 # `spoor sym` and by the baseline `arm-none-eabi-addr2line -f -i`, each as one whole process
 # reading the addresses from a file, measured in the same run. Prints both times and the ratio.
 # usage: bench/sym.sh [SPOOR_BIN] [ELF]   (defaults: a release build in build/bench)
+# SYM_BENCH_RUNS (default 10) sets how many runs each; the best wall time counts.
+# With SYM_BENCH_CALLGRIND=1 (and valgrind installed) it also prints the instructions each
+# whole process executes, counted by callgrind: steadier than wall time on a busy machine.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 if [ $# -ge 1 ]; then spoor=$1; else
@@ -16,19 +19,37 @@ PYTHONPATH=$root/tests/e2e python3 -c "
 import sys, sym_diff
 for a in sym_diff.random_addresses(sys.argv[1], 100000, 7): print(hex(a))" "$elf" >"$tmp/addrs"
 
-best() { # best wall time in seconds of 3 runs of: $@ < addrs > /dev/null
-  local b=
-  for _ in 1 2 3; do
-    local t0 t1; t0=$(date +%s.%N)
-    "$@" <"$tmp/addrs" >/dev/null
-    t1=$(date +%s.%N)
-    b=$(python3 -c "t=$t1-$t0; b='$b'; print(t if not b or t<float(b) else b)")
-  done
-  echo "$b"
+runs=${SYM_BENCH_RUNS:-10}
+best() { # best wall time in seconds of $runs runs of: $@ < addrs > /dev/null (timed in-process
+  # by python around the child alone, without the fork of a `date` on either side)
+  python3 - "$runs" "$tmp/addrs" "$@" <<'PY'
+import subprocess, sys, time
+runs, addrs, cmd = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
+best = None
+for _ in range(runs):
+    with open(addrs, "rb") as f:
+        t0 = time.perf_counter()
+        subprocess.run(cmd, stdin=f, stdout=subprocess.DEVNULL, check=True)
+        t = time.perf_counter() - t0
+    best = t if best is None or t < best else best
+print(best)
+PY
 }
 t_spoor=$(best "$spoor" sym -e "$elf")
 t_a2l=$(best arm-none-eabi-addr2line -f -i -e "$elf")
-echo "ELF: $elf ($(stat -c %s "$elf") bytes), 100000 addresses, best of 3 each"
-printf 'spoor sym -e ELF                       %8.3f s\n' "$t_spoor"
-printf 'arm-none-eabi-addr2line -f -i -e ELF   %8.3f s  (baseline)\n' "$t_a2l"
+echo "ELF: $elf ($(stat -c %s "$elf") bytes), 100000 addresses, best of $runs each"
+printf 'spoor sym -e ELF                       %8.4f s\n' "$t_spoor"
+printf 'arm-none-eabi-addr2line -f -i -e ELF   %8.4f s  (baseline)\n' "$t_a2l"
 python3 -c "print('ratio: spoor is %.1fx faster than addr2line' % ($t_a2l/$t_spoor))"
+if [ "${SYM_BENCH_CALLGRIND:-0}" = 1 ] && command -v valgrind >/dev/null; then
+  instructions() { # instructions executed by: $@ < addrs > /dev/null
+    valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" "$@" <"$tmp/addrs" >/dev/null \
+      2>"$tmp/cg.log"
+    sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$tmp/cg.log"
+  }
+  i_spoor=$(instructions "$spoor" sym -e "$elf")
+  i_a2l=$(instructions arm-none-eabi-addr2line -f -i -e "$elf")
+  printf 'instructions (callgrind): spoor %d M, addr2line %d M, ratio %s\n' \
+    $((i_spoor / 1000000)) $((i_a2l / 1000000)) \
+    "$(python3 -c "print('%.1fx' % ($i_a2l/$i_spoor))")"
+fi

@@ -182,16 +182,16 @@ static bool parse_short_hex(const char *s, uint32_t *addr, const char **end)
 {
     if (s[0] != '0' || (s[1] | 0x20) != 'x')
         return false;
-    const char *p = s + 2;
+    const unsigned char *p = (const unsigned char *)s + 2, *digits = p, *limit = p + 8;
     uint32_t v = 0;
     unsigned d;
-    while ((d = hex_digit[(unsigned char)*p]) != 0 && p - s < 10) {
+    while (p < limit && (d = hex_digit[*p]) != 0) {
         v = v << 4 | (d - 1);
         p++;
     }
     *addr = v;
-    *end = p;
-    return p > s + 2;
+    *end = (const char *)p;
+    return p > digits;
 }
 
 /* Reads white-space separated tokens from stdin in blocks. Unless stdin is a regular file,

@@ -57,9 +57,9 @@ const char ob_hex_pairs[] = HEX_ROW("0") HEX_ROW("1") HEX_ROW("2") HEX_ROW("3") 
 #undef HEX_ROW
 
 #define DECIMAL_ROW(d) d "0" d "1" d "2" d "3" d "4" d "5" d "6" d "7" d "8" d "9"
-const char ob_decimal_pairs[] = DECIMAL_ROW("0") DECIMAL_ROW("1") DECIMAL_ROW("2")
-    DECIMAL_ROW("3") DECIMAL_ROW("4") DECIMAL_ROW("5") DECIMAL_ROW("6") DECIMAL_ROW("7")
-        DECIMAL_ROW("8") DECIMAL_ROW("9");
+const char ob_decimal_pairs[] =
+    DECIMAL_ROW("0") DECIMAL_ROW("1") DECIMAL_ROW("2") DECIMAL_ROW("3") DECIMAL_ROW("4")
+        DECIMAL_ROW("5") DECIMAL_ROW("6") DECIMAL_ROW("7") DECIMAL_ROW("8") DECIMAL_ROW("9");
 #undef DECIMAL_ROW
 
 void ob_u32(outbuf *ob, uint32_t v)

@@ -39,6 +39,7 @@ static inline void ob_char(outbuf *ob, char c)
         ob_flush(ob);
     ob->buf[ob->len++] = c;
 }
+
 /* Room for n more bytes in one piece, flushing first when needed: returns where to write them,
  * or NULL when n is more than the buffer holds (then write piecewise with ob_write). After
  * writing, ob_commit(ob, end) with end one past the last byte written (at most n). */
@@ -72,7 +73,7 @@ static inline char *ob_put_hex8(char *p, uint32_t v) /* 0x%08x: 10 bytes */
     return p + 10;
 }
 
-static inline char *ob_put_hex(char *p, uint32_t v) /* 0x%x: at most 10 bytes */
+static inline char *ob_put_hex(char *p, uint32_t v) /* 0x%x: 2 to 10 bytes */
 {
     size_t n = v ? (35 - (size_t)__builtin_clz(v)) / 4 : 1; /* digits */
     p[0] = '0';

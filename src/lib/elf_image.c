@@ -184,10 +184,9 @@ void spoor_elf_close(spoor_elf *e)
     free(e->sections);
     free(e->symbols);
     free(e->scopes);
-    free(e->segments);
     free(e->lines);
-    free(e->line_pages.first);
-    free(e->segment_pages.first);
+    free(e->spans);
+    free(e->span_pages.first);
     free(e->functions);
     free(e->path);
     free(e);

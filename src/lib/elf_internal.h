@@ -30,18 +30,23 @@ struct dw_scope {
     int32_t parent; /* index of the enclosing scope, -1 for a function */
 };
 
-/* One piece of the address space: from `start` up to the next segment's start, the
- * innermost scope is `scope` (-1: none) whose code range began at `range_start`. */
-struct dw_segment {
-    uint32_t start, range_start;
-    int32_t scope;
-};
-
 struct dw_line {
     uint32_t addr;
+    unsigned line : 31;
+    unsigned end_sequence : 1; /* this row ends a sequence: addr is one past its last byte */
+    const char *file;
+};
+
+/* One piece of the address space over which the answer does not change: from `start` up to
+ * the next span's start, the innermost scope is `scope` (-1: none) whose code range began at
+ * `range_start`, and the line-table row in force says file:line (file NULL and line 0 when no
+ * row covers it). The scope ranges and the line rows merged, so that a lookup is one search
+ * and reads one span. */
+struct dw_span {
+    uint32_t start, range_start;
+    int32_t scope;
     unsigned line;
     const char *file;
-    int end_sequence; /* this row ends a sequence: addr is one past its last byte */
 };
 
 /* A page index over an array sorted by address: the entries of page p (addresses
@@ -73,11 +78,11 @@ struct spoor_elf {
     int tables_ready; /* DWARF tables below are built on first use */
     struct dw_scope *scopes;
     size_t nscopes;
-    struct dw_segment *segments;
-    size_t nsegments;
-    struct dw_line *lines;
-    size_t nlines;
-    struct page_index line_pages, segment_pages;
+    struct dw_line *lines; /* sorted by address; freed once merged into spans */
+    size_t nlines;         /* line rows loaded */
+    struct dw_span *spans; /* sorted by start */
+    size_t nspans;
+    struct page_index span_pages;
     struct dw_function *functions;
     size_t nfunctions;
 };

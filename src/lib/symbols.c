@@ -1,6 +1,7 @@
 /* The symbolizer: DWARF scopes (functions and inlined instances) flattened into a sorted
- * partition of the address space, line tables flattened into one sorted array; every
- * lookup is a binary search. Symbol table fallback where DWARF says nothing. */
+ * partition of the address space, line tables flattened into one sorted array, the two merged
+ * into spans; a lookup is one search for the span (a page index, then a binary search within
+ * the page, which holds about one span). Symbol table fallback where DWARF says nothing. */
 #include <dwarf.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,10 +14,19 @@ struct dw_range {
     int depth;
 };
 
+/* From `start` up to the next segment's start, the innermost scope is `scope` (-1: none)
+ * whose code range began at `range_start`. */
+struct dw_segment {
+    uint32_t start, range_start;
+    int32_t scope;
+};
+
 struct builder {
     spoor_elf *e;
     struct dw_range *ranges;
     size_t nranges, cap_ranges;
+    struct dw_segment *segments;
+    size_t nsegments;
     size_t cap_scopes, cap_lines;
     int keep_zero; /* a function really starts at address 0 */
 };
@@ -156,15 +166,14 @@ static int cmp_u32(const void *a, const void *b)
 /* Sweeps the sorted ranges into segments whose scope is the innermost covering range. */
 static int build_segments(struct builder *b)
 {
-    spoor_elf *e = b->e;
     size_t n = b->nranges;
     if (!n)
         return 0;
     sort_if_needed(b->ranges, n, sizeof *b->ranges, cmp_range);
     uint32_t *bounds = malloc(2 * n * sizeof *bounds);
     size_t *stack = malloc(n * sizeof *stack);
-    e->segments = malloc((2 * n + 1) * sizeof *e->segments);
-    if (!bounds || !stack || !e->segments) {
+    b->segments = malloc((2 * n + 1) * sizeof *b->segments);
+    if (!bounds || !stack || !b->segments) {
         free(bounds);
         free(stack);
         return -1;
@@ -188,10 +197,10 @@ static int build_segments(struct builder *b)
             seg.scope = b->ranges[stack[sp - 1]].scope;
             seg.range_start = b->ranges[stack[sp - 1]].lo;
         }
-        struct dw_segment *last = e->nsegments ? &e->segments[e->nsegments - 1] : NULL;
+        struct dw_segment *last = b->nsegments ? &b->segments[b->nsegments - 1] : NULL;
         if (last && last->scope == seg.scope && last->range_start == seg.range_start)
             continue;
-        e->segments[e->nsegments++] = seg;
+        b->segments[b->nsegments++] = seg;
     }
     free(bounds);
     free(stack);
@@ -213,19 +222,15 @@ static int build_functions(struct builder *b)
     return 0;
 }
 
-struct line_sort {
-    struct dw_line row;
-    size_t order;
-};
-
-static int cmp_line(const void *a, const void *b)
+/* Rows by address; at one address a sequence ends before the next starts. Rows that compare
+ * equal keep their order (the merge below is stable). */
+static int cmp_line(const struct dw_line *x, const struct dw_line *y)
 {
-    const struct line_sort *x = a, *y = b;
-    if (x->row.addr != y->row.addr)
-        return x->row.addr < y->row.addr ? -1 : 1;
-    if (x->row.end_sequence != y->row.end_sequence) /* a sequence ends before the next starts */
-        return x->row.end_sequence ? -1 : 1;
-    return x->order < y->order ? -1 : x->order > y->order;
+    if (x->addr != y->addr)
+        return x->addr < y->addr ? -1 : 1;
+    if (x->end_sequence != y->end_sequence)
+        return x->end_sequence ? -1 : 1;
+    return 0;
 }
 
 #define MAX_CU_RANGES 4096
@@ -245,7 +250,7 @@ static int in_unit(const uint32_t (*ranges)[2], size_t n, uint32_t addr, bool en
     return 0;
 }
 
-static int add_lines(struct builder *b, Dwarf_Die *cu, struct line_sort **rows, size_t *nrows)
+static int add_lines(struct builder *b, Dwarf_Die *cu, struct dw_line **rows, size_t *nrows)
 {
     Dwarf_Lines *lines;
     size_t n;
@@ -279,23 +284,24 @@ static int add_lines(struct builder *b, Dwarf_Die *cu, struct line_sort **rows, 
             continue;
         if (grow((void **)rows, &b->cap_lines, *nrows + 1, sizeof **rows))
             return -1;
-        struct line_sort *r = &(*rows)[*nrows];
-        r->row = (struct dw_line){(uint32_t)addr, line > 0 ? (unsigned)line : 0,
-                                  dwarf_linesrc(l, NULL, NULL), end};
-        r->order = (*nrows)++;
+        struct dw_line *r = &(*rows)[(*nrows)++];
+        r->addr = (uint32_t)addr;
+        r->line = line > 0 ? (unsigned)line : 0;
+        r->end_sequence = end;
+        r->file = dwarf_linesrc(l, NULL, NULL);
     }
     return 0;
 }
 
-/* Orders the rows by address into e->lines. libdw hands out each unit's rows in address
- * order, so the rows are a few ordered runs: merge neighbouring runs pairwise until one is
- * left (O(n log runs), and no worse on hostile input). */
-static int flatten_lines(spoor_elf *e, struct line_sort *rows, size_t nrows)
+/* Orders the rows by address into e->lines, which takes over rows (or frees it). libdw hands
+ * out each unit's rows in address order, so the rows are a few ordered runs: merge neighbouring
+ * runs pairwise until one is left (O(n log runs), and no worse on hostile input). */
+static int flatten_lines(spoor_elf *e, struct dw_line *rows, size_t nrows)
 {
     size_t nb = 2, nruns = 0;
     size_t *bounds = malloc(nb * sizeof *bounds); /* run k is [bounds[k], bounds[k+1]) */
-    struct line_sort *tmp = malloc(nrows * sizeof *tmp);
-    if (!bounds || !tmp)
+    struct dw_line *tmp = NULL;
+    if (!bounds)
         goto oom;
     bounds[0] = 0;
     for (size_t i = 1; i <= nrows; i++)
@@ -304,7 +310,9 @@ static int flatten_lines(spoor_elf *e, struct line_sort *rows, size_t nrows)
                 goto oom;
             bounds[++nruns] = i;
         }
-    struct line_sort *src = rows, *dst = tmp;
+    if (nruns > 1 && !(tmp = malloc(nrows * sizeof *tmp)))
+        goto oom;
+    struct dw_line *src = rows, *dst = tmp;
     while (nruns > 1) {
         size_t out = 0;
         for (size_t k = 0; k < nruns; k += 2) {
@@ -320,28 +328,61 @@ static int flatten_lines(spoor_elf *e, struct line_sort *rows, size_t nrows)
         }
         bounds[out] = nrows;
         nruns = out;
-        struct line_sort *t = src;
+        struct dw_line *t = src;
         src = dst;
         dst = t;
     }
-    e->lines = malloc(nrows * sizeof *e->lines);
-    if (!e->lines)
-        goto oom;
-    for (size_t i = 0; i < nrows; i++)
-        e->lines[i] = src[i].row;
+    e->lines = src;
     e->nlines = nrows;
+    free(dst);
     free(bounds);
-    free(tmp);
     return 0;
 oom:
     free(bounds);
     free(tmp);
+    free(rows);
     return -1;
 }
 
-/* Builds a page index over n entries whose addresses (at stride bytes from addr0) ascend. At
- * most 65536 pages: the page size grows with the span. Without memory there is no index and
- * lookups search the whole array. */
+/* Merges the segments and the line rows into spans: at every address where either starts,
+ * the segment and the line row in force there. */
+static int build_spans(struct builder *b)
+{
+    spoor_elf *e = b->e;
+    size_t ns = b->nsegments, nl = e->nlines;
+    if (!ns && !nl)
+        return 0;
+    e->spans = malloc((ns + nl) * sizeof *e->spans);
+    if (!e->spans)
+        return -1;
+    size_t i = 0, j = 0, n = 0;
+    while (i < ns || j < nl) {
+        uint32_t p = i < ns && (j == nl || b->segments[i].start <= e->lines[j].addr)
+                         ? b->segments[i].start
+                         : e->lines[j].addr;
+        while (i < ns && b->segments[i].start <= p)
+            i++;
+        while (j < nl && e->lines[j].addr <= p)
+            j++;
+        struct dw_span *sp = &e->spans[n++];
+        sp->start = p;
+        sp->scope = i ? b->segments[i - 1].scope : -1;
+        sp->range_start = i ? b->segments[i - 1].range_start : 0;
+        const struct dw_line *row = j && !e->lines[j - 1].end_sequence ? &e->lines[j - 1] : NULL;
+        sp->line = row ? row->line : 0;
+        sp->file = row ? row->file : NULL;
+    }
+    e->nspans = n;
+    free(e->lines); /* the spans hold all that lookups need */
+    e->lines = NULL;
+    return 0;
+}
+
+/* Builds a page index over n entries whose addresses (at stride bytes from addr0) ascend. Pages
+ * are as small as possible (down to one Thumb halfword) while there are no more pages than
+ * entries (or 256), so that a lookup finds about one entry in its page when code is dense, and
+ * the index costs no more memory than the table. Without memory there is no index and lookups
+ * search the whole array. */
 static void index_pages(struct page_index *ix, const void *addr0, size_t stride, size_t n)
 {
 #define ADDR(i) (*(const uint32_t *)((const char *)addr0 + (i)*stride))
@@ -349,8 +390,9 @@ static void index_pages(struct page_index *ix, const void *addr0, size_t stride,
     if (!n)
         return;
     uint32_t base = ADDR(0), span = ADDR(n - 1) - base;
-    unsigned shift = 8;
-    while (shift < 31 && (span >> shift) >= 65536)
+    size_t max_pages = n < 256 ? 256 : n;
+    unsigned shift = 1;
+    while (shift < 31 && (span >> shift) >= max_pages)
         shift++;
     size_t npages = ((size_t)span >> shift) + 1;
     uint32_t *first = malloc((npages + 1) * sizeof *first);
@@ -387,51 +429,75 @@ static size_t upper_bound(const struct page_index *ix, const void *addr0, size_t
     } else if (ix->first) {
         hi = 0;
     }
-    while (lo < hi) {
+#define ADDR(i) (*(const uint32_t *)((const char *)addr0 + (i)*stride))
+    while (hi - lo > 4) {
         size_t mid = lo + (hi - lo) / 2;
-        if (*(const uint32_t *)((const char *)addr0 + mid * stride) <= addr)
+        if (ADDR(mid) <= addr)
             lo = mid + 1;
         else
             hi = mid;
     }
+    while (lo < hi && ADDR(lo) <= addr) /* a page holds about one entry */
+        lo++;
+#undef ADDR
     return lo;
+}
+
+/* The units' DIEs one after the other: *off is where to look next. */
+static bool next_unit(Dwarf *dwarf, Dwarf_Off *off, Dwarf_Die *cu)
+{
+    Dwarf_Off next;
+    size_t hsize;
+    while (dwarf_nextcu(dwarf, *off, &next, &hsize, NULL, NULL, NULL) == 0) {
+        Dwarf_Off here = *off;
+        *off = next;
+        if (dwarf_offdie(dwarf, here + hsize, cu))
+            return true;
+    }
+    return false;
 }
 
 static int build(struct builder *b)
 {
     spoor_elf *e = b->e;
-    struct line_sort *rows = NULL;
+    Dwarf_Die cu;
+    Dwarf_Off off = 0;
+    size_t total = 0; /* line rows of all units: the row array is allocated once */
+    while (next_unit(e->dwarf, &off, &cu)) {
+        Dwarf_Lines *lines;
+        size_t n;
+        if (dwarf_getsrclines(&cu, &lines, &n) == 0)
+            total += n;
+    }
+    struct dw_line *rows = total ? malloc(total * sizeof *rows) : NULL;
     size_t nrows = 0;
-    Dwarf_Off off = 0, next;
-    size_t hsize;
-    while (dwarf_nextcu(e->dwarf, off, &next, &hsize, NULL, NULL, NULL) == 0) {
-        Dwarf_Die cu;
-        if (dwarf_offdie(e->dwarf, off + hsize, &cu)) {
-            Dwarf_Files *files = NULL;
-            size_t nfiles = 0;
-            if (dwarf_getsrcfiles(&cu, &files, &nfiles) != 0)
-                files = NULL;
-            if (walk(b, &cu, -1, 0, files, nfiles) || add_lines(b, &cu, &rows, &nrows)) {
-                free(rows);
-                return -1;
-            }
+    if (total && !rows)
+        return -1;
+    b->cap_lines = total;
+    off = 0;
+    while (next_unit(e->dwarf, &off, &cu)) {
+        Dwarf_Files *files = NULL;
+        size_t nfiles = 0;
+        if (dwarf_getsrcfiles(&cu, &files, &nfiles) != 0)
+            files = NULL;
+        if (walk(b, &cu, -1, 0, files, nfiles) || add_lines(b, &cu, &rows, &nrows)) {
+            free(rows);
+            return -1;
         }
-        off = next;
     }
     if (build_segments(b) || build_functions(b)) {
         free(rows);
         return -1;
     }
-    int r = nrows ? flatten_lines(e, rows, nrows) : 0; /* then index lines and segments */
-    free(rows);
-    if (!r) {
-        if (e->nlines)
-            index_pages(&e->line_pages, &e->lines[0].addr, sizeof *e->lines, e->nlines);
-        if (e->nsegments)
-            index_pages(&e->segment_pages, &e->segments[0].start, sizeof *e->segments,
-                        e->nsegments);
-    }
-    return r;
+    if (!nrows)
+        free(rows);
+    else if (flatten_lines(e, rows, nrows)) /* takes over rows */
+        return -1;
+    if (build_spans(b))
+        return -1;
+    if (e->nspans)
+        index_pages(&e->span_pages, &e->spans[0].start, sizeof *e->spans, e->nspans);
+    return 0;
 }
 
 void spoor_elf_prepare_dwarf(spoor_elf *e)
@@ -445,36 +511,26 @@ void spoor_elf_prepare_dwarf(spoor_elf *e)
     b.keep_zero = e->nsymbols && e->symbols[0].start == 0;
     if (build(&b)) { /* out of memory: fall back to the symbol table alone */
         free(e->scopes);
-        free(e->segments);
         free(e->lines);
+        free(e->spans);
         free(e->functions);
         e->scopes = NULL;
-        e->segments = NULL;
         e->lines = NULL;
+        e->spans = NULL;
         e->functions = NULL;
-        free(e->line_pages.first);
-        free(e->segment_pages.first);
-        memset(&e->line_pages, 0, sizeof e->line_pages);
-        memset(&e->segment_pages, 0, sizeof e->segment_pages);
-        e->nscopes = e->nsegments = e->nlines = e->nfunctions = 0;
+        free(e->span_pages.first);
+        memset(&e->span_pages, 0, sizeof e->span_pages);
+        e->nscopes = e->nlines = e->nspans = e->nfunctions = 0;
     }
     free(b.ranges);
+    free(b.segments);
 }
 
-static const struct dw_segment *segment_at(const spoor_elf *e, uint32_t addr)
+static const struct dw_span *span_at(const spoor_elf *e, uint32_t addr)
 {
-    size_t i = upper_bound(&e->segment_pages, e->segments ? &e->segments[0].start : NULL,
-                           sizeof *e->segments, e->nsegments, addr);
-    return i ? &e->segments[i - 1] : NULL;
-}
-
-static const struct dw_line *line_at(const spoor_elf *e, uint32_t addr)
-{
-    size_t i = upper_bound(&e->line_pages, e->lines ? &e->lines[0].addr : NULL, sizeof *e->lines,
-                           e->nlines, addr);
-    if (!i || e->lines[i - 1].end_sequence)
-        return NULL;
-    return &e->lines[i - 1];
+    size_t i = upper_bound(&e->span_pages, e->spans ? &e->spans[0].start : NULL, sizeof *e->spans,
+                           e->nspans, addr);
+    return i ? &e->spans[i - 1] : NULL;
 }
 
 size_t spoor_elf_symbolize(const spoor_elf *ce, uint32_t addr, spoor_location *frames, size_t max)
@@ -482,34 +538,40 @@ size_t spoor_elf_symbolize(const spoor_elf *ce, uint32_t addr, spoor_location *f
     spoor_elf *e = (spoor_elf *)ce; /* tables are built on first use */
     if (!max)
         return 0;
-    spoor_elf_prepare_dwarf(e);
+    if (!e->tables_ready)
+        spoor_elf_prepare_dwarf(e);
     addr &= ~1u;
-    memset(frames, 0, sizeof *frames);
-    const struct dw_segment *seg = segment_at(e, addr);
-    int32_t scope = seg ? seg->scope : -1;
+    spoor_location *f = &frames[0];
+    f->function = NULL;
+    f->offset = 0;
+    f->has_offset = false;
+    f->file = NULL;
+    f->line = 0;
+    const struct dw_span *span = span_at(e, addr);
+    int32_t scope = span ? span->scope : -1;
     if (scope >= 0 && e->scopes[scope].name) {
-        frames[0].function = e->scopes[scope].name;
-        frames[0].offset = addr - seg->range_start;
-        frames[0].has_offset = true;
+        f->function = e->scopes[scope].name;
+        f->offset = addr - span->range_start;
+        f->has_offset = true;
     } else {
         const struct elf_symbol *sym = spoor_elf_symbol_at(e, addr);
         if (sym) {
-            frames[0].function = sym->name;
-            frames[0].offset = addr - sym->start;
-            frames[0].has_offset = true;
+            f->function = sym->name;
+            f->offset = addr - sym->start;
+            f->has_offset = true;
         }
     }
-    const struct dw_line *line = line_at(e, addr);
-    if (line) {
-        frames[0].file = line->file;
-        frames[0].line = line->line;
+    if (span) {
+        f->file = span->file;
+        f->line = span->line;
     }
     size_t n = 1;
     for (int32_t s = scope; s >= 0 && e->scopes[s].parent >= 0 && n < max;
          s = e->scopes[s].parent) {
-        spoor_location *f = &frames[n++];
-        memset(f, 0, sizeof *f);
+        f = &frames[n++];
         f->function = e->scopes[e->scopes[s].parent].name;
+        f->offset = 0;
+        f->has_offset = false;
         f->file = e->scopes[s].call_file;
         f->line = e->scopes[s].call_line;
     }
