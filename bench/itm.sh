@@ -6,10 +6,10 @@
 # "random", every packet drawn independently (worst case for branch prediction). A third,
 # "capture", repeats the clean part of the real RTX5 SWO capture (../shared/testdata/itm,
 # bytes 2708-8190: PC, data value, timestamp, as the DWT emits them) to the same size.
-# usage: bench/itm.sh [BUILD_DIR] [MB]     (default build/h1-release, 100)
+# usage: bench/itm.sh [BUILD_DIR] [MB]     (default build/bench-itm, 100)
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-BUILD=${1:-$ROOT/build/h1-release}
+BUILD=${1:-$ROOT/build/bench-itm}
 MB=${2:-100}
 TMP=${TMPDIR:-/tmp}/spoor-bench-itm.$$
 mkdir -p "$TMP"

@@ -151,10 +151,17 @@ typedef struct spoor_itm_packet {
 /* Packets decoded but not yet released; a full hold queue releases its oldest packet. */
 #define SPOOR_ITM_HOLD 128
 
+/* Every packet type, for spoor_itm_select(). */
+#define SPOOR_ITM_ALL_TYPES ((1u << SPOOR_ITM_TYPE_COUNT) - 1)
+
 typedef struct spoor_itm_stats {
     uint64_t bytes;                         /* bytes fed */
     uint64_t packets[SPOOR_ITM_TYPE_COUNT]; /* packets released, per type */
     uint64_t bytes_lost;                    /* sum of the error packets' bytes_lost */
+    /* the time of the first and of the last packet released (of any type, selected or not);
+     * both 0 until released_any */
+    bool released_any;
+    uint64_t time_first, time_last;
 } spoor_itm_stats;
 
 typedef struct spoor_itm_decoder {
@@ -178,9 +185,16 @@ typedef struct spoor_itm_decoder {
     uint64_t time;
     uint64_t gts; /* assembled global timestamp */
     bool gts_wide;
-    /* hold queue: ring of packets; [head, sealed) releasable, [sealed, tail) held */
+    /* hold queue: ring of packets of the selected types; [head, sealed) releasable,
+     * [sealed, tail) held */
     spoor_itm_packet q[SPOOR_ITM_HOLD];
     uint32_t head, sealed, tail;
+    /* held packets of the other types, only what the error rules need: offset << 8 | type;
+     * [other_first, other_tail) held. A packet is in one of the two rings. */
+    uint64_t other[SPOOR_ITM_HOLD];
+    uint32_t other_first, other_tail;
+    uint32_t selected;        /* bit (1u << type) per type spoor_itm_next() returns */
+    spoor_itm_packet discard; /* where a packet of an unselected type is written */
     spoor_itm_stats stats;
 } spoor_itm_decoder;
 
@@ -188,6 +202,16 @@ typedef struct spoor_itm_decoder {
  * synchronization packet (reported as one error); otherwise the first byte is taken as the
  * start of a packet, as it is when tracing starts with the capture. */
 void spoor_itm_init(spoor_itm_decoder *d, bool require_sync);
+
+/* Chooses which packet types spoor_itm_next() returns: a bit (1u << type) per type wanted;
+ * spoor_itm_init() selects SPOOR_ITM_ALL_TYPES. The other packets are still decoded, dated,
+ * counted in the stats and subject to the error and hold rules, so the stats and the packets
+ * returned are exactly those of a consumer that takes every packet and ignores the unwanted
+ * ones; they only cost less. The selections with a fast path of their own are
+ * SPOOR_ITM_ALL_TYPES, 0 (a consumer of the counters only) and 1u << SPOOR_ITM_SW (software
+ * channels); any other gives the same results through the slower general loop. Call it
+ * before feeding. */
+void spoor_itm_select(spoor_itm_decoder *d, uint32_t types);
 
 /* Decodes up to len bytes; returns how many were consumed (fewer than len only when the
  * released packets fill the queue: drain them with spoor_itm_next() and feed the rest). */

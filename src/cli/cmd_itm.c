@@ -292,18 +292,31 @@ static void drain(struct itm_cli *c, int id, struct stream *s)
     if (!c->json && !c->any_channel && !c->listing) /* --stats alone: counting only */
         return;
     if (c->any_channel && !c->json) { /* software channels as text: only SW packets queued */
+        /* %c text is gathered here (at most 4 bytes per packet, and a drain takes at most the
+         * queue) and written in one piece */
+        char text[4 * SPOOR_ITM_HOLD];
+        size_t n = 0;
         while ((p = spoor_itm_next_ref(&s->dec)) != NULL) {
             if (p->type != SPOOR_ITM_SW || p->u.sw.port >= MAX_PORTS)
                 continue;
             const struct channel *ch = &c->ch[p->u.sw.port];
+            if (n > sizeof text - 4) {
+                fwrite(text, 1, n, c->out);
+                n = 0;
+            }
             if (ch->raw) {
-                putc_unlocked((int)(p->u.sw.value & 0xFF), c->out);
+                uint32_t v = p->u.sw.value;
+                text[n] = (char)(v & 0xFF);
                 for (unsigned i = 1; i < p->u.sw.size; i++)
-                    putc_unlocked((int)(p->u.sw.value >> (8 * i) & 0xFF), c->out);
+                    text[n + i] = (char)(v >> (8 * i) & 0xFF);
+                n += p->u.sw.size;
             } else if (ch->on) {
+                fwrite(text, 1, n, c->out);
+                n = 0;
                 print_channel(c->out, ch->fmt, p->u.sw.value, p->u.sw.size);
             }
         }
+        fwrite(text, 1, n, c->out);
         return;
     }
     while ((p = spoor_itm_next_ref(&s->dec)) != NULL) {

@@ -85,6 +85,57 @@ static enum header_class classify(uint8_t h)
 static uint8_t header_table[256];
 static bool header_table_ready;
 
+/* What a header is to the fast loops for selected types (fast_count, fast_sw). */
+enum lean_kind {
+    L_SLOW, /* left to the general loop */
+    L_LTS1, /* local timestamp format 1 */
+    L_LTS2, /* local timestamp format 2 */
+    L_SW1,  /* software source, 1, 2, 4 payload bytes; this and all below are source packets */
+    L_SW2,
+    L_SW4,
+    L_PC,    /* data trace PC value 0b01NN0111 */
+    L_ADDR,  /* data trace address offset 0b01NN1110 */
+    L_DATA1, /* data trace data value 0b10NNWxSS */
+    L_DATA2,
+    L_DATA4,
+    L_EXC,   /* exception trace 0x0E */
+    L_PCS,   /* PC sample 0x17 */
+    L_SLEEP, /* PC sample while asleep 0x15 */
+    L_EVC,   /* event counter 0x05 */
+};
+static uint8_t lean_table[256];
+/* The packet type of a source packet kind. */
+static const uint8_t lean_type[] = {
+    [L_SW1] = SPOOR_ITM_SW,          [L_SW2] = SPOOR_ITM_SW,
+    [L_SW4] = SPOOR_ITM_SW,          [L_PC] = SPOOR_ITM_DWT_PC,
+    [L_ADDR] = SPOOR_ITM_DWT_ADDR,   [L_DATA1] = SPOOR_ITM_DWT_DATA,
+    [L_DATA2] = SPOOR_ITM_DWT_DATA,  [L_DATA4] = SPOOR_ITM_DWT_DATA,
+    [L_EXC] = SPOOR_ITM_EXCEPTION,   [L_PCS] = SPOOR_ITM_PC_SAMPLE,
+    [L_SLEEP] = SPOOR_ITM_PC_SAMPLE, [L_EVC] = SPOOR_ITM_EVENT_COUNTER,
+};
+
+static uint8_t lean_entry(uint8_t h, enum header_class c)
+{
+    unsigned n = source_size[h & 3], a = h >> 3;
+    if (c == H_SW)
+        return n == 1 ? L_SW1 : n == 2 ? L_SW2 : L_SW4;
+    if (c == H_LTS1)
+        return L_LTS1;
+    if (c == H_LTS2)
+        return L_LTS2;
+    if (c != H_HW)
+        return L_SLOW;
+    if (a == 0)
+        return L_EVC;
+    if (a == 1)
+        return L_EXC;
+    if (a == 2)
+        return n == 1 ? L_SLEEP : L_PCS;
+    if (a < 16)
+        return (a & 1) ? L_ADDR : L_PC;
+    return n == 1 ? L_DATA1 : n == 2 ? L_DATA2 : L_DATA4;
+}
+
 static void build_header_table(void)
 {
     if (header_table_ready)
@@ -93,6 +144,7 @@ static void build_header_table(void)
         enum header_class c = classify((uint8_t)h);
         uint8_t n = (c == H_SW || c == H_HW) ? source_size[h & 3] : 0;
         header_table[h] = (uint8_t)(c << 4 | n);
+        lean_table[h] = lean_entry((uint8_t)h, c);
     }
     header_table_ready = true;
 }
@@ -123,6 +175,7 @@ void spoor_itm_init(spoor_itm_decoder *d, bool require_sync)
 {
     build_header_table();
     memset(d, 0, sizeof *d);
+    d->selected = SPOOR_ITM_ALL_TYPES;
     d->hist = 0xFFFFFFFFu;
     d->state = ST_HEADER;
     if (require_sync) {
@@ -135,33 +188,73 @@ void spoor_itm_init(spoor_itm_decoder *d, bool require_sync)
 
 /* ---- hold queue ---------------------------------------------------------------------------- */
 
+/* Packets of the selected types wait in q (full packets), the others in `other` (offset and
+ * type only: they are counted when decoded and forgotten when released). Together they are
+ * the hold queue of the protocol rules: offsets grow with the push order in both rings, so
+ * the oldest and the newest held packet are found by comparing the two rings' ends. */
+
+#define HOLD_INDEX(i) ((i) % SPOOR_ITM_HOLD)
+
+_Static_assert((SPOOR_ITM_HOLD & (SPOOR_ITM_HOLD - 1)) == 0, "ring indices wrap at 2^32");
+_Static_assert(SPOOR_ITM_TYPE_COUNT <= 16, "a type fits the low byte of an `other` entry");
+
+void spoor_itm_select(spoor_itm_decoder *d, uint32_t types)
+{
+    d->selected = types & SPOOR_ITM_ALL_TYPES;
+}
+
+/* Packets in the queue: released but not yet taken, and held. */
 static inline uint32_t queued(const spoor_itm_decoder *d)
 {
-    return d->tail - d->head;
+    return (d->tail - d->head) + (d->other_tail - d->other_first);
+}
+
+static inline uint32_t held(const spoor_itm_decoder *d)
+{
+    return (d->tail - d->sealed) + (d->other_tail - d->other_first);
+}
+
+/* Something was released at the current time. */
+static inline void note_release(spoor_itm_decoder *d)
+{
+    if (!d->stats.released_any) {
+        d->stats.released_any = true;
+        d->stats.time_first = d->time;
+    }
+    d->stats.time_last = d->time;
 }
 
 static inline spoor_itm_packet *push(spoor_itm_decoder *d, spoor_itm_type type, uint64_t offset,
                                      uint8_t size)
 {
-    spoor_itm_packet *p = &d->q[d->tail % SPOOR_ITM_HOLD];
+    d->stats.packets[type]++;
+    if (!(d->selected >> type & 1)) {
+        d->other[HOLD_INDEX(d->other_tail)] = offset << 8 | type;
+        d->other_tail++;
+        return &d->discard;
+    }
+    spoor_itm_packet *p = &d->q[HOLD_INDEX(d->tail)];
     d->tail++;
     p->type = type;
     p->offset = offset;
     p->size = size;
     p->time_exact = true; /* until released without a timestamp; time is set on release */
-    d->stats.packets[type]++;
     return p;
 }
 
 /* Releases every held packet; `exact` says the current time is the one they relate to. */
 static inline void seal_all(spoor_itm_decoder *d, bool exact)
 {
+    if (held(d) == 0)
+        return;
     for (uint32_t i = d->sealed; i != d->tail; i++) {
-        spoor_itm_packet *p = &d->q[i % SPOOR_ITM_HOLD];
+        spoor_itm_packet *p = &d->q[HOLD_INDEX(i)];
         p->time = d->time;
         p->time_exact = exact;
     }
     d->sealed = d->tail;
+    d->other_first = d->other_tail;
+    note_release(d);
 }
 
 /* Queues a packet that needs no timestamp and releases everything before it. */
@@ -170,18 +263,76 @@ static inline spoor_itm_packet *push_sealed(spoor_itm_decoder *d, spoor_itm_type
 {
     seal_all(d, false);
     spoor_itm_packet *p = push(d, type, offset, size);
-    p->time = d->time;
-    p->time_exact = false;
-    d->sealed = d->tail;
+    seal_all(d, false);
     return p;
+}
+
+/* The hold queue is full: releases its oldest packet with the time known so far. */
+static void release_oldest(spoor_itm_decoder *d)
+{
+    bool in_q = d->sealed != d->tail;
+    if (in_q && d->other_first != d->other_tail)
+        in_q = d->q[HOLD_INDEX(d->sealed)].offset < d->other[HOLD_INDEX(d->other_first)] >> 8;
+    if (in_q) {
+        spoor_itm_packet *p = &d->q[HOLD_INDEX(d->sealed)];
+        p->time = d->time;
+        p->time_exact = false;
+        d->sealed++;
+    } else {
+        d->other_first++;
+    }
+    note_release(d);
+}
+
+/* Drops the newest held packet (there is one); returns its offset. */
+static uint64_t drop_newest(spoor_itm_decoder *d)
+{
+    bool in_q = d->sealed != d->tail;
+    uint64_t other = 0;
+    if (d->other_first != d->other_tail) {
+        other = d->other[HOLD_INDEX(d->other_tail - 1)];
+        if (in_q)
+            in_q = d->q[HOLD_INDEX(d->tail - 1)].offset > other >> 8;
+    }
+    if (in_q) {
+        const spoor_itm_packet *last = &d->q[HOLD_INDEX(d->tail - 1)];
+        d->stats.packets[last->type]--;
+        d->tail--;
+        return last->offset;
+    }
+    d->stats.packets[other & 0xFF]--;
+    d->other_tail--;
+    return other >> 8;
+}
+
+/* Drops every held packet; returns the smaller of `from` and the first one's offset. */
+static uint64_t drop_held(spoor_itm_decoder *d, uint64_t from)
+{
+    if (d->sealed != d->tail) {
+        uint64_t first = d->q[HOLD_INDEX(d->sealed)].offset;
+        if (first < from)
+            from = first;
+        for (uint32_t i = d->sealed; i != d->tail; i++)
+            d->stats.packets[d->q[HOLD_INDEX(i)].type]--;
+        d->tail = d->sealed;
+    }
+    if (d->other_first != d->other_tail) {
+        uint64_t first = d->other[HOLD_INDEX(d->other_first)] >> 8;
+        if (first < from)
+            from = first;
+        for (uint32_t i = d->other_first; i != d->other_tail; i++)
+            d->stats.packets[d->other[HOLD_INDEX(i)] & 0xFF]--;
+        d->other_tail = d->other_first;
+    }
+    return from;
 }
 
 size_t spoor_itm_skip(spoor_itm_decoder *d, uint64_t *first_time, uint64_t *last_time)
 {
     size_t n = d->sealed - d->head;
     if (n) {
-        *first_time = d->q[d->head % SPOOR_ITM_HOLD].time;
-        *last_time = d->q[(d->sealed - 1) % SPOOR_ITM_HOLD].time;
+        *first_time = d->q[HOLD_INDEX(d->head)].time;
+        *last_time = d->q[HOLD_INDEX(d->sealed - 1)].time;
         d->head = d->sealed;
     }
     return n;
@@ -206,14 +357,7 @@ const spoor_itm_stats *spoor_itm_stats_get(const spoor_itm_decoder *d)
  * Held packets are dropped (nothing confirmed them) and bytes are skipped until a sync. */
 static void lose(spoor_itm_decoder *d, uint64_t from, uint64_t detected, spoor_itm_error_kind why)
 {
-    if (d->sealed != d->tail) {
-        uint64_t first = d->q[d->sealed % SPOOR_ITM_HOLD].offset;
-        if (first < from)
-            from = first;
-        for (uint32_t i = d->sealed; i != d->tail; i++)
-            d->stats.packets[d->q[i % SPOOR_ITM_HOLD].type]--;
-        d->tail = d->sealed;
-    }
+    from = drop_held(d, from);
     d->state = ST_LOST;
     d->zeros = 0;
     d->lost_from = from;
@@ -317,11 +461,9 @@ static void local_timestamp(spoor_itm_decoder *d, uint32_t delta, uint8_t tc, ui
     d->time += delta;
     seal_all(d, true);
     spoor_itm_packet *q = push(d, SPOOR_ITM_TS_LOCAL, off, size);
-    q->time = d->time;
-    q->time_exact = true;
     q->u.ts_local.delta = delta;
     q->u.ts_local.tc = tc;
-    d->sealed = d->tail;
+    seal_all(d, true);
 }
 
 /* A complete continuation-bit packet: LTS1 (D4 'Local timestamp packets'), GTS1/GTS2 (D4 'Global
@@ -410,11 +552,8 @@ static void sync_end(spoor_itm_decoder *d, uint64_t at)
      * so that packet was not one. Drop it when it is still held; report its non-zero bytes as lost.
      */
     uint64_t sync_start = d->pkt_start - d->last_trailing_zeros;
-    if (d->sealed != d->tail) {
-        spoor_itm_packet *last = &d->q[(d->tail - 1) % SPOOR_ITM_HOLD];
-        uint64_t from = last->offset;
-        d->stats.packets[last->type]--;
-        d->tail--;
+    if (held(d)) {
+        uint64_t from = drop_newest(d);
         seal_all(d, false);
         push_error(d, from, sync_start, at, SPOOR_ITM_ERR_SYNC_IN_PACKET);
     } else {
@@ -459,12 +598,13 @@ static void start_packet(spoor_itm_decoder *d, uint8_t h, uint64_t off)
     }
 }
 
-/* The hot loop: whole packets of the most common kinds (software, local timestamps, data
- * trace PC and word value, exception trace, PC samples) lying entirely in the buffer, decoded with
- * the queue indices and the time in locals. Anything else, or too few bytes left, returns to the
- * general loop. The packets and rules are exactly those of the general loop. */
-static size_t fast_run(spoor_itm_decoder *d, const uint8_t *restrict data, size_t i, size_t len,
-                       uint64_t base)
+/* The hot loop when every packet type is selected: whole packets of the most common kinds
+ * (software, local timestamps, data trace PC and word value, exception trace, PC samples) lying
+ * entirely in the buffer, decoded with the queue indices and the time in locals. Anything else,
+ * or too few bytes left, returns to the general loop. The packets and rules are exactly those
+ * of the general loop. */
+static __attribute__((noinline)) size_t fast_all(spoor_itm_decoder *d, const uint8_t *restrict data,
+                                                 size_t i, size_t len, uint64_t base)
 {
     uint32_t tail = d->tail, sealed = d->sealed;
     const uint32_t head = d->head;
@@ -472,7 +612,10 @@ static size_t fast_run(spoor_itm_decoder *d, const uint8_t *restrict data, size_
     uint64_t time = d->time;
     spoor_itm_packet *q = d->q;
     uint64_t n_sw = 0, n_data = 0, n_pc = 0, n_ts = 0, n_exc = 0, n_pcs = 0;
-    while (i + 5 <= len && tail - head + 3 <= SPOOR_ITM_HOLD) {
+    const uint32_t others = d->other_tail - d->other_first; /* sealed by the first timestamp */
+    uint32_t room = SPOOR_ITM_HOLD - others;
+    uint64_t first_ts_time = 0;
+    while (i + 5 <= len && tail - head + 3 <= room) {
         uint8_t h = data[i];
         uint8_t t = header_table[h];
         unsigned cls = t >> 4, n = t & 0x0F;
@@ -484,7 +627,7 @@ static size_t fast_run(spoor_itm_decoder *d, const uint8_t *restrict data, size_
         uint32_t delta;
         if (cls == H_SW) { /* D4 'Instrumentation packet' */
             v &= value_mask[n];
-            spoor_itm_packet *p = &q[tail++ % SPOOR_ITM_HOLD];
+            spoor_itm_packet *p = &q[HOLD_INDEX(tail++)];
             p->type = SPOOR_ITM_SW;
             p->offset = base + i;
             p->size = (uint8_t)(n + 1);
@@ -498,7 +641,7 @@ static size_t fast_run(spoor_itm_decoder *d, const uint8_t *restrict data, size_
         }
         /* D4 'Data trace packets', word value: 0b10NNW111 */
         if (cls == H_HW && (h & 0xC7) == 0x87) {
-            spoor_itm_packet *p = &q[tail++ % SPOOR_ITM_HOLD];
+            spoor_itm_packet *p = &q[HOLD_INDEX(tail++)];
             p->type = SPOOR_ITM_DWT_DATA;
             p->offset = base + i;
             p->size = 5;
@@ -512,7 +655,7 @@ static size_t fast_run(spoor_itm_decoder *d, const uint8_t *restrict data, size_
             continue;
         }
         if (cls == H_HW && (h & 0xCF) == 0x47) { /* D4 'Data trace packets', PC value: 0b01NN0111 */
-            spoor_itm_packet *p = &q[tail++ % SPOOR_ITM_HOLD];
+            spoor_itm_packet *p = &q[HOLD_INDEX(tail++)];
             p->type = SPOOR_ITM_DWT_PC;
             p->offset = base + i;
             p->size = 5;
@@ -524,7 +667,7 @@ static size_t fast_run(spoor_itm_decoder *d, const uint8_t *restrict data, size_
             continue;
         }
         if (h == 0x0E && (v & 0x3000u)) { /* D4 'Exception trace packet', FN != 0 */
-            spoor_itm_packet *p = &q[tail++ % SPOOR_ITM_HOLD];
+            spoor_itm_packet *p = &q[HOLD_INDEX(tail++)];
             p->type = SPOOR_ITM_EXCEPTION;
             p->offset = base + i;
             p->size = 3;
@@ -536,7 +679,7 @@ static size_t fast_run(spoor_itm_decoder *d, const uint8_t *restrict data, size_
             continue;
         }
         if (h == 0x17) { /* D4 'Periodic PC sample packets' */
-            spoor_itm_packet *p = &q[tail++ % SPOOR_ITM_HOLD];
+            spoor_itm_packet *p = &q[HOLD_INDEX(tail++)];
             p->type = SPOOR_ITM_PC_SAMPLE;
             p->offset = base + i;
             p->size = 5;
@@ -572,8 +715,8 @@ static size_t fast_run(spoor_itm_decoder *d, const uint8_t *restrict data, size_
         }
         time += delta;
         for (uint32_t k = sealed; k != tail; k++) /* time_exact is already true */
-            q[k % SPOOR_ITM_HOLD].time = time;
-        spoor_itm_packet *p = &q[tail++ % SPOOR_ITM_HOLD];
+            q[HOLD_INDEX(k)].time = time;
+        spoor_itm_packet *p = &q[HOLD_INDEX(tail++)];
         p->type = SPOOR_ITM_TS_LOCAL;
         p->offset = base + i;
         p->size = (uint8_t)size;
@@ -582,6 +725,9 @@ static size_t fast_run(spoor_itm_decoder *d, const uint8_t *restrict data, size_
         p->u.ts_local.delta = delta;
         p->u.ts_local.tc = cls == H_LTS1 ? (h >> 4) & 3 : 0;
         sealed = tail;
+        room = SPOOR_ITM_HOLD;
+        if (n_ts == 0)
+            first_ts_time = time;
         n_ts++;
         i += size;
     }
@@ -591,10 +737,253 @@ static size_t fast_run(spoor_itm_decoder *d, const uint8_t *restrict data, size_
     d->stats.packets[SPOOR_ITM_TS_LOCAL] += n_ts;
     d->stats.packets[SPOOR_ITM_EXCEPTION] += n_exc;
     d->stats.packets[SPOOR_ITM_PC_SAMPLE] += n_pcs;
+    if (n_ts) { /* a timestamp releases at least itself; the time only moves with one */
+        d->other_first = d->other_tail;
+        d->time = first_ts_time;
+        note_release(d);
+    }
+    d->time = time;
+    d->stats.time_last = n_ts ? time : d->stats.time_last;
     d->tail = tail;
     d->sealed = sealed;
-    d->time = time;
     return i;
+}
+
+/* The D4 'Local timestamp packets' at p (header h, the next four bytes v), for the fast loops:
+ * false when the general loop has to take it (another header, or a format 1 payload longer
+ * than four bytes). */
+static inline bool lean_timestamp(unsigned kind, uint8_t h, uint32_t v, uint32_t *delta,
+                                  unsigned *size)
+{
+    if (kind == L_LTS2) { /* format 2: TS[2:0] in header bits [6:4] */
+        *delta = (h >> 4) & 7;
+        *size = 1;
+    } else if (kind != L_LTS1) {
+        return false;
+    } else if (!(v & 0x80u)) { /* format 1: 7 bits per byte, C = bit 7 */
+        *delta = v & 0x7F;
+        *size = 2;
+    } else if (!(v & 0x8000u)) {
+        *delta = (v & 0x7F) | (v >> 1 & 0x3F80);
+        *size = 3;
+    } else if (!(v & 0x800000u)) {
+        *delta = (v & 0x7F) | (v >> 1 & 0x3F80) | (v >> 2 & 0x1FC000);
+        *size = 4;
+    } else if (!(v & 0x80000000u)) {
+        *delta = (v & 0x7F) | (v >> 1 & 0x3F80) | (v >> 2 & 0x1FC000) | (v >> 3 & 0xFE00000);
+        *size = 5;
+    } else {
+        return false;
+    }
+    return true;
+}
+
+/* A source packet of kind >= L_SW1 (not a software packet when the software packets are
+ * selected) goes to the `other` ring: false when its payload is one the general loop must
+ * report (exception trace with FN = 0, a 1-byte PC sample other than 0). */
+static inline bool lean_other(unsigned kind, uint32_t v, uint64_t off, uint64_t *restrict other,
+                              uint32_t *otail, uint64_t *restrict count)
+{
+    unsigned bad =
+        ((kind == L_EXC) & ((v & 0x3000u) == 0)) | ((kind == L_SLEEP) & ((v & 0xFFu) != 0));
+    if (bad)
+        return false;
+    spoor_itm_type type = lean_type[kind];
+    other[HOLD_INDEX(*otail)] = off << 8 | type;
+    (*otail)++;
+    count[type]++;
+    return true;
+}
+
+/* A 1-byte software packet at stream offset off: header and payload byte in hv (header in
+ * the low byte). */
+static inline void sw1_packet(spoor_itm_packet *o, uint64_t off, uint16_t hv, uint32_t page32)
+{
+    o->type = SPOOR_ITM_SW;
+    o->offset = off;
+    o->size = 2;
+    o->time_exact = true;
+    o->u.sw.port = (uint16_t)(page32 + (hv & 0xFF) / 8);
+    o->u.sw.size = 1;
+    o->u.sw.value = hv >> 8;
+}
+
+/* The hot loop when the software packets alone are selected (a consumer of the software
+ * channels): the same packets and rules as fast_all(), but a packet of another type costs a
+ * counter and its `other` ring entry only, and runs of 1-byte software packets go four at a
+ * time. */
+static __attribute__((noinline)) size_t fast_sw(spoor_itm_decoder *d, const uint8_t *restrict data,
+                                                size_t i, size_t len, uint64_t base)
+{
+    if (len < 5)
+        return i;
+    uint32_t tail = d->tail, sealed = d->sealed, otail = d->other_tail, ofirst = d->other_first;
+    const uint32_t head = d->head;
+    const uint32_t page32 = d->page * 32u;
+    uint64_t time = d->time, first_ts_time = 0;
+    spoor_itm_packet *restrict q = d->q;
+    uint64_t *restrict other = d->other;
+    uint64_t *count = d->stats.packets; /* not a local array: nothing to add up on leaving */
+    const uint64_t ts_before = count[SPOOR_ITM_TS_LOCAL];
+    const uint8_t *p = data + i, *const last = data + len - 5, *const end = data + len;
+    while (p <= last && (tail - head) + (otail - ofirst) + 3 <= SPOOR_ITM_HOLD) {
+        uint8_t h = p[0];
+        uint32_t v;
+        memcpy(&v, p + 1, 4); /* may read past the payload, not past the buffer */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        v = __builtin_bswap32(v);
+#endif
+        unsigned kind = lean_table[h];
+        if (kind == L_SW1 && p + 8 <= end &&
+            (tail - head) + (otail - ofirst) + 6 <= SPOOR_ITM_HOLD) {
+            uint64_t w;
+            memcpy(&w, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+            w = __builtin_bswap64(w);
+#endif
+            if ((w & 0x0007000700070007u) == 0x0001000100010001u) {
+                /* four 1-byte software packets, 0bAAAAA001 (printf text) */
+                uint64_t off = base + (uint64_t)(p - data);
+                sw1_packet(&q[HOLD_INDEX(tail)], off, (uint16_t)w, page32);
+                sw1_packet(&q[HOLD_INDEX(tail + 1)], off + 2, (uint16_t)(w >> 16), page32);
+                sw1_packet(&q[HOLD_INDEX(tail + 2)], off + 4, (uint16_t)(w >> 32), page32);
+                sw1_packet(&q[HOLD_INDEX(tail + 3)], off + 6, (uint16_t)(w >> 48), page32);
+                tail += 4;
+                count[SPOOR_ITM_SW] += 4;
+                p += 8;
+                continue;
+            }
+        }
+        if (kind >= L_SW1 && kind <= L_SW4) { /* D4 'Instrumentation packet' */
+            unsigned n = kind == L_SW1 ? 1 : kind == L_SW2 ? 2 : 4;
+            spoor_itm_packet *o = &q[HOLD_INDEX(tail)];
+            tail++;
+            o->type = SPOOR_ITM_SW;
+            o->offset = base + (uint64_t)(p - data);
+            o->size = (uint8_t)(n + 1);
+            o->time_exact = true;
+            o->u.sw.port = (uint16_t)(page32 + (h >> 3));
+            o->u.sw.size = (uint8_t)n;
+            o->u.sw.value = v & value_mask[n];
+            count[SPOOR_ITM_SW]++;
+            p += n + 1;
+            continue;
+        }
+        if (kind > L_SW4) {
+            if (!lean_other(kind, v, base + (uint64_t)(p - data), other, &otail, count))
+                break;
+            unsigned s = h & 3; /* payload 1, 2 or 4 bytes */
+            p += 1 + s + (s == 3);
+            continue;
+        }
+        uint32_t delta;
+        unsigned size;
+        if (!lean_timestamp(kind, h, v, &delta, &size))
+            break;
+        /* a local timestamp: dates and releases the held packets and itself */
+        time += delta;
+        for (uint32_t k = sealed; k != tail; k++) /* time_exact is already true */
+            q[HOLD_INDEX(k)].time = time;
+        sealed = tail;
+        ofirst = otail;
+        if (count[SPOOR_ITM_TS_LOCAL]++ == ts_before)
+            first_ts_time = time;
+        p += size;
+    }
+    if (count[SPOOR_ITM_TS_LOCAL] != ts_before) {
+        d->time = first_ts_time;
+        note_release(d);
+        d->stats.time_last = time;
+    }
+    d->time = time;
+    d->tail = tail;
+    d->sealed = sealed;
+    d->other_tail = otail;
+    d->other_first = ofirst;
+    return (size_t)(p - data);
+}
+
+/* The hot loop for a consumer of the counters only (nothing selected): the same packets and
+ * rules as fast_all(), with one branch for every source packet whose size follows from its
+ * header (type and checks from lean_table), so that a stream of unpredictable packet types
+ * costs few mispredicted branches; runs of 1-byte software packets go four at a time. */
+static __attribute__((noinline)) size_t
+fast_count(spoor_itm_decoder *d, const uint8_t *restrict data, size_t i, size_t len, uint64_t base)
+{
+    /* packets of selected types still held (the selection changed): the general loop first */
+    if (d->tail != d->sealed || d->tail - d->head + 3 > SPOOR_ITM_HOLD || len < 5)
+        return i;
+    uint32_t otail = d->other_tail, ofirst = d->other_first;
+    const uint32_t room = SPOOR_ITM_HOLD - 3 - (d->tail - d->head);
+    uint64_t time = d->time, first_ts_time = 0;
+    uint64_t *restrict other = d->other;
+    uint64_t *count = d->stats.packets; /* not a local array: nothing to add up on leaving */
+    const uint64_t ts_before = count[SPOOR_ITM_TS_LOCAL];
+    const uint8_t *p = data + i, *const last = data + len - 5, *const end = data + len;
+    while (p <= last && otail - ofirst <= room) {
+        uint8_t h = p[0];
+        uint32_t v;
+        memcpy(&v, p + 1, 4); /* may read past the payload, not past the buffer */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        v = __builtin_bswap32(v);
+#endif
+        unsigned kind = lean_table[h];
+        if (kind >= L_SW1) { /* a source packet */
+            uint64_t w;
+            if (p + 8 <= end && otail - ofirst + 3 <= room) {
+                memcpy(&w, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+                w = __builtin_bswap64(w);
+#endif
+                if ((w & 0x0007000700070007u) == 0x0001000100010001u) {
+                    /* four 1-byte software packets, 0bAAAAA001 */
+                    uint64_t e = (base + (uint64_t)(p - data)) << 8 | SPOOR_ITM_SW;
+                    other[HOLD_INDEX(otail)] = e;
+                    other[HOLD_INDEX(otail + 1)] = e + (2u << 8);
+                    other[HOLD_INDEX(otail + 2)] = e + (4u << 8);
+                    other[HOLD_INDEX(otail + 3)] = e + (6u << 8);
+                    otail += 4;
+                    count[SPOOR_ITM_SW] += 4;
+                    p += 8;
+                    continue;
+                }
+            }
+            if (!lean_other(kind, v, base + (uint64_t)(p - data), other, &otail, count))
+                break;
+            unsigned s = h & 3; /* payload 1, 2 or 4 bytes */
+            p += 1 + s + (s == 3);
+            continue;
+        }
+        uint32_t delta;
+        unsigned size;
+        if (!lean_timestamp(kind, h, v, &delta, &size))
+            break;
+        time += delta; /* dates and releases the held packets and itself */
+        ofirst = otail;
+        if (count[SPOOR_ITM_TS_LOCAL]++ == ts_before)
+            first_ts_time = time;
+        p += size;
+    }
+    if (count[SPOOR_ITM_TS_LOCAL] != ts_before) {
+        d->time = first_ts_time;
+        note_release(d);
+        d->stats.time_last = time;
+    }
+    d->time = time;
+    d->other_tail = otail;
+    d->other_first = ofirst;
+    return (size_t)(p - data);
+}
+
+static size_t fast_run(spoor_itm_decoder *d, const uint8_t *restrict data, size_t i, size_t len,
+                       uint64_t base)
+{
+    switch (d->selected) {
+    case SPOOR_ITM_ALL_TYPES: return fast_all(d, data, i, len, base);
+    case 0: return fast_count(d, data, i, len, base);
+    case 1u << SPOOR_ITM_SW: return fast_sw(d, data, i, len, base);
+    default: return i; /* other selections: the general loop only */
+    }
 }
 
 size_t spoor_itm_feed(spoor_itm_decoder *d, const uint8_t *data, size_t len)
@@ -613,10 +1002,7 @@ size_t spoor_itm_feed(spoor_itm_decoder *d, const uint8_t *data, size_t len)
                 break; /* the caller drains released packets first */
             /* Nothing released and the queue is full of held packets: release the oldest
              * with the time known so far. */
-            spoor_itm_packet *p = &d->q[d->sealed % SPOOR_ITM_HOLD];
-            p->time = d->time;
-            p->time_exact = false;
-            d->sealed++;
+            release_oldest(d);
             continue;
         }
         uint8_t b = data[i];
