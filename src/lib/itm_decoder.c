@@ -749,6 +749,22 @@ static __attribute__((noinline)) size_t fast_all(spoor_itm_decoder *d, const uin
     return i;
 }
 
+/* Stores what a lean run kept in locals: the time, the other-type ring, and (when the run saw
+ * a local timestamp) the release of everything that timestamp dated, from the first one's
+ * time to the last one's. */
+static inline void end_lean_run(spoor_itm_decoder *d, bool saw_timestamp, uint64_t first_ts_time,
+                                uint64_t time, uint32_t other_tail, uint32_t other_first)
+{
+    if (saw_timestamp) {
+        d->time = first_ts_time;
+        note_release(d);
+        d->stats.time_last = time;
+    }
+    d->time = time;
+    d->other_tail = other_tail;
+    d->other_first = other_first;
+}
+
 /* The D4 'Local timestamp packets' at p (header h, the next four bytes v), for the fast loops:
  * false when the general loop has to take it (another header, or a format 1 payload longer
  * than four bytes). */
@@ -890,16 +906,9 @@ static __attribute__((noinline)) size_t fast_sw(spoor_itm_decoder *d, const uint
             first_ts_time = time;
         p += size;
     }
-    if (count[SPOOR_ITM_TS_LOCAL] != ts_before) {
-        d->time = first_ts_time;
-        note_release(d);
-        d->stats.time_last = time;
-    }
-    d->time = time;
     d->tail = tail;
     d->sealed = sealed;
-    d->other_tail = otail;
-    d->other_first = ofirst;
+    end_lean_run(d, count[SPOOR_ITM_TS_LOCAL] != ts_before, first_ts_time, time, otail, ofirst);
     return (size_t)(p - data);
 }
 
@@ -964,14 +973,7 @@ fast_count(spoor_itm_decoder *d, const uint8_t *restrict data, size_t i, size_t 
             first_ts_time = time;
         p += size;
     }
-    if (count[SPOOR_ITM_TS_LOCAL] != ts_before) {
-        d->time = first_ts_time;
-        note_release(d);
-        d->stats.time_last = time;
-    }
-    d->time = time;
-    d->other_tail = otail;
-    d->other_first = ofirst;
+    end_lean_run(d, count[SPOOR_ITM_TS_LOCAL] != ts_before, first_ts_time, time, otail, ofirst);
     return (size_t)(p - data);
 }
 
