@@ -82,14 +82,14 @@ static void print_frame(struct sym_ctx *c, const char *head, size_t head_len,
         return;
     }
     p = ob_put(p, head, head_len);
-    p = ob_put(p, fn, fn_len);
+    p = ob_put_short(p, fn, fn_len);
     if (has_offset) {
         *p++ = '+';
         p = ob_put_hex(p, f->offset);
     }
     if (f->file) {
         p = ob_put(p, " at ", 4);
-        p = ob_put(p, f->file, file_len);
+        p = ob_put_short(p, f->file, file_len);
         *p++ = ':';
         if (f->line)
             p = ob_put_u32(p, f->line);

@@ -126,6 +126,28 @@ static inline char *ob_put(char *p, const char *s, size_t n)
     return p + n;
 }
 
+/* ob_put for the short strings of symbolized output (names, paths): inline copies of
+ * overlapping 8- or 16-byte pieces instead of a call, reading nothing outside s[0..n). */
+static inline char *ob_put_short(char *p, const char *s, size_t n)
+{
+    if (n >= 16) {
+        size_t i = 0;
+        for (; i + 16 < n; i += 16)
+            memcpy(p + i, s + i, 16);
+        memcpy(p + n - 16, s + n - 16, 16);
+    } else if (n >= 8) {
+        memcpy(p, s, 8);
+        memcpy(p + n - 8, s + n - 8, 8);
+    } else if (n >= 4) {
+        memcpy(p, s, 4);
+        memcpy(p + n - 4, s + n - 4, 4);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            p[i] = s[i];
+    }
+    return p + n;
+}
+
 void ob_str(outbuf *ob, const char *s);
 void ob_u32(outbuf *ob, uint32_t v);            /* decimal */
 void ob_hex(outbuf *ob, uint32_t v);            /* 0x.. without padding */

@@ -188,6 +188,10 @@ void spoor_elf_close(spoor_elf *e)
     free(e->spans);
     free(e->span_pages.first);
     free(e->functions);
+    for (struct name_block *b = e->names, *next; b; b = next) {
+        next = b->next;
+        free(b);
+    }
     free(e->path);
     free(e);
 }

@@ -85,6 +85,13 @@ struct spoor_elf {
     struct page_index span_pages;
     struct dw_function *functions;
     size_t nfunctions;
+    struct name_block *names; /* file names the line-table reader composed (dir/name) */
+};
+
+struct name_block { /* a chunk of composed file names; blocks are chained for freeing */
+    struct name_block *next;
+    size_t size, used;
+    char text[];
 };
 
 /* Builds the DWARF tables (idempotent). */

@@ -46,18 +46,413 @@ static int grow(void **p, size_t *cap, size_t need, size_t size)
     return 0;
 }
 
-static const char *call_file(Dwarf_Die *die, Dwarf_Files *files, size_t nfiles)
+static const char *call_file(Dwarf_Die *die, const char *const *files, size_t nfiles)
 {
     Dwarf_Attribute attr;
     Dwarf_Word idx;
     if (!files || !dwarf_attr(die, DW_AT_call_file, &attr) || dwarf_formudata(&attr, &idx) ||
         idx >= nfiles)
         return NULL;
-    return dwarf_filesrc(files, idx, NULL, NULL);
+    return files[idx];
+}
+
+/* ---- .debug_line, read directly ----
+ * libdw's dwarf_getsrclines builds a line record of some 40 bytes per row, sorts them and
+ * resolves each row's file; for a symbolizer that is most of the loading time. The reader below
+ * decodes the line program of DWARF 2 to 5 into (address, line, file, end of sequence) rows in
+ * program order (which the merge in flatten_lines puts into libdw's order: by address, a
+ * sequence's end first, then program order) and names files the way libdw does: an absolute
+ * name as it is, else directory "/" name, where directory 0 is DW_AT_comp_dir before DWARF 5
+ * and file 0 is "???" before DWARF 5. Anything it does not handle (compressed sections,
+ * DW_LNE_define_file, VLIW op_index, 64-bit addresses, malformed data) makes it give up on the
+ * unit, and the unit goes through libdw as before. */
+
+struct line_reader {
+    const uint8_t *p, *end;
+    int bad;
+};
+
+static uint64_t rd_fixed(struct line_reader *r, unsigned n)
+{
+    if ((size_t)(r->end - r->p) < n) {
+        r->bad = 1;
+        r->p = r->end;
+        return 0;
+    }
+    uint64_t v = 0;
+    for (unsigned i = 0; i < n; i++)
+        v |= (uint64_t)r->p[i] << (8 * i);
+    r->p += n;
+    return v;
+}
+
+static uint64_t rd_uleb(struct line_reader *r)
+{
+    uint64_t v = 0;
+    unsigned shift = 0;
+    while (r->p < r->end) {
+        uint8_t b = *r->p++;
+        if (shift < 64)
+            v |= (uint64_t)(b & 0x7f) << shift;
+        shift += 7;
+        if (!(b & 0x80))
+            return v;
+    }
+    r->bad = 1;
+    return 0;
+}
+
+static int64_t rd_sleb(struct line_reader *r)
+{
+    uint64_t v = 0;
+    unsigned shift = 0;
+    while (r->p < r->end) {
+        uint8_t b = *r->p++;
+        if (shift < 64)
+            v |= (uint64_t)(b & 0x7f) << shift;
+        shift += 7;
+        if (!(b & 0x80)) {
+            if (shift < 64 && (b & 0x40))
+                v |= ~(uint64_t)0 << shift;
+            return (int64_t)v;
+        }
+    }
+    r->bad = 1;
+    return 0;
+}
+
+static const char *rd_cstr(struct line_reader *r)
+{
+    const uint8_t *s = r->p, *nul = memchr(s, 0, (size_t)(r->end - s));
+    if (!nul) {
+        r->bad = 1;
+        r->p = r->end;
+        return NULL;
+    }
+    r->p = nul + 1;
+    return (const char *)s;
+}
+
+/* A NUL-terminated string at off in a section, or NULL. */
+static const char *section_string(const struct elf_section *sec, uint64_t off)
+{
+    if (!sec || off >= sec->size || !memchr(sec->data + off, 0, sec->size - off))
+        return NULL;
+    return (const char *)sec->data + off;
+}
+
+static const struct elf_section *debug_section(const spoor_elf *e, const char *name)
+{
+    for (size_t i = 0; i < e->nsections; i++) {
+        const struct elf_section *sec = &e->sections[i];
+        if (!strcmp(sec->name, name))
+            return sec->data && !(sec->flags & SHF_COMPRESSED) ? sec : NULL;
+    }
+    return NULL;
+}
+
+/* Room for n bytes of composed names, owned by the spoor_elf; NULL without memory. */
+static char *name_space(spoor_elf *e, size_t n)
+{
+    struct name_block *b = e->names;
+    if (!b || b->size - b->used < n) {
+        size_t size = n > 16384 ? n : 16384;
+        b = malloc(sizeof *b + size);
+        if (!b)
+            return NULL;
+        b->next = e->names;
+        b->size = size;
+        b->used = 0;
+        e->names = b;
+    }
+    char *p = b->text + b->used;
+    b->used += n;
+    return p;
+}
+
+/* A DWARF 5 directory or file entry: its DW_LNCT_path string and DW_LNCT_directory_index;
+ * false when a form is not one the reader knows. */
+static bool read_entry(struct line_reader *r, const uint64_t (*format)[2], size_t nformat,
+                       unsigned offset_size, const struct elf_section *str,
+                       const struct elf_section *line_str, const char **path, uint64_t *dir)
+{
+    *path = NULL;
+    *dir = 0;
+    for (size_t k = 0; k < nformat; k++) {
+        uint64_t type = format[k][0], form = format[k][1], v = 0;
+        const char *sv = NULL;
+        switch (form) {
+        case DW_FORM_string: sv = rd_cstr(r); break;
+        case DW_FORM_line_strp: sv = section_string(line_str, rd_fixed(r, offset_size)); break;
+        case DW_FORM_strp: sv = section_string(str, rd_fixed(r, offset_size)); break;
+        case DW_FORM_udata: v = rd_uleb(r); break;
+        case DW_FORM_data1: v = rd_fixed(r, 1); break;
+        case DW_FORM_data2: v = rd_fixed(r, 2); break;
+        case DW_FORM_data4: v = rd_fixed(r, 4); break;
+        case DW_FORM_data8: v = rd_fixed(r, 8); break;
+        case DW_FORM_data16:
+            rd_fixed(r, 8);
+            rd_fixed(r, 8);
+            break;
+        case DW_FORM_block: {
+            uint64_t n = rd_uleb(r);
+            if (n > (uint64_t)(r->end - r->p))
+                return false;
+            r->p += n;
+            break;
+        }
+        default: return false;
+        }
+        if (r->bad)
+            return false;
+        if (type == DW_LNCT_path) {
+            if (!sv)
+                return false;
+            *path = sv;
+        } else if (type == DW_LNCT_directory_index) {
+            *dir = v;
+        }
+    }
+    return *path != NULL;
+}
+
+#define MAX_LINE_FORMATS 16
+
+struct raw_line { /* a row as the line program has it */
+    uint32_t addr;
+    uint32_t file; /* index into the unit's files */
+    int line;
+    bool end; /* ends a sequence */
+};
+
+/* A unit's line table: its file names and rows in program order. */
+struct unit_lines {
+    const char **files;
+    size_t nfiles, cap_files;
+    const char **dirs;
+    size_t ndirs, cap_dirs;
+    struct raw_line *rows;
+    size_t nrows, cap_rows;
+};
+
+static bool add_name(const char ***v, size_t *n, size_t *cap, const char *name)
+{
+    if (grow((void **)v, cap, *n + 1, sizeof **v))
+        return false;
+    (*v)[(*n)++] = name;
+    return true;
+}
+
+/* The name libdw gives a file: absolute as it is, else directory "/" name (the name alone when
+ * the directory is unknown). NULL without memory. */
+static const char *file_name(spoor_elf *e, const struct unit_lines *u, const char *name,
+                             uint64_t dir)
+{
+    if (name[0] == '/')
+        return name;
+    const char *d = u->dirs[dir];
+    if (!d)
+        return name;
+    size_t dl = strlen(d), nl = strlen(name);
+    char *s = name_space(e, dl + nl + 2);
+    if (!s)
+        return NULL;
+    memcpy(s, d, dl);
+    s[dl] = '/';
+    memcpy(s + dl + 1, name, nl + 1);
+    return s;
+}
+
+/* Reads the line table at off into u. 0: done; 1: not handled here (use libdw); -1: out of
+ * memory. */
+static int read_unit_lines(spoor_elf *e, const struct elf_section *sec, uint64_t off,
+                           const char *comp_dir, struct unit_lines *u)
+{
+    u->nfiles = u->ndirs = u->nrows = 0;
+    if (!sec || off >= sec->size || sec->size - off < 4)
+        return 1;
+    struct line_reader r = {sec->data + off, sec->data + sec->size, 0};
+    unsigned offset_size = 4;
+    uint64_t length = rd_fixed(&r, 4);
+    if (length == 0xffffffffu) {
+        offset_size = 8;
+        length = rd_fixed(&r, 8);
+    } else if (length >= 0xfffffff0u) {
+        return 1;
+    }
+    if (r.bad || length > (uint64_t)(r.end - r.p))
+        return 1;
+    r.end = r.p + length;
+    unsigned version = (unsigned)rd_fixed(&r, 2);
+    if (version < 2 || version > 5)
+        return 1;
+    if (version >= 5) {
+        unsigned address_size = (unsigned)rd_fixed(&r, 1);
+        unsigned seg_size = (unsigned)rd_fixed(&r, 1);
+        if (address_size != 4 || seg_size != 0)
+            return 1;
+    }
+    uint64_t header_length = rd_fixed(&r, offset_size);
+    if (r.bad || header_length > (uint64_t)(r.end - r.p))
+        return 1;
+    const uint8_t *program = r.p + header_length;
+    unsigned min_inst = (unsigned)rd_fixed(&r, 1);
+    unsigned max_ops = version >= 4 ? (unsigned)rd_fixed(&r, 1) : 1;
+    rd_fixed(&r, 1); /* default_is_stmt: every row counts */
+    int line_base = (int8_t)rd_fixed(&r, 1);
+    unsigned line_range = (unsigned)rd_fixed(&r, 1);
+    unsigned opcode_base = (unsigned)rd_fixed(&r, 1);
+    if (r.bad || max_ops != 1 || line_range == 0 || opcode_base == 0 ||
+        (size_t)(r.end - r.p) < opcode_base - 1)
+        return 1;
+    const uint8_t *op_lengths = r.p; /* of opcodes 1 .. opcode_base - 1 */
+    r.p += opcode_base - 1;
+
+    const struct elf_section *str = NULL, *line_str = NULL;
+    if (version >= 5) {
+        str = debug_section(e, ".debug_str");
+        line_str = debug_section(e, ".debug_line_str");
+        for (int pass = 0; pass < 2; pass++) { /* directories, then files */
+            uint64_t format[MAX_LINE_FORMATS][2];
+            size_t nformat = (size_t)rd_fixed(&r, 1);
+            if (nformat > MAX_LINE_FORMATS)
+                return 1;
+            for (size_t k = 0; k < nformat; k++) {
+                format[k][0] = rd_uleb(&r);
+                format[k][1] = rd_uleb(&r);
+            }
+            uint64_t count = rd_uleb(&r);
+            if (r.bad || count > (uint64_t)(r.end - r.p))
+                return 1;
+            for (uint64_t k = 0; k < count; k++) {
+                const char *path;
+                uint64_t dir;
+                if (!read_entry(&r, (const uint64_t(*)[2])format, nformat, offset_size, str,
+                                line_str, &path, &dir))
+                    return 1;
+                if (pass == 0) {
+                    if (!add_name(&u->dirs, &u->ndirs, &u->cap_dirs, path))
+                        return -1;
+                } else {
+                    if (dir >= u->ndirs)
+                        return 1;
+                    const char *name = file_name(e, u, path, dir);
+                    if (!name || !add_name(&u->files, &u->nfiles, &u->cap_files, name))
+                        return -1;
+                }
+            }
+        }
+    } else {
+        if (!add_name(&u->dirs, &u->ndirs, &u->cap_dirs, comp_dir) ||
+            !add_name(&u->files, &u->nfiles, &u->cap_files, "???"))
+            return -1;
+        for (;;) {
+            const char *d = rd_cstr(&r);
+            if (r.bad)
+                return 1;
+            if (!*d)
+                break;
+            if (!add_name(&u->dirs, &u->ndirs, &u->cap_dirs, d))
+                return -1;
+        }
+        for (;;) {
+            const char *f = rd_cstr(&r);
+            if (r.bad)
+                return 1;
+            if (!*f)
+                break;
+            uint64_t dir = rd_uleb(&r);
+            rd_uleb(&r); /* modification time */
+            rd_uleb(&r); /* length */
+            if (r.bad || dir >= u->ndirs)
+                return 1;
+            const char *name = file_name(e, u, f, dir);
+            if (!name || !add_name(&u->files, &u->nfiles, &u->cap_files, name))
+                return -1;
+        }
+    }
+    if (r.bad || r.p > program)
+        return 1;
+    r.p = program;
+
+    uint64_t addr = 0, file = 1;
+    int64_t line = 1;
+    bool dropped_high = false; /* a row above 32 bits was left out */
+    while (r.p < r.end) {
+        unsigned op = *r.p++;
+        bool emit = false, end = false;
+        if (op >= opcode_base) {
+            unsigned adj = op - opcode_base;
+            addr += (uint64_t)(adj / line_range) * min_inst;
+            line += line_base + (int)(adj % line_range);
+            emit = true;
+        } else if (op == 0) {
+            uint64_t len = rd_uleb(&r);
+            if (r.bad || len == 0 || len > (uint64_t)(r.end - r.p))
+                return 1;
+            const uint8_t *next = r.p + len;
+            unsigned sub = *r.p++;
+            switch (sub) {
+            case DW_LNE_end_sequence: emit = end = true; break;
+            case DW_LNE_set_address:
+                if (len != 5)
+                    return 1;
+                addr = rd_fixed(&r, 4);
+                break;
+            case DW_LNE_set_discriminator: break;
+            case DW_LNE_define_file: return 1;
+            default: break;
+            }
+            r.p = next;
+        } else {
+            switch (op) {
+            case DW_LNS_copy: emit = true; break;
+            case DW_LNS_advance_pc: addr += rd_uleb(&r) * min_inst; break;
+            case DW_LNS_advance_line: line += rd_sleb(&r); break;
+            case DW_LNS_set_file: file = rd_uleb(&r); break;
+            case DW_LNS_const_add_pc:
+                addr += (uint64_t)((255 - opcode_base) / line_range) * min_inst;
+                break;
+            case DW_LNS_fixed_advance_pc: addr += rd_fixed(&r, 2); break;
+            default: /* other standard opcodes: skip their operands */
+                for (unsigned k = 0; k < op_lengths[op - 1]; k++)
+                    rd_uleb(&r);
+                break;
+            }
+        }
+        if (r.bad)
+            return 1;
+        if (emit && addr <= UINT32_MAX) {
+            if (file >= u->nfiles || line < INT32_MIN || line > INT32_MAX)
+                return 1;
+            if (grow((void **)&u->rows, &u->cap_rows, u->nrows + 1, sizeof *u->rows))
+                return -1;
+            u->rows[u->nrows++] = (struct raw_line){(uint32_t)addr, (uint32_t)file, (int)line, end};
+        } else if (emit) {
+            dropped_high = true;
+        }
+        if (end) {
+            addr = 0;
+            file = 1;
+            line = 1;
+        }
+    }
+    /* libdw marks the last row in its order (highest address; there, the last row that does
+     * not end a sequence, else the last that does) as ending a sequence */
+    if (u->nrows && !dropped_high) {
+        size_t last = 0;
+        for (size_t k = 1; k < u->nrows; k++) {
+            const struct raw_line *x = &u->rows[k], *m = &u->rows[last];
+            if (x->addr > m->addr || (x->addr == m->addr && (!x->end || m->end)))
+                last = k;
+        }
+        u->rows[last].end = true;
+    }
+    return 0;
 }
 
 static int add_scope(struct builder *b, Dwarf_Die *die, int tag, int32_t parent, int depth,
-                     Dwarf_Files *files, size_t nfiles)
+                     const char *const *files, size_t nfiles)
 {
     spoor_elf *e = b->e;
     Dwarf_Addr base, lo, hi;
@@ -106,8 +501,8 @@ static int may_hold_code(int tag)
     }
 }
 
-static int walk(struct builder *b, Dwarf_Die *die, int32_t parent, int depth, Dwarf_Files *files,
-                size_t nfiles)
+static int walk(struct builder *b, Dwarf_Die *die, int32_t parent, int depth,
+                const char *const *files, size_t nfiles)
 {
     Dwarf_Die child;
     if (!may_hold_code(dwarf_tag(die)) || dwarf_haschildren(die) <= 0 ||
@@ -250,26 +645,58 @@ static int in_unit(const uint32_t (*ranges)[2], size_t n, uint32_t addr, bool en
     return 0;
 }
 
+static uint32_t unit_code[MAX_CU_RANGES][2];
+
+/* The unit's code ranges into unit_code; false when rows are to be judged without them. */
+static bool unit_ranges(struct builder *b, Dwarf_Die *cu, size_t *nranges)
+{
+    Dwarf_Addr base, lo, hi;
+    ptrdiff_t off = 0;
+    *nranges = 0;
+    while ((off = dwarf_ranges(cu, off, &base, &lo, &hi)) > 0 && *nranges < MAX_CU_RANGES)
+        if (lo < hi && hi <= UINT32_MAX && (lo != 0 || b->keep_zero)) {
+            unit_code[*nranges][0] = (uint32_t)lo;
+            unit_code[*nranges][1] = (uint32_t)hi;
+            (*nranges)++;
+        }
+    /* without range attributes (or with more ranges than kept) fall back to dropping rows
+     * at address 0 only */
+    return off == 0 && (dwarf_hasattr(cu, DW_AT_ranges) || dwarf_hasattr(cu, DW_AT_low_pc));
+}
+
+/* The rows of a unit read by read_unit_lines, filtered like add_lines filters libdw's. */
+static int add_unit_rows(struct builder *b, Dwarf_Die *cu, const struct unit_lines *u,
+                         struct dw_line **rows, size_t *nrows)
+{
+    if (!u->nrows)
+        return 0;
+    size_t nranges;
+    bool has_ranges = unit_ranges(b, cu, &nranges);
+    for (size_t i = 0; i < u->nrows; i++) {
+        const struct raw_line *l = &u->rows[i];
+        if (has_ranges ? !in_unit((const uint32_t(*)[2])unit_code, nranges, l->addr, l->end)
+                       : (l->addr == 0 && !b->keep_zero))
+            continue;
+        if (grow((void **)rows, &b->cap_lines, *nrows + 1, sizeof **rows))
+            return -1;
+        struct dw_line *r = &(*rows)[(*nrows)++];
+        r->addr = l->addr;
+        r->line = l->line > 0 ? (unsigned)l->line : 0;
+        r->end_sequence = l->end;
+        r->file = u->files[l->file];
+    }
+    return 0;
+}
+
 static int add_lines(struct builder *b, Dwarf_Die *cu, struct dw_line **rows, size_t *nrows)
 {
     Dwarf_Lines *lines;
     size_t n;
     if (dwarf_getsrclines(cu, &lines, &n) != 0)
         return 0; /* a unit without a line program */
-    static uint32_t ranges[MAX_CU_RANGES][2];
-    size_t nranges = 0;
-    Dwarf_Addr base, lo, hi;
-    ptrdiff_t off = 0;
-    while ((off = dwarf_ranges(cu, off, &base, &lo, &hi)) > 0 && nranges < MAX_CU_RANGES)
-        if (lo < hi && hi <= UINT32_MAX && (lo != 0 || b->keep_zero)) {
-            ranges[nranges][0] = (uint32_t)lo;
-            ranges[nranges][1] = (uint32_t)hi;
-            nranges++;
-        }
-    /* without range attributes (or with more ranges than kept) fall back to dropping rows
-     * at address 0 only */
-    int has_ranges =
-        off == 0 && (dwarf_hasattr(cu, DW_AT_ranges) || dwarf_hasattr(cu, DW_AT_low_pc));
+    size_t nranges;
+    bool has_ranges = unit_ranges(b, cu, &nranges);
+    const uint32_t(*ranges)[2] = (const uint32_t(*)[2])unit_code;
     for (size_t i = 0; i < n; i++) {
         Dwarf_Line *l = dwarf_onesrcline(lines, i);
         Dwarf_Addr addr;
@@ -462,28 +889,42 @@ static int build(struct builder *b)
     spoor_elf *e = b->e;
     Dwarf_Die cu;
     Dwarf_Off off = 0;
-    size_t total = 0; /* line rows of all units: the row array is allocated once */
-    while (next_unit(e->dwarf, &off, &cu)) {
-        Dwarf_Lines *lines;
-        size_t n;
-        if (dwarf_getsrclines(&cu, &lines, &n) == 0)
-            total += n;
-    }
-    struct dw_line *rows = total ? malloc(total * sizeof *rows) : NULL;
+    struct dw_line *rows = NULL;
     size_t nrows = 0;
-    if (total && !rows)
-        return -1;
-    b->cap_lines = total;
-    off = 0;
-    while (next_unit(e->dwarf, &off, &cu)) {
-        Dwarf_Files *files = NULL;
-        size_t nfiles = 0;
-        if (dwarf_getsrcfiles(&cu, &files, &nfiles) != 0)
-            files = NULL;
-        if (walk(b, &cu, -1, 0, files, nfiles) || add_lines(b, &cu, &rows, &nrows)) {
-            free(rows);
-            return -1;
+    struct unit_lines u = {0};
+    const struct elf_section *line_section = debug_section(e, ".debug_line");
+    int failed = 0;
+    while (!failed && next_unit(e->dwarf, &off, &cu)) {
+        Dwarf_Attribute attr, dir_attr;
+        Dwarf_Word stmt_list;
+        int own = 1; /* 0: read here; 1: through libdw */
+        if (line_section && dwarf_attr(&cu, DW_AT_stmt_list, &attr) &&
+            !dwarf_formudata(&attr, &stmt_list))
+            own = read_unit_lines(e, line_section, stmt_list,
+                                  dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &dir_attr)), &u);
+        if (own < 0) {
+            failed = 1;
+        } else if (own == 0) {
+            failed =
+                walk(b, &cu, -1, 0, u.files, u.nfiles) || add_unit_rows(b, &cu, &u, &rows, &nrows);
+        } else {
+            Dwarf_Files *files = NULL;
+            size_t nfiles = 0;
+            u.nfiles = 0;
+            if (dwarf_getsrcfiles(&cu, &files, &nfiles) == 0)
+                for (size_t i = 0; i < nfiles && !failed; i++)
+                    failed = !add_name(&u.files, &u.nfiles, &u.cap_files,
+                                       dwarf_filesrc(files, i, NULL, NULL));
+            failed = failed || walk(b, &cu, -1, 0, u.nfiles ? u.files : NULL, u.nfiles) ||
+                     add_lines(b, &cu, &rows, &nrows);
         }
+    }
+    free(u.files);
+    free(u.dirs);
+    free(u.rows);
+    if (failed) {
+        free(rows);
+        return -1;
     }
     if (build_segments(b) || build_functions(b)) {
         free(rows);
