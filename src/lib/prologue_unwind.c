@@ -8,7 +8,7 @@
  * a VLA) the frame pointer r7 gives it instead. The return address is the saved LR, or
  * LR itself while it has not been saved. The replay stops at a return or an
  * unconditional branch; conditional branches and calls are stepped over. */
-#include <capstone/capstone.h>
+#include "capstone_loader.h"
 #include <string.h>
 
 #include "unwind_internal.h"
@@ -163,18 +163,19 @@ static bool analyze(const unwind_env *env, uint32_t start, uint32_t end, frame_m
     if (!unwind_read_code(env, start, code, len)) {
         return false;
     }
+    const capstone_api *cs = capstone_get();
     csh handle;
-    if (cs_open(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS, &handle) != CS_ERR_OK) {
+    if (cs == NULL || cs->open(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS, &handle) != CS_ERR_OK) {
         return false;
     }
-    cs_option(handle, CS_OPT_DETAIL, CS_OPT_ON);
-    cs_insn *insn = cs_malloc(handle);
+    cs->option(handle, CS_OPT_DETAIL, CS_OPT_ON);
+    cs_insn *insn = cs->malloc_insn(handle);
     const uint8_t *p = code;
     size_t left = len;
     uint64_t address = start;
     bool ok = insn != NULL;
     for (unsigned count = 0; ok && left > 0 && count < MAX_INSNS; count++) {
-        if (!cs_disasm_iter(handle, &p, &left, &address, insn)) {
+        if (!cs->disasm_iter(handle, &p, &left, &address, insn)) {
             break; /* data or an undecodable instruction: keep what we have */
         }
         if (!model_insn(m, insn)) {
@@ -182,9 +183,9 @@ static bool analyze(const unwind_env *env, uint32_t start, uint32_t end, frame_m
         }
     }
     if (insn != NULL) {
-        cs_free(insn, 1);
+        cs->free(insn, 1);
     }
-    cs_close(&handle);
+    cs->close(&handle);
     return ok;
 }
 

@@ -1,0 +1,22 @@
+/* capstone, loaded on first use: only the unwinder's prologue analysis disassembles, and
+ * loading the library costs every spoor process ~1.2 ms of start-up (its relocations), which
+ * commands such as `spoor sym` in a script loop would pay for nothing. */
+#ifndef SPOOR_CAPSTONE_LOADER_H
+#define SPOOR_CAPSTONE_LOADER_H
+
+#include <capstone/capstone.h>
+
+typedef struct capstone_api {
+    cs_err (*open)(cs_arch arch, cs_mode mode, csh *handle);
+    cs_err (*option)(csh handle, cs_opt_type type, size_t value);
+    cs_insn *(*malloc_insn)(csh handle);
+    bool (*disasm_iter)(csh handle, const uint8_t **code, size_t *size, uint64_t *address,
+                        cs_insn *insn);
+    void (*free)(cs_insn *insn, size_t count);
+    cs_err (*close)(csh *handle);
+} capstone_api;
+
+/* The library's functions, loaded the first time; NULL when it cannot be loaded. */
+const capstone_api *capstone_get(void);
+
+#endif
