@@ -86,39 +86,42 @@ static uint64_t rd_fixed(struct line_reader *r, unsigned n)
     return v;
 }
 
-static uint64_t rd_uleb(struct line_reader *r)
+/* LEB128: the value's bits, with *shift the number of bits read and *last the final byte
+ * (for the sign of a signed number); marks the reader bad when the input ends first. */
+static uint64_t rd_leb(struct line_reader *r, unsigned *shift, uint8_t *last)
 {
     uint64_t v = 0;
-    unsigned shift = 0;
+    *shift = 0;
     while (r->p < r->end) {
         uint8_t b = *r->p++;
-        if (shift < 64)
-            v |= (uint64_t)(b & 0x7f) << shift;
-        shift += 7;
-        if (!(b & 0x80))
+        if (*shift < 64)
+            v |= (uint64_t)(b & 0x7f) << *shift;
+        *shift += 7;
+        if (!(b & 0x80)) {
+            *last = b;
             return v;
+        }
     }
     r->bad = 1;
+    *last = 0;
     return 0;
+}
+
+static uint64_t rd_uleb(struct line_reader *r)
+{
+    unsigned shift;
+    uint8_t last;
+    return rd_leb(r, &shift, &last);
 }
 
 static int64_t rd_sleb(struct line_reader *r)
 {
-    uint64_t v = 0;
-    unsigned shift = 0;
-    while (r->p < r->end) {
-        uint8_t b = *r->p++;
-        if (shift < 64)
-            v |= (uint64_t)(b & 0x7f) << shift;
-        shift += 7;
-        if (!(b & 0x80)) {
-            if (shift < 64 && (b & 0x40))
-                v |= ~(uint64_t)0 << shift;
-            return (int64_t)v;
-        }
-    }
-    r->bad = 1;
-    return 0;
+    unsigned shift;
+    uint8_t last;
+    uint64_t v = rd_leb(r, &shift, &last);
+    if (shift < 64 && (last & 0x40))
+        v |= ~(uint64_t)0 << shift;
+    return (int64_t)v;
 }
 
 static const char *rd_cstr(struct line_reader *r)
