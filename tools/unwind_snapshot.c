@@ -133,7 +133,7 @@ static bool load_regs(const char *path, spoor_regs *regs)
         }
     }
     fclose(f);
-    regs->has_banked_sp = seen_banked == 3;
+    regs->have |= (seen_banked == 3) ? SPOOR_HAVE_BANKED_SP : 0u;
     return true;
 }
 

@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "spoor/memory.h"
+
 #define SPOOR_RSP_MAX_PACKET 4096
 
 typedef enum spoor_rsp_event {
@@ -36,7 +38,6 @@ spoor_rsp_event spoor_rsp_feed(spoor_rsp_parser *p, uint8_t byte);
 size_t spoor_rsp_frame(const char *payload, size_t len, char *out, size_t cap);
 
 /* A stopped target: r0-r15 and xPSR, memory through a reader. */
-typedef bool (*spoor_rsp_read_fn)(void *ctx, uint32_t addr, void *buf, size_t len);
 typedef struct spoor_rsp_target {
     uint32_t regs[17]; /* r0..r12, sp, lr, pc, xpsr */
     /* With fp the target also has the "org.gnu.gdb.arm.vfp" registers d0-d15 and fpscr
@@ -45,7 +46,7 @@ typedef struct spoor_rsp_target {
     uint64_t d[16];
     uint32_t fpscr;
     int signal; /* reported in the stop reply: 11 SIGSEGV for a fault, 5 SIGTRAP */
-    spoor_rsp_read_fn read;
+    spoor_read_fn read;
     void *ctx;
 } spoor_rsp_target;
 

@@ -15,19 +15,8 @@
 #include <stdint.h>
 
 #include "spoor/elf.h"
-
-/* Reads len bytes of target memory at addr into buf; false when any byte is unavailable. */
-typedef bool (*spoor_read_fn)(void *ctx, uint32_t addr, void *buf, size_t len);
-
-/* The register state the walk starts from. r[13] is the SP in use, r[14] LR, r[15] PC. */
-typedef struct spoor_regs {
-    uint32_t r[16];
-    uint32_t xpsr;      /* IPSR (bits 8:0) != 0 means the state is inside a handler */
-    uint32_t msp, psp;  /* the banked stack pointers, when has_banked_sp */
-    uint32_t control;   /* CONTROL, when has_banked_sp */
-    bool has_banked_sp; /* msp/psp/control are known (a debugger may not expose them);
-                           without them an exception frame on PSP ends the walk */
-} spoor_regs;
+#include "spoor/memory.h"
+#include "spoor/regs.h"
 
 /* How a frame's PC and SP were recovered from the frame below it. */
 typedef enum spoor_unwind_method {
@@ -102,7 +91,7 @@ size_t spoor_unwind(const spoor_elf *elf, const spoor_regs *regs, spoor_read_fn 
  * (basic or FP extended, MSP or PSP, ARMv8-M additional state context, xPSR alignment
  * bit), for a dump or debugger state taken inside the handler. handler gives r4-r11 (the
  * handler's own, used unless the additional state context holds them) and, with
- * has_banked_sp, MSP and PSP as they were when the handler was entered (without them
+ * SPOOR_HAVE_BANKED_SP, MSP and PSP as they were when the handler was entered (without them
  * handler->r[13] is taken as MSP). On success interrupted->r[13] is the interrupted SP and
  * interrupted->xpsr the stacked xPSR. False when exc_return is not an EXC_RETURN value or
  * the frame cannot be read (spoor_last_error() says which). */

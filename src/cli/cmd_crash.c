@@ -104,7 +104,7 @@ static void unwind(struct crash *c)
     regs.msp = dr->msp;
     regs.psp = dr->psp;
     regs.control = dr->control;
-    regs.has_banked_sp = (dr->msp | dr->psp) != 0;
+    regs.have |= ((dr->msp | dr->psp) != 0) ? SPOOR_HAVE_BANKED_SP : 0u;
     c->nframes =
         spoor_unwind(c->elf, &regs, read_dump, c->dump, NULL, c->frames, MAX_FRAMES, &c->stop);
 }

@@ -23,7 +23,7 @@ bool spoor_raw_memory_parse(const char *arg, spoor_raw_memory *out)
             return true;
         }
     }
-    spoor_set_error("--mem: expected ADDR:FILE, got '%s'", arg ? arg : "");
+    spoor_set_error(SPOOR_ERR_ARGUMENT, "--mem: expected ADDR:FILE, got '%s'", arg ? arg : "");
     return false;
 }
 
@@ -32,7 +32,7 @@ static bool keep(spoor_dump *d, uint8_t *buf)
     uint8_t **more = realloc(d->extra, (d->extra_count + 1) * sizeof *more);
     if (!more) {
         free(buf);
-        spoor_set_error("out of memory");
+        spoor_set_error(SPOOR_ERR_NOMEM, "out of memory");
         return false;
     }
     d->extra = more;
@@ -44,7 +44,7 @@ spoor_dump *spoor_dump_from_raw(const char *regs_path, const spoor_raw_memory *m
 {
     spoor_dump *d = calloc(1, sizeof *d);
     if (!d) {
-        spoor_set_error("out of memory");
+        spoor_set_error(SPOOR_ERR_NOMEM, "out of memory");
         return NULL;
     }
     d->version = SPOOR_DUMP_VERSION;
@@ -66,13 +66,14 @@ spoor_dump *spoor_dump_from_raw(const char *regs_path, const spoor_raw_memory *m
         if (size == 0)
             continue;
         if ((uint64_t)mems[i].address + size > 0x100000000ull) {
-            spoor_set_error("%s: %zu bytes at 0x%08" PRIx32 " run past the 4 GiB address space",
+            spoor_set_error(SPOOR_ERR_FORMAT,
+                            "%s: %zu bytes at 0x%08" PRIx32 " run past the 4 GiB address space",
                             mems[i].path, size, mems[i].address);
             goto fail;
         }
         spoor_dump_region *r = realloc(d->regions, (d->region_count + 1) * sizeof *r);
         if (!r) {
-            spoor_set_error("out of memory");
+            spoor_set_error(SPOOR_ERR_NOMEM, "out of memory");
             goto fail;
         }
         d->regions = r;

@@ -76,7 +76,8 @@ static bool need(unsigned type, uint32_t off, uint32_t len, uint32_t min)
 {
     if (len >= min)
         return true;
-    spoor_set_error("dump: %s record at byte %" PRIu32 " too short (%" PRIu32
+    spoor_set_error(SPOOR_ERR_FORMAT,
+                    "dump: %s record at byte %" PRIu32 " too short (%" PRIu32
                     " bytes, need %" PRIu32 ")",
                     record_name(type), off, len, min);
     return false;
@@ -85,7 +86,8 @@ static bool need(unsigned type, uint32_t off, uint32_t len, uint32_t min)
 static bool once(bool *seen, unsigned type, uint32_t off)
 {
     if (*seen) {
-        spoor_set_error("dump: second %s record at byte %" PRIu32, record_name(type), off);
+        spoor_set_error(SPOOR_ERR_FORMAT, "dump: second %s record at byte %" PRIu32,
+                        record_name(type), off);
         return false;
     }
     *seen = true;
@@ -97,7 +99,7 @@ static bool add_region(spoor_dump *d, uint32_t address, uint32_t length, uint16_
 {
     spoor_dump_region *r = realloc(d->regions, (d->region_count + 1) * sizeof *r);
     if (!r) {
-        spoor_set_error("dump: out of memory");
+        spoor_set_error(SPOOR_ERR_NOMEM, "dump: out of memory");
         return false;
     }
     d->regions = r;
@@ -156,7 +158,8 @@ static bool parse_record(spoor_dump *d, unsigned type, unsigned flags, uint32_t 
         uint32_t address = get32(p + SPOOR_MEM_ADDRESS);
         uint32_t n = len - SPOOR_MEM_BYTES;
         if ((uint64_t)address + n > 0x100000000ull) {
-            spoor_set_error("dump: memory region 0x%08" PRIx32 "+%" PRIu32
+            spoor_set_error(SPOOR_ERR_FORMAT,
+                            "dump: memory region 0x%08" PRIx32 "+%" PRIu32
                             " runs past the 4 GiB address space",
                             address, n);
             return false;
@@ -177,7 +180,8 @@ static bool parse_record(spoor_dump *d, unsigned type, unsigned flags, uint32_t 
         uint32_t file_len = get16(p + SPOOR_REASON_FILE_LEN);
         uint32_t msg_len = get16(p + SPOOR_REASON_MSG_LEN);
         if (SPOOR_REASON_TEXT + file_len + msg_len > len) {
-            spoor_set_error("dump: reason record at byte %" PRIu32 " has texts of %" PRIu32
+            spoor_set_error(SPOOR_ERR_FORMAT,
+                            "dump: reason record at byte %" PRIu32 " has texts of %" PRIu32
                             "+%" PRIu32 " bytes in a %" PRIu32 "-byte record",
                             off, file_len, msg_len, len);
             return false;
@@ -232,7 +236,8 @@ bool spoor_dump_check_regions(spoor_dump *d)
     for (size_t i = 1; i < d->region_count; i++) {
         const spoor_dump_region *a = &d->regions[i - 1], *b = &d->regions[i];
         if ((uint64_t)a->address + a->length > b->address) {
-            spoor_set_error("dump: memory regions 0x%08" PRIx32 "+%" PRIu32 " and 0x%08" PRIx32
+            spoor_set_error(SPOOR_ERR_FORMAT,
+                            "dump: memory regions 0x%08" PRIx32 "+%" PRIu32 " and 0x%08" PRIx32
                             "+%" PRIu32 " overlap",
                             a->address, a->length, b->address, b->length);
             return false;
@@ -246,17 +251,19 @@ static bool parse_bytes(spoor_dump *d)
     const uint8_t *b = d->data;
     size_t len = d->size;
     if (len < 4 || get32(b) != SPOOR_DUMP_MAGIC) {
-        spoor_set_error("dump: not a spoor crash dump (bad magic%s)",
+        spoor_set_error(SPOOR_ERR_FORMAT, "dump: not a spoor crash dump (bad magic%s)",
                         len < 4 ? ", file shorter than 4 bytes" : "");
         return false;
     }
     if (len < SPOOR_DUMP_HEADER_SIZE) {
-        spoor_set_error("dump: truncated at byte %zu of %u", len, SPOOR_DUMP_HEADER_SIZE);
+        spoor_set_error(SPOOR_ERR_TRUNCATED, "dump: truncated at byte %zu of %u", len,
+                        SPOOR_DUMP_HEADER_SIZE);
         return false;
     }
     unsigned version = get16(b + SPOOR_DUMP_HDR_VERSION);
     if (version != SPOOR_DUMP_VERSION) {
-        spoor_set_error("dump: unsupported version %u (this spoor reads version %u)", version,
+        spoor_set_error(SPOOR_ERR_UNSUPPORTED,
+                        "dump: unsupported version %u (this spoor reads version %u)", version,
                         SPOOR_DUMP_VERSION);
         return false;
     }
@@ -264,19 +271,21 @@ static bool parse_bytes(spoor_dump *d)
     uint32_t header_size = get16(b + SPOOR_DUMP_HDR_HEADER_SIZE);
     uint32_t total = get32(b + SPOOR_DUMP_HDR_TOTAL_SIZE);
     if (header_size < SPOOR_DUMP_HEADER_SIZE || header_size % 4 != 0 || total < header_size) {
-        spoor_set_error("dump: bad header (header size %" PRIu32 ", total size %" PRIu32 ")",
+        spoor_set_error(SPOOR_ERR_FORMAT,
+                        "dump: bad header (header size %" PRIu32 ", total size %" PRIu32 ")",
                         header_size, total);
         return false;
     }
     if (len < total) {
-        spoor_set_error("dump: truncated at byte %zu of %" PRIu32, len, total);
+        spoor_set_error(SPOOR_ERR_TRUNCATED, "dump: truncated at byte %zu of %" PRIu32, len, total);
         return false;
     }
     uint32_t stored = get32(b + SPOOR_DUMP_HDR_CRC);
     uint32_t crc = spoor_crc32(0, b, SPOOR_DUMP_HDR_CRC);
     crc = spoor_crc32(crc, b + SPOOR_DUMP_HEADER_SIZE, total - SPOOR_DUMP_HEADER_SIZE);
     if (crc != stored) {
-        spoor_set_error("dump: bad CRC (stored 0x%08" PRIx32 ", computed 0x%08" PRIx32 ")", stored,
+        spoor_set_error(SPOOR_ERR_FORMAT,
+                        "dump: bad CRC (stored 0x%08" PRIx32 ", computed 0x%08" PRIx32 ")", stored,
                         crc);
         return false;
     }
@@ -285,7 +294,8 @@ static bool parse_bytes(spoor_dump *d)
     uint32_t off = header_size;
     for (;;) {
         if ((uint64_t)off + SPOOR_REC_HEADER_SIZE > total) {
-            spoor_set_error("dump: no end record (records run to byte %" PRIu32 " of %" PRIu32 ")",
+            spoor_set_error(SPOOR_ERR_FORMAT,
+                            "dump: no end record (records run to byte %" PRIu32 " of %" PRIu32 ")",
                             off, total);
             return false;
         }
@@ -294,14 +304,16 @@ static bool parse_bytes(spoor_dump *d)
         uint32_t rlen = get32(b + off + SPOOR_REC_HDR_LENGTH);
         uint64_t next = (uint64_t)off + SPOOR_REC_HEADER_SIZE + (((uint64_t)rlen + 3) & ~3ull);
         if (next > total) {
-            spoor_set_error("dump: record at byte %" PRIu32 " (type %u, %" PRIu32
+            spoor_set_error(SPOOR_ERR_FORMAT,
+                            "dump: record at byte %" PRIu32 " (type %u, %" PRIu32
                             " bytes) runs past the end of the dump at byte %" PRIu32,
                             off, type, rlen, total);
             return false;
         }
         if (type == SPOOR_REC_END) {
             if (next != total) {
-                spoor_set_error("dump: %" PRIu64 " bytes after the end record at byte %" PRIu32,
+                spoor_set_error(SPOOR_ERR_FORMAT,
+                                "dump: %" PRIu64 " bytes after the end record at byte %" PRIu32,
                                 total - next, off);
                 return false;
             }
@@ -319,7 +331,7 @@ spoor_dump *spoor_dump_parse(const void *bytes, size_t len)
     spoor_dump *d = calloc(1, sizeof *d);
     if (!d || !(d->data = malloc(len ? len : 1))) {
         free(d);
-        spoor_set_error("dump: out of memory");
+        spoor_set_error(SPOOR_ERR_NOMEM, "dump: out of memory");
         return NULL;
     }
     if (len)
@@ -336,7 +348,7 @@ bool spoor_dump_read_file(const char *path, uint8_t **data, size_t *size)
 {
     FILE *f = fopen(path, "rb");
     if (!f) {
-        spoor_set_error("%s: cannot open: %s", path, strerror(errno));
+        spoor_set_error(SPOOR_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
         return false;
     }
     size_t cap = 4096, n = 0;
@@ -347,7 +359,7 @@ bool spoor_dump_read_file(const char *path, uint8_t **data, size_t *size)
         if (n < cap)
             break;
         if (cap >= ((size_t)256 << 20)) {
-            spoor_set_error("%s: larger than 256 MiB", path);
+            spoor_set_error(SPOOR_ERR_TOO_LARGE, "%s: larger than 256 MiB", path);
             free(buf);
             fclose(f);
             return false;
@@ -364,7 +376,7 @@ bool spoor_dump_read_file(const char *path, uint8_t **data, size_t *size)
     bool failed = ferror(f) != 0;
     fclose(f);
     if (!buf || failed) {
-        spoor_set_error("%s: cannot read%s", path, buf ? "" : ": out of memory");
+        spoor_set_error(SPOOR_ERR_NOMEM, "%s: cannot read%s", path, buf ? "" : ": out of memory");
         free(buf);
         return false;
     }

@@ -11,7 +11,7 @@
 
 static int corrupt(spoor_elf *e, const char *what)
 {
-    spoor_set_error("%s: truncated or corrupt ELF: %s", e->path, what);
+    spoor_set_error(SPOOR_ERR_FORMAT, "%s: truncated or corrupt ELF: %s", e->path, what);
     return -1;
 }
 
@@ -122,22 +122,22 @@ spoor_elf *spoor_elf_open(const char *path)
     spoor_elf *e = calloc(1, sizeof *e);
     if (!e || !(e->path = strdup(path))) {
         free(e);
-        spoor_set_error("%s: out of memory", path);
+        spoor_set_error(SPOOR_ERR_NOMEM, "%s: out of memory", path);
         return NULL;
     }
     e->fd = open(path, O_RDONLY | O_CLOEXEC);
     struct stat st;
     if (e->fd < 0 || fstat(e->fd, &st)) {
-        spoor_set_error("%s: cannot open: %s", path, strerror(errno));
+        spoor_set_error(SPOOR_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
         goto fail;
     }
     if (!S_ISREG(st.st_mode)) {
-        spoor_set_error("%s: not a regular file", path);
+        spoor_set_error(SPOOR_ERR_IO, "%s: not a regular file", path);
         goto fail;
     }
     e->elf = elf_begin(e->fd, ELF_C_READ_MMAP, NULL);
     if (!e->elf || elf_kind(e->elf) != ELF_K_ELF) {
-        spoor_set_error("%s: not an ELF file", path);
+        spoor_set_error(SPOOR_ERR_FORMAT, "%s: not an ELF file", path);
         goto fail;
     }
     GElf_Ehdr eh;
@@ -146,18 +146,19 @@ spoor_elf *spoor_elf_open(const char *path)
         goto fail;
     }
     if (eh.e_ident[EI_CLASS] != ELFCLASS32 || eh.e_machine != EM_ARM) {
-        spoor_set_error("%s: not a 32-bit ARM ELF (class %d, machine %d)", path,
-                        eh.e_ident[EI_CLASS], eh.e_machine);
+        spoor_set_error(SPOOR_ERR_UNSUPPORTED, "%s: not a 32-bit ARM ELF (class %d, machine %d)",
+                        path, eh.e_ident[EI_CLASS], eh.e_machine);
         goto fail;
     }
     if (eh.e_ident[EI_DATA] != ELFDATA2LSB) {
-        spoor_set_error("%s: big-endian ARM ELF is not supported", path);
+        spoor_set_error(SPOOR_ERR_UNSUPPORTED, "%s: big-endian ARM ELF is not supported", path);
         goto fail;
     }
     uint64_t size = (uint64_t)st.st_size;
     if (eh.e_shoff + (uint64_t)eh.e_shnum * eh.e_shentsize > size ||
         eh.e_phoff + (uint64_t)eh.e_phnum * eh.e_phentsize > size) {
         spoor_set_error(
+            SPOOR_ERR_FORMAT,
             "%s: truncated or corrupt ELF: headers past the end of the file (%llu bytes)", path,
             (unsigned long long)size);
         goto fail;

@@ -97,21 +97,24 @@ bool spoor_regs_from_exception(const spoor_regs *handler, uint32_t exc_return, s
                                void *ctx, spoor_regs *interrupted)
 {
     if (!unwind_is_exc_return(exc_return)) {
-        spoor_set_error("0x%08x is not an EXC_RETURN value", exc_return);
+        spoor_set_error(SPOOR_ERR_ARGUMENT, "0x%08x is not an EXC_RETURN value", exc_return);
         return false;
     }
     exception_frame_layout layout = unwind_exception_layout(exc_return);
-    uint32_t frame_addr = handler->has_banked_sp ? (layout.on_psp ? handler->psp : handler->msp)
-                                                 : handler->r[UNWIND_SP];
-    if (layout.on_psp && !handler->has_banked_sp) {
-        spoor_set_error("the exception frame is on PSP but PSP is not known");
+    uint32_t frame_addr = (handler->have & SPOOR_HAVE_BANKED_SP)
+                              ? (layout.on_psp ? handler->psp : handler->msp)
+                              : handler->r[UNWIND_SP];
+    if (layout.on_psp && !(handler->have & SPOOR_HAVE_BANKED_SP)) {
+        spoor_set_error(SPOOR_ERR_UNAVAILABLE,
+                        "the exception frame is on PSP but PSP is not known");
         return false;
     }
     unwind_env env = {.elf = NULL, .read = read, .ctx = ctx, .scan_words = 0};
     unwind_state state = {0};
     uint32_t xpsr = 0;
     if (unwind_exception_step(&env, exc_return, frame_addr, &state, &xpsr) != UNWIND_OK) {
-        spoor_set_error("cannot read the exception frame at 0x%08x", frame_addr);
+        spoor_set_error(SPOOR_ERR_UNAVAILABLE, "cannot read the exception frame at 0x%08x",
+                        frame_addr);
         return false;
     }
     *interrupted = *handler;

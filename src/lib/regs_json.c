@@ -25,7 +25,7 @@ typedef struct reg_slot {
 
 static bool fail(const json_cursor *c, const char *what)
 {
-    spoor_set_error("regs.json: line %u: %s", c->line, what);
+    spoor_set_error(SPOOR_ERR_FORMAT, "regs.json: line %u: %s", c->line, what);
     return false;
 }
 

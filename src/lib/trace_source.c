@@ -29,7 +29,7 @@ bool spoor_trace_source_open(spoor_trace_source *s, const char *spec, unsigned r
         const char *hp = spec + 4, *colon = strrchr(hp, ':');
         if (!colon || !copy(s->host, sizeof s->host, hp, (size_t)(colon - hp)) ||
             !copy(s->port, sizeof s->port, colon + 1, strlen(colon + 1))) {
-            spoor_set_error("%s: expected tcp:HOST:PORT", spec);
+            spoor_set_error(SPOOR_ERR_ARGUMENT, "%s: expected tcp:HOST:PORT", spec);
             return false;
         }
         s->kind = SPOOR_TRACE_TCP;
@@ -40,7 +40,7 @@ bool spoor_trace_source_open(spoor_trace_source *s, const char *spec, unsigned r
         unsigned long baud = colon ? strtoul(colon + 1, &end, 10) : 0;
         if (!colon || !copy(s->path, sizeof s->path, dp, (size_t)(colon - dp)) || !end || *end ||
             baud == 0 || baud > 100000000) {
-            spoor_set_error("%s: expected serial:/dev/ttyX:BAUD", spec);
+            spoor_set_error(SPOOR_ERR_ARGUMENT, "%s: expected serial:/dev/ttyX:BAUD", spec);
             return false;
         }
         s->kind = SPOOR_TRACE_SERIAL;
@@ -49,7 +49,7 @@ bool spoor_trace_source_open(spoor_trace_source *s, const char *spec, unsigned r
     } else {
         s->kind = strcmp(spec, "-") ? SPOOR_TRACE_FILE : SPOOR_TRACE_STDIN;
         if (!copy(s->path, sizeof s->path, spec, strlen(spec))) {
-            spoor_set_error("%s: bad source", spec);
+            spoor_set_error(SPOOR_ERR_ARGUMENT, "%s: bad source", spec);
             return false;
         }
         s->fd = spoor_trace_open_file(spec);
@@ -86,7 +86,7 @@ static bool reconnect(spoor_trace_source *s)
 ssize_t spoor_trace_source_read(spoor_trace_source *s, void *buf, size_t cap, int timeout_ms)
 {
     if (s->fd < 0) {
-        spoor_set_error("trace source is closed");
+        spoor_set_error(SPOOR_ERR_ARGUMENT, "trace source is closed");
         return SPOOR_TRACE_ERROR;
     }
     if (timeout_ms >= 0 && s->kind != SPOOR_TRACE_FILE) {
@@ -108,15 +108,15 @@ ssize_t spoor_trace_source_read(spoor_trace_source *s, void *buf, size_t cap, in
         const char *why = n == 0 ? "closed by the server" : strerror(errno);
         if (reconnect(s))
             return SPOOR_TRACE_RECONNECTED;
-        spoor_set_error("tcp:%s:%s: %s; no reconnection within %u s", s->host, s->port, why,
-                        s->reconnect_s);
+        spoor_set_error(SPOOR_ERR_FORMAT, "tcp:%s:%s: %s; no reconnection within %u s", s->host,
+                        s->port, why, s->reconnect_s);
         return SPOOR_TRACE_ERROR;
     }
     if (n < 0 && s->kind == SPOOR_TRACE_SERIAL && errno == EIO)
         return SPOOR_TRACE_EOF; /* the tty hung up (e.g. the probe was unplugged) */
     if (n < 0) {
-        spoor_set_error("%s: read error: %s", s->kind == SPOOR_TRACE_TCP ? s->host : s->path,
-                        strerror(errno));
+        spoor_set_error(SPOOR_ERR_IO, "%s: read error: %s",
+                        s->kind == SPOOR_TRACE_TCP ? s->host : s->path, strerror(errno));
         return SPOOR_TRACE_ERROR;
     }
     return SPOOR_TRACE_EOF;

@@ -33,17 +33,18 @@ int spoor_trace_open_serial(const char *device, unsigned baud)
 {
     speed_t speed;
     if (!baud_constant(baud, &speed)) {
-        spoor_set_error("serial:%s:%u: unsupported baud rate %u", device, baud, baud);
+        spoor_set_error(SPOOR_ERR_UNSUPPORTED, "serial:%s:%u: unsupported baud rate %u", device,
+                        baud, baud);
         return -1;
     }
     int fd = open(device, O_RDONLY | O_NOCTTY | O_CLOEXEC);
     if (fd < 0) {
-        spoor_set_error("serial:%s: cannot open: %s", device, strerror(errno));
+        spoor_set_error(SPOOR_ERR_IO, "serial:%s: cannot open: %s", device, strerror(errno));
         return -1;
     }
     struct termios tio;
     if (tcgetattr(fd, &tio) != 0) {
-        spoor_set_error("serial:%s: not a tty: %s", device, strerror(errno));
+        spoor_set_error(SPOOR_ERR_IO, "serial:%s: not a tty: %s", device, strerror(errno));
         close(fd);
         return -1;
     }
@@ -53,7 +54,8 @@ int spoor_trace_open_serial(const char *device, unsigned baud)
     tio.c_cc[VTIME] = 0;
     if (cfsetispeed(&tio, speed) != 0 || cfsetospeed(&tio, speed) != 0 ||
         tcsetattr(fd, TCSANOW, &tio) != 0) {
-        spoor_set_error("serial:%s: cannot set %u baud: %s", device, baud, strerror(errno));
+        spoor_set_error(SPOOR_ERR_IO, "serial:%s: cannot set %u baud: %s", device, baud,
+                        strerror(errno));
         close(fd);
         return -1;
     }

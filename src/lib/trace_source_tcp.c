@@ -16,7 +16,7 @@ int spoor_trace_open_tcp(const char *host, const char *port)
     hints.ai_socktype = SOCK_STREAM;
     int rc = getaddrinfo(host, port, &hints, &res);
     if (rc != 0) {
-        spoor_set_error("tcp:%s:%s: %s", host, port, gai_strerror(rc));
+        spoor_set_error(SPOOR_ERR_IO, "tcp:%s:%s: %s", host, port, gai_strerror(rc));
         return -1;
     }
     int fd = -1, err = 0;
@@ -34,6 +34,6 @@ int spoor_trace_open_tcp(const char *host, const char *port)
     }
     freeaddrinfo(res);
     if (fd < 0)
-        spoor_set_error("tcp:%s:%s: %s", host, port, strerror(err));
+        spoor_set_error(SPOOR_ERR_IO, "tcp:%s:%s: %s", host, port, strerror(err));
     return fd;
 }

@@ -237,7 +237,7 @@ size_t spoor_unwind(const spoor_elf *elf, const spoor_regs *regs, spoor_read_fn 
             exception_frame_layout layout = unwind_exception_layout(ra);
             uint32_t frame_addr = caller.r[UNWIND_SP];
             if (layout.on_psp) {
-                if (!regs->has_banked_sp) {
+                if (!(regs->have & SPOOR_HAVE_BANKED_SP)) {
                     why = SPOOR_STOP_NO_INFO;
                     break;
                 }

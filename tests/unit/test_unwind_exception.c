@@ -54,7 +54,7 @@ static spoor_regs handler_state(uint32_t msp, uint32_t psp)
     h.r[13] = msp;
     h.msp = msp;
     h.psp = psp;
-    h.has_banked_sp = true;
+    h.have |= SPOOR_HAVE_BANKED_SP;
     h.xpsr = 0x01000003u; /* HardFault */
     return h;
 }
@@ -91,7 +91,7 @@ static void test_basic_frame_on_psp(void **state)
     spoor_regs h = handler_state(BASE + 0x100, BASE + 0x300), out;
     assert_true(spoor_regs_from_exception(&h, 0xFFFFFFFDu, read_mem, NULL, &out));
     check_basic(&out, BASE + 0x320, 0x01000000u);
-    h.has_banked_sp = false;
+    h.have &= ~SPOOR_HAVE_BANKED_SP;
     assert_false(spoor_regs_from_exception(&h, 0xFFFFFFFDu, read_mem, NULL, &out));
     assert_non_null(strstr(spoor_last_error(), "PSP"));
 }

@@ -241,7 +241,7 @@ static void check_interrupt(uint32_t exc_return, uint32_t frame_addr, uint32_t s
     spoor_regs regs = leaf_regs(sym("ret_handler"), handler_sp);
     regs.xpsr = 0x01000000u | 16u; /* in IRQ0 */
     if (psp_known) {
-        regs.has_banked_sp = true;
+        regs.have |= SPOOR_HAVE_BANKED_SP;
         regs.msp = handler_sp;
         regs.psp = frame_addr;
     }
@@ -363,7 +363,7 @@ static void test_garbage_states_stay_bounded(void **state)
         regs.r[13] = RAM_BASE + (NEXT() % RAM_SIZE);
         regs.r[15] = 0x1000u + NEXT() % 0x44u;
         regs.xpsr = NEXT();
-        regs.has_banked_sp = (round & 1) != 0;
+        regs.have |= ((round & 1) != 0) ? SPOOR_HAVE_BANKED_SP : 0u;
         regs.psp = RAM_BASE + (NEXT() % (RAM_SIZE + 64));
         spoor_frame frames[32];
         spoor_unwind_stop stop;

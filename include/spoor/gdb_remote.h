@@ -1,0 +1,72 @@
+/* A GDB remote serial protocol client: talks to a GDB server (OpenOCD on 3333, pyOCD, the
+ * J-Link GDB server, QEMU's gdbstub) to read a halted target's registers and memory. The
+ * memory layer (spoor/memory.h) wraps it with a page cache; use it through that.
+ *
+ * Protocol reference: GDB manual, appendix "GDB Remote Serial Protocol": qSupported (PacketSize,
+ * qXfer:features:read), '?', 'g', 'p', 'm', qXfer:features:read:target.xml (the target
+ * description gives each register's name, number and size). */
+#ifndef SPOOR_GDB_REMOTE_H
+#define SPOOR_GDB_REMOTE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "spoor/regs.h"
+
+typedef struct spoor_gdb spoor_gdb;
+
+/* Connects to "HOST:PORT" and handshakes (qSupported, target description, '?'). timeout_ms
+ * bounds each wait for a reply. NULL with the error set: "HOST:PORT: connection refused",
+ * "HOST:PORT: no reply within N ms", "HOST:PORT: not a GDB server (...)". */
+spoor_gdb *spoor_gdb_connect(const char *host_port, unsigned timeout_ms);
+void spoor_gdb_close(spoor_gdb *g);
+
+/* The largest packet the server accepts (qSupported PacketSize; 400 bytes when it says
+ * nothing, GDB's own assumption). */
+size_t spoor_gdb_packet_size(const spoor_gdb *g);
+/* The most target bytes one 'm' reply can carry under that size. */
+size_t spoor_gdb_max_read(const spoor_gdb *g);
+
+/* Reads target memory with as few 'm' packets as the packet size allows; false when the server
+ * answered an error for any part (the error names the address). */
+bool spoor_gdb_read_memory(spoor_gdb *g, uint32_t addr, void *buf, size_t len);
+
+/* The registers by the target description's names (r0-r12, sp, lr, pc, xpsr; msp, psp, control,
+ * s0-s31/d0-d15 and fpscr when the server describes them): 'g' first, 'p' for the rest. have
+ * tells what the server gave; missing (when not NULL) receives the names of the groups it did
+ * not give, e.g. "msp/psp/control" for QEMU 7.2's gdbstub, "" when none. */
+bool spoor_gdb_read_registers(spoor_gdb *g, spoor_regs *out, char *missing, size_t missing_len);
+
+/* The signal of the last stop reply ('?'): 5 SIGTRAP for a breakpoint or halt, ... */
+int spoor_gdb_stop_signal(const spoor_gdb *g);
+
+typedef struct spoor_gdb_stats {
+    uint64_t round_trips; /* request/reply exchanges */
+    uint64_t mem_packets; /* 'm' requests among them */
+    uint64_t mem_bytes;   /* target bytes the 'm' replies carried */
+    uint64_t bytes_sent, bytes_received;
+} spoor_gdb_stats;
+void spoor_gdb_stats_get(const spoor_gdb *g, spoor_gdb_stats *out);
+
+/* ---- sans-I/O pieces, exposed for tests and the fuzz target ---------------------------- */
+
+/* Decodes an 'm' reply: hex digits (run-length '*' encoding allowed) into at most cap bytes;
+ * returns the byte count, or -1 for an error reply "Exx" or malformed text. */
+long spoor_gdb_decode_hex_reply(const char *reply, size_t len, uint8_t *out, size_t cap);
+
+/* One register of a target description. */
+typedef struct spoor_gdb_reg {
+    char name[16];
+    unsigned regnum;  /* the number 'p' takes */
+    unsigned bitsize; /* 32 or 64 */
+    unsigned offset;  /* byte offset in the 'g' reply (registers in regnum order) */
+} spoor_gdb_reg;
+
+/* Parses target description XML (one document; xi:include'd documents are parsed by the
+ * caller and fed in turn, numbering continuing from *next_regnum). Appends to regs (at most
+ * cap); returns the new count, or -1 when the XML is malformed. */
+long spoor_gdb_parse_tdesc(const char *xml, size_t len, spoor_gdb_reg *regs, size_t count,
+                           size_t cap, unsigned *next_regnum);
+
+#endif
