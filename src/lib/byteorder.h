@@ -1,0 +1,35 @@
+/* Little-endian loads and stores and the ARM prel31 field, for every libspoor module that
+ * reads target bytes (the target is little-endian whatever the host is). Internal. */
+#ifndef SPOOR_BYTEORDER_H
+#define SPOOR_BYTEORDER_H
+
+#include <stdint.h>
+
+static inline uint16_t spoor_le16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static inline uint32_t spoor_le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static inline void spoor_put_le32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+
+/* A prel31 field (EHABI): a 31-bit signed offset from place, the address of the word. */
+static inline uint32_t spoor_prel31(uint32_t word, uint32_t place)
+{
+    uint32_t offset = word & 0x7FFFFFFFu;
+    if (offset & 0x40000000u)
+        offset |= 0x80000000u;
+    return place + offset;
+}
+
+#endif
