@@ -14,23 +14,7 @@
 #include <stdint.h>
 
 #include "spoor/dump_format.h"
-
-/* The CPU state of a dump. Fields follow the REGISTERS record. */
-typedef struct spoor_dump_registers {
-    uint32_t flags; /* SPOOR_REGS_* */
-    uint32_t r[13];
-    uint32_t sp, lr, pc, xpsr;
-    uint32_t exc_return, msp, psp, control;
-    uint32_t msplim, psplim;
-    uint32_t s[16];
-    uint32_t fpscr;
-} spoor_dump_registers;
-
-/* The fault status registers (FAULT record). valid: SPOOR_FAULT_HAS_* bits. */
-typedef struct spoor_dump_fault {
-    uint32_t valid;
-    uint32_t cfsr, hfsr, dfsr, mmfar, bfar, afsr, sfsr, sfar;
-} spoor_dump_fault;
+#include "spoor/regs.h"
 
 /* One MEMORY record: bytes point into the spoor_dump's own copy. */
 typedef struct spoor_dump_region {
@@ -45,10 +29,10 @@ typedef struct spoor_dump {
     unsigned version;
 
     bool has_registers;
-    spoor_dump_registers regs;
+    spoor_regs regs; /* flags: the REGISTERS record's SPOOR_REGS_* */
 
     bool has_fault;
-    spoor_dump_fault fault;
+    spoor_fault_status fault;
 
     bool has_reason;
     uint32_t reason; /* SPOOR_REASON_* */

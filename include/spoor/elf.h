@@ -20,6 +20,8 @@ const char *spoor_elf_path(const spoor_elf *elf);
 
 /* True when the ELF has DWARF line or function information. */
 bool spoor_elf_has_dwarf(const spoor_elf *elf);
+/* True when the ELF was built for the hard-float ABI (EF_ARM_ABI_FLOAT_HARD). */
+bool spoor_elf_hard_float(const spoor_elf *elf);
 /* True when the ELF has at least one function symbol or DWARF subprogram. */
 bool spoor_elf_has_symbols(const spoor_elf *elf);
 
@@ -27,6 +29,18 @@ bool spoor_elf_has_symbols(const spoor_elf *elf);
  * their load address) at [addr, addr+len) into buf. Returns how many leading bytes were
  * available (0 if addr is not in any such section). */
 size_t spoor_elf_read(const spoor_elf *elf, uint32_t addr, void *buf, size_t len);
+
+/* One loadable section (SHF_ALLOC with file data), for views of the target's memory. */
+typedef struct spoor_elf_range {
+    const char *name;
+    uint32_t addr, size;
+    const uint8_t *data;
+    bool writable; /* SHF_WRITE: initial values only, not what a running target holds */
+    bool code;     /* SHF_EXECINSTR */
+} spoor_elf_range;
+
+/* The loadable sections in file order: writes at most max into out, returns how many exist. */
+size_t spoor_elf_ranges(const spoor_elf *elf, spoor_elf_range *out, size_t max);
 
 /* A section by name ("".ARM.exidx", ".text", ...): its address, contents and size. */
 bool spoor_elf_section(const spoor_elf *elf, const char *name, uint32_t *addr, const uint8_t **data,

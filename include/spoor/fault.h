@@ -8,14 +8,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The registers a decoder can use; a register is considered only when its has_ bit is set
- * (ARMv6-M has none of them). */
-typedef struct spoor_fault_regs {
-    bool has_cfsr, has_hfsr, has_mmfar, has_bfar, has_sfsr, has_sfar;
-    uint32_t cfsr, hfsr, mmfar, bfar, sfsr, sfar;
-    int exception; /* the handler that ran (3 HardFault .. 7 SecureFault), -1 unknown */
-    uint32_t pc;   /* the stacked PC, for faults whose address is the PC */
-} spoor_fault_regs;
+#include "spoor/dump_format.h"
+#include "spoor/memory.h"
+#include "spoor/regs.h"
 
 typedef struct spoor_fault_bit {
     const char *reg;     /* "CFSR", "HFSR", "SFSR" */
@@ -35,9 +30,18 @@ typedef struct spoor_fault_info {
     const char *address_from; /* "MMFAR", "BFAR", "SFAR", "PC" */
 } spoor_fault_info;
 
-/* Decodes the fault. Never fails: with no status registers the type comes from the
- * exception number, and with neither it is "fault". */
-void spoor_fault_decode(const spoor_fault_regs *regs, spoor_fault_info *info);
+/* Decodes the fault status (a register is considered only when its SPOOR_FAULT_HAS_* bit is
+ * set; ARMv6-M has none of them). exception: the handler that ran (3 HardFault .. 7
+ * SecureFault), -1 unknown; pc: the stacked PC, for faults whose address is the PC. Never
+ * fails: with no status registers the type comes from the exception number, and with neither
+ * it is "fault". */
+void spoor_fault_decode(const spoor_fault_status *status, int exception, uint32_t pc,
+                        spoor_fault_info *info);
+
+/* The fault status registers as far as target memory holds the System Control Space page
+ * (0xE000ED28..0xE000ED3F, and SFSR/SFAR on ARMv8-M); a debugger snapshot usually includes it.
+ * Sets the SPOOR_FAULT_HAS_* bit of each register read; false when none could be read. */
+bool spoor_fault_status_read(spoor_read_fn read, void *ctx, spoor_fault_status *out);
 
 /* One line: "UsageFault: INVSTATE - branch to ... / bad function pointer, PC 0xbf00de4c". */
 size_t spoor_fault_summary(const spoor_fault_info *info, char *buf, size_t len);

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "spoor/memory.h"
+#include "spoor/regs.h"
 
 #define SPOOR_RSP_MAX_PACKET 4096
 
@@ -37,18 +38,25 @@ spoor_rsp_event spoor_rsp_feed(spoor_rsp_parser *p, uint8_t byte);
  * too small. */
 size_t spoor_rsp_frame(const char *payload, size_t len, char *out, size_t cap);
 
-/* A stopped target: r0-r15 and xPSR, memory through a reader. */
+/* A stopped target: its registers (r0-r15 and xPSR; with fp also d0-d15 from s0-s31 and fpscr)
+ * and its memory through a reader. */
 typedef struct spoor_rsp_target {
-    uint32_t regs[17]; /* r0..r12, sp, lr, pc, xpsr */
+    spoor_regs regs;
     /* With fp the target also has the "org.gnu.gdb.arm.vfp" registers d0-d15 and fpscr
-     * (numbers 17-33). GDB needs them to unwind through an extended (FP) exception frame. */
+     * (numbers 17-33). GDB needs them to unwind through an extended (FP) exception frame, and
+     * reads FPCCR/FPCAR, which a dump does not hold: they are answered with their reset values
+     * (ARMv7-M B3.2.20: FPCCR.ASPEN and LSPEN set; FPCAR 0) when the reader has nothing. */
     bool fp;
-    uint64_t d[16];
-    uint32_t fpscr;
     int signal; /* reported in the stop reply: 11 SIGSEGV for a fault, 5 SIGTRAP */
     spoor_read_fn read;
     void *ctx;
 } spoor_rsp_target;
+
+struct spoor_snapshot;
+/* The target for a snapshot: its registers, its memory view, the signal for its stop reason;
+ * fp when the ELF is hard-float or the snapshot holds FP state. */
+void spoor_rsp_target_from_snapshot(spoor_rsp_target *t, const struct spoor_snapshot *s,
+                                    bool hard_float);
 
 /* Answers one packet into reply (NUL-terminated, unframed). *detach is set when the client
  * detached or killed the session. The target is read-only: writes, resume and step get

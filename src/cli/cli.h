@@ -33,7 +33,4 @@ bool cli_parse_u32(const char *s, uint32_t *out);
 /* The same for the n bytes at s (no terminator needed). */
 bool cli_parse_u32n(const char *s, size_t n, uint32_t *out);
 
-/* Writes s as a JSON string literal (with quotes) or null when s is NULL. */
-void cli_json_string(FILE *out, const char *s);
-
 #endif

@@ -1,54 +1,60 @@
 /* spoor crash: a crash dump (or raw debugger registers and memory) and the firmware ELF to
  * the fault in words, the registers and the backtrace. */
+#include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
-#include "dump_input.h"
+#include "json_out.h"
+#include "outbuf.h"
 #include "spoor/dump.h"
 #include "spoor/elf.h"
 #include "spoor/fault.h"
+#include "spoor/snapshot.h"
 #include "spoor/unwind.h"
+#include "target_input.h"
 
 #define MAX_FRAMES 128
 #define MAX_INLINE 16
 
 static const char crash_usage[] =
-    "usage: spoor crash -e FW.elf [--json] DUMP\n"
-    "       spoor crash -e FW.elf [--json] --regs regs.json [--mem ADDR:FILE ...]\n"
+    "usage: spoor crash -e FW.elf [--json] [--stats] DUMP\n"
+    "       spoor crash -e FW.elf [--json] [--stats] --regs regs.json [--mem ADDR:FILE ...]\n"
+    "       spoor crash -e FW.elf [--json] [--stats] --gdb HOST:PORT [--mem ADDR:FILE ...]\n"
     "Explains a crash: the fault in words (from CFSR/HFSR/SFSR), the registers, and the\n"
     "backtrace with function, file:line and <exception N: name> rows where the stack crosses\n"
     "an exception frame. Each frame says how it was unwound: registers, cfi (DWARF\n"
     ".debug_frame), ehabi (.ARM.exidx), prologue (code analysis), scan (stack scan), lr\n"
     "(a PC that was not code, continued from LR), exception (a hardware-stacked frame).\n\n"
     "  -e, --elf FILE     the firmware ELF the device ran\n"
-    "  -j, --json         one JSON document instead of text\n" DUMP_INPUT_HELP
-    "  -h, --help         this text\n\n"
-    "A build-id in the dump that differs from the ELF's is reported as a warning.\n"
+    "  -j, --json         one JSON document instead of text\n"
+    "      --stats        memory statistics on stderr (reads, GDB round trips, bytes, "
+    "cache)\n" TARGET_INPUT_HELP "  -h, --help         this text\n\n"
+    "A build-id in the dump that differs from the ELF's is reported as a warning. Without fault\n"
+    "registers in the input, the fault status is read from target memory when it covers the\n"
+    "System Control Space (CFSR 0xE000ED28 ... BFAR 0xE000ED38).\n"
     "Exit status: 0 report printed, 2 usage or input error (bad dump, wrong ELF, ...).\n";
 
 struct crash {
     spoor_elf *elf;
-    spoor_dump *dump;
-    int json;
+    spoor_snapshot *snap;
+    const spoor_dump *dump; /* snap->dump: NULL for a live target */
+    int json, stats;
     spoor_fault_info fault;
     spoor_frame frames[MAX_FRAMES];
     size_t nframes;
     spoor_unwind_stop stop;
     char build_id_warning[512];
+    outbuf out;
 };
-
-static bool read_dump(void *ctx, uint32_t addr, void *buf, size_t len)
-{
-    return spoor_dump_read(ctx, addr, buf, len);
-}
 
 static void hex_string(char *out, size_t outlen, const uint8_t *b, size_t n)
 {
     size_t i = 0;
     for (; i < n && 2 * i + 2 < outlen; i++)
-        sprintf(out + 2 * i, "%02x", b[i]);
+        snprintf(out + 2 * i, 3, "%02x", b[i]);
     out[2 * i] = 0;
 }
 
@@ -56,7 +62,7 @@ static void check_build_id(struct crash *c)
 {
     const uint8_t *eid;
     size_t elen;
-    if (!c->dump->build_id || !spoor_elf_build_id(c->elf, &eid, &elen))
+    if (!c->dump || !c->dump->build_id || !spoor_elf_build_id(c->elf, &eid, &elen))
         return;
     if (elen == c->dump->build_id_len && !memcmp(eid, c->dump->build_id, elen))
         return;
@@ -66,47 +72,6 @@ static void check_build_id(struct crash *c)
     snprintf(c->build_id_warning, sizeof c->build_id_warning,
              "build-id mismatch: the dump is from %s, the ELF is %s; names and lines may be wrong",
              d, e);
-}
-
-static void decode_fault(struct crash *c)
-{
-    const spoor_dump *d = c->dump;
-    spoor_fault_regs r = {.exception = -1, .pc = d->regs.pc};
-    if (d->has_fault) {
-        const spoor_dump_fault *f = &d->fault;
-        r.has_cfsr = f->valid & SPOOR_FAULT_HAS_CFSR;
-        r.has_hfsr = f->valid & SPOOR_FAULT_HAS_HFSR;
-        r.has_mmfar = f->valid & SPOOR_FAULT_HAS_MMFAR;
-        r.has_bfar = f->valid & SPOOR_FAULT_HAS_BFAR;
-        r.has_sfsr = f->valid & SPOOR_FAULT_HAS_SFSR;
-        r.has_sfar = f->valid & SPOOR_FAULT_HAS_SFAR;
-        r.cfsr = f->cfsr;
-        r.hfsr = f->hfsr;
-        r.mmfar = f->mmfar;
-        r.bfar = f->bfar;
-        r.sfsr = f->sfsr;
-        r.sfar = f->sfar;
-    }
-    if (d->has_reason && d->reason == SPOOR_REASON_FAULT)
-        r.exception = (int)d->reason_code;
-    spoor_fault_decode(&r, &c->fault);
-}
-
-static void unwind(struct crash *c)
-{
-    const spoor_dump_registers *dr = &c->dump->regs;
-    spoor_regs regs = {0};
-    memcpy(regs.r, dr->r, sizeof dr->r);
-    regs.r[13] = dr->sp;
-    regs.r[14] = dr->lr;
-    regs.r[15] = dr->pc;
-    regs.xpsr = dr->xpsr;
-    regs.msp = dr->msp;
-    regs.psp = dr->psp;
-    regs.control = dr->control;
-    regs.have |= ((dr->msp | dr->psp) != 0) ? SPOOR_HAVE_BANKED_SP : 0u;
-    c->nframes =
-        spoor_unwind(c->elf, &regs, read_dump, c->dump, NULL, c->frames, MAX_FRAMES, &c->stop);
 }
 
 /* The inline chain of a frame's code address (a return address names its call). */
@@ -129,11 +94,18 @@ static uint32_t outer_offset(const struct crash *c, uint32_t pc, const spoor_loc
     return inner->offset;
 }
 
-static const char *reason_text(const spoor_dump *d, char *buf, size_t len)
+static const char *reason_text(const struct crash *c, char *buf, size_t len)
 {
+    const spoor_dump *d = c->dump;
+    if (!d) {
+        snprintf(buf, len, "none recorded (a live target over GDB, stopped with signal %d)",
+                 spoor_snapshot_signal(c->snap));
+        return buf;
+    }
     if (!d->has_reason)
-        return d->has_fault ? "unknown (no reason record)"
-                            : "none recorded (a debugger snapshot: no reason, no fault registers)";
+        return c->snap->fault.valid
+                   ? "unknown (no reason record)"
+                   : "none recorded (a debugger snapshot: no reason, no fault registers)";
     const char *name = spoor_dump_reason_name(d->reason);
     switch (d->reason) {
     case SPOOR_REASON_FAULT: {
@@ -152,44 +124,68 @@ static const char *reason_text(const spoor_dump *d, char *buf, size_t len)
     return buf;
 }
 
-static void print_text(struct crash *c)
+/* Whether the report explains a fault: the dump says so, or fault status registers were found
+ * without a reason saying otherwise. */
+static bool explains_fault(const struct crash *c)
 {
     const spoor_dump *d = c->dump;
-    const spoor_dump_registers *r = &d->regs;
+    if (d && d->has_reason)
+        return d->reason == SPOOR_REASON_FAULT;
+    return c->snap->fault.valid != 0;
+}
+
+static const char *const fault_names[] = {"CFSR", "HFSR", "DFSR", "MMFAR",
+                                          "BFAR", "AFSR", "SFSR", "SFAR"};
+
+static uint32_t fault_value(const spoor_fault_status *f, int i)
+{
+    const uint32_t vals[] = {f->cfsr, f->hfsr, f->dfsr, f->mmfar,
+                             f->bfar, f->afsr, f->sfsr, f->sfar};
+    return vals[i];
+}
+
+static void print_text(struct crash *c)
+{
+    outbuf *o = &c->out;
+    const spoor_regs *r = &c->snap->regs;
+    const spoor_fault_status *fs = &c->snap->fault;
     char buf[1024];
-    printf("reason: %s\n", reason_text(d, buf, sizeof buf));
-    if ((d->has_reason && d->reason == SPOOR_REASON_FAULT) || (!d->has_reason && d->has_fault)) {
+    ob_printf(o, "reason: %s\n", reason_text(c, buf, sizeof buf));
+    if (explains_fault(c)) {
         spoor_fault_summary(&c->fault, buf, sizeof buf);
-        printf("%s\n", buf);
+        ob_printf(o, "%s\n", buf);
     }
-    if (d->regs.flags & SPOOR_REGS_STACK_OVERFLOW)
-        printf("the stack had overflowed when the fault was taken\n");
-    printf("\nregisters:\n");
+    if (r->flags & SPOOR_REGS_STACK_OVERFLOW)
+        ob_printf(o, "the stack had overflowed when the fault was taken\n");
+    ob_printf(o, "\nregisters:\n");
     for (int i = 0; i < 13; i++)
-        printf("  r%-2d  0x%08x%s", i, r->r[i], i % 4 == 3 ? "\n" : "");
-    printf("\n  sp   0x%08x  lr   0x%08x  pc   0x%08x  xpsr 0x%08x\n", r->sp, r->lr, r->pc,
-           r->xpsr);
-    printf("  msp  0x%08x  psp  0x%08x  control 0x%08x  exc_return 0x%08x\n", r->msp, r->psp,
-           r->control, r->exc_return);
-    if (d->has_fault) {
-        static const char *const names[] = {"CFSR", "HFSR", "DFSR", "MMFAR",
-                                            "BFAR", "AFSR", "SFSR", "SFAR"};
-        const uint32_t vals[] = {d->fault.cfsr, d->fault.hfsr, d->fault.dfsr, d->fault.mmfar,
-                                 d->fault.bfar, d->fault.afsr, d->fault.sfsr, d->fault.sfar};
-        printf(" ");
+        ob_printf(o, "  r%-2d  0x%08x%s", i, r->r[i], i % 4 == 3 ? "\n" : "");
+    ob_printf(o, "\n  sp   0x%08x  lr   0x%08x  pc   0x%08x  xpsr 0x%08x\n", r->r[13], r->r[14],
+              r->r[15], r->xpsr);
+    if (r->have & SPOOR_HAVE_BANKED_SP)
+        ob_printf(o, "  msp  0x%08x  psp  0x%08x  control 0x%08x  exc_return 0x%08x\n", r->msp,
+                  r->psp, r->control, r->exc_return);
+    else
+        ob_printf(o, "  msp, psp, control: not known (%s)\n",
+                  c->snap->missing[0] ? "the GDB server does not give them" : "not in the input");
+    if (fs->valid) {
+        ob_printf(o, " ");
         for (int i = 0; i < 8; i++)
-            if (d->fault.valid & (1u << i))
-                printf(" %s 0x%08x", names[i], vals[i]);
-        printf("\n");
+            if (fs->valid & (1u << i))
+                ob_printf(o, " %s 0x%08x", fault_names[i], fault_value(fs, i));
+        ob_printf(o, "\n");
+        if (c->snap->fault_from && strcmp(c->snap->fault_from, "dump") != 0 &&
+            strcmp(c->snap->fault_from, "registers file") != 0)
+            ob_printf(o, "  (fault status read from %s)\n", c->snap->fault_from);
     }
-    printf("\nbacktrace:\n");
+    ob_printf(o, "\nbacktrace:\n");
     int num = 0;
     for (size_t i = 0; i < c->nframes; i++) {
         const spoor_frame *f = &c->frames[i];
         if (f->kind == SPOOR_FRAME_EXCEPTION) {
             const char *name = spoor_exception_name(f->exception);
-            printf("      <exception %d: %s>%s\n", f->exception, name ? name : "?",
-                   f->on_psp ? " (interrupted code was on PSP)" : "");
+            ob_printf(o, "      <exception %d: %s>%s\n", f->exception, name ? name : "?",
+                      f->on_psp ? " (interrupted code was on PSP)" : "");
             continue;
         }
         size_t same = 0; /* deep recursion: fold repeats of this frame into one line */
@@ -200,132 +196,150 @@ static void print_text(struct crash *c)
         size_t n = frame_locations(c, f, loc);
         for (size_t k = 0; k < n; k++) {
             if (k == 0 && same)
-                printf("  #%d-#%d 0x%08x ", num, num + (int)same, f->pc);
+                ob_printf(o, "  #%d-#%d 0x%08x ", num, num + (int)same, f->pc);
             else if (k == 0)
-                printf("  #%-2d 0x%08x ", num, f->pc);
+                ob_printf(o, "  #%-2d 0x%08x ", num, f->pc);
             else
-                printf("      inlined in ");
-            printf("%s", loc[k].function ? loc[k].function : "??");
+                ob_printf(o, "      inlined in ");
+            ob_str(o, loc[k].function ? loc[k].function : "??");
             if (k + 1 == n && loc[0].has_offset) /* the offset into the real function */
-                printf("+0x%x", outer_offset(c, f->pc, &loc[0]));
+                ob_printf(o, "+0x%x", outer_offset(c, f->pc, &loc[0]));
             if (loc[k].file)
-                printf(" at %s:%u", loc[k].file, loc[k].line);
+                ob_printf(o, " at %s:%u", loc[k].file, loc[k].line);
             if (k == 0)
-                printf("  [%s]", spoor_unwind_method_name(f->method));
+                ob_printf(o, "  [%s]", spoor_unwind_method_name(f->method));
             if (k == 0 && same)
-                printf("  (%zu frames alike)", same + 1);
-            printf("\n");
+                ob_printf(o, "  (%zu frames alike)", same + 1);
+            ob_printf(o, "\n");
         }
         num += 1 + (int)same;
         i += same;
     }
-    printf("(stopped: %s)\n", spoor_unwind_stop_name(c->stop));
-}
-
-static void json_hex(const char *key, uint32_t v, int comma)
-{
-    printf("%s\"%s\":\"0x%08x\"", comma ? "," : "", key, v);
+    ob_printf(o, "(stopped: %s)\n", spoor_unwind_stop_name(c->stop));
 }
 
 static void print_json(struct crash *c)
 {
     const spoor_dump *d = c->dump;
-    const spoor_dump_registers *r = &d->regs;
-    printf("{\"reason\":");
-    cli_json_string(stdout, d->has_reason ? spoor_dump_reason_name(d->reason) : NULL);
-    if (d->has_reason && d->reason == SPOOR_REASON_ASSERT) {
-        printf(",\"assert\":{\"file\":");
-        cli_json_string(stdout, d->file);
-        printf(",\"line\":%u,\"message\":", d->line);
-        cli_json_string(stdout, d->message);
-        printf("}");
+    const spoor_regs *r = &c->snap->regs;
+    const spoor_fault_status *fs = &c->snap->fault;
+    json_out j;
+    json_init(&j, &c->out);
+    json_object_begin(&j, NULL);
+    json_string(&j, "reason", d && d->has_reason ? spoor_dump_reason_name(d->reason) : NULL);
+    if (d && d->has_reason && d->reason == SPOOR_REASON_ASSERT) {
+        json_object_begin(&j, "assert");
+        json_string(&j, "file", d->file);
+        json_uint(&j, "line", d->line);
+        json_string(&j, "message", d->message);
+        json_object_end(&j);
     }
-    printf(",\"fault\":{\"type\":");
-    cli_json_string(stdout, c->fault.type);
-    printf(",\"escalated\":%s,\"bits\":[", c->fault.escalated ? "true" : "false");
+    json_object_begin(&j, "fault");
+    json_string(&j, "type", c->fault.type);
+    json_bool(&j, "escalated", c->fault.escalated);
+    json_array_begin(&j, "bits");
     for (size_t i = 0; i < c->fault.nbits; i++) {
-        printf("%s{\"register\":\"%s\",\"name\":\"%s\",\"meaning\":", i ? "," : "",
-               c->fault.bits[i].reg, c->fault.bits[i].name);
-        cli_json_string(stdout, c->fault.bits[i].meaning);
-        printf("}");
+        json_object_begin(&j, NULL);
+        json_string(&j, "register", c->fault.bits[i].reg);
+        json_string(&j, "name", c->fault.bits[i].name);
+        json_string(&j, "meaning", c->fault.bits[i].meaning);
+        json_object_end(&j);
     }
-    printf("],\"address\":");
+    json_array_end(&j);
     if (c->fault.has_address)
-        printf("\"0x%08x\"", c->fault.address);
+        json_hex32(&j, "address", c->fault.address);
     else
-        printf("null");
-    printf(",\"stack_overflow\":%s},\"registers\":{",
-           d->regs.flags & SPOOR_REGS_STACK_OVERFLOW ? "true" : "false");
+        json_null(&j, "address");
+    json_bool(&j, "stack_overflow", (r->flags & SPOOR_REGS_STACK_OVERFLOW) != 0);
+    json_string(&j, "status_from", c->snap->fault_from);
+    json_object_end(&j);
+    json_object_begin(&j, "registers");
     char name[8];
     for (int i = 0; i < 13; i++) {
         snprintf(name, sizeof name, "r%d", i);
-        json_hex(name, r->r[i], i);
+        json_hex32(&j, name, r->r[i]);
     }
-    json_hex("sp", r->sp, 1);
-    json_hex("lr", r->lr, 1);
-    json_hex("pc", r->pc, 1);
-    json_hex("xpsr", r->xpsr, 1);
-    json_hex("msp", r->msp, 1);
-    json_hex("psp", r->psp, 1);
-    json_hex("control", r->control, 1);
-    json_hex("exc_return", r->exc_return, 1);
-    if (d->has_fault) {
-        static const char *const names[] = {"cfsr", "hfsr", "dfsr", "mmfar",
-                                            "bfar", "afsr", "sfsr", "sfar"};
-        const uint32_t vals[] = {d->fault.cfsr, d->fault.hfsr, d->fault.dfsr, d->fault.mmfar,
-                                 d->fault.bfar, d->fault.afsr, d->fault.sfsr, d->fault.sfar};
-        for (int i = 0; i < 8; i++)
-            if (d->fault.valid & (1u << i))
-                json_hex(names[i], vals[i], 1);
+    json_hex32(&j, "sp", r->r[13]);
+    json_hex32(&j, "lr", r->r[14]);
+    json_hex32(&j, "pc", r->r[15]);
+    json_hex32(&j, "xpsr", r->xpsr);
+    if (r->have & SPOOR_HAVE_BANKED_SP) {
+        json_hex32(&j, "msp", r->msp);
+        json_hex32(&j, "psp", r->psp);
+        json_hex32(&j, "control", r->control);
+        json_hex32(&j, "exc_return", r->exc_return);
     }
-    printf("},\"backtrace\":[");
-    int first = 1;
+    static const char *const lower[] = {"cfsr", "hfsr", "dfsr", "mmfar",
+                                        "bfar", "afsr", "sfsr", "sfar"};
+    for (int i = 0; i < 8; i++)
+        if (fs->valid & (1u << i))
+            json_hex32(&j, lower[i], fault_value(fs, i));
+    json_object_end(&j);
+    json_array_begin(&j, "backtrace");
     for (size_t i = 0; i < c->nframes; i++) {
         const spoor_frame *f = &c->frames[i];
         if (f->kind == SPOOR_FRAME_EXCEPTION) {
-            printf("%s{\"pc\":\"0x%08x\",\"kind\":\"exception\",\"exception\":%d,\"function\":",
-                   first ? "" : ",", f->pc, f->exception);
-            const char *n = spoor_exception_name(f->exception);
-            cli_json_string(stdout, n);
-            printf(",\"file\":null,\"line\":null,\"method\":\"exception\"}");
-            first = 0;
+            json_object_begin(&j, NULL);
+            json_hex32(&j, "pc", f->pc);
+            json_string(&j, "kind", "exception");
+            json_int(&j, "exception", f->exception);
+            json_string(&j, "function", spoor_exception_name(f->exception));
+            json_null(&j, "file");
+            json_null(&j, "line");
+            json_string(&j, "method", "exception");
+            json_object_end(&j);
             continue;
         }
         spoor_location loc[MAX_INLINE];
         size_t n = frame_locations(c, f, loc);
         for (size_t k = 0; k < n; k++) {
-            printf("%s{\"pc\":\"0x%08x\",\"kind\":\"frame\",\"function\":", first ? "" : ",",
-                   f->pc);
-            cli_json_string(stdout, loc[k].function);
-            printf(",\"file\":");
-            cli_json_string(stdout, loc[k].file);
-            printf(",\"line\":");
+            json_object_begin(&j, NULL);
+            json_hex32(&j, "pc", f->pc);
+            json_string(&j, "kind", "frame");
+            json_string(&j, "function", loc[k].function);
+            json_string(&j, "file", loc[k].file);
             if (loc[k].line)
-                printf("%u", loc[k].line);
+                json_uint(&j, "line", loc[k].line);
             else
-                printf("null");
-            printf(",\"inlined\":%s,\"method\":\"%s\"}", k + 1 < n ? "true" : "false",
-                   spoor_unwind_method_name(f->method));
-            first = 0;
+                json_null(&j, "line");
+            json_bool(&j, "inlined", k + 1 < n);
+            json_string(&j, "method", spoor_unwind_method_name(f->method));
+            json_object_end(&j);
         }
     }
-    printf("],\"stop\":\"%s\",\"warnings\":[", spoor_unwind_stop_name(c->stop));
+    json_array_end(&j);
+    json_string(&j, "stop", spoor_unwind_stop_name(c->stop));
+    json_array_begin(&j, "warnings");
     if (c->build_id_warning[0])
-        cli_json_string(stdout, c->build_id_warning);
-    printf("]}\n");
+        json_string(&j, NULL, c->build_id_warning);
+    json_array_end(&j);
+    json_object_end(&j);
+    json_finish(&j);
+}
+
+static void print_stats(const struct crash *c)
+{
+    spoor_mem_stats st;
+    spoor_mem_stats_get(c->snap->mem, &st);
+    fprintf(stderr,
+            "spoor crash: memory: %" PRIu64 " reads; live target: %" PRIu64 " round trips, %" PRIu64
+            " bytes, %" PRIu64 " page hits, %" PRIu64 " page misses\n",
+            st.reads, st.round_trips, st.bytes_wire, st.cache_hits, st.cache_misses);
 }
 
 int cmd_crash(int argc, char **argv)
 {
+    enum { OPT_STATS = 300 };
     static const struct option opts[] = {{"elf", required_argument, 0, 'e'},
                                          {"json", no_argument, 0, 'j'},
+                                         {"stats", no_argument, 0, OPT_STATS},
                                          {"help", no_argument, 0, 'h'},
-                                         DUMP_INPUT_LONG_OPTIONS,
+                                         TARGET_INPUT_LONG_OPTIONS,
                                          {0, 0, 0, 0}};
     static struct crash c;
     memset(&c, 0, sizeof c);
     const char *elf_path = NULL;
-    static dump_input in;
+    static target_input in;
     memset(&in, 0, sizeof in);
     int opt, rc;
     optind = 1;
@@ -334,9 +348,11 @@ int cmd_crash(int argc, char **argv)
         switch (opt) {
         case 'e': elf_path = optarg; break;
         case 'j': c.json = 1; break;
-        case DUMP_OPT_REGS:
-        case DUMP_OPT_MEM:
-            if ((rc = dump_input_option("crash", &in, opt, optarg)))
+        case OPT_STATS: c.stats = 1; break;
+        case TARGET_OPT_REGS:
+        case TARGET_OPT_MEM:
+        case TARGET_OPT_GDB:
+            if ((rc = target_input_option("crash", &in, opt, optarg)))
                 return rc;
             break;
         case 'h': fputs(crash_usage, stdout); return SPOOR_EXIT_OK;
@@ -346,19 +362,26 @@ int cmd_crash(int argc, char **argv)
     if (!(c.elf = cli_open_elf("crash", elf_path)))
         return SPOOR_EXIT_USAGE;
     rc = SPOOR_EXIT_OK;
-    c.dump = dump_input_load("crash", &in, argv + optind, argc - optind);
-    if (!c.dump) {
+    c.snap = target_input_open("crash", &in, argv + optind, argc - optind, c.elf);
+    if (!c.snap) {
         rc = SPOOR_EXIT_USAGE;
         goto out;
     }
+    c.dump = c.snap->dump;
     check_build_id(&c);
     if (c.build_id_warning[0])
         fprintf(stderr, "spoor crash: WARNING: %s\n", c.build_id_warning);
-    decode_fault(&c);
-    unwind(&c);
+    spoor_fault_decode(&c.snap->fault, c.snap->exception, c.snap->regs.r[15], &c.fault);
+    c.nframes = spoor_unwind(c.elf, &c.snap->regs, spoor_mem_reader, c.snap->mem, NULL, c.frames,
+                             MAX_FRAMES, &c.stop);
+    ob_init(&c.out, 1);
     (c.json ? print_json : print_text)(&c);
+    if (!ob_flush(&c.out))
+        rc = cli_error("crash", "cannot write the report: %s", strerror(errno));
+    if (c.stats)
+        print_stats(&c);
 out:
-    spoor_dump_free(c.dump);
+    spoor_snapshot_close(c.snap);
     spoor_elf_close(c.elf);
     return rc;
 }

@@ -1,6 +1,9 @@
 #include "outbuf.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -111,4 +114,27 @@ void ob_json_string(outbuf *ob, const char *s)
         run = (const char *)p + 1;
     }
     ob_char(ob, '"');
+}
+
+void ob_printf(outbuf *ob, const char *fmt, ...)
+{
+    char tmp[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n < sizeof tmp) {
+        ob_write(ob, tmp, (size_t)n);
+        return;
+    }
+    char *big = malloc((size_t)n + 1);
+    if (!big)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    ob_write(ob, big, (size_t)n);
+    free(big);
 }

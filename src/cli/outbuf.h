@@ -152,6 +152,7 @@ void ob_str(outbuf *ob, const char *s);
 void ob_u32(outbuf *ob, uint32_t v);            /* decimal */
 void ob_hex(outbuf *ob, uint32_t v);            /* 0x.. without padding */
 void ob_hex8(outbuf *ob, uint32_t v);           /* 0x%08x */
-void ob_json_string(outbuf *ob, const char *s); /* "..." escaped, or null */
+void ob_json_string(outbuf *ob, const char *s); /* "..." escaped, or null: the one escaper */
+void ob_printf(outbuf *ob, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

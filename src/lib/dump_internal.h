@@ -15,6 +15,6 @@ bool spoor_dump_check_regions(spoor_dump *dump);
 bool spoor_dump_read_file(const char *path, uint8_t **data, size_t *size);
 
 /* Decodes a REGISTERS payload (SPOOR_REGS_SIZE bytes). */
-void spoor_dump_registers_from_words(spoor_dump_registers *regs, const uint8_t *payload);
+void spoor_dump_registers_from_words(spoor_regs *regs, const uint8_t *payload);
 
 #endif

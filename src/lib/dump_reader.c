@@ -11,17 +11,11 @@
 #include "spoor/dump.h"
 #include "spoor/error.h"
 
+#include "byteorder.h"
 #include "dump_internal.h"
 
-static uint16_t get16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
+#define get16 spoor_le16
+#define get32 spoor_le32
 
 const char *spoor_dump_reason_name(uint32_t reason)
 {
@@ -107,14 +101,15 @@ static bool add_region(spoor_dump *d, uint32_t address, uint32_t length, uint16_
     return true;
 }
 
-void spoor_dump_registers_from_words(spoor_dump_registers *regs, const uint8_t *p)
+void spoor_dump_registers_from_words(spoor_regs *regs, const uint8_t *p)
 {
+    memset(regs, 0, sizeof *regs);
     regs->flags = get32(p + SPOOR_REGS_FLAGS);
     for (int i = 0; i < 13; i++)
         regs->r[i] = get32(p + SPOOR_REGS_R0 + 4 * i);
-    regs->sp = get32(p + SPOOR_REGS_SP);
-    regs->lr = get32(p + SPOOR_REGS_LR);
-    regs->pc = get32(p + SPOOR_REGS_PC);
+    regs->r[13] = get32(p + SPOOR_REGS_SP);
+    regs->r[14] = get32(p + SPOOR_REGS_LR);
+    regs->r[15] = get32(p + SPOOR_REGS_PC);
     regs->xpsr = get32(p + SPOOR_REGS_XPSR);
     regs->exc_return = get32(p + SPOOR_REGS_EXC_RETURN);
     regs->msp = get32(p + SPOOR_REGS_MSP);
@@ -125,6 +120,15 @@ void spoor_dump_registers_from_words(spoor_dump_registers *regs, const uint8_t *
     for (int i = 0; i < 16; i++)
         regs->s[i] = get32(p + SPOOR_REGS_S0 + 4 * i);
     regs->fpscr = get32(p + SPOOR_REGS_FPSCR);
+    /* A capture knows the banked SPs and EXC_RETURN except when software took it (no
+     * exception entry: no EXC_RETURN); FP state only when the frame held it. */
+    regs->have = SPOOR_HAVE_CORE | SPOOR_HAVE_BANKED_SP;
+    if (!(regs->flags & SPOOR_REGS_SOFTWARE))
+        regs->have |= SPOOR_HAVE_EXC_RETURN;
+    if (regs->flags & SPOOR_REGS_HAS_LIMITS)
+        regs->have |= SPOOR_HAVE_LIMITS;
+    if (regs->flags & SPOOR_REGS_FP_VALID)
+        regs->have |= SPOOR_HAVE_FP;
 }
 
 static bool parse_record(spoor_dump *d, unsigned type, unsigned flags, uint32_t off,

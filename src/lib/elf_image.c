@@ -337,3 +337,28 @@ struct Dwarf *spoor_elf_libdw(const spoor_elf *e)
 {
     return e->dwarf;
 }
+
+size_t spoor_elf_ranges(const spoor_elf *e, spoor_elf_range *out, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < e->nsections; i++) {
+        const struct elf_section *s = &e->sections[i];
+        if (!(s->flags & SHF_ALLOC) || !s->data || !s->size)
+            continue;
+        if (n < max)
+            out[n] = (spoor_elf_range){s->name,
+                                       s->addr,
+                                       s->size,
+                                       s->data,
+                                       (s->flags & SHF_WRITE) != 0,
+                                       (s->flags & SHF_EXECINSTR) != 0};
+        n++;
+    }
+    return n;
+}
+
+bool spoor_elf_hard_float(const spoor_elf *e)
+{
+    GElf_Ehdr eh;
+    return gelf_getehdr(e->elf, &eh) && (eh.e_flags & EF_ARM_ABI_FLOAT_HARD);
+}

@@ -1,8 +1,11 @@
 /* Fault status registers to words (ARMv7-M ARM B3.2.15-B3.2.17, ARMv8-M ARM D1.2 SFSR). */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "spoor/fault.h"
+
+#include "byteorder.h"
 
 enum addr_kind { NO_ADDR, ADDR_MMFAR, ADDR_BFAR, ADDR_SFAR, ADDR_PC };
 
@@ -81,8 +84,8 @@ static const char *exception_fault_name(int exception)
     }
 }
 
-static void add_bits(spoor_fault_info *info, const spoor_fault_regs *r, const char *reg,
-                     uint32_t value, const struct bit_def *defs, size_t ndefs,
+static void add_bits(spoor_fault_info *info, const spoor_fault_status *r, uint32_t pc,
+                     const char *reg, uint32_t value, const struct bit_def *defs, size_t ndefs,
                      const char **first_type)
 {
     for (size_t i = 0; i < ndefs; i++) {
@@ -96,21 +99,21 @@ static void add_bits(spoor_fault_info *info, const spoor_fault_regs *r, const ch
             continue;
         switch (d->addr) {
         case ADDR_MMFAR:
-            if (r->has_mmfar && (r->cfsr & (1u << 7))) {
+            if ((r->valid & SPOOR_FAULT_HAS_MMFAR) && (r->cfsr & (1u << 7))) {
                 info->has_address = true;
                 info->address = r->mmfar;
                 info->address_from = "MMFAR";
             }
             break;
         case ADDR_BFAR:
-            if (r->has_bfar && (r->cfsr & (1u << 15))) {
+            if ((r->valid & SPOOR_FAULT_HAS_BFAR) && (r->cfsr & (1u << 15))) {
                 info->has_address = true;
                 info->address = r->bfar;
                 info->address_from = "BFAR";
             }
             break;
         case ADDR_SFAR:
-            if (r->has_sfar && (r->sfsr & (1u << 6))) {
+            if ((r->valid & SPOOR_FAULT_HAS_SFAR) && (r->sfsr & (1u << 6))) {
                 info->has_address = true;
                 info->address = r->sfar;
                 info->address_from = "SFAR";
@@ -118,7 +121,7 @@ static void add_bits(spoor_fault_info *info, const spoor_fault_regs *r, const ch
             break;
         case ADDR_PC:
             info->has_address = true;
-            info->address = r->pc;
+            info->address = pc;
             info->address_from = "PC";
             break;
         case NO_ADDR: break;
@@ -126,20 +129,24 @@ static void add_bits(spoor_fault_info *info, const spoor_fault_regs *r, const ch
     }
 }
 
-void spoor_fault_decode(const spoor_fault_regs *r, spoor_fault_info *info)
+void spoor_fault_decode(const spoor_fault_status *r, int exception, uint32_t pc,
+                        spoor_fault_info *info)
 {
     memset(info, 0, sizeof *info);
     const char *type = NULL;
-    if (r->has_sfsr)
-        add_bits(info, r, "SFSR", r->sfsr, sfsr_bits, sizeof sfsr_bits / sizeof *sfsr_bits, &type);
-    if (r->has_cfsr)
-        add_bits(info, r, "CFSR", r->cfsr, cfsr_bits, sizeof cfsr_bits / sizeof *cfsr_bits, &type);
-    if (r->has_hfsr) {
-        add_bits(info, r, "HFSR", r->hfsr, hfsr_bits, sizeof hfsr_bits / sizeof *hfsr_bits, &type);
+    if ((r->valid & SPOOR_FAULT_HAS_SFSR))
+        add_bits(info, r, pc, "SFSR", r->sfsr, sfsr_bits, sizeof sfsr_bits / sizeof *sfsr_bits,
+                 &type);
+    if ((r->valid & SPOOR_FAULT_HAS_CFSR))
+        add_bits(info, r, pc, "CFSR", r->cfsr, cfsr_bits, sizeof cfsr_bits / sizeof *cfsr_bits,
+                 &type);
+    if ((r->valid & SPOOR_FAULT_HAS_HFSR)) {
+        add_bits(info, r, pc, "HFSR", r->hfsr, hfsr_bits, sizeof hfsr_bits / sizeof *hfsr_bits,
+                 &type);
         info->escalated = (r->hfsr & (1u << 30)) != 0;
     }
     if (!type)
-        type = exception_fault_name(r->exception);
+        type = exception_fault_name(exception);
     info->type = type ? type : "fault";
 }
 
@@ -164,4 +171,31 @@ size_t spoor_fault_summary(const spoor_fault_info *info, char *buf, size_t len)
         OUT(", %s 0x%08x", info->address_from, info->address);
 #undef OUT
     return n;
+}
+
+bool spoor_fault_status_read(spoor_read_fn read, void *ctx, spoor_fault_status *out)
+{
+    static const struct {
+        uint32_t addr, bit;
+        size_t field;
+    } regs[] = {
+        {SPOOR_SCS_CFSR, SPOOR_FAULT_HAS_CFSR, offsetof(spoor_fault_status, cfsr)},
+        {SPOOR_SCS_HFSR, SPOOR_FAULT_HAS_HFSR, offsetof(spoor_fault_status, hfsr)},
+        {SPOOR_SCS_DFSR, SPOOR_FAULT_HAS_DFSR, offsetof(spoor_fault_status, dfsr)},
+        {SPOOR_SCS_MMFAR, SPOOR_FAULT_HAS_MMFAR, offsetof(spoor_fault_status, mmfar)},
+        {SPOOR_SCS_BFAR, SPOOR_FAULT_HAS_BFAR, offsetof(spoor_fault_status, bfar)},
+        {SPOOR_SCS_AFSR, SPOOR_FAULT_HAS_AFSR, offsetof(spoor_fault_status, afsr)},
+        {SPOOR_SCS_SFSR, SPOOR_FAULT_HAS_SFSR, offsetof(spoor_fault_status, sfsr)},
+        {SPOOR_SCS_SFAR, SPOOR_FAULT_HAS_SFAR, offsetof(spoor_fault_status, sfar)},
+    };
+    memset(out, 0, sizeof *out);
+    for (size_t i = 0; i < sizeof regs / sizeof *regs; i++) {
+        uint8_t b[4];
+        if (!read(ctx, regs[i].addr, b, sizeof b))
+            continue;
+        uint32_t v = spoor_le32(b);
+        memcpy((char *)out + regs[i].field, &v, sizeof v);
+        out->valid |= regs[i].bit;
+    }
+    return out->valid != 0;
 }

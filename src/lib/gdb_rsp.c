@@ -171,13 +171,36 @@ static size_t hex_le32(char *out, uint32_t v)
 /* Register n in target byte order as hex; 0 when the target has no register n. */
 static size_t hex_register(const spoor_rsp_target *t, unsigned long n, char *out)
 {
-    if (n < 17)
-        return hex_le32(out, t->regs[n]);
-    if (t->fp && n < 33)
-        return hex_le(out, t->d[n - 17], 8);
+    if (n < 16)
+        return hex_le32(out, t->regs.r[n]);
+    if (n == 16)
+        return hex_le32(out, t->regs.xpsr);
+    if (t->fp && n < 33) {
+        unsigned k = (unsigned)(n - 17);
+        return hex_le(out, t->regs.s[2 * k] | (uint64_t)t->regs.s[2 * k + 1] << 32, 8);
+    }
     if (t->fp && n == 33)
-        return hex_le32(out, t->fpscr);
+        return hex_le32(out, t->regs.fpscr);
     return 0;
+}
+
+/* FPCCR and FPCAR at their reset values, for an FP target whose memory lacks them. */
+static bool read_fp_control(uint32_t addr, uint8_t *out)
+{
+    static const struct {
+        uint32_t addr, value;
+    } regs[] = {{0xE000EF34u, 0xC0000000u}, {0xE000EF38u, 0}};
+    for (size_t i = 0; i < sizeof regs / sizeof regs[0]; i++)
+        if (addr - regs[i].addr < 4) {
+            *out = (uint8_t)(regs[i].value >> (8 * (addr - regs[i].addr)));
+            return true;
+        }
+    return false;
+}
+
+static bool read_byte(const spoor_rsp_target *t, uint32_t addr, uint8_t *b)
+{
+    return t->read(t->ctx, addr, b, 1) || (t->fp && read_fp_control(addr, b));
 }
 
 static size_t reply_str(char *reply, size_t cap, const char *s)
@@ -204,7 +227,7 @@ static size_t read_memory(const spoor_rsp_target *t, const char *args, char *rep
     size_t n = 0;
     for (unsigned long i = 0; i < len; i++) { /* as much as is known, from the start */
         uint8_t b;
-        if (addr + i > 0xffffffffUL || !t->read(t->ctx, (uint32_t)(addr + i), &b, 1))
+        if (addr + i > 0xffffffffUL || !read_byte(t, (uint32_t)(addr + i), &b))
             break;
         sprintf(reply + 2 * n, "%02x", b);
         n++;

@@ -15,7 +15,14 @@ typedef struct json_cursor {
     unsigned line;
 } json_cursor;
 
-typedef enum reg_group { GROUP_CORE, GROUP_FP, GROUP_LIMIT, GROUP_FAULT } reg_group;
+typedef enum reg_group {
+    GROUP_CORE,
+    GROUP_BANKED,
+    GROUP_EXC_RETURN,
+    GROUP_FP,
+    GROUP_LIMIT,
+    GROUP_FAULT
+} reg_group;
 
 typedef struct reg_slot {
     uint32_t *value;
@@ -78,9 +85,9 @@ static bool find_slot(spoor_dump *d, const char *name, reg_slot *slot)
                                        "exc_return", "msp", "psp", "control"};
     static const char *const fault[] = {"cfsr", "hfsr", "dfsr", "mmfar",
                                         "bfar", "afsr", "sfsr", "sfar"};
-    spoor_dump_registers *r = &d->regs;
-    uint32_t *core_fields[] = {&r->sp,         &r->lr,  &r->pc,  &r->xpsr,
-                               &r->exc_return, &r->msp, &r->psp, &r->control};
+    spoor_regs *r = &d->regs;
+    uint32_t *core_fields[] = {&r->r[13],      &r->r[14], &r->r[15], &r->xpsr,
+                               &r->exc_return, &r->msp,   &r->psp,   &r->control};
     uint32_t *fault_fields[] = {&d->fault.cfsr, &d->fault.hfsr, &d->fault.dfsr, &d->fault.mmfar,
                                 &d->fault.bfar, &d->fault.afsr, &d->fault.sfsr, &d->fault.sfar};
     *slot = (reg_slot){NULL, GROUP_CORE, 0};
@@ -88,10 +95,7 @@ static bool find_slot(spoor_dump *d, const char *name, reg_slot *slot)
     char tail;
     if ((name[0] == 'r' || name[0] == 'R') && sscanf(name + 1, "%u%c", &n, &tail) == 1 &&
         isdigit((unsigned char)name[1]) && n <= 15) {
-        if (n < 13)
-            slot->value = &r->r[n];
-        else
-            slot->value = n == 13 ? &r->sp : n == 14 ? &r->lr : &r->pc;
+        slot->value = &r->r[n];
         return true;
     }
     if ((name[0] == 's' || name[0] == 'S') && isdigit((unsigned char)name[1]) &&
@@ -112,6 +116,7 @@ static bool find_slot(spoor_dump *d, const char *name, reg_slot *slot)
     for (size_t i = 0; i < sizeof core / sizeof *core; i++) {
         if (strcasecmp(name, core[i]) == 0) {
             slot->value = core_fields[i];
+            slot->group = i == 4 ? GROUP_EXC_RETURN : i > 4 ? GROUP_BANKED : GROUP_CORE;
             return true;
         }
     }
@@ -189,7 +194,7 @@ bool spoor_regs_json_parse(const char *text, size_t len, spoor_dump *d)
     json_cursor c = {text, text + len, 1};
     memset(&d->regs, 0, sizeof d->regs);
     memset(&d->fault, 0, sizeof d->fault);
-    d->regs.lr = 0xFFFFFFFFu;
+    d->regs.r[14] = 0xFFFFFFFFu;
     bool any_core = false, any_fault = false;
 
     if (!expect(&c, '{'))
@@ -218,8 +223,22 @@ bool spoor_regs_json_parse(const char *text, size_t len, spoor_dump *d)
                 *slot.value = value;
                 switch (slot.group) {
                 case GROUP_CORE: any_core = true; break;
-                case GROUP_FP: d->regs.flags |= SPOOR_REGS_FP_VALID; break;
-                case GROUP_LIMIT: d->regs.flags |= SPOOR_REGS_HAS_LIMITS; break;
+                case GROUP_BANKED:
+                    any_core = true;
+                    d->regs.have |= SPOOR_HAVE_BANKED_SP;
+                    break;
+                case GROUP_EXC_RETURN:
+                    any_core = true;
+                    d->regs.have |= SPOOR_HAVE_EXC_RETURN;
+                    break;
+                case GROUP_FP:
+                    d->regs.flags |= SPOOR_REGS_FP_VALID;
+                    d->regs.have |= SPOOR_HAVE_FP;
+                    break;
+                case GROUP_LIMIT:
+                    d->regs.flags |= SPOOR_REGS_HAS_LIMITS;
+                    d->regs.have |= SPOOR_HAVE_LIMITS;
+                    break;
                 case GROUP_FAULT:
                     any_fault = true;
                     d->fault.valid |= slot.fault_bit;
@@ -240,6 +259,8 @@ bool spoor_regs_json_parse(const char *text, size_t len, spoor_dump *d)
     if (c.p != c.end)
         return fail(&c, "unexpected text after the object");
     d->has_registers = any_core;
+    if (any_core)
+        d->regs.have |= SPOOR_HAVE_CORE;
     d->has_fault = any_fault;
     return true;
 }

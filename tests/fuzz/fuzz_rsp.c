@@ -23,8 +23,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static spoor_rsp_parser parser;
     static char reply[SPOOR_RSP_MAX_PACKET + 1], frame[2 * SPOOR_RSP_MAX_PACKET + 8];
     spoor_rsp_target t = {.signal = 11, .read = read_memory, .fp = size & 1};
-    for (int i = 0; i < 17; i++)
-        t.regs[i] = 0x01010101u * (uint32_t)i;
+    for (int i = 0; i < 16; i++)
+        t.regs.r[i] = 0x01010101u * (uint32_t)i;
+    {
+        int i = 16;
+        t.regs.xpsr = 0x01010101u * (uint32_t)i;
+    }
     spoor_rsp_init(&parser);
     for (size_t i = 0; i < size; i++) {
         if (spoor_rsp_feed(&parser, data[i]) != SPOOR_RSP_PACKET)

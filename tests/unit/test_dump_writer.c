@@ -130,8 +130,8 @@ static void round_trip(void **state)
     assert_int_equal(d->regs.flags, SPOOR_REGS_FRAME_VALID | SPOOR_REGS_ON_PSP);
     for (int i = 0; i < 13; i++)
         assert_int_equal(d->regs.r[i], 0x1001u + (uint32_t)i);
-    assert_int_equal(d->regs.sp, RAM_BASE + 0x800);
-    assert_int_equal(d->regs.pc, 0x08000123u);
+    assert_int_equal(d->regs.r[13], RAM_BASE + 0x800);
+    assert_int_equal(d->regs.r[15], 0x08000123u);
     assert_int_equal(d->regs.xpsr, 0x1000u + SPOOR_REGS_XPSR / 4);
     assert_int_equal(d->regs.fpscr, 0x1000u + SPOOR_REGS_FPSCR / 4);
     assert_int_equal(d->regs.s[15], 0x1000u + SPOOR_REGS_S0 / 4 + 15);
@@ -339,7 +339,7 @@ static void smallest_buffer_keeps_registers(void **state)
     assert_true(spoor_crash_write(&c));
     spoor_dump *d = take_dump();
     assert_true(d->has_registers);
-    assert_int_equal(d->regs.pc, 0x08000123u);
+    assert_int_equal(d->regs.r[15], 0x08000123u);
     assert_true(d->has_fault);
     assert_true(d->has_reason);
     assert_null(d->file); /* no room left for texts at all */
@@ -604,7 +604,7 @@ static void load_file(void **state)
     fclose(f);
     spoor_dump *d = spoor_dump_load(path);
     assert_non_null(d);
-    assert_int_equal(d->regs.pc, 0x08000123u);
+    assert_int_equal(d->regs.r[15], 0x08000123u);
     spoor_dump_free(d);
     remove(path);
     assert_null(spoor_dump_load(SPOOR_BUILD_DIR "/no-such-dump.bin"));

@@ -10,13 +10,38 @@
 
 #include "spoor/fault.h"
 
+/* The inputs of one case: which registers are known, their values, the handler and PC. */
+typedef struct fault_case {
+    bool has_cfsr, has_hfsr, has_mmfar, has_bfar, has_sfsr, has_sfar;
+    uint32_t cfsr, hfsr, mmfar, bfar, sfsr, sfar;
+    int exception;
+    uint32_t pc;
+} fault_case;
+
+static void decode(const fault_case *c, spoor_fault_info *f)
+{
+    spoor_fault_status st = {.valid = (c->has_cfsr ? SPOOR_FAULT_HAS_CFSR : 0u) |
+                                      (c->has_hfsr ? SPOOR_FAULT_HAS_HFSR : 0u) |
+                                      (c->has_mmfar ? SPOOR_FAULT_HAS_MMFAR : 0u) |
+                                      (c->has_bfar ? SPOOR_FAULT_HAS_BFAR : 0u) |
+                                      (c->has_sfsr ? SPOOR_FAULT_HAS_SFSR : 0u) |
+                                      (c->has_sfar ? SPOOR_FAULT_HAS_SFAR : 0u),
+                             .cfsr = c->cfsr,
+                             .hfsr = c->hfsr,
+                             .mmfar = c->mmfar,
+                             .bfar = c->bfar,
+                             .sfsr = c->sfsr,
+                             .sfar = c->sfar};
+    spoor_fault_decode(&st, c->exception, c->pc, f);
+}
+
 static void test_invstate_bad_function_pointer(void **state)
 {
     (void)state;
-    spoor_fault_regs r = {
+    fault_case r = {
         .has_cfsr = true, .has_hfsr = true, .cfsr = 1u << 17, .exception = 6, .pc = 0xbf00de4c};
     spoor_fault_info f;
-    spoor_fault_decode(&r, &f);
+    decode(&r, &f);
     assert_string_equal(f.type, "UsageFault");
     assert_int_equal(f.nbits, 1);
     assert_string_equal(f.bits[0].name, "INVSTATE");
@@ -31,34 +56,34 @@ static void test_invstate_bad_function_pointer(void **state)
 static void test_precise_bus_fault_uses_bfar_only_when_valid(void **state)
 {
     (void)state;
-    spoor_fault_regs r = {.has_cfsr = true,
-                          .has_bfar = true,
-                          .cfsr = (1u << 9) | (1u << 15),
-                          .bfar = 0x60000000,
-                          .exception = 5};
+    fault_case r = {.has_cfsr = true,
+                    .has_bfar = true,
+                    .cfsr = (1u << 9) | (1u << 15),
+                    .bfar = 0x60000000,
+                    .exception = 5};
     spoor_fault_info f;
-    spoor_fault_decode(&r, &f);
+    decode(&r, &f);
     assert_string_equal(f.type, "BusFault");
     assert_string_equal(f.bits[0].name, "PRECISERR");
     assert_true(f.has_address);
     assert_string_equal(f.address_from, "BFAR");
     assert_int_equal(f.address, 0x60000000);
     r.cfsr = 1u << 9; /* BFARVALID clear: the address register means nothing */
-    spoor_fault_decode(&r, &f);
+    decode(&r, &f);
     assert_false(f.has_address);
 }
 
 static void test_escalated_and_multiple_bits(void **state)
 {
     (void)state;
-    spoor_fault_regs r = {.has_cfsr = true,
-                          .has_hfsr = true,
-                          .cfsr = (1u << 25) | (1u << 12),
-                          .hfsr = 1u << 30,
-                          .exception = 3,
-                          .pc = 0x100};
+    fault_case r = {.has_cfsr = true,
+                    .has_hfsr = true,
+                    .cfsr = (1u << 25) | (1u << 12),
+                    .hfsr = 1u << 30,
+                    .exception = 3,
+                    .pc = 0x100};
     spoor_fault_info f;
-    spoor_fault_decode(&r, &f);
+    decode(&r, &f);
     assert_true(f.escalated);
     assert_string_equal(f.type, "BusFault"); /* BFSR bits are listed before UFSR bits */
     assert_int_equal(f.nbits, 3);            /* STKERR, DIVBYZERO, FORCED */
@@ -74,16 +99,16 @@ static void test_escalated_and_multiple_bits(void **state)
 static void test_v8m_stack_overflow_and_secure(void **state)
 {
     (void)state;
-    spoor_fault_regs r = {.has_cfsr = true, .cfsr = 1u << 20, .exception = 6};
+    fault_case r = {.has_cfsr = true, .cfsr = 1u << 20, .exception = 6};
     spoor_fault_info f;
-    spoor_fault_decode(&r, &f);
+    decode(&r, &f);
     assert_string_equal(f.bits[0].name, "STKOF");
-    spoor_fault_regs s = {.has_sfsr = true,
-                          .has_sfar = true,
-                          .sfsr = (1u << 3) | (1u << 6),
-                          .sfar = 0x30000000,
-                          .exception = 7};
-    spoor_fault_decode(&s, &f);
+    fault_case s = {.has_sfsr = true,
+                    .has_sfar = true,
+                    .sfsr = (1u << 3) | (1u << 6),
+                    .sfar = 0x30000000,
+                    .exception = 7};
+    decode(&s, &f);
     assert_string_equal(f.type, "SecureFault");
     assert_string_equal(f.bits[0].name, "AUVIOL");
     assert_int_equal(f.address, 0x30000000);
@@ -92,13 +117,13 @@ static void test_v8m_stack_overflow_and_secure(void **state)
 static void test_armv6m_has_no_status_registers(void **state)
 {
     (void)state;
-    spoor_fault_regs r = {.exception = 3, .pc = 0xbf00de4c};
+    fault_case r = {.exception = 3, .pc = 0xbf00de4c};
     spoor_fault_info f;
-    spoor_fault_decode(&r, &f);
+    decode(&r, &f);
     assert_string_equal(f.type, "HardFault");
     assert_int_equal(f.nbits, 0);
     r.exception = -1;
-    spoor_fault_decode(&r, &f);
+    decode(&r, &f);
     assert_string_equal(f.type, "fault");
 }
 

@@ -90,8 +90,12 @@ static void test_handler(void **state)
 {
     (void)state;
     spoor_rsp_target t = {.signal = 11, .read = read_mem};
-    for (int i = 0; i < 17; i++)
-        t.regs[i] = 0x01020300u + (uint32_t)i;
+    for (int i = 0; i < 16; i++)
+        t.regs.r[i] = 0x01020300u + (uint32_t)i;
+    {
+        int i = 16;
+        t.regs.xpsr = 0x01020300u + (uint32_t)i;
+    }
     static char reply[SPOOR_RSP_MAX_PACKET + 1];
     bool detach;
     spoor_rsp_handle(&t, "?", reply, sizeof reply, &detach);

@@ -39,9 +39,9 @@ static void full_register_set(void **state)
     assert_int_equal(d.regs.r[0], 0);
     assert_int_equal(d.regs.r[7], 0x20001fe8u);
     assert_int_equal(d.regs.r[11], 0xBu);
-    assert_int_equal(d.regs.sp, 0x20001fe0u);
-    assert_int_equal(d.regs.lr, 0xfffffff9u);
-    assert_int_equal(d.regs.pc, 0x1a4u);
+    assert_int_equal(d.regs.r[13], 0x20001fe0u);
+    assert_int_equal(d.regs.r[14], 0xfffffff9u);
+    assert_int_equal(d.regs.r[15], 0x1a4u);
     assert_int_equal(d.regs.xpsr, 0x61000003u);
     assert_int_equal(d.regs.exc_return, 0xFFFFFFF9u);
     assert_true(d.has_fault);
@@ -60,9 +60,9 @@ static void numbers_null_aliases_and_fp(void **state)
     assert_true(parse("{\"pc\": 4096, \"lr\": null, \"r13\": \"20000000\", \"s3\": \"0x3f800000\","
                       " \"fpscr\": \"0\", \"msplim\": \"0x20000000\"}",
                       &d));
-    assert_int_equal(d.regs.pc, 4096);
-    assert_int_equal(d.regs.lr, 0xFFFFFFFFu); /* null: unknown */
-    assert_int_equal(d.regs.sp, 0x20000000u);
+    assert_int_equal(d.regs.r[15], 4096);
+    assert_int_equal(d.regs.r[14], 0xFFFFFFFFu); /* null: unknown */
+    assert_int_equal(d.regs.r[13], 0x20000000u);
     assert_int_equal(d.regs.s[3], 0x3f800000u);
     assert_int_equal(d.regs.flags, SPOOR_REGS_FP_VALID | SPOOR_REGS_HAS_LIMITS);
     assert_false(d.has_fault);
@@ -132,7 +132,7 @@ static void raw_inputs_make_a_dump(void **state)
     spoor_dump *d = spoor_dump_from_raw(regs_path, mems, 2);
     if (!d)
         fail_msg("%s", spoor_last_error());
-    assert_int_equal(d->regs.sp, 0x20000010u);
+    assert_int_equal(d->regs.r[13], 0x20000010u);
     assert_int_equal(d->region_count, 2);
     uint8_t buf[48];
     assert_true(spoor_dump_read(d, 0x20000000u, buf, 48));

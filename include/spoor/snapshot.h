@@ -1,0 +1,58 @@
+/* A stopped target as spoor sees it: registers, fault status and a view of its memory, from
+ * one of the inputs every command that reads target memory takes:
+ *   - a crash dump written by the target library (DUMP),
+ *   - raw debugger output: --regs regs.json and --mem ADDR:FILE images,
+ *   - a live target behind a GDB server (--gdb HOST:PORT), with --mem images on top if given.
+ * The memory view stacks, first match wins: the dump's regions or the live target, then the
+ * images, then the ELF's read-only sections. */
+#ifndef SPOOR_SNAPSHOT_H
+#define SPOOR_SNAPSHOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "spoor/dump.h"
+#include "spoor/elf.h"
+#include "spoor/gdb_remote.h"
+#include "spoor/memory.h"
+#include "spoor/regs.h"
+
+typedef struct spoor_snapshot_source {
+    const char *dump_path; /* a crash dump, or NULL */
+    const char *regs_path; /* regs.json, or NULL */
+    const char *gdb;       /* "HOST:PORT" of a GDB server, or NULL */
+    const spoor_raw_memory *mems;
+    size_t nmems;
+    unsigned gdb_timeout_ms; /* 0: 5000 */
+} spoor_snapshot_source;
+
+typedef struct spoor_snapshot {
+    spoor_regs regs;
+    spoor_fault_status fault; /* valid == 0: no fault status known */
+    /* Where the fault status came from: "dump", "registers file", "memory (System Control
+     * Space)", "live target (System Control Space)", or NULL when none. */
+    const char *fault_from;
+    /* The exception the fault handler ran for (3 HardFault .. 7 SecureFault), from the dump's
+     * reason or the IPSR of a state taken inside a fault handler; -1 unknown. */
+    int exception;
+    spoor_dump *dump; /* the crash dump, or the dump assembled from --regs/--mem; NULL live */
+    spoor_gdb *gdb;   /* the live connection, or NULL */
+    spoor_mem *mem;
+    /* Register groups the input did not give, e.g. "msp/psp/control" ("" when none). */
+    char missing[64];
+    const char *input; /* names the input for messages: the DUMP path, the regs path, HOST:PORT */
+} spoor_snapshot;
+
+/* Opens the input (exactly one of dump_path, regs_path/mems, gdb; --mem may be added to gdb).
+ * NULL with the error set (spoor_last_error): "give either a DUMP, --regs/--mem or --gdb",
+ * "FILE: no registers in the dump", and the errors of the readers. elf (borrowed) supplies
+ * the read-only memory layer. */
+spoor_snapshot *spoor_snapshot_open(const spoor_snapshot_source *src, const spoor_elf *elf);
+void spoor_snapshot_close(spoor_snapshot *s);
+
+/* The signal a GDB stop reply reports for this state: 11 (SIGSEGV) for a fault, 5 (SIGTRAP)
+ * otherwise. */
+int spoor_snapshot_signal(const spoor_snapshot *s);
+
+#endif

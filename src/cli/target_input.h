@@ -1,0 +1,40 @@
+/* The target input every command that reads target memory takes, parsed the same way:
+ * a DUMP argument, or --regs FILE and --mem ADDR:FILE (repeatable), or --gdb HOST:PORT (with
+ * --mem images on top if given). */
+#ifndef SPOOR_TARGET_INPUT_H
+#define SPOOR_TARGET_INPUT_H
+
+#include "spoor/snapshot.h"
+
+#define TARGET_INPUT_MAX_MEMS 64
+enum { TARGET_OPT_REGS = 256, TARGET_OPT_MEM, TARGET_OPT_GDB };
+
+#define TARGET_INPUT_LONG_OPTIONS                                                                  \
+    {"regs", required_argument, 0, TARGET_OPT_REGS},                                               \
+        {"mem", required_argument, 0, TARGET_OPT_MEM},                                             \
+    {                                                                                              \
+        "gdb", required_argument, 0, TARGET_OPT_GDB                                                \
+    }
+
+#define TARGET_INPUT_HELP                                                                          \
+    "      --regs FILE    registers as a debugger saw them (JSON object of hex strings:\n"         \
+    "                     r0..r12, sp, lr, pc, xpsr, msp, psp, control, exc_return, cfsr, ...)\n"  \
+    "      --mem ADDR:FILE  raw memory contents at ADDR (repeatable), e.g. a RAM dump\n"           \
+    "      --gdb HOST:PORT  a live target halted behind a GDB server (OpenOCD :3333, pyOCD,\n"     \
+    "                     J-Link GDB server, QEMU -gdb): registers and memory read over the\n"     \
+    "                     remote protocol\n"
+
+typedef struct target_input {
+    spoor_snapshot_source src;
+    spoor_raw_memory mems[TARGET_INPUT_MAX_MEMS];
+} target_input;
+
+/* Takes a TARGET_OPT_* option; returns 0, or the exit status after printing the error. */
+int target_input_option(const char *cmd, target_input *in, int opt, const char *arg);
+
+/* Opens the snapshot from the options and the positional arguments (args, nargs: at most one
+ * DUMP). NULL after printing a one-line error. */
+spoor_snapshot *target_input_open(const char *cmd, target_input *in, char **args, int nargs,
+                                  const spoor_elf *elf);
+
+#endif

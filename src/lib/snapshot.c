@@ -1,0 +1,166 @@
+/* Opening a stopped target from a dump, raw debugger output or a live GDB server: registers,
+ * fault status and the layered memory view (spoor/snapshot.h). */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "spoor/error.h"
+#include "spoor/fault.h"
+#include "spoor/gdb_rsp.h"
+#include "spoor/snapshot.h"
+
+#define DEFAULT_GDB_TIMEOUT_MS 5000u
+
+static bool fail_arg(const char *msg)
+{
+    spoor_set_error(SPOOR_ERR_ARGUMENT, "%s", msg);
+    return false;
+}
+
+static bool check_source(const spoor_snapshot_source *src)
+{
+    bool raw = src->regs_path || src->nmems;
+    if (src->gdb && (src->dump_path || src->regs_path))
+        return fail_arg("give either a DUMP, --regs/--mem or --gdb HOST:PORT, not several");
+    if (src->dump_path && raw)
+        return fail_arg("give either a DUMP or --regs/--mem, not both");
+    if (!src->gdb && !src->dump_path && !raw)
+        return fail_arg("no DUMP given (or --regs/--mem, or --gdb HOST:PORT)");
+    return true;
+}
+
+/* Adds the --mem images; two images that claim the same bytes are refused (which one is
+ * right?). */
+static bool add_images(spoor_snapshot *s, const spoor_snapshot_source *src)
+{
+    for (size_t i = 0; i < src->nmems; i++) {
+        const spoor_raw_memory *a = &src->mems[i];
+        struct stat st;
+        if (stat(a->path, &st) == 0) {
+            uint64_t a_end = (uint64_t)a->address + (uint64_t)st.st_size;
+            for (size_t j = 0; j < i; j++) {
+                const spoor_raw_memory *b = &src->mems[j];
+                struct stat bt;
+                if (stat(b->path, &bt) != 0)
+                    continue;
+                uint64_t b_end = (uint64_t)b->address + (uint64_t)bt.st_size;
+                if (a->address < b_end && b->address < a_end && st.st_size && bt.st_size) {
+                    spoor_set_error(SPOOR_ERR_ARGUMENT,
+                                    "--mem %s (0x%08" PRIx32 "+%lld) and --mem %s (0x%08" PRIx32
+                                    "+%lld) overlap",
+                                    b->path, b->address, (long long)bt.st_size, a->path, a->address,
+                                    (long long)st.st_size);
+                    return false;
+                }
+            }
+        }
+        if (!spoor_mem_add_file(s->mem, a->address, a->path))
+            return false;
+    }
+    return true;
+}
+
+/* A fault handler's own state: IPSR names the fault exception (3..7). */
+static int fault_exception_of(const spoor_regs *r)
+{
+    unsigned ipsr = r->xpsr & 0x1FFu;
+    return ipsr >= 3 && ipsr <= 7 ? (int)ipsr : -1;
+}
+
+static bool open_dump(spoor_snapshot *s, const spoor_snapshot_source *src)
+{
+    bool raw = src->regs_path || src->nmems;
+    s->input = raw ? (src->regs_path ? src->regs_path : "--mem") : src->dump_path;
+    /* --mem images of a raw snapshot become the memory layer below; the dump holds only the
+     * registers then. */
+    s->dump = raw ? spoor_dump_from_raw(src->regs_path, NULL, 0) : spoor_dump_load(src->dump_path);
+    if (!s->dump)
+        return false;
+    if (!s->dump->has_registers) {
+        spoor_set_error(SPOOR_ERR_UNAVAILABLE, "%s: no registers in the %s", s->input,
+                        raw ? "input (give --regs)" : "dump");
+        return false;
+    }
+    s->regs = s->dump->regs;
+    if (s->dump->has_fault) {
+        s->fault = s->dump->fault;
+        s->fault_from = raw ? "registers file" : "dump";
+    }
+    if (s->dump->has_reason && s->dump->reason == SPOOR_REASON_FAULT)
+        s->exception = (int)s->dump->reason_code;
+    if (!spoor_mem_add_dump(s->mem, s->dump))
+        return false;
+    return true;
+}
+
+static bool open_gdb(spoor_snapshot *s, const spoor_snapshot_source *src)
+{
+    s->input = src->gdb;
+    s->gdb = spoor_gdb_connect(src->gdb,
+                               src->gdb_timeout_ms ? src->gdb_timeout_ms : DEFAULT_GDB_TIMEOUT_MS);
+    if (!s->gdb)
+        return false;
+    if (!spoor_gdb_read_registers(s->gdb, &s->regs, s->missing, sizeof s->missing))
+        return false;
+    return spoor_mem_add_gdb(s->mem, s->gdb);
+}
+
+spoor_snapshot *spoor_snapshot_open(const spoor_snapshot_source *src, const spoor_elf *elf)
+{
+    if (!check_source(src))
+        return NULL;
+    spoor_snapshot *s = calloc(1, sizeof *s);
+    if (!s || !(s->mem = spoor_mem_new())) {
+        free(s);
+        spoor_set_error(SPOOR_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    s->exception = -1;
+    bool ok = src->gdb ? open_gdb(s, src) : open_dump(s, src);
+    if (ok)
+        ok = add_images(s, src) && (!elf || spoor_mem_add_elf(s->mem, elf));
+    if (!ok) {
+        spoor_snapshot_close(s);
+        return NULL;
+    }
+    if (s->exception < 0)
+        s->exception = fault_exception_of(&s->regs);
+    /* No fault registers in the input: a debugger snapshot that covers the System Control
+     * Space (or a live target) still has them. Only trust memory that is the target's, not
+     * the ELF's. */
+    if (!s->fault.valid && spoor_fault_status_read(spoor_mem_reader, s->mem, &s->fault))
+        s->fault_from =
+            s->gdb ? "live target (System Control Space)" : "memory (System Control Space)";
+    return s;
+}
+
+void spoor_snapshot_close(spoor_snapshot *s)
+{
+    if (!s)
+        return;
+    spoor_mem_free(s->mem);
+    spoor_gdb_close(s->gdb);
+    spoor_dump_free(s->dump);
+    free(s);
+}
+
+int spoor_snapshot_signal(const spoor_snapshot *s)
+{
+    if (s->dump && s->dump->has_reason)
+        return s->dump->reason == SPOOR_REASON_FAULT ? 11 : 5;
+    if (s->gdb)
+        return spoor_gdb_stop_signal(s->gdb);
+    return 11;
+}
+
+void spoor_rsp_target_from_snapshot(spoor_rsp_target *t, const spoor_snapshot *s, bool hard_float)
+{
+    memset(t, 0, sizeof *t);
+    t->regs = s->regs;
+    t->fp = hard_float || (s->regs.have & SPOOR_HAVE_FP) ||
+            (s->regs.flags & (SPOOR_REGS_FP_FRAME | SPOOR_REGS_FP_VALID));
+    t->signal = spoor_snapshot_signal(s);
+    t->read = spoor_mem_reader;
+    t->ctx = s->mem;
+}
