@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "spoor/error.h"
+#include "spoor/number.h"
 
 #define SPOOR_EXIT_OK 0
 #define SPOOR_EXIT_FAIL 1
@@ -28,9 +29,10 @@ int cli_bad_option(const char *cmd, char **argv);
  * not a 32-bit ARM ELF, ...). */
 struct spoor_elf *cli_open_elf(const char *cmd, const char *path);
 
-/* Parses a number (0x hex or decimal) into 32 bits; false when it is not one. */
-bool cli_parse_u32(const char *s, uint32_t *out);
-/* The same for the n bytes at s (no terminator needed). */
-bool cli_parse_u32n(const char *s, size_t n, uint32_t *out);
+/* A command-line number (0x hex or decimal, spoor/number.h) into 32 bits. */
+static inline bool cli_parse_u32(const char *s, uint32_t *out)
+{
+    return spoor_parse_u32z(s, SPOOR_NUM_AUTO, out);
+}
 
 #endif

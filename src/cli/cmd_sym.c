@@ -161,7 +161,7 @@ static void symbolize_address(struct sym_ctx *c, uint32_t addr)
 static void symbolize_token(struct sym_ctx *c, const char *tok, size_t len)
 {
     uint32_t addr;
-    if (!cli_parse_u32n(tok, len, &addr)) {
+    if (!spoor_parse_u32(tok, len, SPOOR_NUM_AUTO, &addr)) {
         ob_flush(&c->out);
         cli_error("sym", "not an address: '%.*s'", (int)(len > 64 ? 64 : len), tok);
         c->bad++;
@@ -170,23 +170,17 @@ static void symbolize_token(struct sym_ctx *c, const char *tok, size_t len)
     symbolize_address(c, addr);
 }
 
-/* A byte's value as a hex digit plus one; 0 for any other byte. */
-static const unsigned char hex_digit[256] = {
-    ['0'] = 1,  ['1'] = 2,  ['2'] = 3,  ['3'] = 4,  ['4'] = 5,  ['5'] = 6,  ['6'] = 7,  ['7'] = 8,
-    ['8'] = 9,  ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
-    ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16};
-
 /* The common token, 0x or 0X and 1 to 8 hex digits, parsed at s; *end is set to the first byte
- * after the digits. False for anything else (cli_parse_u32n decides those). */
+ * after the digits. False for anything else (spoor_parse_u32 decides those). */
 static bool parse_short_hex(const char *s, uint32_t *addr, const char **end)
 {
     if (s[0] != '0' || (s[1] | 0x20) != 'x')
         return false;
     const unsigned char *p = (const unsigned char *)s + 2, *digits = p, *limit = p + 8;
     uint32_t v = 0;
-    unsigned d;
-    while (p < limit && (d = hex_digit[*p]) != 0) {
-        v = v << 4 | (d - 1);
+    int d;
+    while (p < limit && (d = spoor_hex_digit(*p)) >= 0) {
+        v = v << 4 | (uint32_t)d;
         p++;
     }
     *addr = v;

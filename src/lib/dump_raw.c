@@ -7,21 +7,17 @@
 
 #include "spoor/dump.h"
 #include "spoor/error.h"
+#include "spoor/number.h"
 
 #include "dump_internal.h"
 
 bool spoor_raw_memory_parse(const char *arg, spoor_raw_memory *out)
 {
     const char *colon = arg ? strchr(arg, ':') : NULL;
-    if (colon && colon != arg && colon[1] != '\0') {
-        char *end;
-        errno = 0;
-        unsigned long long v = strtoull(arg, &end, 0);
-        if (errno == 0 && end == colon && v <= 0xFFFFFFFFull && arg[0] != '-' && arg[0] != '+') {
-            out->address = (uint32_t)v;
-            out->path = colon + 1;
-            return true;
-        }
+    if (colon && colon != arg && colon[1] != '\0' &&
+        spoor_parse_u32(arg, (size_t)(colon - arg), SPOOR_NUM_AUTO, &out->address)) {
+        out->path = colon + 1;
+        return true;
     }
     spoor_set_error(SPOOR_ERR_ARGUMENT, "--mem: expected ADDR:FILE, got '%s'", arg ? arg : "");
     return false;

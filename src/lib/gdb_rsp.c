@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "spoor/gdb_rsp.h"
+#include "spoor/number.h"
 
 enum { WAIT_START, IN_PACKET, IN_ESCAPE, CHECKSUM1, CHECKSUM2 };
 
@@ -15,13 +16,7 @@ void spoor_rsp_init(spoor_rsp_parser *p)
 
 static int hexval(uint8_t c)
 {
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
+    return spoor_hex_digit(c);
 }
 
 static void put(spoor_rsp_parser *p, char c)
@@ -213,15 +208,20 @@ static size_t reply_str(char *reply, size_t cap, const char *s)
     return n;
 }
 
+/* "A,B" (hex fields, as the protocol writes them) into *a and *b; false for anything else. */
+static bool two_fields(const char *args, uint32_t *a, uint32_t *b)
+{
+    const char *comma = strchr(args, ',');
+    return comma && spoor_parse_u32(args, (size_t)(comma - args), SPOOR_NUM_HEX_BARE, a) &&
+           spoor_parse_u32z(comma + 1, SPOOR_NUM_HEX_BARE, b);
+}
+
 static size_t read_memory(const spoor_rsp_target *t, const char *args, char *reply, size_t cap)
 {
-    char *end;
-    unsigned long addr = strtoul(args, &end, 16), len;
-    if (*end != ',')
+    uint32_t addr32, len32;
+    if (!two_fields(args, &addr32, &len32))
         return reply_str(reply, cap, "E01");
-    len = strtoul(end + 1, &end, 16);
-    if (*end || addr > 0xffffffffUL)
-        return reply_str(reply, cap, "E01");
+    unsigned long addr = addr32, len = len32;
     if (len > (cap - 1) / 2)
         len = (cap - 1) / 2;
     size_t n = 0;
@@ -246,11 +246,9 @@ static size_t xfer_features(const spoor_rsp_target *t, const char *args, char *r
     const char *colon = strchr(args, ':');
     if (!colon || strncmp(args, "target.xml:", 11) != 0)
         return reply_str(reply, cap, "E00");
-    char *end;
-    unsigned long off = strtoul(colon + 1, &end, 16);
-    if (*end != ',')
+    uint32_t off, len;
+    if (!two_fields(colon + 1, &off, &len))
         return reply_str(reply, cap, "E00");
-    unsigned long len = strtoul(end + 1, NULL, 16);
     if (off >= total)
         return reply_str(reply, cap, "l");
     size_t n = total - off;
@@ -283,7 +281,9 @@ size_t spoor_rsp_handle(const spoor_rsp_target *t, const char *pkt, char *reply,
         return n;
     }
     case 'p': {
-        size_t n = hex_register(t, strtoul(pkt + 1, NULL, 16), reply);
+        uint32_t reg;
+        size_t n =
+            spoor_parse_u32z(pkt + 1, SPOOR_NUM_HEX_BARE, &reg) ? hex_register(t, reg, reply) : 0;
         if (!n)
             return reply_str(reply, cap, "E01");
         reply[n] = 0;

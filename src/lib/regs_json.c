@@ -9,6 +9,7 @@
 
 #include "spoor/dump.h"
 #include "spoor/error.h"
+#include "spoor/number.h"
 
 typedef struct json_cursor {
     const char *p, *end;
@@ -129,32 +130,6 @@ static bool find_slot(spoor_dump *d, const char *name, reg_slot *slot)
     return false;
 }
 
-/* "0x1234abcd" or "1234abcd" (hex), at most 32 bits. */
-static bool parse_hex(const char *s, uint32_t *out)
-{
-    if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
-        s += 2;
-    if (!*s)
-        return false;
-    uint64_t v = 0;
-    for (; *s; s++) {
-        int digit;
-        if (*s >= '0' && *s <= '9')
-            digit = *s - '0';
-        else if (*s >= 'a' && *s <= 'f')
-            digit = *s - 'a' + 10;
-        else if (*s >= 'A' && *s <= 'F')
-            digit = *s - 'A' + 10;
-        else
-            return false;
-        v = v * 16 + (uint64_t)digit;
-        if (v > 0xFFFFFFFFull)
-            return false;
-    }
-    *out = (uint32_t)v;
-    return true;
-}
-
 /* A value: a hex string, a non-negative JSON integer, or null (*known = false). */
 static bool read_value(json_cursor *c, const char *key, uint32_t *out, bool *known)
 {
@@ -164,7 +139,7 @@ static bool read_value(json_cursor *c, const char *key, uint32_t *out, bool *kno
     if (c->p < c->end && *c->p == '"') {
         if (!read_string(c, text, sizeof text))
             return false;
-        if (!parse_hex(text, out)) {
+        if (!spoor_parse_u32z(text, SPOOR_NUM_HEX, out)) {
             snprintf(msg, sizeof msg, "value of \"%s\" is not a 32-bit hex number: \"%s\"", key,
                      text);
             return fail(c, msg);
