@@ -102,6 +102,10 @@ static const char *reason_text(const struct crash *c, char *buf, size_t len)
                  spoor_snapshot_signal(c->snap));
         return buf;
     }
+    if (!d->has_reason && c->snap->fault.valid && c->snap->fault_from &&
+        !strncmp(c->snap->fault_from, "memory", 6))
+        return "none recorded (a debugger snapshot; fault status from its System Control Space "
+               "page)";
     if (!d->has_reason)
         return c->snap->fault.valid
                    ? "unknown (no reason record)"
@@ -263,12 +267,17 @@ static void print_json(struct crash *c)
     json_hex32(&j, "lr", r->r[14]);
     json_hex32(&j, "pc", r->r[15]);
     json_hex32(&j, "xpsr", r->xpsr);
-    if (r->have & SPOOR_HAVE_BANKED_SP) {
-        json_hex32(&j, "msp", r->msp);
-        json_hex32(&j, "psp", r->psp);
-        json_hex32(&j, "control", r->control);
+    static const char *const banked[] = {"msp", "psp", "control"};
+    const uint32_t banked_values[] = {r->msp, r->psp, r->control};
+    for (int i = 0; i < 3; i++) /* unknown: null, never omitted */
+        if (r->have & SPOOR_HAVE_BANKED_SP)
+            json_hex32(&j, banked[i], banked_values[i]);
+        else
+            json_null(&j, banked[i]);
+    if (r->have & (SPOOR_HAVE_EXC_RETURN | SPOOR_HAVE_BANKED_SP))
         json_hex32(&j, "exc_return", r->exc_return);
-    }
+    else
+        json_null(&j, "exc_return");
     static const char *const lower[] = {"cfsr", "hfsr", "dfsr", "mmfar",
                                         "bfar", "afsr", "sfsr", "sfar"};
     for (int i = 0; i < 8; i++)

@@ -197,5 +197,9 @@ bool spoor_fault_status_read(spoor_read_fn read, void *ctx, spoor_fault_status *
         memcpy((char *)out + regs[i].field, &v, sizeof v);
         out->valid |= regs[i].bit;
     }
+    /* SFSR and SFAR exist on ARMv8-M with the Security Extension only; elsewhere the words
+     * are reserved (read as zero). A zero SFSR says nothing either way: leave both out. */
+    if (!out->sfsr)
+        out->valid &= ~(uint32_t)(SPOOR_FAULT_HAS_SFSR | SPOOR_FAULT_HAS_SFAR);
     return out->valid != 0;
 }
