@@ -88,14 +88,15 @@ spoor_dump *spoor_dump_from_raw(const char *regs_path, const spoor_raw_memory *m
 
 /* Parses the flat regs.json format: one JSON object whose keys are register names (r0..r12,
  * sp, lr, pc, xpsr, msp, psp, control, exc_return, msplim, psplim, s0..s15, fpscr, cfsr, hfsr,
- * dfsr, mmfar, bfar, afsr, sfsr, sfar; case-insensitive) and whose values are hex strings
- * ("0x20001ff0"; a JSON number is accepted too, null means unknown). Unknown keys are an
- * error. The registers are the CPU's as the debugger saw them (possibly inside a handler).
- * Sets has_registers (when any core register is present) and has_fault (when any fault
- * register is), the matching SPOOR_FAULT_HAS_* bits, SPOOR_REGS_FP_VALID when s0..s15/fpscr
- * are given and SPOOR_REGS_HAS_LIMITS when msplim/psplim are. Registers not given are 0
- * (lr 0xFFFFFFFF). Errors: "regs.json: line N: ...". */
-bool spoor_regs_json_parse(const char *text, size_t len, spoor_dump *dump);
+ * dfsr, mmfar, bfar, afsr, sfsr, sfar; case-insensitive) and whose values are hex strings with
+ * 0x ("0x20001ff0"), decimal JSON numbers, or null (unknown). "pc" and "sp" are required and
+ * not null when any core register is given; a register named twice (also as "r15" and "pc")
+ * is an error, as are unknown keys. The registers are the CPU's as the debugger saw them
+ * (possibly inside a handler). Sets has_registers (when any core register is present) and
+ * has_fault (when any fault register is), the matching SPOOR_FAULT_HAS_* bits and the
+ * SPOOR_HAVE_* groups given. Registers not given are 0 (lr 0xFFFFFFFF). Errors name the file:
+ * "NAME: line N: ..." (name NULL: "regs.json"). */
+bool spoor_regs_json_parse(const char *text, size_t len, const char *name, spoor_dump *dump);
 
 /* Copies [addr, addr+len) from the dump's memory regions into buf; false (buf unspecified)
  * unless every byte is in some region. Regions next to each other may be crossed. */

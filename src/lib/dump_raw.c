@@ -49,7 +49,7 @@ spoor_dump *spoor_dump_from_raw(const char *regs_path, const spoor_raw_memory *m
         size_t size;
         if (!spoor_dump_read_file(regs_path, &text, &size))
             goto fail;
-        bool ok = spoor_regs_json_parse((const char *)text, size, d);
+        bool ok = spoor_regs_json_parse((const char *)text, size, regs_path, d);
         free(text);
         if (!ok)
             goto fail;

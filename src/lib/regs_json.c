@@ -14,6 +14,7 @@
 typedef struct json_cursor {
     const char *p, *end;
     unsigned line;
+    const char *name; /* the file, for messages */
 } json_cursor;
 
 typedef enum reg_group {
@@ -33,7 +34,7 @@ typedef struct reg_slot {
 
 static bool fail(const json_cursor *c, const char *what)
 {
-    spoor_set_error(SPOOR_ERR_FORMAT, "regs.json: line %u: %s", c->line, what);
+    spoor_set_error(SPOOR_ERR_FORMAT, "%s: line %u: %s", c->name, c->line, what);
     return false;
 }
 
@@ -139,6 +140,14 @@ static bool read_value(json_cursor *c, const char *key, uint32_t *out, bool *kno
     if (c->p < c->end && *c->p == '"') {
         if (!read_string(c, text, sizeof text))
             return false;
+        /* only the documented form: "0x" and hex digits ("304" would be read as 0x304 by a
+         * hex reader and as 304 by a human) */
+        if (!(text[0] == '0' && (text[1] == 'x' || text[1] == 'X'))) {
+            snprintf(msg, sizeof msg,
+                     "value of \"%s\" must be a hex string starting with 0x, got \"%s\"", key,
+                     text);
+            return fail(c, msg);
+        }
         if (!spoor_parse_u32z(text, SPOOR_NUM_HEX, out)) {
             snprintf(msg, sizeof msg, "value of \"%s\" is not a 32-bit hex number: \"%s\"", key,
                      text);
@@ -164,9 +173,19 @@ static bool read_value(json_cursor *c, const char *key, uint32_t *out, bool *kno
     return true;
 }
 
-bool spoor_regs_json_parse(const char *text, size_t len, spoor_dump *d)
+static bool seen_slot(uint32_t *const *seen, size_t n, const uint32_t *slot)
 {
-    json_cursor c = {text, text + len, 1};
+    for (size_t i = 0; i < n; i++)
+        if (seen[i] == slot)
+            return true;
+    return false;
+}
+
+bool spoor_regs_json_parse(const char *text, size_t len, const char *name, spoor_dump *d)
+{
+    json_cursor c = {text, text + len, 1, name ? name : "regs.json"};
+    uint32_t *seen[64];
+    size_t nseen = 0;
     memset(&d->regs, 0, sizeof d->regs);
     memset(&d->fault, 0, sizeof d->fault);
     d->regs.r[14] = 0xFFFFFFFFu;
@@ -188,12 +207,23 @@ bool spoor_regs_json_parse(const char *text, size_t len, spoor_dump *d)
                 snprintf(msg, sizeof msg, "unknown register \"%s\"", key);
                 return fail(&c, msg);
             }
+            for (size_t i = 0; i < nseen; i++)
+                if (seen[i] == slot.value) {
+                    snprintf(msg, sizeof msg, "register \"%s\" given twice", key);
+                    return fail(&c, msg);
+                }
+            if (nseen < sizeof seen / sizeof *seen)
+                seen[nseen++] = slot.value;
             if (!expect(&c, ':'))
                 return false;
             uint32_t value = 0;
             bool known;
             if (!read_value(&c, key, &value, &known))
                 return false;
+            if (!known && (slot.value == &d->regs.r[13] || slot.value == &d->regs.r[15])) {
+                snprintf(msg, sizeof msg, "\"%s\" is required and cannot be null", key);
+                return fail(&c, msg);
+            }
             if (known) {
                 *slot.value = value;
                 switch (slot.group) {
@@ -233,6 +263,11 @@ bool spoor_regs_json_parse(const char *text, size_t len, spoor_dump *d)
     skip_space(&c);
     if (c.p != c.end)
         return fail(&c, "unexpected text after the object");
+    if (any_core &&
+        (!seen_slot(seen, nseen, &d->regs.r[13]) || !seen_slot(seen, nseen, &d->regs.r[15]))) {
+        spoor_set_error(SPOOR_ERR_FORMAT, "%s: \"pc\" and \"sp\" are required", c.name);
+        return false;
+    }
     d->has_registers = any_core;
     if (any_core)
         d->regs.have |= SPOOR_HAVE_CORE;

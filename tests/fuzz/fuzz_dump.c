@@ -47,6 +47,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     spoor_dump regs;
     memset(&regs, 0, sizeof regs);
-    spoor_regs_json_parse((const char *)data, size, &regs);
+    spoor_regs_json_parse((const char *)data, size, "fuzz.json", &regs);
     return 0;
 }

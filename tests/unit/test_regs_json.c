@@ -15,7 +15,7 @@
 static bool parse(const char *text, spoor_dump *d)
 {
     memset(d, 0, sizeof *d);
-    return spoor_regs_json_parse(text, strlen(text), d);
+    return spoor_regs_json_parse(text, strlen(text), "regs.json", d);
 }
 
 static void full_register_set(void **state)
@@ -57,9 +57,10 @@ static void numbers_null_aliases_and_fp(void **state)
 {
     (void)state;
     spoor_dump d;
-    assert_true(parse("{\"pc\": 4096, \"lr\": null, \"r13\": \"20000000\", \"s3\": \"0x3f800000\","
-                      " \"fpscr\": \"0\", \"msplim\": \"0x20000000\"}",
-                      &d));
+    assert_true(
+        parse("{\"pc\": 4096, \"lr\": null, \"r13\": \"0x20000000\", \"s3\": \"0x3f800000\","
+              " \"fpscr\": \"0x0\", \"msplim\": \"0x20000000\"}",
+              &d));
     assert_int_equal(d.regs.r[15], 4096);
     assert_int_equal(d.regs.r[14], 0xFFFFFFFFu); /* null: unknown */
     assert_int_equal(d.regs.r[13], 0x20000000u);
@@ -96,6 +97,23 @@ static void errors_name_the_problem(void **state)
     expect_error("{\"pc\": \"0x1\"} x", "regs.json: line 1: unexpected text after the object");
     expect_error("{\"pc", "regs.json: line 1: unterminated string");
     expect_error("", "regs.json: line 1: expected '{'");
+    /* hardening: the documented form only, pc and sp required, no key twice */
+    expect_error("{\"pc\": \"304\", \"sp\": \"0x20000000\"}",
+                 "regs.json: line 1: value of \"pc\" must be a hex string starting with 0x, got "
+                 "\"304\"");
+    expect_error("{\"pc\": \"0x100\"}", "regs.json: \"pc\" and \"sp\" are required");
+    expect_error("{\"sp\": \"0x20000000\", \"r0\": \"0x1\"}",
+                 "regs.json: \"pc\" and \"sp\" are required");
+    expect_error("{\"pc\": null, \"sp\": \"0x20000000\"}",
+                 "regs.json: line 1: \"pc\" is required and cannot be null");
+    expect_error("{\"pc\": \"0x1\", \"sp\": \"0x2\", \"PC\": \"0x3\"}",
+                 "regs.json: line 1: register \"PC\" given twice");
+    expect_error("{\"pc\": \"0x1\", \"sp\": \"0x2\", \"r15\": \"0x3\"}",
+                 "regs.json: line 1: register \"r15\" given twice");
+    spoor_dump d;
+    assert_false(spoor_regs_json_parse("{}x", 3, "snap/cpu.json", &d));
+    assert_string_equal(spoor_last_error(),
+                        "snap/cpu.json: line 1: unexpected text after the object");
 }
 
 static char *write_temp(const char *name, const void *bytes, size_t len)
