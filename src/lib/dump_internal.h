@@ -11,7 +11,12 @@
 /* Sorts dump->regions by address; false with "dump: memory regions ... overlap". */
 bool spoor_dump_check_regions(spoor_dump *dump);
 
-/* Reads a whole file into a malloc'd buffer; false with "PATH: cannot open: ..." etc. */
+/* The largest file read whole (a dump, an image, regs.json). */
+#define SPOOR_MAX_INPUT_FILE ((uint64_t)256 << 20)
+
+/* Reads a whole regular file into a malloc'd buffer, checking its size before reading; false
+ * with "PATH: cannot open: ...", "PATH: not a regular file" (FIFOs, devices: never blocks),
+ * "PATH: N bytes, larger than 256 MiB". */
 bool spoor_dump_read_file(const char *path, uint8_t **data, size_t *size);
 
 /* Decodes a REGISTERS payload (SPOOR_REGS_SIZE bytes). */

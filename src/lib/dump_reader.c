@@ -2,10 +2,13 @@
  * from the dump's regions. Raw debugger inputs (regs.json, memory files) are in
  * dump_raw.c / regs_json.c. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "spoor/crash.h"
 #include "spoor/dump.h"
@@ -350,40 +353,46 @@ spoor_dump *spoor_dump_parse(const void *bytes, size_t len)
 
 bool spoor_dump_read_file(const char *path, uint8_t **data, size_t *size)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    /* O_NONBLOCK: a FIFO given as a file must not block the open; it is refused below. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
         spoor_set_error(SPOOR_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
         return false;
     }
-    size_t cap = 4096, n = 0;
-    uint8_t *buf = malloc(cap);
-    while (buf) {
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (n < cap)
-            break;
-        if (cap >= ((size_t)256 << 20)) {
-            spoor_set_error(SPOOR_ERR_TOO_LARGE, "%s: larger than 256 MiB", path);
-            free(buf);
-            fclose(f);
-            return false;
-        }
-        uint8_t *bigger = realloc(buf, cap * 2);
-        if (!bigger) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = bigger;
-        cap *= 2;
-    }
-    bool failed = ferror(f) != 0;
-    fclose(f);
-    if (!buf || failed) {
-        spoor_set_error(SPOOR_ERR_NOMEM, "%s: cannot read%s", path, buf ? "" : ": out of memory");
-        free(buf);
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        spoor_set_error(SPOOR_ERR_IO, "%s: not a regular file", path);
+        close(fd);
         return false;
     }
+    if ((uint64_t)st.st_size > SPOOR_MAX_INPUT_FILE) {
+        spoor_set_error(SPOOR_ERR_TOO_LARGE, "%s: %lld bytes, larger than 256 MiB", path,
+                        (long long)st.st_size);
+        close(fd);
+        return false;
+    }
+    size_t cap = (size_t)st.st_size, n = 0;
+    uint8_t *buf = malloc(cap ? cap : 1);
+    if (!buf) {
+        spoor_set_error(SPOOR_ERR_NOMEM, "%s: out of memory", path);
+        close(fd);
+        return false;
+    }
+    while (n < cap) { /* a file that shrinks while read ends early; one that grows is cut */
+        ssize_t got = read(fd, buf + n, cap - n);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            spoor_set_error(SPOOR_ERR_IO, "%s: cannot read: %s", path, strerror(errno));
+            free(buf);
+            close(fd);
+            return false;
+        }
+        if (got == 0)
+            break;
+        n += (size_t)got;
+    }
+    close(fd);
     *data = buf;
     *size = n;
     return true;
