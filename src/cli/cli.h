@@ -26,7 +26,7 @@ int cli_error(const char *cmd, const char *fmt, ...) SPOOR_PRINTF(2, 3);
 int cli_bad_option(const char *cmd, char **argv);
 
 /* Opens the firmware ELF named by -e; NULL after a one-line error (none given, unreadable,
- * not a 32-bit ARM ELF, ...). */
+ * not a 32-bit ARM ELF, no symbols at all, ...). */
 struct spoor_elf *cli_open_elf(const char *cmd, const char *path);
 
 /* A command-line number (0x hex or decimal, spoor/number.h) into 32 bits. */

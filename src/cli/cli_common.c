@@ -30,7 +30,14 @@ spoor_elf *cli_open_elf(const char *cmd, const char *path)
         return NULL;
     }
     spoor_elf *elf = spoor_elf_open(path);
-    if (!elf)
+    if (!elf) {
         cli_error(cmd, "%s", spoor_last_error());
+        return NULL;
+    }
+    if (!spoor_elf_has_symbols(elf)) { /* every command names code: nothing to name it with */
+        cli_error(cmd, "%s: no symbols (no symbol table and no DWARF)", path);
+        spoor_elf_close(elf);
+        return NULL;
+    }
     return elf;
 }

@@ -257,11 +257,6 @@ int cmd_sym(int argc, char **argv)
     }
     if (!(c.elf = cli_open_elf("sym", elf_path)))
         return SPOOR_EXIT_USAGE;
-    if (!spoor_elf_has_symbols(c.elf)) {
-        cli_error("sym", "%s: no symbols (no symbol table and no DWARF)", elf_path);
-        spoor_elf_close(c.elf);
-        return SPOOR_EXIT_USAGE;
-    }
     int rc = SPOOR_EXIT_OK;
     if (optind < argc)
         for (int i = optind; i < argc; i++)

@@ -1,5 +1,6 @@
 """Files where spoor expects a regular file (DUMP, --regs, --mem): a FIFO must not block, a
-device or a huge file must be refused before it is read, each with one line and exit 2.
+device or a huge file must be refused before it is read, each with one line and exit 2. An ELF
+that spoor sym refuses (no symbols at all) is refused by spoor crash and gdbserver too.
 
 The checks time every run: a FIFO that blocked open() would hit the timeout."""
 import os
@@ -35,7 +36,13 @@ def main():
         big = os.path.join(tmp, "big.bin")
         with open(big, "wb") as f:  # sparse: 3 GiB that take no disk
             f.truncate(3 << 30)
+        stripped = os.path.join(tmp, "stripped.elf")
+        subprocess.run([harness.require_tool("arm-none-eabi-strip"), "-o", stripped, str(elf)],
+                       check=True)
         cases = [
+            ("stripped ELF to crash", ["crash", "-e", stripped, "--regs", regs], "no symbols"),
+            ("stripped ELF to gdbserver", ["gdbserver", "-e", stripped, "--regs", regs],
+             "no symbols"),
             ("FIFO as DUMP", ["crash", "-e", str(elf), fifo], "fifo: not a regular file"),
             ("FIFO as --regs", ["crash", "-e", str(elf), "--regs", fifo],
              "fifo: not a regular file"),
