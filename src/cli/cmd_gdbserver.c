@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -23,11 +24,14 @@ static const char gdbserver_usage[] =
     "       spoor gdbserver -e FW.elf [--port N] --gdb HOST:PORT [--mem ADDR:FILE ...]\n"
     "Serves a crash dump over the GDB remote serial protocol on 127.0.0.1:N (default 3333;\n"
     "0 picks a free port). Prints 'listening on 127.0.0.1:PORT', serves one GDB session, and\n"
-    "exits when GDB detaches or disconnects. Registers are the faulting code's (r0-r15,\n"
+    "exits when GDB detaches or disconnects. A client that leaves without sending a packet\n"
+    "(a port scan) does not end it; a second client meanwhile is refused at once. Registers\n"
+    "are the faulting code's (r0-r15,\n"
     "xPSR); memory is the dump's regions, then the ELF's loadable sections; writes and\n"
     "resuming are refused. Then: gdb-multiarch FW.elf -ex 'target remote :PORT' -ex bt\n\n"
     "  -e, --elf FILE  the firmware ELF (for code and read-only data the dump does not hold)\n"
-    "  -p, --port N    TCP port on 127.0.0.1 (0: any free port)\n" TARGET_INPUT_HELP
+    "  -p, --port N    TCP port on 127.0.0.1 (0: any free port)\n"
+    "      --once      exit after the first connection, whatever it did\n" TARGET_INPUT_HELP
     "  -h, --help      this text\n";
 
 static bool send_all(int fd, const char *buf, size_t len)
@@ -44,8 +48,23 @@ static bool send_all(int fd, const char *buf, size_t len)
     return true;
 }
 
-/* Serves one connection until detach or EOF. */
-static int serve(int fd, const spoor_rsp_target *t)
+/* Refuses a client while another session runs: one line of protocol error, then close. */
+static void refuse_second_client(int lfd)
+{
+    int fd = accept(lfd, NULL, NULL);
+    if (fd < 0)
+        return;
+    static const char msg[] = "E.spoor gdbserver serves one GDB session at a time";
+    char frame[128];
+    size_t n = spoor_rsp_frame(msg, sizeof msg - 1, frame, sizeof frame);
+    send_all(fd, frame, n);
+    close(fd);
+    fprintf(stderr, "spoor gdbserver: refused a second client (one session at a time)\n");
+}
+
+/* Serves one connection until detach or EOF; *spoken is set once the client sent a packet.
+ * Connections to the listening socket meanwhile are refused. */
+static int serve(int fd, int lfd, const spoor_rsp_target *t, bool *spoken)
 {
     static spoor_rsp_parser parser;
     static char reply[SPOOR_RSP_MAX_PACKET + 1], frame[2 * SPOOR_RSP_MAX_PACKET + 8];
@@ -53,6 +72,16 @@ static int serve(int fd, const spoor_rsp_target *t)
     spoor_rsp_init(&parser);
     uint8_t in[4096];
     for (;;) {
+        struct pollfd fds[2] = {{.fd = fd, .events = POLLIN}, {.fd = lfd, .events = POLLIN}};
+        if (poll(fds, 2, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            return cli_error("gdbserver", "poll failed: %s", strerror(errno));
+        }
+        if (fds[1].revents & POLLIN)
+            refuse_second_client(lfd);
+        if (!(fds[0].revents & (POLLIN | POLLHUP | POLLERR)))
+            continue;
         ssize_t n = recv(fd, in, sizeof in, 0);
         if (n < 0 && errno == EINTR)
             continue;
@@ -63,6 +92,7 @@ static int serve(int fd, const spoor_rsp_target *t)
             switch (spoor_rsp_feed(&parser, in[i])) {
             case SPOOR_RSP_PACKET: {
                 bool detach;
+                *spoken = true;
                 size_t len = spoor_rsp_handle(t, parser.packet, reply, sizeof reply, &detach);
                 frame_len = spoor_rsp_frame(reply, len, frame, sizeof frame);
                 if (!send_all(fd, "+", 1) || !send_all(fd, frame, frame_len))
@@ -92,16 +122,16 @@ static int serve(int fd, const spoor_rsp_target *t)
 
 int cmd_gdbserver(int argc, char **argv)
 {
-    static const struct option opts[] = {{"elf", required_argument, 0, 'e'},
-                                         {"port", required_argument, 0, 'p'},
-                                         {"help", no_argument, 0, 'h'},
-                                         TARGET_INPUT_LONG_OPTIONS,
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"elf", required_argument, 0, 'e'}, {"port", required_argument, 0, 'p'},
+        {"once", no_argument, 0, 'O'},      {"help", no_argument, 0, 'h'},
+        TARGET_INPUT_LONG_OPTIONS,          {0, 0, 0, 0}};
     const char *elf_path = NULL;
     uint32_t port = 3333;
     static target_input in;
     memset(&in, 0, sizeof in);
     int opt, err;
+    bool once = false;
     optind = 1;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, "e:p:h", opts, NULL)) != -1) {
@@ -117,6 +147,7 @@ int cmd_gdbserver(int argc, char **argv)
             if ((err = target_input_option("gdbserver", &in, opt, optarg)))
                 return err;
             break;
+        case 'O': once = true; break;
         case 'h': fputs(gdbserver_usage, stdout); return SPOOR_EXIT_OK;
         default: return cli_bad_option("gdbserver", argv);
         }
@@ -144,15 +175,24 @@ int cmd_gdbserver(int argc, char **argv)
     }
     printf("listening on 127.0.0.1:%u\n", ntohs(addr.sin_port));
     fflush(stdout);
-    do
-        cfd = accept(lfd, NULL, NULL);
-    while (cfd < 0 && errno == EINTR);
-    if (cfd < 0) {
-        cli_error("gdbserver", "accept failed: %s", strerror(errno));
-        goto out;
+    for (;;) {
+        do
+            cfd = accept(lfd, NULL, NULL);
+        while (cfd < 0 && errno == EINTR);
+        if (cfd < 0) {
+            rc = cli_error("gdbserver", "accept failed: %s", strerror(errno));
+            goto out;
+        }
+        setsockopt(cfd, IPPROTO_TCP, 1 /* TCP_NODELAY */, &one, sizeof one);
+        bool spoken = false;
+        rc = serve(cfd, lfd, &t, &spoken);
+        close(cfd);
+        cfd = -1;
+        if (spoken || once)
+            break;
+        fprintf(stderr, "spoor gdbserver: a client left without sending a packet; still "
+                        "listening\n");
     }
-    setsockopt(cfd, IPPROTO_TCP, 1 /* TCP_NODELAY */, &one, sizeof one);
-    rc = serve(cfd, &t);
 out:
     if (cfd >= 0)
         close(cfd);

@@ -1,6 +1,8 @@
-"""spoor gdbserver on bad input: missing dump, port in use, a client that disconnects at once,
-and garbage and bad checksums on the wire. One-line errors with exit 2 where the input is
-wrong; a clean exit 0 when the client goes away; never a crash or a hang."""
+"""spoor gdbserver on bad input: missing dump, port in use, a client that disconnects at once
+(a port scan: the server keeps listening, unless --once), a second client during a session
+(refused at once), garbage, bad checksums and malformed requests on the wire (E errors). One-line
+errors with exit 2 where the input is wrong; a clean exit 0 when the client goes away; never a
+crash or a hang."""
 import json
 import os
 import re
@@ -23,8 +25,8 @@ def check(name, ok, detail=""):
         failures.append(name)
 
 
-def start(regs):
-    p = subprocess.Popen([SPOOR, "gdbserver", "-e", ELF, "--port", "0", "--regs", regs],
+def start(regs, *extra):
+    p = subprocess.Popen([SPOOR, "gdbserver", "-e", ELF, "--port", "0", "--regs", regs, *extra],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     line = p.stdout.readline()
     m = re.match(r"listening on 127\.0\.0\.1:(\d+)", line)
@@ -64,10 +66,46 @@ with tempfile.TemporaryDirectory() as tmp:
     busy.close()
     check("port in use", r.returncode == 2 and "cannot listen" in r.stderr, r.stderr.strip())
 
-    p, port = start(regs)
+    p, port = start(regs, "--once")
     socket.create_connection(("127.0.0.1", port)).close()
     rc, err = finish(p)
-    check("client disconnects at once", rc == 0, f"rc={rc} {err.strip()}")
+    check("client disconnects at once (--once)", rc == 0, f"rc={rc} {err.strip()}")
+
+    def exchange(sock, packet):
+        """Sends one framed packet, returns the payload of the reply."""
+        body = packet.encode()
+        sock.sendall(b"$" + body + b"#%02x" % (sum(body) & 0xff))
+        data = b""
+        while not re.search(rb"\$([^#]*)#[0-9a-f]{2}", data):
+            chunk = sock.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+        m = re.search(rb"\$([^#]*)#[0-9a-f]{2}", data)
+        return m.group(1).decode() if m else None
+
+    p, port = start(regs)
+    socket.create_connection(("127.0.0.1", port)).close()  # a port scan
+    s = socket.create_connection(("127.0.0.1", port))
+    s.settimeout(5)
+    first = exchange(s, "?")
+    second = socket.create_connection(("127.0.0.1", port))
+    second.settimeout(5)
+    refusal = second.recv(200)
+    second.close()
+    malformed = {pkt: exchange(s, pkt) for pkt in
+                 ["m0,-1", "m,10", "m0x0,4", "pzz", "m0," + "1" * 100, "m130,4"]}
+    exchange(s, "D")
+    s.close()
+    rc, err = finish(p)
+    check("a port scan does not end the session", first == "S0b" and rc == 0,
+          f"first reply {first!r} rc={rc}")
+    check("a second client is refused at once", b"one GDB session at a time" in refusal,
+          f"{refusal!r} / {err.strip()!r}")
+    bad = {k: v for k, v in malformed.items() if k != "m130,4" and not (v or "").startswith("E")}
+    check("malformed requests get E errors", not bad and
+          re.fullmatch(r"[0-9a-f]{8}", malformed["m130,4"] or "") is not None,
+          f"{malformed}")
 
     p, port = start(regs)
     s = socket.create_connection(("127.0.0.1", port))
@@ -89,5 +127,5 @@ with tempfile.TemporaryDirectory() as tmp:
           nack == b"-" and words[13:16] == [0x20001fc0, 0x14f, 0x130] and rc == 0,
           f"nack={nack!r} sp/lr/pc={[hex(w) for w in words[13:16]]} rc={rc}")
 
-print(f"{6 - len(failures)} passed, {len(failures)} failed")
+print(f"{9 - len(failures)} passed, {len(failures)} failed")
 sys.exit(1 if failures else 0)
