@@ -82,9 +82,9 @@ typedef struct spoor_raw_memory {
  * "--mem: expected ADDR:FILE, got 'ARG'" on bad input. */
 bool spoor_raw_memory_parse(const char *arg, spoor_raw_memory *out);
 
-/* Builds a dump from a regs.json file (see spoor_regs_json_parse) and memory files.
- * regs_path may be NULL (no registers). */
-spoor_dump *spoor_dump_from_raw(const char *regs_path, const spoor_raw_memory *mems, size_t count);
+/* A dump holding only the registers (and fault registers) of a regs.json file (see
+ * spoor_regs_json_parse); its memory comes from --mem images in the memory view. */
+spoor_dump *spoor_dump_from_regs_json(const char *regs_path);
 
 /* Parses the flat regs.json format: one JSON object whose keys are register names (r0..r12,
  * sp, lr, pc, xpsr, msp, psp, control, exc_return, msplim, psplim, s0..s15, fpscr, cfsr, hfsr,

@@ -63,8 +63,10 @@ static void refuse_second_client(int lfd)
 }
 
 /* Serves one connection until detach or EOF; *spoken is set once the client sent a packet.
- * Connections to the listening socket meanwhile are refused. */
-static int serve(int fd, int lfd, const spoor_rsp_target *t, bool *spoken)
+ * A connection to the listening socket meanwhile is refused, unless this client has not said
+ * anything yet (a port scan that has not closed, an idle probe): then the new client replaces
+ * it (*next is its socket; the caller closes this one). */
+static int serve(int fd, int lfd, const spoor_rsp_target *t, bool *spoken, int *next)
 {
     static spoor_rsp_parser parser;
     static char reply[SPOOR_RSP_MAX_PACKET + 1], frame[2 * SPOOR_RSP_MAX_PACKET + 8];
@@ -78,8 +80,15 @@ static int serve(int fd, int lfd, const spoor_rsp_target *t, bool *spoken)
                 continue;
             return cli_error("gdbserver", "poll failed: %s", strerror(errno));
         }
-        if (fds[1].revents & POLLIN)
+        if ((fds[1].revents & POLLIN) && !*spoken) {
+            int fresh = accept(lfd, NULL, NULL);
+            if (fresh >= 0) {
+                *next = fresh;
+                return SPOOR_EXIT_OK;
+            }
+        } else if (fds[1].revents & POLLIN) {
             refuse_second_client(lfd);
+        }
         if (!(fds[0].revents & (POLLIN | POLLHUP | POLLERR)))
             continue;
         ssize_t n = recv(fd, in, sizeof in, 0);
@@ -175,23 +184,30 @@ int cmd_gdbserver(int argc, char **argv)
     }
     printf("listening on 127.0.0.1:%u\n", ntohs(addr.sin_port));
     fflush(stdout);
+    int next = -1;
     for (;;) {
-        do
-            cfd = accept(lfd, NULL, NULL);
-        while (cfd < 0 && errno == EINTR);
+        cfd = next;
+        next = -1;
+        while (cfd < 0 && ((cfd = accept(lfd, NULL, NULL)) >= 0 || errno == EINTR))
+            ;
         if (cfd < 0) {
             rc = cli_error("gdbserver", "accept failed: %s", strerror(errno));
             goto out;
         }
         setsockopt(cfd, IPPROTO_TCP, 1 /* TCP_NODELAY */, &one, sizeof one);
         bool spoken = false;
-        rc = serve(cfd, lfd, &t, &spoken);
+        rc = serve(cfd, lfd, &t, &spoken, &next);
         close(cfd);
         cfd = -1;
-        if (spoken || once)
+        if (spoken || once) {
+            if (next >= 0)
+                close(next);
             break;
-        fprintf(stderr, "spoor gdbserver: a client left without sending a packet; still "
-                        "listening\n");
+        }
+        fprintf(
+            stderr,
+            "spoor gdbserver: a client went away or was replaced without sending a packet; still "
+            "listening\n");
     }
 out:
     if (cfd >= 0)

@@ -72,9 +72,13 @@ static bool open_dump(spoor_snapshot *s, const spoor_snapshot_source *src)
 {
     bool raw = src->regs_path || src->nmems;
     s->input = raw ? (src->regs_path ? src->regs_path : "--mem") : src->dump_path;
-    /* --mem images of a raw snapshot become the memory layer below; the dump holds only the
+    /* --mem images of a raw snapshot are a memory layer (add_images); the dump holds only the
      * registers then. */
-    s->dump = raw ? spoor_dump_from_raw(src->regs_path, NULL, 0) : spoor_dump_load(src->dump_path);
+    if (raw && !src->regs_path) {
+        spoor_set_error(SPOOR_ERR_UNAVAILABLE, "--mem: no registers (give --regs)");
+        return false;
+    }
+    s->dump = raw ? spoor_dump_from_regs_json(src->regs_path) : spoor_dump_load(src->dump_path);
     if (!s->dump)
         return false;
     if (!s->dump->has_registers) {

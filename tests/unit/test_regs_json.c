@@ -11,6 +11,7 @@
 
 #include "spoor/dump.h"
 #include "spoor/error.h"
+#include "spoor/snapshot.h"
 
 static bool parse(const char *text, spoor_dump *d)
 {
@@ -147,24 +148,28 @@ static void raw_inputs_make_a_dump(void **state)
     assert_true(spoor_raw_memory_parse(arg_b, &mems[0]));
     assert_true(spoor_raw_memory_parse(arg_a, &mems[1]));
     assert_int_equal(mems[0].address, 0x20000020u);
-    spoor_dump *d = spoor_dump_from_raw(regs_path, mems, 2);
-    if (!d)
+    spoor_snapshot_source src = {.regs_path = regs_path, .mems = mems, .nmems = 2};
+    spoor_snapshot *s = spoor_snapshot_open(&src, NULL);
+    if (!s)
         fail_msg("%s", spoor_last_error());
-    assert_int_equal(d->regs.r[13], 0x20000010u);
-    assert_int_equal(d->region_count, 2);
+    assert_int_equal(s->regs.r[13], 0x20000010u);
     uint8_t buf[48];
-    assert_true(spoor_dump_read(d, 0x20000000u, buf, 48));
+    assert_true(spoor_mem_read(s->mem, 0x20000000u, buf, 48));
     assert_memory_equal(buf, a, 32);
     assert_memory_equal(buf + 32, b, 16);
-    assert_false(spoor_dump_read(d, 0x20000000u, buf, 49));
-    spoor_dump_free(d);
+    assert_false(spoor_mem_read(s->mem, 0x20000000u, buf, 49));
+    spoor_snapshot_close(s);
 
     /* overlapping memory files */
     snprintf(arg_b, sizeof arg_b, "0x20000010:%s", b_path);
     assert_true(spoor_raw_memory_parse(arg_b, &mems[0]));
-    assert_null(spoor_dump_from_raw(NULL, mems, 2));
-    assert_string_equal(spoor_last_error(),
-                        "dump: memory regions 0x20000000+32 and 0x20000010+16 overlap");
+    assert_null(spoor_snapshot_open(&src, NULL));
+    assert_non_null(strstr(spoor_last_error(), "(0x20000010+16) and --mem "));
+    assert_non_null(strstr(spoor_last_error(), "(0x20000000+32) overlap"));
+    /* images without registers */
+    src.regs_path = NULL;
+    assert_null(spoor_snapshot_open(&src, NULL));
+    assert_string_equal(spoor_last_error(), "--mem: no registers (give --regs)");
 
     remove(regs_path);
     remove(a_path);
