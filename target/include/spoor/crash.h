@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "spoor/dump_format.h"
+#include "spoor/ehabi.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -190,6 +191,8 @@ uint32_t spoor_dump_build(uint8_t *buf, uint32_t cap, const spoor_capture *captu
                           const spoor_memory *memory);
 
 /* ---- EHABI unwinder (portable) ---------------------------------------------------- */
+/* A walk over the device's memory with the shared EHABI machine (spoor/ehabi.h, which also
+ * defines the stop reasons, enum spoor_ehabi_stop). */
 
 /* The state the unwinder starts from: r[0..15] (r[13] SP, r[14] LR, r[15] PC). pc_is_return
  * says r[15] is a return address (the call is the instruction before it): the index entry is
@@ -207,20 +210,9 @@ typedef struct spoor_ehabi_table {
     uint32_t exidx_end;   /* __exidx_end */
 } spoor_ehabi_table;
 
-/* Why spoor_ehabi_unwind stopped. */
-enum spoor_ehabi_stop {
-    SPOOR_EHABI_END = 0,        /* reached a frame with no caller (LR 0/0xFFFFFFFF, CANTUNWIND) */
-    SPOOR_EHABI_FULL = 1,       /* pcs is full */
-    SPOOR_EHABI_NO_ENTRY = 2,   /* no index entry covers the PC */
-    SPOOR_EHABI_REFUSED = 3,    /* the entry refuses to unwind / unsupported personality */
-    SPOOR_EHABI_BAD_OPCODE = 4, /* spare or unsupported unwind instruction */
-    SPOOR_EHABI_BAD_READ = 5,   /* a stack or table read outside the allowed ranges */
-    SPOOR_EHABI_BAD_PC = 6,     /* an unwound PC is outside flash */
-    SPOOR_EHABI_NO_PROGRESS = 7 /* SP did not grow, or the step limit was reached */
-};
-
 /* One unwind step: updates state to the caller's (pc in r[15], Thumb bit cleared).
- * Returns SPOOR_EHABI_END/... on stop, or -1 when the step produced a caller frame. */
+ * Returns SPOOR_EHABI_END/... on stop, or SPOOR_EHABI_STEPPED (-1) when the step produced a
+ * caller frame. */
 int spoor_ehabi_step(const spoor_ehabi_table *table, const spoor_memory *memory,
                      spoor_ehabi_state *state);
 
