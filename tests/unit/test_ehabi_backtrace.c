@@ -424,6 +424,192 @@ static void no_progress(void **state)
     assert_true(n <= SPOOR_EHABI_MAX_STEPS + 1);
 }
 
+/* ---- the machine itself (spoor_ehabi_exec), as the host unwinder calls it ------------------ */
+
+/* The machine's reader over the fake target: false outside flash and RAM. */
+static bool machine_read(void *ctx, uint32_t addr, void *dst, size_t len)
+{
+    (void)ctx;
+    if (addr >= FLASH_BASE && addr + (uint64_t)len <= FLASH_BASE + FLASH_SIZE) {
+        memcpy(dst, flash + (addr - FLASH_BASE), len);
+        return true;
+    }
+    if (addr >= RAM_BASE && addr + (uint64_t)len <= RAM_BASE + RAM_SIZE) {
+        memcpy(dst, ram + (addr - RAM_BASE), len);
+        return true;
+    }
+    return false;
+}
+
+static spoor_ehabi_source machine_source(void)
+{
+    return (spoor_ehabi_source){
+        EXIDX, EXIDX + 8u * exidx_count, {machine_read, NULL}, {machine_read, NULL}};
+}
+
+/* EHABI32 section 5: an index entry's second word may hold the whole table entry "if it can be
+ * encoded in 31 bits"; a Lu16/Lu32 entry (personality 1/2) with no extra words can (two
+ * instructions in bits 15-0), one that counts extra words cannot: they would have nowhere to
+ * be. The target refused the first, the host read the second's words from address 4. */
+static void inline_personality_1_and_2(void **state)
+{
+    (void)state;
+    add_entry(FN_A, 0x8100A8B0u); /* PR1, 0 extra words: pop {r4, r14}; finish */
+    add_entry(FN_B, 0x8200A8B0u); /* PR2, the same */
+    add_entry(FN_C, 0x8101A8B0u); /* PR1 counting 1 extra word: not encodable inline */
+    add_entry(FN_D, EXIDX_CANTUNWIND_WORD);
+    spoor_ehabi_table t = table();
+    uint32_t sp = RAM_BASE + 0x100;
+    put_ram(sp, 0x44u);
+    put_ram(sp + 4, FN_D + 0x11);
+    for (uint32_t fn = FN_A; fn <= FN_B; fn += FN_B - FN_A) {
+        spoor_ehabi_state st = at(fn + 4, sp, 0);
+        assert_int_equal(spoor_ehabi_step(&t, &memory, &st), SPOOR_EHABI_STEPPED);
+        assert_int_equal(st.r[4], 0x44u);
+        assert_int_equal(st.r[13], sp + 8);
+        assert_int_equal(st.r[15], FN_D + 0x10);
+    }
+    spoor_ehabi_state st = at(FN_C + 4, sp, 0);
+    assert_int_equal(spoor_ehabi_step(&t, &memory, &st), SPOOR_EHABI_REFUSED);
+}
+
+/* EHABI32 section 5: the first word of an index entry is the function's address "or-d with 1
+ * for a Thumb function". A PC at the very start of B must find B's entry, not A's (the host
+ * compared the raw word), and with SPOOR_EHABI_EXACT_PC nothing is pushed there yet. */
+static void thumb_bit_in_index_entries(void **state)
+{
+    (void)state;
+    add_entry(FN_A | 1u, 0x80B0B0B0u); /* A: a leaf, LR returns */
+    add_entry(FN_B | 1u, 0x80A8B0B0u); /* B: push {r4, lr} */
+    add_entry(FN_C | 1u, EXIDX_CANTUNWIND_WORD);
+    spoor_ehabi_table t = table();
+    uint32_t sp = RAM_BASE + 0x100;
+    put_ram(sp, 0x44u);
+    put_ram(sp + 4, FN_C + 0x21);
+    spoor_ehabi_state st = at(FN_B, sp, FN_C + 0x41);
+    assert_int_equal(spoor_ehabi_step(&t, &memory, &st), SPOOR_EHABI_STEPPED);
+    assert_int_equal(st.r[15], FN_C + 0x20); /* B's rules popped the return address */
+    assert_int_equal(st.r[13], sp + 8);
+
+    spoor_ehabi_source src = machine_source();
+    uint32_t r[16] = {0};
+    uint16_t known = 0xFFFFu;
+    r[13] = sp;
+    r[14] = FN_C + 0x41;
+    assert_int_equal(spoor_ehabi_exec(&src, FN_B, SPOOR_EHABI_EXACT_PC, r, &known),
+                     SPOOR_EHABI_STEPPED);
+    assert_int_equal(r[15], FN_C + 0x41); /* at B's first instruction: LR, raw */
+    assert_int_equal(r[13], sp);
+    assert_int_equal(r[4], 0);
+    /* one instruction later the push has run */
+    r[13] = sp;
+    assert_int_equal(spoor_ehabi_exec(&src, FN_B + 2, SPOOR_EHABI_EXACT_PC, r, &known),
+                     SPOOR_EHABI_STEPPED);
+    assert_int_equal(r[15], FN_C + 0x21);
+    assert_int_equal(r[13], sp + 8);
+    assert_int_equal(r[4], 0x44u);
+}
+
+/* Lu16 allows 255 extra words (EHABI32 section 10.2, "Long" format): 82 instruction bytes here,
+ * beyond the host's former 64-byte buffer. 78 times "vsp += 4", then pop {r4, r14}. */
+static void long_instruction_stream(void **state)
+{
+    (void)state;
+    uint32_t words[21];
+    words[0] = 0x81140000u; /* PR1, 20 extra words, two "vsp += 4" */
+    for (int i = 1; i < 20; i++)
+        words[i] = 0; /* four "vsp += 4" each */
+    words[20] = 0xA8B0B0B0u;
+    add_extab_entry(FN_A, words, 21);
+    add_entry(FN_B, EXIDX_CANTUNWIND_WORD);
+    spoor_ehabi_table t = table();
+    uint32_t sp = RAM_BASE + 0x100;
+    put_ram(sp + 78 * 4, 0x44u);
+    put_ram(sp + 78 * 4 + 4, FN_B + 0x31);
+    spoor_ehabi_state st = at(FN_A + 8, sp, 0);
+    assert_int_equal(spoor_ehabi_step(&t, &memory, &st), SPOOR_EHABI_STEPPED);
+    assert_int_equal(st.r[4], 0x44u);
+    assert_int_equal(st.r[13], sp + 78 * 4 + 8);
+    assert_int_equal(st.r[15], FN_B + 0x30);
+}
+
+/* EHABI32 section 10.3, remarks d-f: FSTMFDX saves D0-D15 and "vsp += 8N + 4", VPUSH D0-D31 and
+ * "vsp += 8N"; an encoding naming a register past those is Reserved and the unwind fails. */
+static void vfp_register_ranges(void **state)
+{
+    (void)state;
+    add_entry(FN_A, 0x80B30FB0u);        /* FSTMFDX D0-D15: 132 bytes */
+    add_entry(FN_A + 0x40, 0x80B388B0u); /* FSTMFDX D8-D16: reserved */
+    add_entry(FN_B, 0x80C80FB0u);        /* VPUSH D16-D31: 128 bytes */
+    add_entry(FN_B + 0x40, 0x80C81FB0u); /* VPUSH D17-D32: reserved */
+    add_entry(FN_C, 0x80C9FFB0u);        /* VPUSH D15-D30: 128 bytes */
+    add_entry(FN_D, EXIDX_CANTUNWIND_WORD);
+    spoor_ehabi_table t = table();
+    uint32_t sp = RAM_BASE + 0x100;
+    const struct {
+        uint32_t pc;
+        int want;
+        uint32_t size;
+    } cases[] = {
+        {FN_A + 2, SPOOR_EHABI_STEPPED, 132}, {FN_A + 0x42, SPOOR_EHABI_BAD_OPCODE, 0},
+        {FN_B + 2, SPOOR_EHABI_STEPPED, 128}, {FN_B + 0x42, SPOOR_EHABI_BAD_OPCODE, 0},
+        {FN_C + 2, SPOOR_EHABI_STEPPED, 128},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        spoor_ehabi_state st = at(cases[i].pc, sp, FN_D + 0x51);
+        assert_int_equal(spoor_ehabi_step(&t, &memory, &st), cases[i].want);
+        if (cases[i].want == SPOOR_EHABI_STEPPED) {
+            assert_int_equal(st.r[13], sp + cases[i].size);
+            assert_int_equal(st.r[15], FN_D + 0x50);
+        }
+    }
+}
+
+/* The host knows only some registers of a frame: the machine refuses what needs an unknown one
+ * (vsp = r7, the SP it starts from, LR when no PC is popped) and marks what it restored. */
+static void machine_tracks_known_registers(void **state)
+{
+    (void)state;
+    add_entry(FN_A, 0x8097A8B0u); /* vsp = r7; pop {r4, r14}; finish */
+    add_entry(FN_B, 0x80B0B0B0u); /* a leaf */
+    add_entry(FN_C, EXIDX_CANTUNWIND_WORD);
+    spoor_ehabi_source src = machine_source();
+    uint32_t r7 = RAM_BASE + 0x200;
+    put_ram(r7, 0x44u);
+    put_ram(r7 + 4, FN_C + 0x61);
+    const uint16_t sp_pc = (1u << 13) | (1u << 15);
+
+    uint32_t r[16] = {0};
+    r[7] = r7;
+    r[13] = RAM_BASE + 0x100;
+    uint16_t known = sp_pc;
+    assert_int_equal(spoor_ehabi_exec(&src, FN_A + 4, 0, r, &known), SPOOR_EHABI_REFUSED);
+    known = sp_pc | (1u << 7);
+    assert_int_equal(spoor_ehabi_exec(&src, FN_A + 4, 0, r, &known), SPOOR_EHABI_STEPPED);
+    assert_int_equal(known, sp_pc | (1u << 7) | (1u << 4) | (1u << 14));
+    assert_int_equal(r[4], 0x44u);
+    assert_int_equal(r[14], FN_C + 0x61);
+    assert_int_equal(r[15], FN_C + 0x61);
+    assert_int_equal(r[13], r7 + 8);
+
+    /* a leaf returns through LR: only when LR is known */
+    r[13] = RAM_BASE + 0x100;
+    known = sp_pc;
+    assert_int_equal(spoor_ehabi_exec(&src, FN_B + 2, 0, r, &known), SPOOR_EHABI_REFUSED);
+    known = sp_pc | (1u << 14);
+    r[14] = FN_C + 0x71;
+    assert_int_equal(spoor_ehabi_exec(&src, FN_B + 2, 0, r, &known), SPOOR_EHABI_STEPPED);
+    assert_int_equal(r[15], FN_C + 0x71);
+    assert_int_equal(r[13], RAM_BASE + 0x100);
+    /* without SP there is no vsp */
+    known = 0xFFFFu & ~(1u << 13);
+    assert_int_equal(spoor_ehabi_exec(&src, FN_B + 2, 0, r, &known), SPOOR_EHABI_REFUSED);
+    /* a stack the reader cannot supply */
+    r[7] = 0x40000000u;
+    known = 0xFFFFu;
+    assert_int_equal(spoor_ehabi_exec(&src, FN_A + 4, 0, r, &known), SPOOR_EHABI_BAD_READ);
+}
+
 /* ---- a real .ARM.exidx, checked against gdb ---------------------------------------------- */
 
 static const char fixture_c[] =
@@ -668,6 +854,11 @@ int main(void)
         cmocka_unit_test_setup(return_address_at_next_function, reset),
         cmocka_unit_test_setup(crosses_exception_frame, reset),
         cmocka_unit_test_setup(no_progress, reset),
+        cmocka_unit_test_setup(inline_personality_1_and_2, reset),
+        cmocka_unit_test_setup(thumb_bit_in_index_entries, reset),
+        cmocka_unit_test_setup(long_instruction_stream, reset),
+        cmocka_unit_test_setup(vfp_register_ranges, reset),
+        cmocka_unit_test_setup(machine_tracks_known_registers, reset),
         cmocka_unit_test(real_exidx_m3),
         cmocka_unit_test(real_exidx_m4f),
         cmocka_unit_test(real_exidx_m0),
