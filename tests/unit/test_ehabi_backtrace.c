@@ -40,9 +40,9 @@ static const spoor_range ram_range[] = {{RAM_BASE, RAM_BASE + RAM_SIZE}};
 static uint32_t exidx_count;
 static uint32_t extab_used;
 
-static bool fake_read(void *ctx, uint32_t addr, void *dst, uint32_t len)
+/* Copies the fake target's bytes at [addr, addr+len); false outside flash and RAM. */
+static bool copy_target(uint32_t addr, void *dst, size_t len)
 {
-    (void)ctx;
     if (addr >= FLASH_BASE && addr + (uint64_t)len <= FLASH_BASE + FLASH_SIZE) {
         memcpy(dst, flash + (addr - FLASH_BASE), len);
         return true;
@@ -51,6 +51,14 @@ static bool fake_read(void *ctx, uint32_t addr, void *dst, uint32_t len)
         memcpy(dst, ram + (addr - RAM_BASE), len);
         return true;
     }
+    return false;
+}
+
+static bool fake_read(void *ctx, uint32_t addr, void *dst, uint32_t len)
+{
+    (void)ctx;
+    if (copy_target(addr, dst, len))
+        return true;
     fail_msg("unchecked read at 0x%08x", addr); /* the unwinder must check ranges first */
     return false;
 }
@@ -430,15 +438,7 @@ static void no_progress(void **state)
 static bool machine_read(void *ctx, uint32_t addr, void *dst, size_t len)
 {
     (void)ctx;
-    if (addr >= FLASH_BASE && addr + (uint64_t)len <= FLASH_BASE + FLASH_SIZE) {
-        memcpy(dst, flash + (addr - FLASH_BASE), len);
-        return true;
-    }
-    if (addr >= RAM_BASE && addr + (uint64_t)len <= RAM_BASE + RAM_SIZE) {
-        memcpy(dst, ram + (addr - RAM_BASE), len);
-        return true;
-    }
-    return false;
+    return copy_target(addr, dst, len);
 }
 
 static spoor_ehabi_source machine_source(void)
