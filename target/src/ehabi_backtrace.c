@@ -63,7 +63,11 @@ int spoor_ehabi_step(const spoor_ehabi_table *table, const spoor_memory *memory,
         table->exidx_start, table->exidx_end, {checked_read, &flash}, {checked_read, &ram}};
     spoor_ehabi_state next = *state;
     uint16_t known = 0xFFFFu; /* the device knows every register */
-    int status = spoor_ehabi_exec(&source, state->pc_is_return ? pc - 2u : pc, 0, next.r, &known);
+    /* A return address is judged by the call before it; any other PC (frame 0, a PC read from
+     * an exception frame) is the instruction about to run, where a function's first instruction
+     * has pushed nothing yet. */
+    int status = spoor_ehabi_exec(&source, state->pc_is_return ? pc - 2u : pc,
+                                  state->pc_is_return ? 0u : SPOOR_EHABI_EXACT_PC, next.r, &known);
     if (status != SPOOR_EHABI_STEPPED)
         return status;
 

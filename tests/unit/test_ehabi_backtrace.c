@@ -271,9 +271,23 @@ static void vsp_decrement(void **state)
     add_entry(FN_A, 0x804001B0u);
     add_entry(FN_B, 0x80B0B0B0u);
     spoor_ehabi_table t = table();
-    spoor_ehabi_state st = at(FN_A, RAM_BASE + 0x80, FN_B + 0x3);
+    spoor_ehabi_state st = at(FN_A + 4, RAM_BASE + 0x80, FN_B + 0x3);
     assert_int_equal(spoor_ehabi_step(&t, &memory, &st), -1);
     assert_int_equal(st.r[13], RAM_BASE + 0x84);
+    assert_int_equal(st.r[15], FN_B + 0x2);
+}
+
+/* Frame 0 (or a PC from an exception frame) at a function's first instruction: nothing is
+ * pushed yet, so the table's instructions do not apply; the caller is LR, SP stays. */
+static void first_instruction_returns_to_lr(void **state)
+{
+    (void)state;
+    add_entry(FN_A, 0x804001B0u); /* vsp += 4 ... as if after the prologue */
+    add_entry(FN_B, 0x80B0B0B0u);
+    spoor_ehabi_table t = table();
+    spoor_ehabi_state st = at(FN_A, RAM_BASE + 0x80, FN_B + 0x3);
+    assert_int_equal(spoor_ehabi_step(&t, &memory, &st), -1);
+    assert_int_equal(st.r[13], RAM_BASE + 0x80);
     assert_int_equal(st.r[15], FN_B + 0x2);
 }
 
@@ -486,7 +500,7 @@ static void thumb_bit_in_index_entries(void **state)
     uint32_t sp = RAM_BASE + 0x100;
     put_ram(sp, 0x44u);
     put_ram(sp + 4, FN_C + 0x21);
-    spoor_ehabi_state st = at(FN_B, sp, FN_C + 0x41);
+    spoor_ehabi_state st = at(FN_B + 2, sp, FN_C + 0x41);
     assert_int_equal(spoor_ehabi_step(&t, &memory, &st), SPOOR_EHABI_STEPPED);
     assert_int_equal(st.r[15], FN_C + 0x20); /* B's rules popped the return address */
     assert_int_equal(st.r[13], sp + 8);
@@ -848,6 +862,7 @@ int main(void)
         cmocka_unit_test_setup(pop_pc_by_mask, reset),
         cmocka_unit_test_setup(vfp_pops_adjust_vsp, reset),
         cmocka_unit_test_setup(vsp_decrement, reset),
+        cmocka_unit_test_setup(first_instruction_returns_to_lr, reset),
         cmocka_unit_test_setup(generic_personality, reset),
         cmocka_unit_test_setup(refusals_and_bad_opcodes, reset),
         cmocka_unit_test_setup(address_checks, reset),
