@@ -8,24 +8,6 @@
 #define DEFAULT_SCAN_WORDS 1024u
 #define RESET_LR 0xFFFFFFFFu
 
-bool unwind_read_word(const unwind_env *env, uint32_t addr, uint32_t *value)
-{
-    uint8_t b[4];
-    if ((addr & 3u) != 0 || addr > 0xFFFFFFFCu || !env->read(env->ctx, addr, b, sizeof b)) {
-        return false;
-    }
-    *value = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
-    return true;
-}
-
-bool unwind_read_code(const unwind_env *env, uint32_t addr, void *buf, size_t len)
-{
-    if (env->elf != NULL && spoor_elf_read(env->elf, addr, buf, len) == len) {
-        return true;
-    }
-    return env->read(env->ctx, addr, buf, len);
-}
-
 const char *spoor_unwind_method_name(spoor_unwind_method method)
 {
     switch (method) {

@@ -1,5 +1,6 @@
 /* Shared by the unwinder's modules (unwind.c drives cfi_unwind.c, ehabi_unwind.c,
- * prologue_unwind.c, stack_scan.c and exception_frame.c); not a public interface. */
+ * prologue_unwind.c, stack_scan.c and exception_frame.c; all of them read memory through
+ * unwind_memory.c); not a public interface. */
 #ifndef SPOOR_UNWIND_INTERNAL_H
 #define SPOOR_UNWIND_INTERNAL_H
 
@@ -46,7 +47,7 @@ static inline void unwind_set(unwind_state *s, int reg, uint32_t value)
     s->known |= (uint16_t)(1u << reg);
 }
 
-/* One 32-bit little-endian word of target memory through the reader. */
+/* unwind_memory.c. One 32-bit little-endian word of target memory through the reader. */
 bool unwind_read_word(const unwind_env *env, uint32_t addr, uint32_t *value);
 /* Code bytes: from the ELF's loadable sections, else through the reader. */
 bool unwind_read_code(const unwind_env *env, uint32_t addr, void *buf, size_t len);
