@@ -32,10 +32,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import harness  # noqa: E402
 from test_crash_snapshot import gdb_via_spoor_server  # noqa: E402
-from test_unwind_live import snapshot_tool  # noqa: E402
+from test_unwind_live import build_test_firmware, snapshot_tool  # noqa: E402
 
 SPOOR = os.environ["SPOOR_BIN"]
-FW_DIR = Path(__file__).resolve().parent / "fw"
 REGS = [f"r{i}" for i in range(13)] + ["sp", "lr", "pc", "xpsr"]
 METHODS = [None, "cfi", "ehabi", "prologue", "scan"]
 
@@ -60,13 +59,11 @@ def check(condition, message):
 
 def build_firmware(core, out_dir):
     flags, _, flash, ram = CORES[core]
-    elf = out_dir / f"noreturn-fw-{core}.elf"
-    subprocess.run([harness.require_tool("arm-none-eabi-gcc"), *flags, "-mthumb", "-g", "-O1",
-                    "-funwind-tables", "-ffunction-sections", "-ffreestanding", "-nostdlib",
-                    "-Wall", "-Wextra", "-Werror", "-T", str(FW_DIR / "noreturn_fw.ld"),
-                    f"-Wl,--defsym=FW_FLASH={flash:#x},--defsym=FW_RAM={ram:#x}",
-                    str(FW_DIR / "noreturn_fw.c"), "-o", str(elf)], check=True)
-    return elf
+    # -funwind-tables refers to the EHABI personality routines; nothing here throws.
+    no_personality = ",".join(f"--defsym=__aeabi_unwind_cpp_pr{i}=0" for i in range(3))
+    return build_test_firmware("noreturn_fw", flags, flash, ram,
+                               out_dir / f"noreturn-fw-{core}.elf",
+                               ["-ffunction-sections", f"-Wl,{no_personality}"])
 
 
 def text_end(elf):
@@ -87,14 +84,10 @@ def take_snapshot(core, elf, scenario, stop_at, work):
                 "info registers", f"dump binary memory {ram_bin} {ram:#x} &__stack_top"]
     with harness.Qemu(elf, machine, gdb=True) as qemu:
         text = harness.run_gdb(elf, qemu.gdb_port, commands, timeout=60)
-    regs = {}
-    for line in text.splitlines():
-        m = re.match(r"^(\w+)\s+(0x[0-9a-f]+)\s", line)
-        if m and m.group(1) in REGS:
-            regs[m.group(1)] = m.group(2)
-    missing = [r for r in REGS if r not in regs]
-    if missing:
-        raise harness.HarnessError(f"gdb did not show registers {missing}:\n{text}")
+    lines = [line.split() for line in text.splitlines()]
+    regs = {f[0]: f[1] for f in lines if len(f) > 1 and f[0] in REGS and f[1].startswith("0x")}
+    if len(regs) != len(REGS):
+        raise harness.HarnessError(f"gdb did not show all of {REGS}:\n{text}")
     regs_json = work / f"regs-{scenario}.json"
     regs_json.write_text(json.dumps(regs))
     regs_txt = work / f"regs-{scenario}.txt"  # unwind_snapshot reads gdb's format

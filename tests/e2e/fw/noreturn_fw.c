@@ -8,7 +8,8 @@
  *   2. main -> chain_end -> end_caller -> fatal_end: end_caller is the last function of
  *      .text (section .text_last, placed last by noreturn_fw.ld), so its return address is
  *      the end of .text, which is no code at all.
- * The test stops in fatal_mid / fatal_end. Self-contained: no library, no startup files. */
+ * The test stops in fatal_mid / fatal_end. Self-contained: no library, no startup files (the
+ * build defines the EHABI personality routines -funwind-tables refers to as 0). */
 #include <stdint.h>
 
 #define NOINLINE __attribute__((noinline))
@@ -22,13 +23,6 @@ volatile uint32_t scenario = 1;
 int main(void);
 void Reset_Handler(void);
 void Default_Handler(void);
-/* -funwind-tables references the EHABI personality routines; nothing here throws. */
-void __aeabi_unwind_cpp_pr0(void);
-void __aeabi_unwind_cpp_pr1(void);
-void __aeabi_unwind_cpp_pr2(void);
-void __aeabi_unwind_cpp_pr0(void) {}
-void __aeabi_unwind_cpp_pr1(void) {}
-void __aeabi_unwind_cpp_pr2(void) {}
 
 __attribute__((section(".vectors"), used)) void (*const vectors[16])(void) = {
     [0] = (void (*)(void))(uintptr_t)__stack_top,
