@@ -55,7 +55,8 @@ typedef struct spoor_frame {
      * frame, which is the instruction that was interrupted. */
     bool pc_is_return;
     /* EXCEPTION: number of the handler that was entered (from the IPSR of the handler's
-     * xPSR: 2 NMI, 3 HardFault, ..., 15 SysTick, 16+ IRQ); -1 when unknown. */
+     * xPSR: 2 NMI, 3 HardFault, ..., 15 SysTick, 16+ IRQ); always one an exception can
+     * have (spoor_exception_name() is not NULL for it). CALL: -1. */
     int exception;
     /* EXCEPTION: the frame was an extended (FP) frame / on PSP / had the additional state
      * context (ARMv8-M). */
@@ -64,14 +65,20 @@ typedef struct spoor_frame {
 
 /* Why a walk ended. */
 typedef enum spoor_unwind_stop {
-    SPOOR_STOP_RESET,        /* reached the reset handler (Reset_Handler or the ELF entry) */
-    SPOOR_STOP_END_OF_STACK, /* return address 0 or 0xFFFFFFFF (the reset value of LR) */
-    SPOOR_STOP_LOOP,         /* the same PC and SP came back */
-    SPOOR_STOP_FRAME_LIMIT,  /* the caller's frame array is full */
-    SPOOR_STOP_UNREADABLE,   /* a needed stack word could not be read */
-    SPOOR_STOP_NO_INFO,      /* no method could unwind the frame */
-    SPOOR_STOP_BAD_FRAME,    /* a method produced a frame that cannot be right (SP went down,
-                                PC not code) */
+    SPOOR_STOP_RESET,               /* reached the reset handler (Reset_Handler or the ELF entry) */
+    SPOOR_STOP_END_OF_STACK,        /* return address 0 or 0xFFFFFFFF (the reset value of LR) */
+    SPOOR_STOP_LOOP,                /* the same PC and SP came back */
+    SPOOR_STOP_FRAME_LIMIT,         /* the caller's frame array is full */
+    SPOOR_STOP_UNREADABLE,          /* a needed stack word could not be read */
+    SPOOR_STOP_NO_INFO,             /* no method could unwind the frame */
+    SPOOR_STOP_BAD_FRAME,           /* a method produced a frame that cannot be right (SP went down,
+                                       PC not code, an exception return outside a handler) */
+    SPOOR_STOP_OTHER_STACK,         /* an exception frame is on the other stack (PSP while the walk
+                                       is on MSP, or the reverse) and that stack pointer is not in
+                                       the input (no SPOOR_HAVE_BANKED_SP, as from QEMU's gdbstub) */
+    SPOOR_STOP_BAD_EXCEPTION_FRAME, /* the exception frame was read but cannot be right: its
+                                       xPSR names no possible exception, or disagrees with
+                                       the EXC_RETURN's mode */
 } spoor_unwind_stop;
 
 typedef struct spoor_unwind_options {
@@ -101,9 +108,11 @@ bool spoor_regs_from_exception(const spoor_regs *handler, uint32_t exc_return, s
 /* "registers", "cfi", "ehabi", "prologue", "scan", "lr", "exception". */
 const char *spoor_unwind_method_name(spoor_unwind_method method);
 /* "reset handler", "end of stack", "loop", "frame limit", "unreadable memory",
- * "no unwind information", "bad frame". */
+ * "no unwind information", "bad frame", "other stack pointer unknown (no msp/psp in the
+ * input)", "bad exception frame". */
 const char *spoor_unwind_stop_name(spoor_unwind_stop stop);
-/* "NMI", "HardFault", ..., "SysTick", "IRQ" for 16 and up, NULL for others. */
+/* "NMI", "HardFault", ..., "SysTick", "IRQ" for 16 and up, NULL for numbers no exception
+ * has (0 thread mode, 1 reset, the reserved 8-10 and 13, negative numbers). */
 const char *spoor_exception_name(int number);
 
 #endif

@@ -74,23 +74,33 @@ static void check_build_id(struct crash *c)
              d, e);
 }
 
-/* The inline chain of a frame's code address (a return address names its call). */
+/* The address to name a frame by: a return address names its call (the byte before it; a
+ * call to a noreturn function can be a function's last instruction, and then the return
+ * address is already the next function or the end of .text). */
+static uint32_t frame_lookup(const spoor_frame *f)
+{
+    return (f->pc_is_return ? f->pc - 1 : f->pc) & ~1u;
+}
+
+/* The inline chain of a frame's code address. */
 static size_t frame_locations(const struct crash *c, const spoor_frame *f, spoor_location *loc)
 {
-    uint32_t lookup = (f->pc_is_return ? f->pc - 1 : f->pc) & ~1u;
+    uint32_t lookup = frame_lookup(f);
     size_t n = spoor_elf_symbolize(c->elf, lookup, loc, MAX_INLINE);
     if (loc[0].has_offset) /* the offset of the address shown, not of the lookup */
         loc[0].offset = f->pc - (lookup - loc[0].offset);
     return n;
 }
 
-/* The offset of pc into the out-of-line function that holds it (an inlined function's
- * own offset counts from its inlined block, which no disassembly shows). */
-static uint32_t outer_offset(const struct crash *c, uint32_t pc, const spoor_location *inner)
+/* The offset of a frame's pc into the out-of-line function that holds its lookup address
+ * (an inlined function's own offset counts from its inlined block, which no disassembly
+ * shows). A return address after a function's last call is that function's size. */
+static uint32_t outer_offset(const struct crash *c, const spoor_frame *f,
+                             const spoor_location *inner)
 {
     uint32_t start;
-    if (spoor_elf_function(c->elf, pc, NULL, &start, NULL) && pc >= start)
-        return pc - start;
+    if (spoor_elf_function(c->elf, frame_lookup(f), NULL, &start, NULL) && f->pc >= start)
+        return f->pc - start;
     return inner->offset;
 }
 
@@ -207,7 +217,7 @@ static void print_text(struct crash *c)
                 ob_printf(o, "      inlined in ");
             ob_str(o, loc[k].function ? loc[k].function : "??");
             if (k + 1 == n && loc[0].has_offset) /* the offset into the real function */
-                ob_printf(o, "+0x%x", outer_offset(c, f->pc, &loc[0]));
+                ob_printf(o, "+0x%x", outer_offset(c, f, &loc[0]));
             if (loc[k].file)
                 ob_printf(o, " at %s:%u", loc[k].file, loc[k].line);
             if (k == 0)

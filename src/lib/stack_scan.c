@@ -1,6 +1,6 @@
 /* The last-resort method: scan the stack upwards from SP for a word that looks like a
- * Thumb return address, i.e. an odd value in code whose preceding instruction is a call
- * (BL, or BLX with a register), or like an EXC_RETURN value (a handler saves LR on entry,
+ * Thumb return address, i.e. an odd value whose preceding instruction is a call (BL, or
+ * BLX with a register) in code, or like an EXC_RETURN value (a handler saves LR on entry,
  * just below the exception frame). The first such word is taken as the caller's PC and
  * the slot above it as the caller's SP. In a frame that was not reached through a call
  * (frame 0, or the interrupted code of an exception frame) LR is tried first: a leaf
@@ -34,9 +34,11 @@ static bool follows_call(const unwind_env *env, uint32_t return_pc)
     return false;
 }
 
+/* The call is code, not the word itself: after a call to a noreturn function as a
+ * function's last instruction the return address is past the function, maybe past .text. */
 static bool is_return_address(const unwind_env *env, uint32_t word)
 {
-    return (word & 1u) != 0 && spoor_elf_is_code(env->elf, word & ~1u) &&
+    return (word & 1u) != 0 && word > 1u && spoor_elf_is_code(env->elf, unwind_call_site(word)) &&
            follows_call(env, word & ~1u);
 }
 
@@ -53,7 +55,7 @@ static bool link_returns_elsewhere(const unwind_env *env, const unwind_state *in
     if (!spoor_elf_function(env->elf, pc, &name, &start, &size)) {
         return true;
     }
-    uint32_t call = (in->r[UNWIND_LR] & ~1u) - 1u;
+    uint32_t call = unwind_call_site(in->r[UNWIND_LR]);
     return !(call >= start && call - start < size);
 }
 

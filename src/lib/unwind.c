@@ -8,24 +8,6 @@
 #define DEFAULT_SCAN_WORDS 1024u
 #define RESET_LR 0xFFFFFFFFu
 
-bool unwind_read_word(const unwind_env *env, uint32_t addr, uint32_t *value)
-{
-    uint8_t b[4];
-    if ((addr & 3u) != 0 || addr > 0xFFFFFFFCu || !env->read(env->ctx, addr, b, sizeof b)) {
-        return false;
-    }
-    *value = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
-    return true;
-}
-
-bool unwind_read_code(const unwind_env *env, uint32_t addr, void *buf, size_t len)
-{
-    if (env->elf != NULL && spoor_elf_read(env->elf, addr, buf, len) == len) {
-        return true;
-    }
-    return env->read(env->ctx, addr, buf, len);
-}
-
 const char *spoor_unwind_method_name(spoor_unwind_method method)
 {
     switch (method) {
@@ -50,6 +32,8 @@ const char *spoor_unwind_stop_name(spoor_unwind_stop stop)
     case SPOOR_STOP_UNREADABLE: return "unreadable memory";
     case SPOOR_STOP_NO_INFO: return "no unwind information";
     case SPOOR_STOP_BAD_FRAME: return "bad frame";
+    case SPOOR_STOP_OTHER_STACK: return "other stack pointer unknown (no msp/psp in the input)";
+    case SPOOR_STOP_BAD_EXCEPTION_FRAME: return "bad exception frame";
     }
     return "?";
 }
@@ -95,27 +79,45 @@ static bool is_code(const spoor_elf *elf, uint32_t pc)
     return !spoor_elf_has_symbols(elf) || spoor_elf_function(elf, pc, NULL, NULL, NULL);
 }
 
-/* A caller produced by a method is believable when its SP did not move down and its
- * return address is code or one of the markers that end or cross a stack. */
-static bool plausible(const spoor_elf *elf, const unwind_state *callee, const unwind_state *caller)
+/* A number an exception can have (IPSR of a handler): not thread mode (0), not reset (1),
+ * not a reserved one. */
+static bool possible_exception(int number)
 {
-    uint32_t ra = caller->r[UNWIND_PC];
+    return spoor_exception_name(number) != NULL;
+}
+
+/* A return address the frame below can return to: the markers that end a stack, an
+ * EXC_RETURN value when that frame is a handler (ipsr; only a handler returns from an
+ * exception), or an address whose call instruction (the byte before it) is code. */
+static bool possible_return(const spoor_elf *elf, uint32_t ra, int ipsr)
+{
+    if (ra == 0 || ra == RESET_LR) {
+        return true;
+    }
+    if (unwind_is_exc_return(ra)) {
+        return possible_exception(ipsr);
+    }
+    return (ra & ~1u) != 0 && is_code(elf, unwind_call_site(ra));
+}
+
+/* A caller produced by a method is believable when its SP did not move down and its
+ * return address is possible. */
+static bool plausible(const spoor_elf *elf, const unwind_state *callee, const unwind_state *caller,
+                      int ipsr)
+{
     if (!unwind_known(caller, UNWIND_PC) || !unwind_known(caller, UNWIND_SP)) {
         return false;
     }
     if (caller->r[UNWIND_SP] < callee->r[UNWIND_SP] || (caller->r[UNWIND_SP] & 3u) != 0) {
         return false;
     }
-    if (ra == 0 || ra == RESET_LR || unwind_is_exc_return(ra)) {
-        return true;
-    }
-    return is_code(elf, ra);
+    return possible_return(elf, caller->r[UNWIND_PC], ipsr);
 }
 
 typedef unwind_result (*step_fn)(const unwind_env *, const unwind_state *, unwind_state *);
 
 /* Tries the enabled methods in order; returns the method used or -1 with *failure set. */
-static int step_frame(const unwind_env *env, unsigned methods, const unwind_state *in,
+static int step_frame(const unwind_env *env, unsigned methods, const unwind_state *in, int ipsr,
                       unwind_state *out, spoor_unwind_stop *failure)
 {
     static const struct {
@@ -134,7 +136,7 @@ static int step_frame(const unwind_env *env, unsigned methods, const unwind_stat
         }
         unwind_state candidate = {0};
         unwind_result r = order[i].step(env, in, &candidate);
-        if (r == UNWIND_OK && plausible(env->elf, in, &candidate)) {
+        if (r == UNWIND_OK && plausible(env->elf, in, &candidate, ipsr)) {
             *out = candidate;
             return (int)order[i].method;
         }
@@ -155,6 +157,49 @@ static bool seen_before(const spoor_frame *frames, size_t count, const spoor_fra
         }
     }
     return false;
+}
+
+/* Which stack the current frame's SP is on. */
+typedef enum walk_stack { STACK_UNKNOWN, STACK_MSP, STACK_PSP } walk_stack;
+
+/* The stack of a state: a handler always runs on MSP; thread mode uses the one CONTROL.SPSEL
+ * (bit 1) selects, unknown without CONTROL. */
+static walk_stack stack_of(int ipsr, const spoor_regs *regs)
+{
+    if (ipsr != 0) {
+        return STACK_MSP;
+    }
+    if (regs->have & SPOOR_HAVE_BANKED_SP) {
+        return (regs->control & 2u) ? STACK_PSP : STACK_MSP;
+    }
+    return STACK_UNKNOWN;
+}
+
+/* Where the exception frame that EXC_RETURN ra describes is: above the handler's frame when
+ * it is on the stack the walk is on, else at the banked SP of the other stack. False when
+ * that stack pointer is not in the input (a QEMU gdbstub gives no MSP/PSP). */
+static bool exception_frame_address(const spoor_regs *regs, walk_stack current,
+                                    const unwind_state *handler, bool on_psp, uint32_t *addr)
+{
+    walk_stack needed = on_psp ? STACK_PSP : STACK_MSP;
+    if (needed == current) {
+        *addr = handler->r[UNWIND_SP];
+        return true;
+    }
+    if (!(regs->have & SPOOR_HAVE_BANKED_SP)) {
+        return false;
+    }
+    *addr = on_psp ? regs->psp : regs->msp;
+    return true;
+}
+
+/* A stacked xPSR the core can have written for this EXC_RETURN: thread mode (EXC_RETURN bit
+ * 3 set) has IPSR 0, handler mode a possible exception number. */
+static bool possible_stacked_state(uint32_t exc_return, uint32_t stacked_xpsr)
+{
+    int ipsr = (int)(stacked_xpsr & 0x1FFu);
+    bool to_thread = (exc_return & 8u) != 0;
+    return to_thread ? ipsr == 0 : possible_exception(ipsr);
 }
 
 size_t spoor_unwind(const spoor_elf *elf, const spoor_regs *regs, spoor_read_fn read, void *ctx,
@@ -178,6 +223,7 @@ size_t spoor_unwind(const spoor_elf *elf, const spoor_regs *regs, spoor_read_fn 
     cur.known = 0xFFFFu;
     cur.r[UNWIND_PC] &= ~1u;
     int ipsr = (int)(regs->xpsr & 0x1FFu);
+    walk_stack stack = stack_of(ipsr, regs);
     spoor_unwind_method method = SPOOR_UNWIND_REGISTERS;
 
     while (count < max) {
@@ -194,7 +240,7 @@ size_t spoor_unwind(const spoor_elf *elf, const spoor_regs *regs, spoor_read_fn 
             break;
         }
         frames[count++] = f;
-        if (in_reset_handler(elf, f.pc)) {
+        if (in_reset_handler(elf, unwind_lookup_pc(&cur))) {
             why = SPOOR_STOP_RESET;
             break;
         }
@@ -206,13 +252,14 @@ size_t spoor_unwind(const spoor_elf *elf, const spoor_regs *regs, spoor_read_fn 
              * stack overflow, leaves PC and LR unknown), the stack scan is the only way on. */
             uint32_t lr = cur.r[UNWIND_LR];
             bool lr_usable = unwind_known(&cur, UNWIND_LR) && lr != 0 && lr != RESET_LR &&
-                             (unwind_is_exc_return(lr) || is_code(elf, lr & ~1u));
+                             possible_return(elf, lr, ipsr);
             if (lr_usable) {
                 caller = cur;
                 caller.r[UNWIND_PC] = lr;
                 method = SPOOR_UNWIND_LINK;
             } else if ((methods & SPOOR_UNWIND_USE_SCAN) &&
-                       unwind_scan_step(&env, &cur, &caller) == UNWIND_OK) {
+                       unwind_scan_step(&env, &cur, &caller) == UNWIND_OK &&
+                       plausible(elf, &cur, &caller, ipsr)) {
                 method = SPOOR_UNWIND_SCAN;
             } else {
                 why = SPOOR_STOP_NO_INFO;
@@ -220,7 +267,7 @@ size_t spoor_unwind(const spoor_elf *elf, const spoor_regs *regs, spoor_read_fn 
             }
         } else {
             spoor_unwind_stop failure;
-            int used = step_frame(&env, methods, &cur, &caller, &failure);
+            int used = step_frame(&env, methods, &cur, ipsr, &caller, &failure);
             if (used < 0) {
                 why = failure;
                 break;
@@ -234,14 +281,12 @@ size_t spoor_unwind(const spoor_elf *elf, const spoor_regs *regs, spoor_read_fn 
             break;
         }
         if (unwind_is_exc_return(ra)) {
+            /* plausible(): the frame below is a handler with a possible number (ipsr). */
             exception_frame_layout layout = unwind_exception_layout(ra);
-            uint32_t frame_addr = caller.r[UNWIND_SP];
-            if (layout.on_psp) {
-                if (!(regs->have & SPOOR_HAVE_BANKED_SP)) {
-                    why = SPOOR_STOP_NO_INFO;
-                    break;
-                }
-                frame_addr = regs->psp;
+            uint32_t frame_addr;
+            if (!exception_frame_address(regs, stack, &caller, layout.on_psp, &frame_addr)) {
+                why = SPOOR_STOP_OTHER_STACK;
+                break;
             }
             if (count == max) {
                 break;
@@ -251,7 +296,7 @@ size_t spoor_unwind(const spoor_elf *elf, const spoor_regs *regs, spoor_read_fn 
                 .method = SPOOR_UNWIND_EXCEPTION,
                 .pc = ra,
                 .sp = frame_addr,
-                .exception = ipsr > 0 ? ipsr : -1,
+                .exception = ipsr,
                 .fp_frame = layout.fp_frame,
                 .on_psp = layout.on_psp,
                 .additional_state = layout.additional_state,
@@ -268,6 +313,10 @@ size_t spoor_unwind(const spoor_elf *elf, const spoor_regs *regs, spoor_read_fn 
                 why = SPOOR_STOP_UNREADABLE;
                 break;
             }
+            if (!possible_stacked_state(ra, stacked_xpsr)) {
+                why = SPOOR_STOP_BAD_EXCEPTION_FRAME;
+                break;
+            }
             /* Callee-saved registers the handler restored belong to the interrupted code. */
             for (int reg = 4; reg <= 11; reg++) {
                 if (!unwind_known(&interrupted, reg) && unwind_known(&caller, reg)) {
@@ -275,6 +324,7 @@ size_t spoor_unwind(const spoor_elf *elf, const spoor_regs *regs, spoor_read_fn 
                 }
             }
             ipsr = (int)(stacked_xpsr & 0x1FFu);
+            stack = layout.on_psp ? STACK_PSP : STACK_MSP;
             cur = interrupted;
             method = SPOOR_UNWIND_EXCEPTION;
             continue;

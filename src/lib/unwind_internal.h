@@ -1,5 +1,6 @@
 /* Shared by the unwinder's modules (unwind.c drives cfi_unwind.c, ehabi_unwind.c,
- * prologue_unwind.c, stack_scan.c and exception_frame.c); not a public interface. */
+ * prologue_unwind.c, stack_scan.c and exception_frame.c; all of them read memory through
+ * unwind_memory.c); not a public interface. */
 #ifndef SPOOR_UNWIND_INTERNAL_H
 #define SPOOR_UNWIND_INTERNAL_H
 
@@ -46,15 +47,28 @@ static inline void unwind_set(unwind_state *s, int reg, uint32_t value)
     s->known |= (uint16_t)(1u << reg);
 }
 
-/* One 32-bit little-endian word of target memory through the reader. */
+/* unwind_memory.c. One 32-bit little-endian word of target memory through the reader. */
 bool unwind_read_word(const unwind_env *env, uint32_t addr, uint32_t *value);
 /* Code bytes: from the ELF's loadable sections, else through the reader. */
 bool unwind_read_code(const unwind_env *env, uint32_t addr, void *buf, size_t len);
-/* The address at which to look up unwind information for a frame. */
+/* An address inside the call instruction that return_address returns from (Thumb bit
+ * ignored): the byte before the return address. A call to a noreturn function can be the
+ * last instruction of a function, and then its return address is the first byte after the
+ * function (another function, or the end of .text); the call site itself never is. Every
+ * question about a return address (which function, which unwind table entry, is it code)
+ * is asked about this address, as gdb does (pc - 1). */
+static inline uint32_t unwind_call_site(uint32_t return_address)
+{
+    return (return_address & ~1u) - 1u;
+}
+
+/* The address at which to look up the function and unwind information of a frame: its PC,
+ * or the call site when the PC is a return address. The one place the walk and every
+ * method (CFI FDE, EHABI index, prologue analysis) take it from. */
 static inline uint32_t unwind_lookup_pc(const unwind_state *s)
 {
     uint32_t pc = s->r[UNWIND_PC] & ~1u;
-    return s->pc_is_return ? pc - 1 : pc;
+    return s->pc_is_return ? unwind_call_site(pc) : pc;
 }
 
 /* Each method turns the state of a frame (callee) into the state of its caller: on

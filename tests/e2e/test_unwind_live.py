@@ -53,15 +53,19 @@ def check(condition, message):
         print("FAIL:", message)
 
 
-def build_firmware(core, out_dir):
-    flags, _, flash, ram, _ = CORES[core]
-    elf = out_dir / f"unwind-fw-{core}.elf"
+def build_test_firmware(name, flags, flash, ram, elf, extra=()):
+    """tests/e2e/fw/NAME.c linked with NAME.ld at the machine's FLASH and RAM addresses."""
     subprocess.run([require_tool("arm-none-eabi-gcc"), *flags, "-mthumb", "-g", "-O1",
                     "-funwind-tables", "-ffreestanding", "-nostdlib", "-Wall", "-Wextra",
-                    "-Werror", "-T", str(FW_DIR / "unwind_fw.ld"),
+                    "-Werror", *extra, "-T", str(FW_DIR / f"{name}.ld"),
                     f"-Wl,--defsym=FW_FLASH={flash:#x},--defsym=FW_RAM={ram:#x}",
-                    str(FW_DIR / "unwind_fw.c"), "-o", str(elf)], check=True)
+                    str(FW_DIR / f"{name}.c"), "-o", str(elf)], check=True)
     return elf
+
+
+def build_firmware(core, out_dir):
+    flags, _, flash, ram, _ = CORES[core]
+    return build_test_firmware("unwind_fw", flags, flash, ram, out_dir / f"unwind-fw-{core}.elf")
 
 
 def snapshot_tool():

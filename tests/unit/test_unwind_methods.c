@@ -249,9 +249,9 @@ static void check_interrupt(uint32_t exc_return, uint32_t frame_addr, uint32_t s
     spoor_frame frames[16];
     spoor_unwind_stop stop;
     size_t n = spoor_unwind(elf, &regs, read_ram, NULL, &options, frames, 16, &stop);
-    if (on_psp && !psp_known) {
+    if (on_psp && !psp_known) { /* the handler is on MSP; PSP is not in the input */
         assert_int_equal(n, 2);
-        assert_int_equal(stop, SPOOR_STOP_NO_INFO);
+        assert_int_equal(stop, SPOOR_STOP_OTHER_STACK);
         return;
     }
     const expected want[] = {
@@ -278,6 +278,168 @@ static void check_interrupt(uint32_t exc_return, uint32_t frame_addr, uint32_t s
     assert_int_equal(frames[2].additional_state, (exc_return & 0x20u) == 0);
     assert_int_equal(frames[3].method, SPOOR_UNWIND_EXCEPTION);
     assert_false(frames[3].pc_is_return);
+}
+
+/* The state of check_interrupt() inside handler (called leaf), its EXC_RETURN saved at
+ * handler_sp + 4 and a basic frame at frame_addr whose interrupted code is inner_body. */
+static spoor_regs handler_regs(uint32_t exc_return, uint32_t handler_sp, uint32_t frame_addr,
+                               uint32_t xpsr, uint32_t stacked_xpsr)
+{
+    put(handler_sp, 0x1234);
+    put(handler_sp + 4, exc_return);
+    for (uint32_t i = 0; i < 5; i++) {
+        put(frame_addr + 4 * i, 0xC0u + i);
+    }
+    put(frame_addr + 20, 0);
+    put(frame_addr + 24, sym("inner_body") | 1u);
+    put(frame_addr + 28, stacked_xpsr);
+    spoor_regs regs = leaf_regs(sym("ret_handler"), handler_sp);
+    regs.xpsr = xpsr;
+    return regs;
+}
+
+/* No frame carries an exception number no exception has (-1, thread mode 0, reset 1, the
+ * reserved 8-10 and 13); call frames carry -1. */
+static void check_exception_numbers(const spoor_frame *frames, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (frames[i].kind == SPOOR_FRAME_EXCEPTION) {
+            if (spoor_exception_name(frames[i].exception) == NULL) {
+                fail_msg("frame %zu: exception %d", i, frames[i].exception);
+            }
+        } else {
+            assert_int_equal(frames[i].exception, -1);
+        }
+    }
+}
+
+/* An EXC_RETURN value where the frame below is not a handler with a possible number (the
+ * state says thread mode, or an impossible IPSR, as with the wrong firmware for a dump):
+ * no method's answer is believed, no exception row, the walk ends as a bad frame. */
+static void test_exception_return_outside_a_handler(void **state)
+{
+    (void)state;
+    static const uint32_t ipsr[] = {0, 1, 8, 9, 10, 13};
+    for (size_t m = 0; m < sizeof methods / sizeof methods[0]; m++) {
+        for (size_t i = 0; i < sizeof ipsr / sizeof ipsr[0]; i++) {
+            lay_out_call_chain();
+            spoor_regs regs =
+                handler_regs(0xFFFFFFF9u, S0 - 40, S0 - 32, 0x01000000u | ipsr[i], 0x01000000u);
+            spoor_unwind_options options = {.methods = 1u << methods[m]};
+            spoor_frame frames[16];
+            spoor_unwind_stop stop;
+            size_t n = spoor_unwind(elf, &regs, read_ram, NULL, &options, frames, 16, &stop);
+            check_exception_numbers(frames, n);
+            for (size_t k = 0; k < n; k++) {
+                assert_int_equal(frames[k].kind, SPOOR_FRAME_CALL);
+                assert_int_not_equal(frames[k].pc, 0xFFFFFFF9u);
+            }
+            assert_int_equal(n, 2); /* leaf_body, ret_handler */
+            assert_int_equal(stop, SPOOR_STOP_BAD_FRAME);
+        }
+        /* The same stack from a HardFault handler's state crosses the frame. */
+        lay_out_call_chain();
+        spoor_regs regs = handler_regs(0xFFFFFFF9u, S0 - 40, S0 - 32, 0x01000003u, 0x01000000u);
+        spoor_unwind_options options = {.methods = 1u << methods[m]};
+        spoor_frame frames[16];
+        spoor_unwind_stop stop;
+        size_t n = spoor_unwind(elf, &regs, read_ram, NULL, &options, frames, 16, &stop);
+        assert_int_equal(n, 7);
+        assert_int_equal(frames[2].kind, SPOOR_FRAME_EXCEPTION);
+        assert_int_equal(frames[2].exception, 3);
+        assert_int_equal(stop, SPOOR_STOP_RESET);
+    }
+}
+
+/* The exception frame an EXC_RETURN points to is not in memory: the exception row (the
+ * handler's real number) is the last frame, the walk ends with "unreadable memory". */
+static void test_unreadable_exception_frame(void **state)
+{
+    (void)state;
+    memset(ram, 0, sizeof ram);
+    uint32_t handler_sp = RAM_BASE + RAM_SIZE - 16; /* the frame would start at the end */
+    put(handler_sp, 0x1234);
+    put(handler_sp + 4, 0xFFFFFFF9u);
+    spoor_regs regs = leaf_regs(sym("ret_handler"), handler_sp);
+    regs.xpsr = 0x01000000u | 16u;
+    for (size_t m = 0; m < sizeof methods / sizeof methods[0]; m++) {
+        spoor_unwind_options options = {.methods = 1u << methods[m]};
+        spoor_frame frames[16];
+        spoor_unwind_stop stop;
+        size_t n = spoor_unwind(elf, &regs, read_ram, NULL, &options, frames, 16, &stop);
+        check_exception_numbers(frames, n);
+        assert_int_equal(n, 3);
+        assert_int_equal(frames[2].kind, SPOOR_FRAME_EXCEPTION);
+        assert_int_equal(frames[2].exception, 16);
+        assert_int_equal(frames[2].sp, handler_sp + 8);
+        assert_int_equal(stop, SPOOR_STOP_UNREADABLE);
+    }
+}
+
+/* A stacked xPSR the core cannot have written for that EXC_RETURN: an impossible IPSR, an
+ * exception number for a return to thread mode, thread mode for a return to a handler. */
+static void test_bad_exception_frame(void **state)
+{
+    (void)state;
+    static const struct {
+        uint32_t exc_return, stacked_xpsr;
+    } bad[] = {
+        {0xFFFFFFF9u, 0x01000000u | 3u},  /* to thread mode, IPSR 3 */
+        {0xFFFFFFF9u, 0x01000000u | 13u}, /* reserved number */
+        {0xFFFFFFF1u, 0x01000000u},       /* to handler mode, IPSR 0 */
+        {0xFFFFFFF1u, 0x01000000u | 1u},  /* to handler mode, reset */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        lay_out_call_chain();
+        spoor_regs regs =
+            handler_regs(bad[i].exc_return, S0 - 40, S0 - 32, 0x01000010u, bad[i].stacked_xpsr);
+        spoor_frame frames[16];
+        spoor_unwind_stop stop;
+        size_t n = spoor_unwind(elf, &regs, read_ram, NULL, NULL, frames, 16, &stop);
+        check_exception_numbers(frames, n);
+        assert_int_equal(n, 3);
+        assert_int_equal(frames[2].kind, SPOOR_FRAME_EXCEPTION);
+        assert_int_equal(stop, SPOOR_STOP_BAD_EXCEPTION_FRAME);
+    }
+    /* A nested interrupt (to handler mode, IRQ0 interrupted) is crossed. */
+    lay_out_call_chain();
+    spoor_regs regs = handler_regs(0xFFFFFFF1u, S0 - 40, S0 - 32, 0x01000011u, 0x01000010u);
+    spoor_frame frames[16];
+    spoor_unwind_stop stop;
+    size_t n = spoor_unwind(elf, &regs, read_ram, NULL, NULL, frames, 16, &stop);
+    assert_true(n >= 4);
+    assert_int_equal(frames[2].exception, 17);
+    assert_int_equal(frames[3].pc, sym("inner_body"));
+}
+
+/* The exception frame is on PSP, the walk is in a handler (on MSP): with PSP in the input it
+ * is crossed there; without it the walk ends saying so, before any exception row. */
+static void test_other_stack_pointer_unknown(void **state)
+{
+    (void)state;
+    lay_out_call_chain();
+    spoor_regs regs = handler_regs(0xFFFFFFFDu, HANDLER_SP, S0 - 32, 0x01000003u, 0x01000000u);
+    /* a word that looks like a frame right above the handler's: the walk must not guess MSP */
+    put(HANDLER_SP + 8 + 24, sym("inner_body") | 1u);
+    for (size_t m = 0; m < sizeof methods / sizeof methods[0]; m++) {
+        spoor_unwind_options options = {.methods = 1u << methods[m]};
+        spoor_frame frames[16];
+        spoor_unwind_stop stop;
+        size_t n = spoor_unwind(elf, &regs, read_ram, NULL, &options, frames, 16, &stop);
+        assert_int_equal(n, 2);
+        assert_int_equal(stop, SPOOR_STOP_OTHER_STACK);
+        assert_non_null(strstr(spoor_unwind_stop_name(stop), "psp"));
+    }
+    regs.have |= SPOOR_HAVE_BANKED_SP;
+    regs.msp = HANDLER_SP;
+    regs.psp = S0 - 32;
+    spoor_frame frames[16];
+    spoor_unwind_stop stop;
+    size_t n = spoor_unwind(elf, &regs, read_ram, NULL, NULL, frames, 16, &stop);
+    assert_int_equal(n, 7);
+    assert_int_equal(frames[2].sp, S0 - 32);
+    assert_true(frames[2].on_psp);
+    assert_int_equal(stop, SPOOR_STOP_RESET);
 }
 
 static void test_interrupt_frames(void **state)
@@ -369,6 +531,7 @@ static void test_garbage_states_stay_bounded(void **state)
         spoor_unwind_stop stop;
         size_t n = spoor_unwind(elf, &regs, read_ram, NULL, NULL, frames, 32, &stop);
         assert_true(n >= 1 && n <= 32);
+        check_exception_numbers(frames, n);
         assert_non_null(spoor_unwind_stop_name(stop));
     }
 #undef NEXT
@@ -386,6 +549,14 @@ static void test_names(void **state)
     assert_null(spoor_exception_name(-1));
     assert_string_equal(spoor_unwind_method_name(SPOOR_UNWIND_PROLOGUE), "prologue");
     assert_string_equal(spoor_unwind_stop_name(SPOOR_STOP_LOOP), "loop");
+    assert_string_equal(spoor_unwind_stop_name(SPOOR_STOP_OTHER_STACK),
+                        "other stack pointer unknown (no msp/psp in the input)");
+    assert_string_equal(spoor_unwind_stop_name(SPOOR_STOP_BAD_EXCEPTION_FRAME),
+                        "bad exception frame");
+    static const int impossible[] = {-1, 0, 1, 8, 9, 10, 13};
+    for (size_t i = 0; i < sizeof impossible / sizeof impossible[0]; i++) {
+        assert_null(spoor_exception_name(impossible[i]));
+    }
 }
 
 int main(void)
@@ -395,6 +566,10 @@ int main(void)
         cmocka_unit_test(test_stale_return_address_fools_only_the_scan),
         cmocka_unit_test(test_bad_function_pointer_continues_from_lr),
         cmocka_unit_test(test_interrupt_frames),
+        cmocka_unit_test(test_exception_return_outside_a_handler),
+        cmocka_unit_test(test_unreadable_exception_frame),
+        cmocka_unit_test(test_bad_exception_frame),
+        cmocka_unit_test(test_other_stack_pointer_unknown),
         cmocka_unit_test(test_stop_reasons),
         cmocka_unit_test(test_garbage_states_stay_bounded),
         cmocka_unit_test(test_names),
