@@ -231,7 +231,10 @@ static bool exchange(spoor_gdb *g, const char *payload, bool first)
             seen[nseen++] = c;
         bool noise = note_raw(g, c);
         spoor_rsp_event ev = spoor_rsp_feed(&g->parser, c);
-        if (first && noise) {
+        if (first && noise) { /* show a line of what it says (a banner, an error) */
+            int64_t more = now_ms() + 200;
+            while (nseen < sizeof seen && c != '\n' && next_byte(g, more, &c) > 0)
+                seen[nseen++] = c;
             excerpt(seen, nseen, detail, sizeof detail);
             return broken(g, SPOOR_ERR_PROTOCOL, "not a GDB server (it sent \"%s\")", detail);
         }

@@ -5,10 +5,11 @@
  * first), and a walk reads it upward from SP in small steps: a call frame is 8-64 bytes, an
  * exception frame 32 or 104 (with FP state), so one page usually holds a frame and the one
  * above it, and a whole walk of a few hundred bytes of stack costs a round trip or two. Misses
- * of one read are batched (adjacent missing pages in one 'm' up to spoor_gdb_max_read), so a
- * small page costs nothing on a long read, while a large one would read more memory no one
- * asked for and more often run into the end of a readable region. 256 bytes is 512 hex
- * digits, one packet at any PacketSize from 0x208 on (QEMU, OpenOCD, J-Link: 0x1000 or more).
+ * of one read are batched (a run of missing pages is one range, split only where
+ * spoor_gdb_max_read says), so a small page costs nothing on a long read, while a large one would
+ * read more memory no one asked for and more often run into the end of a readable region. 256 bytes
+ * is 512 hex digits, one packet at any PacketSize from 0x208 on (QEMU, OpenOCD, J-Link: 0x1000 or
+ * more).
  *
  * A page the target cannot read (an 'E' reply) is remembered as such and never poisons its
  * neighbours: a batch that failed is retried page by page, and the bytes asked for in an
@@ -48,6 +49,7 @@ typedef struct mem_gdb {
     uint64_t hits, misses;
     spoor_gdb_stats base; /* the connection's counters when the layer was added */
     uint32_t missing[CACHED_READ_MAX / PAGE + 2];
+    uint8_t buf[CACHED_READ_MAX + 2 * PAGE]; /* one fetched range */
 } mem_gdb;
 
 static bool is_device(uint32_t addr, size_t len)
@@ -78,7 +80,8 @@ static bool remember(mem_gdb *m, uint32_t page, const uint8_t *bytes)
 {
     if (m->used >= MAX_PAGES)
         clear(m); /* a full cache starts over: a walk never needs 1 MiB of stack */
-    if (bytes && m->pool_used == m->pool_cap) {
+    slot *at = find(m, page);
+    if (bytes && at->index < 0 && m->pool_used == m->pool_cap) {
         size_t cap = m->pool_cap ? 2 * m->pool_cap : 16;
         void *more = realloc(m->pool, cap * PAGE);
         if (!more) {
@@ -88,12 +91,13 @@ static bool remember(mem_gdb *m, uint32_t page, const uint8_t *bytes)
         m->pool = more;
         m->pool_cap = cap;
     }
-    slot *s = find(m, page);
+    slot *s = at;
     if (s->index == SLOT_EMPTY)
         m->used++;
     s->page = page;
     if (bytes) {
-        s->index = (int32_t)m->pool_used++;
+        if (s->index < 0) /* a page read again (between two runs) keeps its place */
+            s->index = (int32_t)m->pool_used++;
         memcpy(m->pool[s->index], bytes, PAGE);
     } else {
         s->index = SLOT_UNREADABLE;
@@ -101,31 +105,51 @@ static bool remember(mem_gdb *m, uint32_t page, const uint8_t *bytes)
     return true;
 }
 
-/* Fetches pages[0..n) (ascending, all missing) in the fewest 'm' packets: a packet spans from
- * one missing page to the last that still fits in spoor_gdb_max_read (cached pages in between
- * are read again, which costs bytes, not a round trip). A batch the target refuses is retried
- * page by page, and the pages it still refuses are remembered as unreadable. */
+/* No page in [from, to) is known to be unreadable. */
+static bool gap_readable(mem_gdb *m, uint32_t from, uint32_t to)
+{
+    for (uint64_t p = from; p < to; p += PAGE)
+        if (find(m, (uint32_t)p)->index == SLOT_UNREADABLE)
+            return false;
+    return true;
+}
+
+static uint64_t packets_for(uint64_t bytes, uint64_t max)
+{
+    return (bytes + max - 1) / max;
+}
+
+/* Fetches pages[0..n) (ascending, all missing) in the fewest 'm' packets: runs of adjacent
+ * missing pages are read as one range (split into packets of spoor_gdb_max_read bytes), and
+ * two runs are read as one when the cached pages between them cost fewer packets than a
+ * second start (they are read again: bytes, not a round trip). A range the target refuses
+ * is retried page by page, and the pages it still refuses are remembered as unreadable. */
 static bool fetch(mem_gdb *m, const uint32_t *pages, size_t n)
 {
     const uint64_t max = spoor_gdb_max_read(m->gdb);
-    uint8_t buf[4096]; /* a span: at most max_read (<= 2048, spoor_gdb_max_read) or a page */
     for (size_t i = 0; i < n;) {
         size_t j = i + 1;
-        while (j < n && (uint64_t)pages[j] + PAGE - pages[i] <= max)
-            j++;
+        for (; j < n; j++) {
+            uint64_t run = pages[j - 1] + PAGE - pages[i];
+            uint64_t merged = pages[j] + PAGE - pages[i];
+            if (pages[j] != pages[j - 1] + PAGE &&
+                (packets_for(merged, max) > packets_for(run, max) + packets_for(PAGE, max) ||
+                 !gap_readable(m, pages[j - 1] + PAGE, pages[j])))
+                break;
+        }
         size_t span = pages[j - 1] + PAGE - pages[i];
-        if (spoor_gdb_read_memory(m->gdb, pages[i], buf, span)) {
+        if (spoor_gdb_read_memory(m->gdb, pages[i], m->buf, span)) {
             for (size_t k = i; k < j; k++)
-                if (!remember(m, pages[k], buf + (pages[k] - pages[i])))
+                if (!remember(m, pages[k], m->buf + (pages[k] - pages[i])))
                     return false;
         } else if (spoor_last_status() != SPOOR_ERR_UNAVAILABLE) {
             return false; /* the connection, not the target */
         } else {
             for (size_t k = i; k < j; k++) {
-                bool ok = j - i > 1 && spoor_gdb_read_memory(m->gdb, pages[k], buf, PAGE);
+                bool ok = j - i > 1 && spoor_gdb_read_memory(m->gdb, pages[k], m->buf, PAGE);
                 if (!ok && spoor_last_status() != SPOOR_ERR_UNAVAILABLE)
                     return false;
-                if (!remember(m, pages[k], ok ? buf : NULL))
+                if (!remember(m, pages[k], ok ? m->buf : NULL))
                     return false;
             }
         }
