@@ -125,7 +125,7 @@ char spoor_gdb_parse_stop_reply(const char *reply, size_t len, int *signal)
     char kind = reply[0];
     size_t digits = 0;
     int value = 0;
-    while (1 + digits < len && digits < 8 && spoor_hex_digit((unsigned char)reply[1 + digits]) >= 0)
+    while (1 + digits < len && digits < 7 && spoor_hex_digit((unsigned char)reply[1 + digits]) >= 0)
         value = value * 16 + spoor_hex_digit((unsigned char)reply[1 + digits++]);
     switch (kind) {
     case 'S':
