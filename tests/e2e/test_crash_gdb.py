@@ -16,6 +16,7 @@ gdb-multiarch, and what the live memory layer costs on the wire.
    itself and checks that none asks for more than the packet size allows.
 3. Errors: connection refused, a server that never answers, a server that speaks something
    else (plain Python sockets): one line on stderr, exit status 2."""
+import concurrent.futures
 import json
 import math
 import os
@@ -95,12 +96,8 @@ def run_case(case, results):
 
 def check_backtraces():
     results = {}
-    threads = [threading.Thread(target=run_case, args=(c, results)) for c in CASES]
-    for i in range(0, len(threads), 2):  # two at a time: two cores
-        for t in threads[i:i + 2]:
-            t.start()
-        for t in threads[i:i + 2]:
-            t.join()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:  # two cores
+        list(pool.map(lambda case: run_case(case, results), CASES))
     failed = 0
     for case in CASES:
         ok, detail = results[case]
@@ -167,45 +164,43 @@ class PacketSizeProxy:
     def _serve(self):
         client, _ = self.listener.accept()
         upstream = socket.create_connection(("127.0.0.1", self.upstream_port))
-        threading.Thread(target=self._client_to_server, args=(client, upstream),
+        threading.Thread(target=self._pump, args=(client, upstream, self._requests),
                          daemon=True).start()
+        self._pump(upstream, client, self._replies)
+
+    def _pump(self, source, sink, on_packets):
+        """Forwards source to sink a complete packet at a time, through on_packets."""
         pending = b""
         while True:
-            data = upstream.recv(65536)
+            data = source.recv(65536)
             if not data:
-                client.close()
+                sink.close()
                 return
             pending += data
             packets, used = self._packets(pending)
             forward, pending = pending[:used], pending[used:]
-            for payload in packets:
-                self.largest_reply = max(self.largest_reply, len(payload))
-                m = re.search(rb"PacketSize=([0-9a-fA-F]+)", payload)
-                if m:
-                    self.server_packet_size = int(m.group(1), 16)
-                    new = payload.replace(m.group(0), b"PacketSize=%x" % self.packet_size)
-                    old_frame = b"$" + payload + b"#"
-                    at = forward.find(old_frame)
-                    new_frame = b"$" + new + b"#%02x" % (sum(new) & 0xff)
-                    forward = forward[:at] + new_frame + forward[at + len(old_frame) + 2:]
-            client.sendall(forward)
+            sink.sendall(on_packets(packets, forward))
 
-    def _client_to_server(self, client, upstream):
-        pending = b""
-        while True:
-            data = client.recv(65536)
-            if not data:
-                upstream.close()
-                return
-            pending += data
-            packets, used = self._packets(pending)
-            pending = pending[used:]
-            for payload in packets:
-                m = re.fullmatch(rb"m([0-9a-f]+),([0-9a-f]+)", payload)
-                if m:
-                    self.m_requests += 1
-                    self.largest_m = max(self.largest_m, int(m.group(2), 16))
-            upstream.sendall(data)
+    def _replies(self, packets, forward):
+        for payload in packets:
+            self.largest_reply = max(self.largest_reply, len(payload))
+            m = re.search(rb"PacketSize=([0-9a-fA-F]+)", payload)
+            if m:
+                self.server_packet_size = int(m.group(1), 16)
+                new = payload.replace(m.group(0), b"PacketSize=%x" % self.packet_size)
+                old_frame = b"$" + payload + b"#"
+                at = forward.find(old_frame)
+                new_frame = b"$" + new + b"#%02x" % (sum(new) & 0xff)
+                forward = forward[:at] + new_frame + forward[at + len(old_frame) + 2:]
+        return forward
+
+    def _requests(self, packets, forward):
+        for payload in packets:
+            m = re.fullmatch(rb"m([0-9a-f]+),([0-9a-f]+)", payload)
+            if m:
+                self.m_requests += 1
+                self.largest_m = max(self.largest_m, int(m.group(2), 16))
+        return forward
 
 
 def check_cost():
