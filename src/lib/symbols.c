@@ -454,6 +454,18 @@ static int read_unit_lines(spoor_elf *e, const struct elf_section *sec, uint64_t
     return 0;
 }
 
+/* A function's name as addr2line gives it without -C: its linkage name (the DIE's, or that of
+ * its abstract origin or specification) when it has one, else its DW_AT_name. Shown
+ * demangled unless the ELF was told otherwise (see shown_name). */
+static const char *scope_name(Dwarf_Die *die)
+{
+    Dwarf_Attribute attr;
+    const char *name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+    if (!name)
+        name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+    return name ? name : dwarf_diename(die);
+}
+
 static int add_scope(struct builder *b, Dwarf_Die *die, int tag, int32_t parent, int depth,
                      const char *const *files, size_t nfiles)
 {
@@ -475,7 +487,7 @@ static int add_scope(struct builder *b, Dwarf_Die *die, int tag, int32_t parent,
     if (grow((void **)&e->scopes, &b->cap_scopes, e->nscopes + 1, sizeof *e->scopes))
         return -1;
     struct dw_scope *s = &e->scopes[e->nscopes++];
-    s->name = dwarf_diename(die);
+    s->name = scope_name(die);
     s->parent = parent;
     s->call_file = NULL;
     s->call_line = 0;
@@ -970,6 +982,12 @@ void spoor_elf_prepare_dwarf(spoor_elf *e)
     free(b.segments);
 }
 
+/* A function name as lookups hand it out: demangled, unless spoor_elf_set_demangle() said not. */
+static const char *shown_name(spoor_elf *e, const char *name)
+{
+    return e->raw_names ? name : spoor_demangle_cached(&e->demangled, name);
+}
+
 static const struct dw_span *span_at(const spoor_elf *e, uint32_t addr)
 {
     size_t i = upper_bound(&e->span_pages, e->spans ? &e->spans[0].start : NULL, sizeof *e->spans,
@@ -994,13 +1012,13 @@ size_t spoor_elf_symbolize(const spoor_elf *ce, uint32_t addr, spoor_location *f
     const struct dw_span *span = span_at(e, addr);
     int32_t scope = span ? span->scope : -1;
     if (scope >= 0 && e->scopes[scope].name) {
-        f->function = e->scopes[scope].name;
+        f->function = shown_name(e, e->scopes[scope].name);
         f->offset = addr - span->range_start;
         f->has_offset = true;
     } else {
         const struct elf_symbol *sym = spoor_elf_symbol_at(e, addr);
         if (sym) {
-            f->function = sym->name;
+            f->function = shown_name(e, sym->name);
             f->offset = addr - sym->start;
             f->has_offset = true;
         }
@@ -1013,7 +1031,7 @@ size_t spoor_elf_symbolize(const spoor_elf *ce, uint32_t addr, spoor_location *f
     for (int32_t s = scope; s >= 0 && e->scopes[s].parent >= 0 && n < max;
          s = e->scopes[s].parent) {
         f = &frames[n++];
-        f->function = e->scopes[e->scopes[s].parent].name;
+        f->function = shown_name(e, e->scopes[e->scopes[s].parent].name);
         f->offset = 0;
         f->has_offset = false;
         f->file = e->scopes[s].call_file;
@@ -1040,7 +1058,7 @@ bool spoor_elf_function(const spoor_elf *ce, uint32_t addr, const char **name, u
         const struct dw_function *f = &e->functions[i];
         if (addr < f->end) {
             if (name)
-                *name = f->name;
+                *name = shown_name(e, f->name);
             if (start)
                 *start = f->start;
             if (size)
@@ -1054,7 +1072,7 @@ bool spoor_elf_function(const spoor_elf *ce, uint32_t addr, const char **name, u
     if (!sym)
         return false;
     if (name)
-        *name = sym->name;
+        *name = shown_name(e, sym->name);
     if (start)
         *start = sym->start;
     if (size)

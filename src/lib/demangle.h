@@ -1,0 +1,34 @@
+/* Demangling of symbol names (C++ Itanium ABI, Rust legacy and v0) with GNU libiberty, the
+ * demangler of binutils: names come out as `addr2line -C` prints them (parameters, qualifiers,
+ * no Rust hashes or crate disambiguators). Results are cached per cache object by the
+ * address of the name, since a symbolizer hands out the same few thousand names again. */
+#ifndef SPOOR_DEMANGLE_H
+#define SPOOR_DEMANGLE_H
+
+#include <stddef.h>
+
+/* Names longer than this are left as they are: libiberty's demangler keeps a working array of
+ * about 100 bytes per character of the name on the stack. */
+#define SPOOR_DEMANGLE_MAX_NAME 8192
+
+/* The demangled form of name in a new malloc'ed string, or NULL when name is not a mangled
+ * name libiberty knows (or is too long, or memory ran out). */
+char *spoor_demangle(const char *name);
+
+struct spoor_demangle_entry;
+
+/* Demangled names by the address of the mangled one. Zero-initialised it is empty; it owns
+ * the demangled strings until spoor_demangle_cache_free(). */
+struct spoor_demangle_cache {
+    struct spoor_demangle_entry *slots;
+    size_t cap, used; /* cap is 0 or a power of two */
+};
+
+/* The demangled form of name (NULL stays NULL), or name itself when it is not mangled. The
+ * name must stay at its address, unchanged, while the cache lives. Never fails: without
+ * memory the name comes back as it is. */
+const char *spoor_demangle_cached(struct spoor_demangle_cache *cache, const char *name);
+
+void spoor_demangle_cache_free(struct spoor_demangle_cache *cache);
+
+#endif
