@@ -50,8 +50,7 @@ static int may_be_mangled(const char *name)
 
 char *spoor_demangle(const char *name)
 {
-    if (!name || !may_be_mangled(name) ||
-        strnlen(name, SPOOR_DEMANGLE_MAX_NAME + 1) > SPOOR_DEMANGLE_MAX_NAME)
+    if (!name || !may_be_mangled(name))
         return NULL;
     struct text t = {0};
     int ok = rust_demangle_callback(name, DEMANGLE_OPTIONS, append, &t);

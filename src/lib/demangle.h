@@ -7,12 +7,10 @@
 
 #include <stddef.h>
 
-/* Names longer than this are left as they are: libiberty's demangler keeps a working array of
- * about 100 bytes per character of the name on the stack. */
-#define SPOOR_DEMANGLE_MAX_NAME 8192
-
 /* The demangled form of name in a new malloc'ed string, or NULL when name is not a mangled
- * name libiberty knows (or is too long, or memory ran out). */
+ * name libiberty knows, or memory ran out. libiberty refuses Itanium names of more than about
+ * 1,000 characters itself (its recursion limit also bounds the stack arrays it sizes by the
+ * name's length), as it does in addr2line. */
 char *spoor_demangle(const char *name);
 
 struct spoor_demangle_entry;
