@@ -40,17 +40,9 @@ static void append(const char *piece, size_t n, void *opaque)
     t->s[t->len] = 0;
 }
 
-/* Whether libiberty could take name for a mangled one: Itanium names start with _Z (or are
- * _GLOBAL_ constructor names), Rust v0 names with _R; everything else is left alone without
- * calling it. */
-static int may_be_mangled(const char *name)
-{
-    return name[0] == '_' && (name[1] == 'Z' || name[1] == 'R' || !strncmp(name, "_GLOBAL_", 8));
-}
-
 char *spoor_demangle(const char *name)
 {
-    if (!name || !may_be_mangled(name))
+    if (!name || !spoor_may_be_mangled(name))
         return NULL;
     struct text t = {0};
     int ok = rust_demangle_callback(name, DEMANGLE_OPTIONS, append, &t);
@@ -98,7 +90,7 @@ static int grow(struct spoor_demangle_cache *c)
 
 const char *spoor_demangle_cached(struct spoor_demangle_cache *c, const char *name)
 {
-    if (!name || !may_be_mangled(name))
+    if (!name || !spoor_may_be_mangled(name))
         return name;
     if (c->cap) {
         for (size_t k = slot_of(name, c->cap);; k = (k + 1) & (c->cap - 1)) {

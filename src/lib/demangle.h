@@ -6,12 +6,22 @@
 #define SPOOR_DEMANGLE_H
 
 #include <stddef.h>
+#include <string.h>
 
 /* The demangled form of name in a new malloc'ed string, or NULL when name is not a mangled
  * name libiberty knows, or memory ran out. libiberty refuses Itanium names of more than about
  * 1,000 characters itself (its recursion limit also bounds the stack arrays it sizes by the
  * name's length), as it does in addr2line. */
 char *spoor_demangle(const char *name);
+
+/* Whether libiberty could take name for a mangled one: Itanium names start with _Z (or are
+ * _GLOBAL_ constructor names), Rust v0 names with _R. Everything else is left alone without
+ * calling it (inline: a symbolizer asks this for every frame). */
+static inline int spoor_may_be_mangled(const char *name)
+{
+    return name && name[0] == '_' &&
+           (name[1] == 'Z' || name[1] == 'R' || (name[1] == 'G' && !strncmp(name, "_GLOBAL_", 8)));
+}
 
 struct spoor_demangle_entry;
 

@@ -1040,7 +1040,8 @@ void spoor_elf_prepare_dwarf(spoor_elf *e)
 /* A function name as lookups hand it out: demangled, unless spoor_elf_set_demangle() said not. */
 static const char *shown_name(spoor_elf *e, const char *name)
 {
-    return e->raw_names ? name : spoor_demangle_cached(&e->demangled, name);
+    return e->raw_names || !spoor_may_be_mangled(name) ? name
+                                                       : spoor_demangle_cached(&e->demangled, name);
 }
 
 static const struct dw_span *span_at(const spoor_elf *e, uint32_t addr)
