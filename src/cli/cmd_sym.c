@@ -23,7 +23,7 @@ static const char sym_usage[] =
     "                   {\"addr\":\"0x..\",\"function\":..,\"offset\":..,\"file\":..,\"line\":..,\n"
     "                    \"inlined\":[{\"function\":..,\"file\":..,\"line\":..}]}\n"
     "      --no-demangle  C++ and Rust names as the ELF has them (mangled linkage names),\n"
-    "                   not demangled with parameters as 'addr2line -C' prints them\n"
+    "                     not demangled with parameters as 'addr2line -C' prints them\n"
     "  -h, --help       this text\n\n"
     "Text output: '0x000001a4 main+0xc at src/main.c:42', then for an address in inlined\n"
     "code one line '  inlined in CALLER at FILE:LINE' per enclosing function, innermost first.\n"
