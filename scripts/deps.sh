@@ -11,6 +11,7 @@ declare -A probe=(
   [libdw-dev]=/usr/include/elfutils/libdw.h
   [libelf-dev]=/usr/include/libelf.h
   [libcapstone-dev]=/usr/include/capstone/capstone.h
+  [libiberty-dev]=/usr/include/libiberty/demangle.h
   [libcmocka-dev]=/usr/include/cmocka.h
   [gcc-arm-none-eabi]=/usr/bin/arm-none-eabi-gcc
   [binutils-arm-none-eabi]=/usr/bin/arm-none-eabi-addr2line
@@ -19,6 +20,7 @@ declare -A probe=(
   [gdb-multiarch]=/usr/bin/gdb-multiarch
   [python3]=/usr/bin/python3
   [clang]=/usr/bin/clang
+  [llvm]=/usr/bin/llvm-symbolizer
   [libclang-rt-14-dev]='/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a'
 )
 

@@ -13,9 +13,13 @@ typedef struct spoor_elf spoor_elf;
 
 /* Opens and checks a 32-bit ARM ELF. NULL on failure with spoor_last_error() set to
  * "FILE: cannot open: ...", "FILE: not an ELF file", "FILE: not a 32-bit ARM ELF (machine N)",
- * or "FILE: truncated or corrupt ELF: ...". */
+ * "FILE: truncated or corrupt ELF: ..." or "FILE: split DWARF (-gsplit-dwarf) ...". */
 spoor_elf *spoor_elf_open(const char *path);
 void spoor_elf_close(spoor_elf *elf);
+/* Whether function names are handed out demangled (C++ and Rust, as `addr2line -C` prints
+ * them; the default) or as the ELF has them: the DWARF linkage name, else DW_AT_name, and the
+ * symbol-table name (as addr2line without -C). Names returned before stay valid. */
+void spoor_elf_set_demangle(spoor_elf *elf, bool demangle);
 const char *spoor_elf_path(const spoor_elf *elf);
 
 /* True when the ELF has DWARF line or function information. */

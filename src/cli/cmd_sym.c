@@ -14,18 +14,21 @@
 #define OB_LITERAL(ob, s) ob_write(ob, s, sizeof s - 1)
 
 static const char sym_usage[] =
-    "usage: spoor sym -e FW.elf [--json] [ADDR ...]\n"
+    "usage: spoor sym -e FW.elf [--json] [--no-demangle] [ADDR ...]\n"
     "Symbolizes code addresses with the ELF's DWARF (functions, inlined functions, lines)\n"
     "and its symbol table where there is no DWARF. Reads addresses from standard input,\n"
     "separated by white space, when none are given. The Thumb bit of an address is ignored.\n\n"
-    "  -e, --elf FILE  the firmware ELF (32-bit ARM)\n"
-    "  -j, --json      one JSON object per address:\n"
-    "                  {\"addr\":\"0x..\",\"function\":..,\"offset\":..,\"file\":..,\"line\":..,\n"
-    "                   \"inlined\":[{\"function\":..,\"file\":..,\"line\":..}]}\n"
-    "  -h, --help      this text\n\n"
+    "  -e, --elf FILE   the firmware ELF (32-bit ARM)\n"
+    "  -j, --json       one JSON object per address:\n"
+    "                   {\"addr\":\"0x..\",\"function\":..,\"offset\":..,\"file\":..,\"line\":..,\n"
+    "                    \"inlined\":[{\"function\":..,\"file\":..,\"line\":..}]}\n"
+    "      --no-demangle  C++ and Rust names as the ELF has them (mangled linkage names),\n"
+    "                     not demangled with parameters as 'addr2line -C' prints them\n"
+    "  -h, --help       this text\n\n"
     "Text output: '0x000001a4 main+0xc at src/main.c:42', then for an address in inlined\n"
     "code one line '  inlined in CALLER at FILE:LINE' per enclosing function, innermost first.\n"
-    "Unknown parts print as ?? (JSON: null).\n";
+    "Unknown parts print as ?? (JSON: null). Line 0 is DWARF's 'no line' for code of a known\n"
+    "file (compiler-generated code): 'FILE:0' (addr2line prints 'FILE:?').\n";
 
 struct sym_ctx {
     spoor_elf *elf;
@@ -54,8 +57,8 @@ static size_t length_of(struct sym_ctx *c, const char *s)
 #define TEXT_FRAME_EXTRA (13 + 11 + 4 + 11 + 1)
 
 /* One text line: head ("0x%08x " or "  inlined in "), the function ("??" when unknown) with
- * "+0x%x" of its offset when has_offset, " at FILE:LINE" (LINE "?" when unknown) when the file
- * is known, newline. Written in one piece into the output buffer. */
+ * "+0x%x" of its offset when has_offset, " at FILE:LINE" (LINE 0: no line) when the file is
+ * known, newline. Written in one piece into the output buffer. */
 static void print_frame(struct sym_ctx *c, const char *head, size_t head_len,
                         const spoor_location *f, bool has_offset)
 {
@@ -75,7 +78,7 @@ static void print_frame(struct sym_ctx *c, const char *head, size_t head_len,
             ob_write(&c->out, " at ", 4);
             ob_write(&c->out, f->file, file_len);
             num[0] = ':';
-            char *e = f->line ? ob_put_u32(num + 1, f->line) : ob_put(num + 1, "?", 1);
+            char *e = ob_put_u32(num + 1, f->line);
             ob_write(&c->out, num, (size_t)(e - num));
         }
         ob_char(&c->out, '\n');
@@ -91,10 +94,7 @@ static void print_frame(struct sym_ctx *c, const char *head, size_t head_len,
         p = ob_put(p, " at ", 4);
         p = ob_put_short(p, f->file, file_len);
         *p++ = ':';
-        if (f->line)
-            p = ob_put_u32(p, f->line);
-        else
-            *p++ = '?';
+        p = ob_put_u32(p, f->line);
     }
     *p++ = '\n';
     ob_commit(&c->out, p);
@@ -110,10 +110,11 @@ static void print_text(struct sym_ctx *c, uint32_t addr, const spoor_location *f
         print_frame(c, "  inlined in ", 13, &f[i], false);
 }
 
-static void print_json_line(outbuf *ob, unsigned line)
+/* The line; null only when the file is unknown too (line 0: DWARF's "no line" in that file). */
+static void print_json_line(outbuf *ob, const spoor_location *f)
 {
-    if (line)
-        ob_u32(ob, line);
+    if (f->file || f->line)
+        ob_u32(ob, f->line);
     else
         ob_write(ob, "null", 4);
 }
@@ -132,7 +133,7 @@ static void print_json(outbuf *ob, uint32_t addr, const spoor_location *f, size_
     OB_LITERAL(ob, ",\"file\":");
     ob_json_string(ob, f[0].file);
     OB_LITERAL(ob, ",\"line\":");
-    print_json_line(ob, f[0].line);
+    print_json_line(ob, &f[0]);
     OB_LITERAL(ob, ",\"inlined\":[");
     for (size_t i = 1; i < n; i++) {
         if (i > 1)
@@ -142,7 +143,7 @@ static void print_json(outbuf *ob, uint32_t addr, const spoor_location *f, size_
         OB_LITERAL(ob, ",\"file\":");
         ob_json_string(ob, f[i].file);
         OB_LITERAL(ob, ",\"line\":");
-        print_json_line(ob, f[i].line);
+        print_json_line(ob, &f[i]);
         ob_char(ob, '}');
     }
     OB_LITERAL(ob, "]}\n");
@@ -238,9 +239,11 @@ int cmd_sym(int argc, char **argv)
 {
     static const struct option opts[] = {{"elf", required_argument, 0, 'e'},
                                          {"json", no_argument, 0, 'j'},
+                                         {"no-demangle", no_argument, 0, 'N'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     const char *elf_path = NULL;
+    bool demangle = true;
     static struct sym_ctx c;
     memset(&c, 0, sizeof c);
     ob_init(&c.out, 1);
@@ -251,12 +254,14 @@ int cmd_sym(int argc, char **argv)
         switch (opt) {
         case 'e': elf_path = optarg; break;
         case 'j': c.json = 1; break;
+        case 'N': demangle = false; break;
         case 'h': fputs(sym_usage, stdout); return SPOOR_EXIT_OK;
         default: return cli_bad_option("sym", argv);
         }
     }
     if (!(c.elf = cli_open_elf("sym", elf_path)))
         return SPOOR_EXIT_USAGE;
+    spoor_elf_set_demangle(c.elf, demangle);
     int rc = SPOOR_EXIT_OK;
     if (optind < argc)
         for (int i = optind; i < argc; i++)

@@ -1,4 +1,5 @@
 /* Loading a firmware ELF: checks, sections, function symbols, build-id, memory image. */
+#include <dwarf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -116,6 +117,25 @@ static int load_symbols(spoor_elf *e)
     return 0;
 }
 
+/* The .dwo name of the first unit whose debug information was split off (-gsplit-dwarf: a
+ * DWARF 5 skeleton unit, or a DWARF 4 unit with DW_AT_GNU_dwo_name), or NULL when none was. */
+static const char *split_unit(Dwarf *dwarf)
+{
+    Dwarf_CU *cu = NULL;
+    Dwarf_Half version;
+    uint8_t type;
+    Dwarf_Die die;
+    while (dwarf_get_units(dwarf, cu, &cu, &version, &type, &die, NULL) == 0) {
+        Dwarf_Attribute attr;
+        const char *dwo = dwarf_formstring(dwarf_attr(&die, DW_AT_dwo_name, &attr));
+        if (!dwo)
+            dwo = dwarf_formstring(dwarf_attr(&die, DW_AT_GNU_dwo_name, &attr));
+        if (dwo || type == DW_UT_skeleton)
+            return dwo ? dwo : "?";
+    }
+    return NULL;
+}
+
 spoor_elf *spoor_elf_open(const char *path)
 {
     elf_version(EV_CURRENT);
@@ -166,6 +186,15 @@ spoor_elf *spoor_elf_open(const char *path)
     if (load_sections(e, (size_t)st.st_size) || load_symbols(e))
         goto fail;
     e->dwarf = dwarf_begin_elf(e->elf, DWARF_C_READ, NULL);
+    const char *dwo = e->dwarf ? split_unit(e->dwarf) : NULL;
+    if (dwo) {
+        spoor_set_error(SPOOR_ERR_UNSUPPORTED,
+                        "%s: split DWARF (-gsplit-dwarf) is not supported: functions and inlined "
+                        "code are in .dwo files (%s, ...) that spoor does not read; build without "
+                        "-gsplit-dwarf",
+                        path, dwo);
+        goto fail;
+    }
     return e;
 fail:
     spoor_elf_close(e);
@@ -189,12 +218,18 @@ void spoor_elf_close(spoor_elf *e)
     free(e->spans);
     free(e->span_pages.first);
     free(e->functions);
+    spoor_demangle_cache_free(&e->demangled);
     for (struct name_block *b = e->names, *next; b; b = next) {
         next = b->next;
         free(b);
     }
     free(e->path);
     free(e);
+}
+
+void spoor_elf_set_demangle(spoor_elf *e, bool demangle)
+{
+    e->raw_names = !demangle;
 }
 
 const char *spoor_elf_path(const spoor_elf *e)

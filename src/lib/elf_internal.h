@@ -6,6 +6,7 @@
 #include <elfutils/libdw.h>
 #include <gelf.h>
 
+#include "demangle.h"
 #include "spoor/elf.h"
 
 struct elf_section {
@@ -86,6 +87,8 @@ struct spoor_elf {
     struct dw_function *functions;
     size_t nfunctions;
     struct name_block *names; /* file names the line-table reader composed (dir/name) */
+    bool raw_names;           /* function names as the ELF has them (spoor_elf_set_demangle) */
+    struct spoor_demangle_cache demangled;
 };
 
 struct name_block { /* a chunk of composed file names; blocks are chained for freeing */

@@ -454,6 +454,54 @@ static int read_unit_lines(spoor_elf *e, const struct elf_section *sec, uint64_t
     return 0;
 }
 
+/* Whether a unit's language names its functions by mangled symbols (C++, Rust, ...): binutils'
+ * list of languages without mangling (dwarf2.c, mangle_style), the rest has it. */
+static bool mangling_language(Dwarf_Die *die)
+{
+    Dwarf_Die cu;
+    if (!dwarf_diecu(die, &cu, NULL, NULL))
+        return true;
+    switch (dwarf_srclang(&cu)) {
+    case DW_LANG_C89:
+    case DW_LANG_C:
+    case DW_LANG_C99:
+    case DW_LANG_C11:
+    case 0x2c: /* DW_LANG_C17 */
+    case DW_LANG_UPC:
+    case DW_LANG_Cobol74:
+    case DW_LANG_Cobol85:
+    case DW_LANG_Fortran77:
+    case DW_LANG_Pascal83:
+    case DW_LANG_PLI:
+    case DW_LANG_Mips_Assembler:
+    case 0x31: /* DW_LANG_Assembly */ return false;
+    default: return true;
+    }
+}
+
+/* A function's name as addr2line gives it without -C: its linkage name (the DIE's, or that of
+ * its abstract origin or specification) when it has one, else its DW_AT_name. An out-of-line
+ * function of a mangling language without a linkage name in DWARF (a C++ function in an
+ * anonymous namespace, main) is named by the function symbol that starts where its code
+ * (range lo) does, as binutils and llvm-symbolizer name it. Shown demangled unless the ELF was
+ * told otherwise (see shown_name). */
+static const char *scope_name(spoor_elf *e, Dwarf_Die *die, int tag, uint32_t lo)
+{
+    Dwarf_Attribute attr;
+    const char *name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+    if (!name)
+        name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+    if (name)
+        return name;
+    name = dwarf_diename(die);
+    if (tag == DW_TAG_subprogram) {
+        const struct elf_symbol *sym = spoor_elf_symbol_at(e, lo);
+        if (sym && sym->start == lo && (!name || strcmp(sym->name, name)) && mangling_language(die))
+            return sym->name;
+    }
+    return name;
+}
+
 static int add_scope(struct builder *b, Dwarf_Die *die, int tag, int32_t parent, int depth,
                      const char *const *files, size_t nfiles)
 {
@@ -462,11 +510,14 @@ static int add_scope(struct builder *b, Dwarf_Die *die, int tag, int32_t parent,
     ptrdiff_t off = 0;
     int32_t idx = (int32_t)e->nscopes;
     int any = 0;
+    uint32_t first_lo = 0;
     while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
         if (lo >= hi || hi > UINT32_MAX || (lo == 0 && !b->keep_zero))
             continue; /* empty, or code of a section the linker discarded */
         if (grow((void **)&b->ranges, &b->cap_ranges, b->nranges + 1, sizeof *b->ranges))
             return -1;
+        if (!any)
+            first_lo = (uint32_t)lo;
         b->ranges[b->nranges++] = (struct dw_range){(uint32_t)lo, (uint32_t)hi, idx, depth};
         any = 1;
     }
@@ -475,7 +526,7 @@ static int add_scope(struct builder *b, Dwarf_Die *die, int tag, int32_t parent,
     if (grow((void **)&e->scopes, &b->cap_scopes, e->nscopes + 1, sizeof *e->scopes))
         return -1;
     struct dw_scope *s = &e->scopes[e->nscopes++];
-    s->name = dwarf_diename(die);
+    s->name = scope_name(e, die, tag, first_lo);
     s->parent = parent;
     s->call_file = NULL;
     s->call_line = 0;
@@ -499,7 +550,10 @@ static int may_hold_code(int tag)
     case DW_TAG_inlined_subroutine:
     case DW_TAG_lexical_block:
     case DW_TAG_namespace:
-    case DW_TAG_module: return 1;
+    case DW_TAG_module:
+    case DW_TAG_class_type: /* walked only inside functions: see walk() */
+    case DW_TAG_structure_type:
+    case DW_TAG_union_type: return 1;
     default: return 0;
     }
 }
@@ -508,9 +562,14 @@ static int walk(struct builder *b, Dwarf_Die *die, int32_t parent, int depth,
                 const char *const *files, size_t nfiles)
 {
     Dwarf_Die child;
-    if (!may_hold_code(dwarf_tag(die)) || dwarf_haschildren(die) <= 0 ||
-        dwarf_child(die, &child) != 0)
+    int own = dwarf_tag(die);
+    if (!may_hold_code(own) || dwarf_haschildren(die) <= 0 || dwarf_child(die, &child) != 0)
         return 0;
+    /* GCC defines the member functions of a class local to a function (a lambda's) inside that
+     * class, inside the function's abstract instance: those are walked too; classes elsewhere
+     * hold declarations only. */
+    bool in_function =
+        own == DW_TAG_subprogram || own == DW_TAG_lexical_block || own == DW_TAG_inlined_subroutine;
     do {
         int tag = dwarf_tag(&child);
         int32_t scope = parent;
@@ -520,10 +579,18 @@ static int walk(struct builder *b, Dwarf_Die *die, int32_t parent, int depth,
                               nfiles);
             if (r == -1)
                 return -1;
-            if (r == -2) /* no code: a declaration or an abstract instance */
-                continue;
-            scope = r;
-            d = depth + 1;
+            if (r == -2 &&
+                (dwarf_hasattr(&child, DW_AT_declaration) || dwarf_hasattr(&child, DW_AT_low_pc) ||
+                 dwarf_hasattr(&child, DW_AT_ranges)))
+                continue; /* a declaration, or code the linker discarded (see add_scope) */
+            if (r >= 0) { /* else an abstract instance: only its local classes are of interest */
+                scope = r;
+                d = depth + 1;
+            }
+        } else if ((tag == DW_TAG_class_type || tag == DW_TAG_structure_type ||
+                    tag == DW_TAG_union_type) &&
+                   !in_function) {
+            continue;
         }
         if (walk(b, &child, scope, d, files, nfiles))
             return -1;
@@ -970,6 +1037,13 @@ void spoor_elf_prepare_dwarf(spoor_elf *e)
     free(b.segments);
 }
 
+/* A function name as lookups hand it out: demangled, unless spoor_elf_set_demangle() said not. */
+static const char *shown_name(spoor_elf *e, const char *name)
+{
+    return e->raw_names || !spoor_may_be_mangled(name) ? name
+                                                       : spoor_demangle_cached(&e->demangled, name);
+}
+
 static const struct dw_span *span_at(const spoor_elf *e, uint32_t addr)
 {
     size_t i = upper_bound(&e->span_pages, e->spans ? &e->spans[0].start : NULL, sizeof *e->spans,
@@ -994,13 +1068,13 @@ size_t spoor_elf_symbolize(const spoor_elf *ce, uint32_t addr, spoor_location *f
     const struct dw_span *span = span_at(e, addr);
     int32_t scope = span ? span->scope : -1;
     if (scope >= 0 && e->scopes[scope].name) {
-        f->function = e->scopes[scope].name;
+        f->function = shown_name(e, e->scopes[scope].name);
         f->offset = addr - span->range_start;
         f->has_offset = true;
     } else {
         const struct elf_symbol *sym = spoor_elf_symbol_at(e, addr);
         if (sym) {
-            f->function = sym->name;
+            f->function = shown_name(e, sym->name);
             f->offset = addr - sym->start;
             f->has_offset = true;
         }
@@ -1013,7 +1087,7 @@ size_t spoor_elf_symbolize(const spoor_elf *ce, uint32_t addr, spoor_location *f
     for (int32_t s = scope; s >= 0 && e->scopes[s].parent >= 0 && n < max;
          s = e->scopes[s].parent) {
         f = &frames[n++];
-        f->function = e->scopes[e->scopes[s].parent].name;
+        f->function = shown_name(e, e->scopes[e->scopes[s].parent].name);
         f->offset = 0;
         f->has_offset = false;
         f->file = e->scopes[s].call_file;
@@ -1040,7 +1114,7 @@ bool spoor_elf_function(const spoor_elf *ce, uint32_t addr, const char **name, u
         const struct dw_function *f = &e->functions[i];
         if (addr < f->end) {
             if (name)
-                *name = f->name;
+                *name = shown_name(e, f->name);
             if (start)
                 *start = f->start;
             if (size)
@@ -1054,7 +1128,7 @@ bool spoor_elf_function(const spoor_elf *ce, uint32_t addr, const char **name, u
     if (!sym)
         return false;
     if (name)
-        *name = sym->name;
+        *name = shown_name(e, sym->name);
     if (start)
         *start = sym->start;
     if (size)

@@ -2,7 +2,10 @@
 
 For N random halfword-aligned addresses inside the ELF's function symbols, both tools must
 give the same innermost function, file basename and line, and the same inline chain
-(caller function, call-site file basename and line for each level)."""
+(caller function, call-site file basename and line for each level). Names are compared
+demangled (addr2line -C, spoor's default) or raw (addr2line without -C, spoor --no-demangle).
+Where the two differ, llvm-symbolizer can be asked as a second referee (compare(...,
+second_referee=True)): spoor agreeing with it is counted, not failed."""
 import json
 import os
 import random
@@ -10,6 +13,7 @@ import re
 import subprocess
 
 ADDR2LINE = "arm-none-eabi-addr2line"
+LLVM_SYMBOLIZER = "llvm-symbolizer"
 READELF = "arm-none-eabi-readelf"
 OBJDUMP = "arm-none-eabi-objdump"
 
@@ -81,6 +85,14 @@ def random_addresses(elf, count, seed):
     return [start + (rng.randrange(size) & ~1) for start, size in picks]
 
 
+def all_or_random_addresses(elf, count, seed):
+    """Every halfword address inside a sized function symbol when there are at most count of
+    them, else count random ones (weighted by symbol size, as random_addresses)."""
+    every = sorted({start + off for start, size, _ in function_symbols(elf) if size >= 2
+                    for off in range(0, size, 2)})
+    return every if len(every) <= count else random_addresses(elf, count, seed)
+
+
 def _norm_file(path):
     if path in (None, "??", ""):
         return None
@@ -93,11 +105,11 @@ def _norm_line(line):
     return int(line)
 
 
-def addr2line_frames(elf, addrs):
+def addr2line_frames(elf, addrs, demangle=True):
     """Map address -> [(function, file basename, line), ...] innermost first."""
     inp = "".join(f"0x{a:08x}\n" for a in addrs)
-    out = subprocess.run([ADDR2LINE, "-a", "-f", "-i", "-e", elf], input=inp, check=True,
-                         capture_output=True, text=True).stdout.splitlines()
+    out = subprocess.run([ADDR2LINE, "-a", "-f", "-i", *(["-C"] if demangle else []), "-e", elf],
+                         input=inp, check=True, capture_output=True, text=True).stdout.splitlines()
     result, i = {}, 0
     while i < len(out):
         addr = int(out[i], 16)
@@ -113,10 +125,31 @@ def addr2line_frames(elf, addrs):
     return result
 
 
-def spoor_frames(spoor, elf, addrs):
+def llvm_symbolizer_frames(elf, addrs, demangle=True):
+    """Map address -> [(function, file basename, line), ...] innermost first, from
+    llvm-symbolizer (function names by linkage name, inlined frames, one blank line after each
+    address). Its "??" file and line 0 mean unknown, as addr2line's "??:0" and "?"."""
     inp = "".join(f"0x{a:08x}\n" for a in addrs)
-    out = subprocess.run([spoor, "sym", "--json", "-e", elf], input=inp, check=True,
-                         capture_output=True, text=True).stdout.splitlines()
+    out = subprocess.run([LLVM_SYMBOLIZER, f"--obj={elf}", "--inlining", "--functions=linkage",
+                          "--demangle" if demangle else "--no-demangle"],
+                         input=inp, check=True, capture_output=True, text=True).stdout
+    result = {}
+    blocks = out.split("\n\n")
+    for a, block in zip(addrs, blocks):
+        lines = block.strip("\n").splitlines()
+        frames = []
+        for func, loc in zip(lines[0::2], lines[1::2]):
+            parts = loc.rsplit(":", 2)
+            file, line = (parts[0], parts[1]) if len(parts) == 3 else ("??", "0")
+            frames.append((None if func == "??" else func, _norm_file(file), _norm_line(line)))
+        result[a] = frames
+    return result
+
+
+def spoor_frames(spoor, elf, addrs, demangle=True):
+    inp = "".join(f"0x{a:08x}\n" for a in addrs)
+    out = subprocess.run([spoor, "sym", "--json", *([] if demangle else ["--no-demangle"]), "-e",
+                          elf], input=inp, check=True, capture_output=True, text=True).stdout.splitlines()
     result = {}
     for line in out:
         obj = json.loads(line)
@@ -127,13 +160,16 @@ def spoor_frames(spoor, elf, addrs):
     return result
 
 
-def compare(spoor, elf, count=10000, seed=1, show=10):
-    """Returns (addresses checked, list of (addr, spoor frames, addr2line frames) mismatches)."""
-    addrs = random_addresses(elf, count, seed)
-    ref = addr2line_frames(elf, addrs)
-    got = spoor_frames(spoor, elf, addrs)
+def compare(spoor, elf, count=10000, seed=1, show=10, addrs=None, demangle=True,
+            second_referee=False):
+    """Returns (addresses checked, list of (addr, spoor frames, addr2line frames) mismatches).
+    With second_referee, an address where spoor and addr2line differ is no mismatch when
+    llvm-symbolizer gives spoor's answer; the counts say how many were settled that way."""
+    addrs = addrs if addrs is not None else random_addresses(elf, count, seed)
+    ref = addr2line_frames(elf, addrs, demangle)
+    got = spoor_frames(spoor, elf, addrs, demangle)
     syms = function_symbols(elf)
-    bad, quirks, missed, rows = [], 0, 0, None
+    bad, quirks, missed, rows, llvm, by_llvm = [], 0, 0, None, None, 0
     for a in addrs:
         if got.get(a) == ref.get(a):
             continue
@@ -144,6 +180,13 @@ def compare(spoor, elf, count=10000, seed=1, show=10):
         if missed_sequence(a, got.get(a), ref.get(a), rows):
             missed += 1
             continue
+        if second_referee:
+            if llvm is None:
+                differing = [b for b in addrs if got.get(b) != ref.get(b)]
+                llvm = llvm_symbolizer_frames(elf, differing, demangle)
+            if got.get(a) == llvm.get(a):
+                by_llvm += 1
+                continue
         bad.append((a, got.get(a), ref.get(a)))
     if missed:
         print(f"{elf}: {missed} addresses at a line-sequence boundary where addr2line gives no "
@@ -151,10 +194,15 @@ def compare(spoor, elf, count=10000, seed=1, show=10):
     if quirks:
         print(f"{elf}: {quirks} addresses where addr2line names an assembly function whose "
               f"symbol overreaches a later one (readelf's symbol table is the judge)")
-    print(f"{elf}: {len(addrs) - quirks - missed - len(bad)} identical, {quirks + missed} "
-          f"judged, {len(bad)} disagree")
+    if second_referee:
+        print(f"{elf}: {by_llvm} addresses where addr2line differs and llvm-symbolizer gives "
+              f"spoor's answer")
+    print(f"{elf}: {len(addrs) - quirks - missed - by_llvm - len(bad)} identical, "
+          f"{quirks + missed + by_llvm} judged, {len(bad)} disagree"
+          f"{' with both referees' if second_referee else ''}")
     for a, g, r in bad[:show]:
-        print(f"MISMATCH 0x{a:08x}\n  spoor:     {g}\n  addr2line: {r}")
+        print(f"MISMATCH 0x{a:08x}\n  spoor:     {g}\n  addr2line: {r}"
+              + (f"\n  llvm-symbolizer: {llvm.get(a)}" if second_referee else ""))
     return len(addrs), bad
 
 

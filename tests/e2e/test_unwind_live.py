@@ -83,7 +83,7 @@ def snapshot_tool():
                           capture_output=True, text=True).stdout.split()
     subprocess.run(["cc", "-std=c11", "-D_GNU_SOURCE", *sanitize, "-I",
                     str(SOURCE_DIR / "include"), str(SOURCE_DIR / "tools" / "unwind_snapshot.c"),
-                    str(library), *libs, "-lm", "-o", str(out)], check=True)
+                    str(library), *libs, "-liberty", "-lm", "-o", str(out)], check=True)
     return out
 
 
