@@ -77,10 +77,4 @@ size_t spoor_elf_symbolize(const spoor_elf *elf, uint32_t addr, spoor_location *
 bool spoor_elf_function(const spoor_elf *elf, uint32_t addr, const char **name, uint32_t *start,
                         uint32_t *size);
 
-/* The libelf/libdw handles, for modules (e.g. the DWARF CFI unwinder) that need them. */
-struct Elf;
-struct Dwarf;
-struct Elf *spoor_elf_libelf(const spoor_elf *elf);
-struct Dwarf *spoor_elf_libdw(const spoor_elf *elf);
-
 #endif
