@@ -192,8 +192,8 @@ static int add_scope(struct walker *w, Dwarf_Die *die, int tag, int32_t parent, 
             continue; /* empty, or code of a section the linker discarded */
         if (spoor_grow((void **)&u->ranges, &w->cap_ranges, u->nranges + 1, sizeof *u->ranges))
             return -1;
-        u->ranges[u->nranges] = (struct dw_range){(uint32_t)lo, (uint32_t)hi, idx,
-                                                  depth,        w->unit,      (uint32_t)u->nranges};
+        u->ranges[u->nranges] = (struct dw_range){
+            (uint32_t)lo, (uint32_t)hi, (uint32_t)lo, idx, depth, w->unit, (uint32_t)u->nranges};
         u->nranges++;
         any = 1;
     }

@@ -5,14 +5,15 @@
  * nothing.
  *
  * Tables are made per compile unit when an address first falls into the unit, so that one
- * lookup decodes one unit: the units claim code ranges (DW_AT_ranges, low_pc/high_pc; DWARF
- * says they cover the unit's code), and a unit's table answers for its ranges. Many lookups (or
- * half of the units built) make one merged table over all units instead, the fastest to search.
- * A unit's table answers exactly what the merged one does: where it cannot tell (its line rows
- * do not start where a claimed range starts, so a row of another unit could be in force) or
- * where a unit's scopes reach past what it claims, the merged table is built and answers; when
- * the units cannot be told apart by address (a unit without range attributes that has code,
- * units claiming the same code), only the merged table is used. */
+ * lookup decodes one unit. The units claim code ranges (.debug_aranges, else the unit DIE's
+ * DW_AT_ranges or low_pc/high_pc; DWARF says they cover the unit's code); from the start of a
+ * claimed range up to the next claimed range (its region) the claiming unit's table answers.
+ * Many lookups, or half of the units built, make one merged table over all units instead, the
+ * fastest to search. A unit's table answers exactly what the merged one does; where it cannot
+ * tell (no row of the unit at the start of a claimed range, so a row of another unit may be in
+ * force there), or where what a built unit has lies outside its regions, the merged table is
+ * built and answers; when the units cannot be told apart by address (a unit that has code but
+ * no range information, two units claiming the same code), only the merged table is used. */
 #include <string.h>
 
 #include "symbols_internal.h"
@@ -134,7 +135,7 @@ static int build_segments(const struct dw_range *ranges, size_t n, struct dw_seg
         struct dw_segment seg = {p, p, -1};
         if (sp) {
             seg.scope = ranges[stack[sp - 1]].scope;
-            seg.range_start = ranges[stack[sp - 1]].lo;
+            seg.range_start = ranges[stack[sp - 1]].start;
         }
         struct dw_segment *last = ns ? &segments[ns - 1] : NULL;
         if (last && last->scope == seg.scope && last->range_start == seg.range_start)
@@ -158,7 +159,7 @@ static int build_functions(const struct symbol_tables *t, const struct dw_range 
         const struct dw_range *r = &ranges[i];
         if (t->scopes[r->scope].parent < 0)
             tab->functions[tab->nfunctions++] =
-                (struct dw_function){r->lo, r->hi, t->scopes[r->scope].name};
+                (struct dw_function){r->start, r->hi, t->scopes[r->scope].name};
     }
     return 0;
 }
@@ -369,60 +370,106 @@ fail:
     return NULL;
 }
 
-static void *copy(const void *p, size_t n, size_t size)
+/* The claimed range closest below or at addr, plus one (0: none). From its start up to the
+ * next claimed range, its unit's table answers (the unit's region). */
+static size_t anchor(const struct symbol_tables *t, uint32_t addr)
 {
-    void *q = malloc((n ? n : 1) * size);
-    if (q && n)
-        memcpy(q, p, n * size);
-    return q;
-}
-
-/* Whether [lo, hi) lies in one range of c. */
-static bool claimed(const struct unit_claims *c, uint32_t lo, uint32_t hi)
-{
-    size_t a = 0, b = c->n;
-    while (a < b) {
-        size_t mid = a + (b - a) / 2;
-        if (c->ranges[mid][1] <= lo)
-            a = mid + 1;
+    size_t lo = 0, hi = t->nclaims;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->claims[mid].lo <= addr)
+            lo = mid + 1;
         else
-            b = mid;
+            hi = mid;
     }
-    return a < c->n && lo >= c->ranges[a][0] && hi <= c->ranges[a][1];
+    return lo;
 }
 
-/* Whether all the unit has (its scopes' ranges, its line rows; for a row that ends a sequence,
- * the byte before it) lies in what it claims, as DWARF says it must: then no other unit's table
- * needs it. */
-static bool within_claims(const struct dw_unit *u)
+/* Whether addr lies in a region of unit u. */
+static bool in_region(const struct symbol_tables *t, size_t u, uint32_t addr)
 {
-    for (size_t i = 0; i < u->nranges; i++)
-        if (!claimed(&u->claims, u->ranges[i].lo, u->ranges[i].hi))
-            return false;
+    size_t a = anchor(t, addr);
+    return a && t->claims[a - 1].unit == u;
+}
+
+/* Growing arrays of ranges and rows. */
+struct content {
+    struct dw_range *ranges;
+    size_t nranges, cap_ranges;
+    struct dw_line *rows;
+    size_t nrows, cap_rows;
+};
+
+static int add_range(struct content *c, const struct dw_range *r, uint32_t lo, uint32_t hi)
+{
+    if (spoor_grow((void **)&c->ranges, &c->cap_ranges, c->nranges + 1, sizeof *c->ranges))
+        return -1;
+    c->ranges[c->nranges] = *r;
+    c->ranges[c->nranges].lo = lo;
+    c->ranges[c->nranges].hi = hi;
+    c->nranges++;
+    return 0;
+}
+
+static int add_row(struct content *c, const struct dw_line *row)
+{
+    if (spoor_grow((void **)&c->rows, &c->cap_rows, c->nrows + 1, sizeof *c->rows))
+        return -1;
+    c->rows[c->nrows++] = *row;
+    return 0;
+}
+
+/* Appends what unit `unit` has to c: its scopes' ranges and its line rows, the ranges cut to the
+ * unit's regions and the rows outside them (for a row that ends a sequence, the byte before it
+ * counts) left out; all as they are when units are not found by address. DWARF says a unit's
+ * code lies in what it claims; what reaches out (assembly functions whose DWARF ranges carry the
+ * Thumb bit end one byte into the next unit's code) is not the unit's to answer for, as in
+ * addr2line, which looks up the unit first. With `breaks`, first a break row at the start of each
+ * range the unit claims. -1 without memory. */
+static int unit_content(const struct symbol_tables *t, size_t unit, bool breaks, struct content *c)
+{
+    const struct dw_unit *u = &t->units[unit];
+    bool cut = !t->merged_only;
+    for (size_t i = 0; i < u->nranges; i++) {
+        const struct dw_range *r = &u->ranges[i];
+        if (!cut) {
+            if (add_range(c, r, r->lo, r->hi))
+                return -1;
+            continue;
+        }
+        size_t k = anchor(t, r->lo);
+        for (k = k ? k - 1 : 0; k < t->nclaims && t->claims[k].lo < r->hi; k++) {
+            uint64_t end = k + 1 < t->nclaims ? t->claims[k + 1].lo : (uint64_t)UINT32_MAX + 1;
+            uint32_t lo = r->lo > t->claims[k].lo ? r->lo : t->claims[k].lo;
+            uint32_t hi = r->hi < end ? r->hi : (uint32_t)end;
+            if (t->claims[k].unit == unit && lo < hi && add_range(c, r, lo, hi))
+                return -1;
+        }
+    }
+    for (size_t i = 0; breaks && i < u->claims.n; i++)
+        if (add_row(c, &(struct dw_line){u->claims.ranges[i][0], 0, 0, unknown_line}))
+            return -1;
     for (size_t i = 0; i < u->nrows; i++) {
-        uint32_t a = u->rows[i].addr - (u->rows[i].end_sequence && u->rows[i].addr);
-        if (!claimed(&u->claims, a, a + 1))
-            return false;
+        const struct dw_line *row = &u->rows[i];
+        if ((!cut || in_region(t, unit, row->addr - (row->end_sequence && row->addr))) &&
+            add_row(c, row))
+            return -1;
     }
-    return true;
+    return 0;
 }
 
-/* The table of one unit: its ranges, and its rows after a break row at the start of each range
- * it claims (rows sort stably, so a row of its own at that address comes after the break). */
-static struct lookup_table *unit_table(const struct symbol_tables *t, const struct dw_unit *u)
+/* The table of one unit: what it has in its regions, its rows after a break row at the start of
+ * each range it claims (rows sort stably, so a row of its own at that address comes after the
+ * break and is the one in force). */
+static struct lookup_table *unit_table(const struct symbol_tables *t, size_t unit)
 {
-    struct dw_range *ranges = copy(u->ranges, u->nranges, sizeof *ranges);
-    struct dw_line *rows = malloc((u->claims.n + u->nrows + 1) * sizeof *rows);
-    if (!ranges || !rows) {
-        free(ranges);
-        free(rows);
+    struct content c = {0};
+    if (unit_content(t, unit, true, &c)) {
+        free(c.ranges);
+        free(c.rows);
         return NULL;
     }
-    for (size_t i = 0; i < u->claims.n; i++)
-        rows[i] = (struct dw_line){u->claims.ranges[i][0], 0, 0, unknown_line};
-    if (u->nrows)
-        memcpy(rows + u->claims.n, u->rows, u->nrows * sizeof *rows);
-    return build_table(t, ranges, u->nranges, rows, u->claims.n + u->nrows);
+    return build_table(t, c.ranges, c.nranges, c.rows, c.nrows);
 }
 
 static void release(struct symbol_tables *t)
@@ -498,31 +545,14 @@ static void build_merged(const spoor_elf *e, struct symbol_tables *t)
 {
     if (t->merged)
         return;
-    size_t nranges = 0, nrows = 0;
-    for (size_t i = 0; i < t->nunits; i++) {
-        if (spoor_dwarf_unit_build(e, t, i))
+    struct content c = {0}; /* in unit order, as the units are in the file */
+    for (size_t i = 0; i < t->nunits; i++)
+        if (spoor_dwarf_unit_build(e, t, i) || unit_content(t, i, false, &c)) {
+            free(c.ranges);
+            free(c.rows);
             goto fail;
-        nranges += t->units[i].nranges;
-        nrows += t->units[i].nrows;
-    }
-    struct dw_range *ranges = malloc((nranges ? nranges : 1) * sizeof *ranges);
-    struct dw_line *rows = malloc((nrows ? nrows : 1) * sizeof *rows);
-    if (!ranges || !rows) {
-        free(ranges);
-        free(rows);
-        goto fail;
-    }
-    size_t nr = 0, nl = 0; /* in unit order, as the units are in the file */
-    for (size_t i = 0; i < t->nunits; i++) {
-        const struct dw_unit *u = &t->units[i];
-        if (u->nranges)
-            memcpy(ranges + nr, u->ranges, u->nranges * sizeof *ranges);
-        if (u->nrows)
-            memcpy(rows + nl, u->rows, u->nrows * sizeof *rows);
-        nr += u->nranges;
-        nl += u->nrows;
-    }
-    t->merged = build_table(t, ranges, nranges, rows, nrows);
+        }
+    t->merged = build_table(t, c.ranges, c.nranges, c.rows, c.nrows);
     if (t->merged)
         return;
 fail:
@@ -552,30 +582,22 @@ static const struct lookup_table *table_for(const spoor_elf *e, uint32_t addr,
     *tp = t;
     if (!t)
         return NULL;
-    if (!t->merged &&
-        (t->merged_only || t->lazy_lookups >= LAZY_LOOKUPS || 2 * t->units_built > t->nunits))
+    if (!t->merged && (t->merged_only || t->want_merged || t->lazy_lookups >= LAZY_LOOKUPS ||
+                       2 * t->units_built > t->nunits))
         build_merged(e, t);
     if ((t = *tp = e->symbolizer) == NULL)
         return NULL;
     if (t->merged)
         return t->merged;
     t->lazy_lookups++;
-    size_t lo = 0, hi = t->nclaims;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->claims[mid].lo <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (!lo) /* no code at or below addr: no span, no function */
+    size_t a = anchor(t, addr);
+    if (!a) /* no code at or below addr: no span, no function */
         return NULL;
-    size_t unit = t->claims[lo - 1].unit;
+    size_t unit = t->claims[a - 1].unit;
     struct dw_unit *u = &t->units[unit];
     if (!u->table) {
-        if (spoor_dwarf_unit_build(e, t, unit) || !within_claims(u) ||
-            !(u->table = unit_table(t, u))) {
-            t->merged_only = true; /* or out of memory: the merged table decides */
+        if (spoor_dwarf_unit_build(e, t, unit) || !(u->table = unit_table(t, unit))) {
+            t->want_merged = true; /* out of memory: the merged table decides */
             return table_for(e, addr, tp);
         }
     }
@@ -599,7 +621,7 @@ size_t spoor_elf_symbolize(const spoor_elf *e, uint32_t addr, spoor_location *fr
     struct symbol_tables *t;
     const struct dw_span *span = span_at(table_for(e, addr, &t), addr);
     if (span && span->file == unknown_line) { /* a row of another unit may be in force */
-        t->merged_only = true;
+        t->want_merged = true;
         span = span_at(table_for(e, addr, &t), addr);
     }
     spoor_location *f = &frames[0];

@@ -96,8 +96,9 @@ struct dw_scope {
     int32_t parent; /* index of the enclosing scope, -1 for a function */
 };
 
-struct dw_range { /* a code range of a scope */
+struct dw_range { /* a code range of a scope, or the part of it in one unit's region */
     uint32_t lo, hi;
+    uint32_t start; /* where the scope's range begins (offsets count from here) */
     int32_t scope;
     int depth;
     uint32_t unit, seq; /* ties are broken by unit, then the order the unit's DIEs list them */
@@ -128,6 +129,7 @@ struct symbol_tables {
     struct unit_claim *claims; /* every unit's claimed ranges, sorted by address */
     size_t nclaims;
     bool merged_only;    /* units cannot be found by address: lookups use the merged table */
+    bool want_merged;    /* a unit's table could not answer: the merged table does */
     size_t lazy_lookups; /* lookups answered by one unit's table */
     struct lookup_table *merged; /* over all units, built for many lookups */
 };
