@@ -7,13 +7,15 @@
  * Tables are made per compile unit when an address first falls into the unit, so that one
  * lookup decodes one unit. The units claim code ranges (.debug_aranges, else the unit DIE's
  * DW_AT_ranges or low_pc/high_pc; DWARF says they cover the unit's code); from the start of a
- * claimed range up to the next claimed range (its region) the claiming unit's table answers.
- * Many lookups, or half of the units built, make one merged table over all units instead, the
- * fastest to search. A unit's table answers exactly what the merged one does; where it cannot
- * tell (no row of the unit at the start of a claimed range, so a row of another unit may be in
- * force there), or where what a built unit has lies outside its regions, the merged table is
- * built and answers; when the units cannot be told apart by address (a unit that has code but
- * no range information, two units claiming the same code), only the merged table is used. */
+ * claimed range up to the next claimed range (the unit's region) the claiming unit answers, as
+ * in addr2line, which finds the unit first. Many lookups, or a quarter of the units decoded,
+ * make one merged table over all units instead (decoding the rest costs little more then, and
+ * it is the fastest to search). Both kinds of table hold the same content, each unit's cut to
+ * its regions, so a unit's table answers what the merged one does; where it cannot tell (the
+ * unit has no line row at the start of a claimed range, so a row of another unit may be in
+ * force there) the merged table is built and answers. When the units cannot be told apart by
+ * address (a unit with code but no range information, two units claiming the same code), only
+ * the merged table is used, uncut. */
 #include <string.h>
 
 #include "symbols_internal.h"
@@ -66,7 +68,10 @@ struct lookup_table {
  * itself has no row: the line in force there may be another unit's. */
 static const char unknown_line[] = "";
 
-/* Lookups answered by units' own tables before the merged table is built. */
+/* The merged table is built once a quarter of the units (and at least LAZY_UNITS) is, or after
+ * LAZY_LOOKUPS lookups: then decoding the rest costs little more than what was decoded, and
+ * lookups go to one table. */
+#define LAZY_UNITS 8
 #define LAZY_LOOKUPS 1024
 
 static int cmp_range(const void *a, const void *b)
@@ -291,8 +296,8 @@ static void index_pages(struct page_index *ix, const void *addr0, size_t stride,
 
 /* The index of the last entry at or below addr, plus one (0: none), searching only addr's
  * page when there is an index: entries before the page are below addr, after it above. */
-static size_t upper_bound(const struct page_index *ix, const void *addr0, size_t stride, size_t n,
-                          uint32_t addr)
+static inline size_t upper_bound(const struct page_index *ix, const void *addr0, size_t stride,
+                                 size_t n, uint32_t addr)
 {
     size_t lo = 0, hi = n;
     if (ix->first && addr >= ix->base) {
@@ -385,11 +390,18 @@ static size_t anchor(const struct symbol_tables *t, uint32_t addr)
     return lo;
 }
 
-/* Whether addr lies in a region of unit u. */
-static bool in_region(const struct symbol_tables *t, size_t u, uint32_t addr)
+/* Whether addr lies in a region of unit u; *k (a claim index, kept between calls) is tried
+ * first, as neighbouring rows mostly fall into one region. */
+static bool in_region(const struct symbol_tables *t, size_t u, uint32_t addr, size_t *k)
 {
-    size_t a = anchor(t, addr);
-    return a && t->claims[a - 1].unit == u;
+    if (!(*k < t->nclaims && t->claims[*k].lo <= addr &&
+          (*k + 1 == t->nclaims || addr < t->claims[*k + 1].lo))) {
+        size_t a = anchor(t, addr);
+        if (!a)
+            return false;
+        *k = a - 1;
+    }
+    return t->claims[*k].unit == u;
 }
 
 /* Growing arrays of ranges and rows. */
@@ -449,11 +461,13 @@ static int unit_content(const struct symbol_tables *t, size_t unit, bool breaks,
     for (size_t i = 0; breaks && i < u->claims.n; i++)
         if (add_row(c, &(struct dw_line){u->claims.ranges[i][0], 0, 0, unknown_line}))
             return -1;
+    if (spoor_grow((void **)&c->rows, &c->cap_rows, c->nrows + u->nrows, sizeof *c->rows))
+        return -1;
+    size_t k = 0;
     for (size_t i = 0; i < u->nrows; i++) {
         const struct dw_line *row = &u->rows[i];
-        if ((!cut || in_region(t, unit, row->addr - (row->end_sequence && row->addr))) &&
-            add_row(c, row))
-            return -1;
+        if (!cut || in_region(t, unit, row->addr - (row->end_sequence && row->addr), &k))
+            c->rows[c->nrows++] = *row;
     }
     return 0;
 }
@@ -546,15 +560,27 @@ static void build_merged(const spoor_elf *e, struct symbol_tables *t)
     if (t->merged)
         return;
     struct content c = {0}; /* in unit order, as the units are in the file */
-    for (size_t i = 0; i < t->nunits; i++)
+    for (size_t i = 0; i < t->nunits; i++) {
+        struct dw_unit *u = &t->units[i];
         if (spoor_dwarf_unit_build(e, t, i) || unit_content(t, i, false, &c)) {
             free(c.ranges);
             free(c.rows);
             goto fail;
         }
+        free(u->ranges); /* in c now, and only the merged table answers from here on */
+        free(u->rows);
+        u->ranges = NULL;
+        u->rows = NULL;
+        u->nranges = u->nrows = 0;
+    }
     t->merged = build_table(t, c.ranges, c.nranges, c.rows, c.nrows);
-    if (t->merged)
+    if (t->merged) {
+        for (size_t i = 0; i < t->nunits; i++) { /* the merged table answers from now on */
+            free_table(t->units[i].table);
+            t->units[i].table = NULL;
+        }
         return;
+    }
 fail:
     /* an empty table: the symbol table answers */
     t->merged = calloc(1, sizeof *t->merged);
@@ -575,15 +601,15 @@ void spoor_symbols_build_all(const spoor_elf *e)
 /* The table that answers for addr: the merged one, or the table of the unit claiming addr or,
  * when none does, of the unit claiming the closest code below it; NULL when no unit has code
  * at or below addr. */
-static const struct lookup_table *table_for(const spoor_elf *e, uint32_t addr,
-                                            struct symbol_tables **tp)
+static const struct lookup_table *find_table(const spoor_elf *e, uint32_t addr,
+                                             struct symbol_tables **tp)
 {
     struct symbol_tables *t = spoor_symbol_tables(e);
     *tp = t;
     if (!t)
         return NULL;
     if (!t->merged && (t->merged_only || t->want_merged || t->lazy_lookups >= LAZY_LOOKUPS ||
-                       2 * t->units_built > t->nunits))
+                       (t->units_built >= LAZY_UNITS && 4 * t->units_built > t->nunits)))
         build_merged(e, t);
     if ((t = *tp = e->symbolizer) == NULL)
         return NULL;
@@ -598,13 +624,25 @@ static const struct lookup_table *table_for(const spoor_elf *e, uint32_t addr,
     if (!u->table) {
         if (spoor_dwarf_unit_build(e, t, unit) || !(u->table = unit_table(t, unit))) {
             t->want_merged = true; /* out of memory: the merged table decides */
-            return table_for(e, addr, tp);
+            return find_table(e, addr, tp);
         }
     }
     return u->table;
 }
 
-static const struct dw_span *span_at(const struct lookup_table *tab, uint32_t addr)
+/* The same, with the common case of many lookups (the merged table is there) inline. */
+static inline const struct lookup_table *table_for(const spoor_elf *e, uint32_t addr,
+                                                   struct symbol_tables **tp)
+{
+    struct symbol_tables *t = e->symbolizer;
+    if (t && t->merged) {
+        *tp = t;
+        return t->merged;
+    }
+    return find_table(e, addr, tp);
+}
+
+static inline const struct dw_span *span_at(const struct lookup_table *tab, uint32_t addr)
 {
     if (!tab)
         return NULL;
