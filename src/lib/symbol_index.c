@@ -379,15 +379,9 @@ fail:
  * next claimed range, its unit's table answers (the unit's region). */
 static size_t anchor(const struct symbol_tables *t, uint32_t addr)
 {
-    size_t lo = 0, hi = t->nclaims;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->claims[mid].lo <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    static const struct page_index no_index;
+    return upper_bound(&no_index, t->claims ? &t->claims[0].lo : NULL, sizeof *t->claims,
+                       t->nclaims, addr);
 }
 
 /* Whether addr lies in a region of unit u; *k (a claim index, kept between calls) is tried
@@ -704,14 +698,10 @@ bool spoor_elf_function(const spoor_elf *e, uint32_t addr, const char **name, ui
     addr &= ~1u;
     struct symbol_tables *t;
     const struct lookup_table *tab = table_for(e, addr, &t);
-    size_t lo = 0, hi = tab ? tab->nfunctions : 0;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (tab->functions[mid].start <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    static const struct page_index no_index;
+    size_t lo = tab ? upper_bound(&no_index, tab->functions ? &tab->functions[0].start : NULL,
+                                  sizeof *tab->functions, tab->nfunctions, addr)
+                    : 0;
     for (size_t i = lo; i-- > 0;) { /* ranges of one function may nest a later start */
         const struct dw_function *f = &tab->functions[i];
         if (addr < f->end) {
