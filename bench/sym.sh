@@ -3,6 +3,7 @@
 # `spoor sym` and by the baseline `arm-none-eabi-addr2line -f -i`, each as one whole process
 # reading the addresses from a file, measured in the same run. Prints both times and the ratio.
 # usage: bench/sym.sh [SPOOR_BIN] [ELF]   (defaults: a release build in build/bench)
+# With SYM_BENCH_ONE=1 it times one address per process instead: see bench/sym_one.sh.
 # SYM_BENCH_RUNS (default 10) sets how many runs each; the best wall time counts.
 # With SYM_BENCH_CALLGRIND=1 (and valgrind installed) it also prints the instructions each
 # whole process executes, counted by callgrind: steadier than wall time on a busy machine.
@@ -14,6 +15,48 @@ if [ $# -ge 1 ]; then spoor=$1; else
   spoor=$root/build/bench/spoor
 fi
 elf=${2:-$root/build/bench/firmware/examples/printf-m4f.elf}
+if [ "${SYM_BENCH_ONE:-0}" = 1 ]; then # bench/sym_one.sh: one address per process
+  if [ $# -ge 3 ]; then addrs=("${@:3}"); else
+    sym() { arm-none-eabi-nm "$elf" | awk -v s="$1" '$3 == s {print $1}'; }
+    addrs=("$(printf '0x%x' $((0x$(sym _vfprintf_r) + 8)))" "$(printf '0x%x' $((0x$(sym main) + 4)))")
+  fi
+  runs=${SYM_ONE_RUNS:-30}
+  echo "ELF: $elf ($(stat -c %s "$elf") bytes), one address per process, best of $runs each"
+  for addr in "${addrs[@]}"; do
+    python3 - "$runs" "$addr" "$spoor" "$elf" <<'PY'
+import subprocess, sys, time
+runs, addr, spoor, elf = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+cmds = {"spoor": [spoor, "sym", "-e", elf, addr],
+        "addr2line": ["arm-none-eabi-addr2line", "-f", "-i", "-e", elf, addr]}
+best = {k: None for k in cmds}
+for _ in range(runs):  # interleaved, so that both see the same machine load
+    for k, cmd in cmds.items():
+        t0 = time.perf_counter()
+        subprocess.run(cmd, stdout=subprocess.DEVNULL, check=True)
+        t = time.perf_counter() - t0
+        best[k] = t if best[k] is None or t < best[k] else best[k]
+answer = subprocess.run(cmds["spoor"], capture_output=True, text=True).stdout.strip()
+print(f"{addr}: {answer}")
+print(f"  spoor sym -e ELF ADDR                      {best['spoor'] * 1000:7.2f} ms")
+print(f"  arm-none-eabi-addr2line -f -i -e ELF ADDR  {best['addr2line'] * 1000:7.2f} ms  (baseline)")
+print(f"  ratio: spoor takes {best['spoor'] / best['addr2line']:.2f}x addr2line's time")
+PY
+    if command -v valgrind >/dev/null; then
+      tmp=$(mktemp -d)
+      instructions() { # instructions executed by: $@ > /dev/null
+        valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" "$@" >/dev/null 2>"$tmp/cg.log"
+        sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$tmp/cg.log"
+      }
+      i_spoor=$(instructions "$spoor" sym -e "$elf" "$addr")
+      i_a2l=$(instructions arm-none-eabi-addr2line -f -i -e "$elf" "$addr")
+      rm -rf "$tmp"
+      printf '  instructions (callgrind): spoor %.2f M, addr2line %.2f M, ratio %s\n' \
+        "$(python3 -c "print($i_spoor/1e6)")" "$(python3 -c "print($i_a2l/1e6)")" \
+        "$(python3 -c "print('%.2fx' % ($i_spoor/$i_a2l))")"
+    fi
+  done
+  exit 0
+fi
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 PYTHONPATH=$root/tests/e2e python3 -c "
 import sys, sym_diff

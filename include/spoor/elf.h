@@ -1,5 +1,6 @@
 /* One loaded firmware ELF: its memory image, symbols, build-id and the symbolizer.
- * An ELF is loaded once; symbol and line tables are prepared on first use and every
+ * An ELF is loaded once; DWARF scope and line tables are built on first use, one compile unit
+ * at a time (the unit an address falls into), all at once when many lookups come, and every
  * lookup is a binary search. All strings returned are owned by the spoor_elf and live
  * until spoor_elf_close(). Addresses are 32-bit; the Thumb bit is ignored on input. */
 #ifndef SPOOR_ELF_H
@@ -80,11 +81,5 @@ size_t spoor_elf_symbolize(const spoor_elf *elf, uint32_t addr, spoor_location *
  * symbol table); false when none. */
 bool spoor_elf_function(const spoor_elf *elf, uint32_t addr, const char **name, uint32_t *start,
                         uint32_t *size);
-
-/* The libelf/libdw handles, for modules (e.g. the DWARF CFI unwinder) that need them. */
-struct Elf;
-struct Dwarf;
-struct Elf *spoor_elf_libelf(const spoor_elf *elf);
-struct Dwarf *spoor_elf_libdw(const spoor_elf *elf);
 
 #endif

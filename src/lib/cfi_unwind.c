@@ -2,9 +2,9 @@
  * ARM DWARF register numbers: r0-r15 are 0-15; the return address column is r14 (LR);
  * the CFA is the caller's SP. */
 #include <dwarf.h>
-#include <elfutils/libdw.h>
 #include <stdlib.h>
 
+#include "elf_internal.h" /* spoor_elf_libdw */
 #include "unwind_internal.h"
 
 #define MAX_STACK 8

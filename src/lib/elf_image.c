@@ -1,4 +1,5 @@
-/* Loading a firmware ELF: checks, sections, function symbols, build-id, memory image. */
+/* Loading a firmware ELF: checks, sections, function symbols, build-id, memory image. The
+ * symbolizer (symbols_internal.h) builds on this and is never called from here. */
 #include <dwarf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -213,16 +214,9 @@ void spoor_elf_close(spoor_elf *e)
         close(e->fd);
     free(e->sections);
     free(e->symbols);
-    free(e->scopes);
-    free(e->lines);
-    free(e->spans);
-    free(e->span_pages.first);
-    free(e->functions);
+    if (e->symbolizer)
+        e->release_symbolizer(e->symbolizer);
     spoor_demangle_cache_free(&e->demangled);
-    for (struct name_block *b = e->names, *next; b; b = next) {
-        next = b->next;
-        free(b);
-    }
     free(e->path);
     free(e);
 }
@@ -235,20 +229,6 @@ void spoor_elf_set_demangle(spoor_elf *e, bool demangle)
 const char *spoor_elf_path(const spoor_elf *e)
 {
     return e->path;
-}
-
-bool spoor_elf_has_symbols(const spoor_elf *e)
-{
-    if (e->nsymbols)
-        return true;
-    spoor_elf_prepare_dwarf((spoor_elf *)e);
-    return e->nfunctions > 0;
-}
-
-bool spoor_elf_has_dwarf(const spoor_elf *e)
-{
-    spoor_elf_prepare_dwarf((spoor_elf *)e);
-    return e->nlines > 0 || e->nfunctions > 0;
 }
 
 size_t spoor_elf_read(const spoor_elf *e, uint32_t addr, void *buf, size_t len)
@@ -292,6 +272,16 @@ bool spoor_elf_section(const spoor_elf *e, const char *name, uint32_t *addr, con
         }
     }
     return false;
+}
+
+const struct elf_section *spoor_elf_debug_section(const spoor_elf *e, const char *name)
+{
+    for (size_t i = 0; i < e->nsections; i++) {
+        const struct elf_section *sec = &e->sections[i];
+        if (!strcmp(sec->name, name))
+            return sec->data && !(sec->flags & SHF_COMPRESSED) ? sec : NULL;
+    }
+    return NULL;
 }
 
 bool spoor_elf_is_code(const spoor_elf *e, uint32_t addr)
@@ -364,11 +354,11 @@ const struct elf_symbol *spoor_elf_symbol_at(const spoor_elf *e, uint32_t addr)
     return NULL;
 }
 
-struct Elf *spoor_elf_libelf(const spoor_elf *e)
+Elf *spoor_elf_libelf(const spoor_elf *e)
 {
     return e->elf;
 }
-struct Dwarf *spoor_elf_libdw(const spoor_elf *e)
+Dwarf *spoor_elf_libdw(const spoor_elf *e)
 {
     return e->dwarf;
 }

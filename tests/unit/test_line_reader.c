@@ -1,14 +1,15 @@
-/* spoor's own .debug_line reader (src/lib/symbols.c) against libdw's dwarf_getsrclines and
- * dwarf_getsrcfiles, the independent reference: for every unit of every example ELF, the same
- * file names in the same order and the same rows (address, line, end of sequence, file).
- * The reader's static functions are reached by including the file; this test's copy of
- * symbols.c stands in for the library's. */
-#include "symbols.c"
-
+/* spoor's own .debug_line reader (src/lib/dwarf_line_reader.c, spoor_line_program_read from
+ * libspoor) against libdw's dwarf_getsrclines and dwarf_getsrcfiles, the independent reference:
+ * for every unit of every example ELF, the same file names in the same order and the same rows
+ * (address, line, end of sequence, file). */
 #include <dirent.h>
+#include <dwarf.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
+
+#include "symbols_internal.h"
 
 #include <cmocka.h>
 
@@ -40,24 +41,40 @@ static bool same(const char *a, const char *b)
     return (!a && !b) || (a && b && !strcmp(a, b));
 }
 
+/* The units' DIEs one after the other: *off is where to look next. */
+static bool next_unit(Dwarf *dwarf, Dwarf_Off *off, Dwarf_Die *cu)
+{
+    Dwarf_Off next;
+    size_t hsize;
+    while (dwarf_nextcu(dwarf, *off, &next, &hsize, NULL, NULL, NULL) == 0) {
+        Dwarf_Off here = *off;
+        *off = next;
+        if (dwarf_offdie(dwarf, here + hsize, cu))
+            return true;
+    }
+    return false;
+}
+
 /* Compares one ELF; returns the units the reader read itself, fails on any difference. */
 static size_t check_elf(const char *path, size_t *rows_compared)
 {
     spoor_elf *e = spoor_elf_open(path);
     assert_non_null(e);
-    assert_non_null(e->dwarf);
-    const struct elf_section *ls = debug_section(e, ".debug_line");
+    Dwarf *dwarf = spoor_elf_libdw(e);
+    assert_non_null(dwarf);
     Dwarf_Die cu;
     Dwarf_Off off = 0;
     struct unit_lines u = {0};
+    struct name_block *names = NULL;
     size_t own = 0;
-    while (next_unit(e->dwarf, &off, &cu)) {
+    while (next_unit(dwarf, &off, &cu)) {
         Dwarf_Attribute a, d;
         Dwarf_Word sl;
-        if (!ls || !dwarf_attr(&cu, DW_AT_stmt_list, &a) || dwarf_formudata(&a, &sl))
+        if (!dwarf_attr(&cu, DW_AT_stmt_list, &a) || dwarf_formudata(&a, &sl))
             continue;
         /* the reader hands units it cannot read to libdw; none of these needs that */
-        if (read_unit_lines(e, ls, sl, dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &d)), &u))
+        if (spoor_line_program_read(e, &names, sl,
+                                    dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &d)), &u))
             fail_msg("%s: a unit went to the libdw fallback", path);
         own++;
         Dwarf_Lines *lines;
@@ -102,9 +119,11 @@ static size_t check_elf(const char *path, size_t *rows_compared)
         free(mine);
         free(theirs);
     }
-    free(u.files);
-    free(u.dirs);
-    free(u.rows);
+    spoor_unit_lines_free(&u);
+    for (struct name_block *b = names, *next; b; b = next) {
+        next = b->next;
+        free(b);
+    }
     spoor_elf_close(e);
     return own;
 }

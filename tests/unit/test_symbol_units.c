@@ -1,0 +1,196 @@
+/* Tables per compile unit, made on demand, against the tables of all units merged: on every
+ * example ELF (and on copies without .debug_aranges, where units are found by their DIEs'
+ * ranges), a fresh spoor_elf per address, which builds only the unit the address falls into,
+ * answers spoor_elf_symbolize and spoor_elf_function exactly as one spoor_elf whose tables were
+ * all built first (the merged table, the one tests/e2e/test_sym_addr2line.py checks against
+ * arm-none-eabi-addr2line). The addresses: the starts, ends and middles of the code each unit
+ * claims and the addresses around them (outside any unit: gaps, the vector table, past the
+ * end), every function symbol's start, a grid over the code, and data. */
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "symbols_internal.h"
+
+#define MAX_FRAMES 16
+#define GRID 160 /* addresses spread evenly over the code, per ELF */
+
+struct counts {
+    size_t addresses, inlined, outside, lazy, units_built;
+};
+
+static bool same(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+static bool in_any_unit(const struct symbol_tables *t, uint32_t addr)
+{
+    for (size_t i = 0; i < t->nunits; i++)
+        for (size_t k = 0; k < t->units[i].claims.n; k++)
+            if (addr >= t->units[i].claims.ranges[k][0] && addr < t->units[i].claims.ranges[k][1])
+                return true;
+    return false;
+}
+
+static void check_address(const char *path, const spoor_elf *ref, uint32_t addr,
+                          bool function_first, struct counts *c)
+{
+    spoor_location want[MAX_FRAMES], got[MAX_FRAMES];
+    const char *want_name = NULL, *got_name = NULL;
+    uint32_t want_start = 0, want_size = 0, got_start = 0, got_size = 0;
+    size_t nw = spoor_elf_symbolize(ref, addr, want, MAX_FRAMES);
+    bool fw = spoor_elf_function(ref, addr, &want_name, &want_start, &want_size);
+
+    spoor_elf *e = spoor_elf_open(path);
+    assert_non_null(e);
+    size_t ng = 0;
+    bool fg;
+    if (function_first) {
+        fg = spoor_elf_function(e, addr, &got_name, &got_start, &got_size);
+        ng = spoor_elf_symbolize(e, addr, got, MAX_FRAMES);
+    } else {
+        ng = spoor_elf_symbolize(e, addr, got, MAX_FRAMES);
+        fg = spoor_elf_function(e, addr, &got_name, &got_start, &got_size);
+    }
+    const struct symbol_tables *t = e->symbolizer;
+    assert_non_null(t);
+    if (!t->merged) {
+        size_t tables = 0;
+        for (size_t i = 0; i < t->nunits; i++)
+            tables += t->units[i].table != NULL;
+        assert_true(tables <= 1); /* the one unit the address falls into, or none */
+        c->lazy++;
+        c->units_built += tables;
+    }
+    if (nw != ng)
+        fail_msg("%s 0x%x: %zu frames from the merged table, %zu from the unit's", path, addr, nw,
+                 ng);
+    for (size_t i = 0; i < nw; i++) {
+        const spoor_location *w = &want[i], *g = &got[i];
+        if (!same(w->function, g->function) || w->has_offset != g->has_offset ||
+            w->offset != g->offset || !same(w->file, g->file) || w->line != g->line)
+            fail_msg("%s 0x%x frame %zu: merged %s+0x%x %s:%u, unit %s+0x%x %s:%u", path, addr, i,
+                     w->function, w->offset, w->file, w->line, g->function, g->offset, g->file,
+                     g->line);
+    }
+    if (fw != fg || !same(want_name, got_name) || want_start != got_start || want_size != got_size)
+        fail_msg("%s 0x%x: function merged %d %s 0x%x+%u, unit %d %s 0x%x+%u", path, addr, fw,
+                 want_name, want_start, want_size, fg, got_name, got_start, got_size);
+    spoor_elf_close(e);
+    c->addresses++;
+    c->inlined += nw > 1;
+    c->outside += !in_any_unit(ref->symbolizer, addr);
+}
+
+/* Checks one ELF; returns the counts. */
+static struct counts check_elf(const char *path)
+{
+    struct counts c = {0};
+    spoor_elf *ref = spoor_elf_open(path);
+    assert_non_null(ref);
+    spoor_symbols_build_all(ref);
+    const struct symbol_tables *t = ref->symbolizer;
+    assert_non_null(t);
+    assert_non_null(t->merged);
+    assert_false(t->merged_only); /* the units can be told apart: lookups are per unit */
+    uint32_t lo = UINT32_MAX, hi = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < t->nunits; i++) {
+        const struct unit_claims *cl = &t->units[i].claims;
+        for (size_t k = 0; k < cl->n; k++) {
+            uint32_t a = cl->ranges[k][0], b = cl->ranges[k][1];
+            const uint32_t around[] = {a - 2, a, a + 2, a + (b - a) / 2, b - 2, b, b + 2};
+            for (size_t j = 0; j < sizeof around / sizeof *around; j++)
+                check_address(path, ref, around[j], n++ % 2, &c);
+            lo = a < lo ? a : lo;
+            hi = b > hi ? b : hi;
+        }
+    }
+    for (size_t i = 0; i < ref->nsymbols; i++)
+        check_address(path, ref, ref->symbols[i].start, n++ % 2, &c);
+    for (size_t i = 0; i <= GRID && lo < hi; i++)
+        check_address(path, ref, lo + (uint32_t)((uint64_t)(hi - lo + 0x100) * i / GRID), n++ % 2,
+                      &c);
+    spoor_elf_range r[32];
+    size_t nr = spoor_elf_ranges(ref, r, 32);
+    for (size_t i = 0; i < nr && i < 32; i++)
+        check_address(path, ref, r[i].addr, n++ % 2, &c);
+    const uint32_t odd[] = {0, 0x10, 0xfffffffe};
+    for (size_t j = 0; j < sizeof odd / sizeof *odd; j++)
+        check_address(path, ref, odd[j], n++ % 2, &c);
+    spoor_elf_close(ref);
+    return c;
+}
+
+static void check_dir(const char *suffix_filter, bool strip_aranges)
+{
+    DIR *dir = opendir(SPOOR_FIRMWARE_DIR "/examples");
+    assert_non_null(dir);
+    char tmp[] = "/tmp/spoor-symbol-units-XXXXXX";
+    assert_non_null(mkdtemp(tmp));
+    struct dirent *ent;
+    struct counts all = {0};
+    size_t elves = 0;
+    while ((ent = readdir(dir))) {
+        size_t len = strlen(ent->d_name);
+        if (len < 5 || strcmp(ent->d_name + len - 4, ".elf") ||
+            (suffix_filter && !strstr(ent->d_name, suffix_filter)))
+            continue;
+        char path[1024], cmd[2200];
+        snprintf(path, sizeof path, "%s/examples/%s", SPOOR_FIRMWARE_DIR, ent->d_name);
+        if (strip_aranges) { /* units found by their DIEs' ranges */
+            char copy[1024];
+            snprintf(copy, sizeof copy, "%s/%s", tmp, ent->d_name);
+            snprintf(cmd, sizeof cmd, "arm-none-eabi-objcopy --remove-section=.debug_aranges %s %s",
+                     path, copy);
+            assert_int_equal(system(cmd), 0);
+            snprintf(path, sizeof path, "%s", copy);
+        }
+        struct counts c = check_elf(path);
+        print_message("%s%s: %zu addresses (%zu in inlined code, %zu outside any unit), %zu "
+                      "answered by one unit's table (%zu unit tables built)\n",
+                      ent->d_name, strip_aranges ? " without .debug_aranges" : "", c.addresses,
+                      c.inlined, c.outside, c.lazy, c.units_built);
+        assert_true(c.outside > 0);
+        if (!strncmp(ent->d_name, "calls", 5) || !strncmp(ent->d_name, "printf", 6))
+            assert_true(c.inlined > 0);
+        /* one unit's table answered every lookup (the merged table would where a unit has no
+         * line row at the start of its code, which none of these has) */
+        assert_int_equal(c.lazy, c.addresses);
+        all.addresses += c.addresses;
+        all.inlined += c.inlined;
+        all.outside += c.outside;
+        elves++;
+    }
+    closedir(dir);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
+    assert_int_equal(system(cmd), 0);
+    print_message("%zu ELFs, %zu addresses (%zu in inlined code, %zu outside any unit): equal\n",
+                  elves, all.addresses, all.inlined, all.outside);
+    assert_true(elves >= 1);
+}
+
+static void test_every_example_elf(void **state)
+{
+    (void)state;
+    check_dir(NULL, false);
+}
+
+static void test_without_aranges(void **state)
+{
+    (void)state;
+    check_dir("-m", true);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_every_example_elf),
+                                       cmocka_unit_test(test_without_aranges)};
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
