@@ -47,6 +47,11 @@ typedef struct spoor_elf_range {
 /* The loadable sections in file order: writes at most max into out, returns how many exist. */
 size_t spoor_elf_ranges(const spoor_elf *elf, spoor_elf_range *out, size_t max);
 
+/* The loadable segments (PT_LOAD with file data, at their virtual address) in file order, name
+ * "LOAD": what the loader copies, padding between sections included. Writes at most max into
+ * out, returns how many exist. */
+size_t spoor_elf_load_segments(const spoor_elf *elf, spoor_elf_range *out, size_t max);
+
 /* A section by name ("".ARM.exidx", ".text", ...): its address, contents and size. */
 bool spoor_elf_section(const spoor_elf *elf, const char *name, uint32_t *addr, const uint8_t **data,
                        size_t *size);

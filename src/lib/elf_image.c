@@ -382,6 +382,30 @@ size_t spoor_elf_ranges(const spoor_elf *e, spoor_elf_range *out, size_t max)
     return n;
 }
 
+size_t spoor_elf_load_segments(const spoor_elf *e, spoor_elf_range *out, size_t max)
+{
+    size_t phnum = 0, file_size = 0, n = 0;
+    const uint8_t *file = (const uint8_t *)elf_rawfile(e->elf, &file_size);
+    if (!file || elf_getphdrnum(e->elf, &phnum) != 0)
+        return 0;
+    for (size_t i = 0; i < phnum; i++) {
+        GElf_Phdr ph;
+        if (!gelf_getphdr(e->elf, (int)i, &ph) || ph.p_type != PT_LOAD || !ph.p_filesz ||
+            ph.p_offset > file_size || ph.p_filesz > file_size - ph.p_offset ||
+            ph.p_vaddr + ph.p_filesz > 0x100000000ull)
+            continue; /* nothing in the file, or inconsistent: the sections still serve */
+        if (n < max)
+            out[n] = (spoor_elf_range){"LOAD",
+                                       (uint32_t)ph.p_vaddr,
+                                       (uint32_t)ph.p_filesz,
+                                       file + ph.p_offset,
+                                       (ph.p_flags & PF_W) != 0,
+                                       (ph.p_flags & PF_X) != 0};
+        n++;
+    }
+    return n;
+}
+
 bool spoor_elf_hard_float(const spoor_elf *e)
 {
     GElf_Ehdr eh;

@@ -158,25 +158,30 @@ bool spoor_mem_add_file(spoor_mem *m, uint32_t addr, const char *path)
     return ok;
 }
 
+/* The ELF's read-only contents: its read-only loadable sections, and the read-only PT_LOAD
+ * segments that hold them, so that the padding between two sections of flash (what a call at
+ * the very end of .text returns to) reads as the device would read it. */
 bool spoor_mem_add_elf(spoor_mem *m, const spoor_elf *elf)
 {
-    size_t n = spoor_elf_ranges(elf, NULL, 0);
-    spoor_elf_range *sec = calloc(n ? n : 1, sizeof *sec);
-    mem_layer *l = sec ? push_layer(m) : NULL;
+    size_t nsec = spoor_elf_ranges(elf, NULL, 0), nseg = spoor_elf_load_segments(elf, NULL, 0);
+    size_t n = nsec + nseg;
+    spoor_elf_range *r = calloc(n ? n : 1, sizeof *r);
+    mem_layer *l = r ? push_layer(m) : NULL;
     if (l && n && !(l->ranges = calloc(n, sizeof *l->ranges))) {
         m->nlayers--;
         l = NULL;
     }
     if (!l) {
-        free(sec);
+        free(r);
         spoor_set_error(SPOOR_ERR_NOMEM, "memory view: out of memory");
         return false;
     }
-    spoor_elf_ranges(elf, sec, n);
+    spoor_elf_ranges(elf, r, nsec);
+    spoor_elf_load_segments(elf, r + nsec, nseg);
     for (size_t i = 0; i < n; i++)
-        if (!sec[i].writable && (uint64_t)sec[i].addr + sec[i].size <= 0x100000000ull)
-            l->ranges[l->nranges++] = (mem_range){sec[i].addr, sec[i].size, sec[i].data};
-    free(sec);
+        if (!r[i].writable && (uint64_t)r[i].addr + r[i].size <= 0x100000000ull)
+            l->ranges[l->nranges++] = (mem_range){r[i].addr, r[i].size, r[i].data};
+    free(r);
     finish_static(l);
     return true;
 }
