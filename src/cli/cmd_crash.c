@@ -138,14 +138,16 @@ static const char *reason_text(const struct crash *c, char *buf, size_t len)
     return buf;
 }
 
-/* Whether the report explains a fault: the dump says so, or fault status registers were found
- * without a reason saying otherwise. */
+/* Whether the report explains a fault: the dump says so; or, without a reason, the state is a
+ * fault handler's or fault status registers were found with a fault recorded in them (a target
+ * halted at a breakpoint has them all clear, and DFSR records only debug events). */
 static bool explains_fault(const struct crash *c)
 {
     const spoor_dump *d = c->dump;
     if (d && d->has_reason)
         return d->reason == SPOOR_REASON_FAULT;
-    return c->snap->fault.valid != 0;
+    const spoor_fault_status *f = &c->snap->fault;
+    return f->valid && (c->snap->exception >= 3 || f->cfsr || f->hfsr || f->sfsr);
 }
 
 static const char *const fault_names[] = {"CFSR", "HFSR", "DFSR", "MMFAR",
