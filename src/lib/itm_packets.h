@@ -28,8 +28,8 @@ static inline void packet_start(spoor_itm_packet *p, spoor_itm_type type, uint64
 /* The payload bytes of a source packet: 1, 2 or 4, from the header's size bits SS. */
 static inline unsigned source_payload_size(uint8_t h)
 {
-    unsigned s = h & 3;
-    return s + (s == 3);
+    static const uint8_t size[4] = {0, 1, 2, 4};
+    return size[h & 3];
 }
 
 /* The payload of n bytes, of the four bytes that follow the header. */
