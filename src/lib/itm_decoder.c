@@ -88,6 +88,22 @@ void spoor_itm_select(spoor_itm_decoder *d, uint32_t types)
 _Static_assert((SPOOR_ITM_HOLD & (SPOOR_ITM_HOLD - 1)) == 0, "ring indices wrap at 2^32");
 _Static_assert(SPOOR_ITM_TYPE_COUNT <= 16, "a type fits the low byte of an `other` entry");
 
+/* An entry of the `other` ring: the packet's stream offset and its type. */
+static inline uint64_t other_entry(uint64_t offset, spoor_itm_type type)
+{
+    return (offset << 8) + type; /* type < 256 */
+}
+
+static inline uint64_t other_offset(uint64_t entry)
+{
+    return entry >> 8;
+}
+
+static inline spoor_itm_type other_type(uint64_t entry)
+{
+    return (spoor_itm_type)(entry & 0xFF);
+}
+
 /* Packets in the queue: released but not yet taken, and held. */
 static inline uint32_t queued(const spoor_itm_decoder *d)
 {
@@ -114,7 +130,7 @@ static inline spoor_itm_packet *push(spoor_itm_decoder *d, spoor_itm_type type, 
 {
     d->stats.packets[type]++;
     if (!(d->selected >> type & 1)) {
-        d->other[HOLD_INDEX(d->other_tail)] = offset << 8 | type;
+        d->other[HOLD_INDEX(d->other_tail)] = other_entry(offset, type);
         d->other_tail++;
         return &d->discard;
     }
@@ -155,7 +171,8 @@ static void release_oldest(spoor_itm_decoder *d)
 {
     bool in_q = d->sealed != d->tail;
     if (in_q && d->other_first != d->other_tail)
-        in_q = d->q[HOLD_INDEX(d->sealed)].offset < d->other[HOLD_INDEX(d->other_first)] >> 8;
+        in_q =
+            d->q[HOLD_INDEX(d->sealed)].offset < other_offset(d->other[HOLD_INDEX(d->other_first)]);
     if (in_q) {
         spoor_itm_packet *p = &d->q[HOLD_INDEX(d->sealed)];
         p->time = d->time;
@@ -175,7 +192,7 @@ static uint64_t drop_newest(spoor_itm_decoder *d)
     if (d->other_first != d->other_tail) {
         other = d->other[HOLD_INDEX(d->other_tail - 1)];
         if (in_q)
-            in_q = d->q[HOLD_INDEX(d->tail - 1)].offset > other >> 8;
+            in_q = d->q[HOLD_INDEX(d->tail - 1)].offset > other_offset(other);
     }
     if (in_q) {
         const spoor_itm_packet *last = &d->q[HOLD_INDEX(d->tail - 1)];
@@ -183,9 +200,9 @@ static uint64_t drop_newest(spoor_itm_decoder *d)
         d->tail--;
         return last->offset;
     }
-    d->stats.packets[other & 0xFF]--;
+    d->stats.packets[other_type(other)]--;
     d->other_tail--;
-    return other >> 8;
+    return other_offset(other);
 }
 
 /* Drops every held packet; returns the smaller of `from` and the first one's offset. */
@@ -200,11 +217,11 @@ static uint64_t drop_held(spoor_itm_decoder *d, uint64_t from)
         d->tail = d->sealed;
     }
     if (d->other_first != d->other_tail) {
-        uint64_t first = d->other[HOLD_INDEX(d->other_first)] >> 8;
+        uint64_t first = other_offset(d->other[HOLD_INDEX(d->other_first)]);
         if (first < from)
             from = first;
         for (uint32_t i = d->other_first; i != d->other_tail; i++)
-            d->stats.packets[d->other[HOLD_INDEX(i)] & 0xFF]--;
+            d->stats.packets[other_type(d->other[HOLD_INDEX(i)])]--;
         d->other_tail = d->other_first;
     }
     return from;
@@ -516,7 +533,7 @@ static inline bool fast_other(unsigned k, uint32_t v, uint64_t off, uint64_t *re
     if (!source_payload_ok(k, v))
         return false;
     spoor_itm_type type = itm_source_type[k];
-    other[HOLD_INDEX(*otail)] = off << 8 | type;
+    other[HOLD_INDEX(*otail)] = other_entry(off, type);
     (*otail)++;
     count[type]++;
     return true;
@@ -625,11 +642,12 @@ fast_count(spoor_itm_decoder *d, const uint8_t *restrict data, size_t i, size_t 
             if (p + 8 <= end && otail - ofirst + 3 <= room) {
                 uint64_t w = spoor_le64(p);
                 if (four_sw1_packets(w)) {
-                    uint64_t e = (base + (uint64_t)(p - data)) << 8 | SPOOR_ITM_SW;
+                    /* entries 2 bytes apart: the offset is linear in the entry */
+                    uint64_t e = other_entry(base + (uint64_t)(p - data), SPOOR_ITM_SW);
                     other[HOLD_INDEX(otail)] = e;
-                    other[HOLD_INDEX(otail + 1)] = e + (2u << 8);
-                    other[HOLD_INDEX(otail + 2)] = e + (4u << 8);
-                    other[HOLD_INDEX(otail + 3)] = e + (6u << 8);
+                    other[HOLD_INDEX(otail + 1)] = e + other_entry(2, 0);
+                    other[HOLD_INDEX(otail + 2)] = e + other_entry(4, 0);
+                    other[HOLD_INDEX(otail + 3)] = e + other_entry(6, 0);
                     otail += 4;
                     count[SPOOR_ITM_SW] += 4;
                     p += 8;
