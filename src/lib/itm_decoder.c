@@ -1,8 +1,12 @@
-/* ITM/DWT packet decoder (see include/spoor/itm.h). Packet names in comments are the section titles
- * of the ARMv7-M ARM appendix D4 "Debug ITM and DWT Packet Protocol"; the ARMv8-M ARM keeps the
- * same encodings in its chapter "ITM and DWT Packet Protocol". */
+/* ITM/DWT packet decoder (see include/spoor/itm.h): the parser's state machine, the hold queue
+ * that dates packets, and the loops that feed bytes through them. What a header announces is
+ * in itm_header.h, what each packet's payload means in itm_packets.h; packet names in comments
+ * are the section titles of the ARMv7-M ARM appendix D4 "Debug ITM and DWT Packet Protocol". */
 #include <string.h>
 
+#include "byteorder.h"
+#include "itm_header.h"
+#include "itm_packets.h"
 #include "spoor/itm.h"
 
 enum {
@@ -13,141 +17,14 @@ enum {
     ST_LOST,   /* after an error: skipping bytes until a synchronization packet */
 };
 
-/* What a header byte announces. */
-enum header_class {
-    H_RESERVED,
-    H_SYNC,     /* 0x00 */
-    H_OVERFLOW, /* 0x70 */
-    H_LTS2,     /* 0b0TTT0000, TTT not 000 or 111 */
-    H_LTS1,     /* 0b11TT0000 */
-    H_GTS1,     /* 0x94 */
-    H_GTS2,     /* 0xB4 */
-    H_EXT,      /* 0bCEEES100 with S the source bit, i.e. (h & 0x0B) == 0x08 */
-    H_SW,       /* 0bAAAAA0SS, SS != 00 */
-    H_HW,       /* 0bDDDDD1SS, SS != 00, with a defined discriminator and size */
+enum {
+    /* D4 'Synchronization packet': at least 47 zero bits then a one, so at least five zero
+     * bytes before the 0x80 */
+    SYNC_MIN_ZEROS = 5,
+    ZEROS_MAX = 0xFFFF, /* a run of zero bytes is counted up to this */
+    /* packets one step of the general loop can queue: an error, a sync and one more */
+    STEP_PACKETS = 3,
 };
-
-/* Largest payload of the continuation-bit packets. */
-static uint8_t cont_max(uint8_t h)
-{
-    return h == 0xB4 ? 6 : 4; /* GTS2 has a 64-bit form of six bytes (ARMv8-M) */
-}
-
-static const uint8_t source_size[4] = {0, 1, 2, 4};
-static const uint32_t value_mask[5] = {0, 0xFF, 0xFFFF, 0, 0xFFFFFFFF};
-
-/* D4 'Hardware source packets': which hardware source headers are defined, with the only sizes
- * allowed. */
-static bool hw_header_valid(uint8_t h)
-{
-    unsigned disc = h >> 3, size = source_size[h & 3];
-    switch (disc) {
-    case 0: return size == 1;              /* event counter, 0x05 */
-    case 1: return size == 2;              /* exception trace, 0x0E */
-    case 2: return size == 4 || size == 1; /* PC sample 0x17, sleep 0x15 */
-    default: break;
-    }
-    if (disc >= 8 && disc < 16) /* 0b01NNx: data trace PC value (x=0) or address (x=1) */
-        return (disc & 1) ? size == 2 : size == 4;
-    if (disc >= 16 && disc < 24) /* 0b10NNW: data trace data value, any size */
-        return true;
-    return false;
-}
-
-static enum header_class classify(uint8_t h)
-{
-    if (h == 0x00)
-        return H_SYNC;
-    if (h == 0x70)
-        return H_OVERFLOW;
-    if ((h & 0x0F) == 0x00) {
-        if ((h & 0x80) == 0)
-            return H_LTS2; /* 0x10..0x60 */
-        if ((h & 0xC0) == 0xC0)
-            return H_LTS1;
-        return H_RESERVED; /* 0x80, 0x90, 0xA0, 0xB0 */
-    }
-    if (h == 0x94)
-        return H_GTS1;
-    if (h == 0xB4)
-        return H_GTS2;
-    if ((h & 0x0B) == 0x08)
-        return H_EXT;
-    if ((h & 3) == 0)
-        return H_RESERVED; /* 0bxxxx0100 other than the global timestamps */
-    if ((h & 4) == 0)
-        return H_SW;
-    return hw_header_valid(h) ? H_HW : H_RESERVED;
-}
-
-/* A table built once per decoder keeps the hot loop to one lookup per header:
- * class in the high nibble, fixed payload size in the low nibble. */
-static uint8_t header_table[256];
-static bool header_table_ready;
-
-/* What a header is to the fast loops for selected types (fast_count, fast_sw). */
-enum lean_kind {
-    L_SLOW, /* left to the general loop */
-    L_LTS1, /* local timestamp format 1 */
-    L_LTS2, /* local timestamp format 2 */
-    L_SW1,  /* software source, 1, 2, 4 payload bytes; this and all below are source packets */
-    L_SW2,
-    L_SW4,
-    L_PC,    /* data trace PC value 0b01NN0111 */
-    L_ADDR,  /* data trace address offset 0b01NN1110 */
-    L_DATA1, /* data trace data value 0b10NNWxSS */
-    L_DATA2,
-    L_DATA4,
-    L_EXC,   /* exception trace 0x0E */
-    L_PCS,   /* PC sample 0x17 */
-    L_SLEEP, /* PC sample while asleep 0x15 */
-    L_EVC,   /* event counter 0x05 */
-};
-static uint8_t lean_table[256];
-/* The packet type of a source packet kind. */
-static const uint8_t lean_type[] = {
-    [L_SW1] = SPOOR_ITM_SW,          [L_SW2] = SPOOR_ITM_SW,
-    [L_SW4] = SPOOR_ITM_SW,          [L_PC] = SPOOR_ITM_DWT_PC,
-    [L_ADDR] = SPOOR_ITM_DWT_ADDR,   [L_DATA1] = SPOOR_ITM_DWT_DATA,
-    [L_DATA2] = SPOOR_ITM_DWT_DATA,  [L_DATA4] = SPOOR_ITM_DWT_DATA,
-    [L_EXC] = SPOOR_ITM_EXCEPTION,   [L_PCS] = SPOOR_ITM_PC_SAMPLE,
-    [L_SLEEP] = SPOOR_ITM_PC_SAMPLE, [L_EVC] = SPOOR_ITM_EVENT_COUNTER,
-};
-
-static uint8_t lean_entry(uint8_t h, enum header_class c)
-{
-    unsigned n = source_size[h & 3], a = h >> 3;
-    if (c == H_SW)
-        return n == 1 ? L_SW1 : n == 2 ? L_SW2 : L_SW4;
-    if (c == H_LTS1)
-        return L_LTS1;
-    if (c == H_LTS2)
-        return L_LTS2;
-    if (c != H_HW)
-        return L_SLOW;
-    if (a == 0)
-        return L_EVC;
-    if (a == 1)
-        return L_EXC;
-    if (a == 2)
-        return n == 1 ? L_SLEEP : L_PCS;
-    if (a < 16)
-        return (a & 1) ? L_ADDR : L_PC;
-    return n == 1 ? L_DATA1 : n == 2 ? L_DATA2 : L_DATA4;
-}
-
-static void build_header_table(void)
-{
-    if (header_table_ready)
-        return;
-    for (unsigned h = 0; h < 256; h++) {
-        enum header_class c = classify((uint8_t)h);
-        uint8_t n = (c == H_SW || c == H_HW) ? source_size[h & 3] : 0;
-        header_table[h] = (uint8_t)(c << 4 | n);
-        lean_table[h] = lean_entry((uint8_t)h, c);
-    }
-    header_table_ready = true;
-}
 
 const char *spoor_itm_type_name(spoor_itm_type type)
 {
@@ -171,19 +48,32 @@ const char *spoor_itm_error_text(spoor_itm_error_kind kind)
     return "?";
 }
 
+/* The parser expects a header at the next byte, and nothing before it belongs to a packet. */
+static void parser_restart(spoor_itm_decoder *d)
+{
+    d->state = ST_HEADER;
+    d->zeros = 0;
+    d->got = 0;
+    d->last_trailing_zeros = 0;
+    d->hist = 0xFFFFFFFFu;
+}
+
 void spoor_itm_init(spoor_itm_decoder *d, bool require_sync)
 {
-    build_header_table();
     memset(d, 0, sizeof *d);
     d->selected = SPOOR_ITM_ALL_TYPES;
-    d->hist = 0xFFFFFFFFu;
-    d->state = ST_HEADER;
+    parser_restart(d);
     if (require_sync) {
         d->state = ST_LOST;
         d->lost_from = 0;
         d->lost_detected = 0;
         d->lost_why = SPOOR_ITM_ERR_NO_SYNC;
     }
+}
+
+void spoor_itm_select(spoor_itm_decoder *d, uint32_t types)
+{
+    d->selected = types & SPOOR_ITM_ALL_TYPES;
 }
 
 /* ---- hold queue ---------------------------------------------------------------------------- */
@@ -198,9 +88,20 @@ void spoor_itm_init(spoor_itm_decoder *d, bool require_sync)
 _Static_assert((SPOOR_ITM_HOLD & (SPOOR_ITM_HOLD - 1)) == 0, "ring indices wrap at 2^32");
 _Static_assert(SPOOR_ITM_TYPE_COUNT <= 16, "a type fits the low byte of an `other` entry");
 
-void spoor_itm_select(spoor_itm_decoder *d, uint32_t types)
+/* An entry of the `other` ring: the packet's stream offset and its type. */
+static inline uint64_t other_entry(uint64_t offset, spoor_itm_type type)
 {
-    d->selected = types & SPOOR_ITM_ALL_TYPES;
+    return (offset << 8) + type; /* type < 256 */
+}
+
+static inline uint64_t other_offset(uint64_t entry)
+{
+    return entry >> 8;
+}
+
+static inline spoor_itm_type other_type(uint64_t entry)
+{
+    return (spoor_itm_type)(entry & 0xFF);
 }
 
 /* Packets in the queue: released but not yet taken, and held. */
@@ -229,16 +130,13 @@ static inline spoor_itm_packet *push(spoor_itm_decoder *d, spoor_itm_type type, 
 {
     d->stats.packets[type]++;
     if (!(d->selected >> type & 1)) {
-        d->other[HOLD_INDEX(d->other_tail)] = offset << 8 | type;
+        d->other[HOLD_INDEX(d->other_tail)] = other_entry(offset, type);
         d->other_tail++;
         return &d->discard;
     }
     spoor_itm_packet *p = &d->q[HOLD_INDEX(d->tail)];
     d->tail++;
-    p->type = type;
-    p->offset = offset;
-    p->size = size;
-    p->time_exact = true; /* until released without a timestamp; time is set on release */
+    packet_start(p, type, offset, size);
     return p;
 }
 
@@ -257,13 +155,14 @@ static inline void seal_all(spoor_itm_decoder *d, bool exact)
     note_release(d);
 }
 
-/* Queues a packet that needs no timestamp and releases everything before it. */
+/* Queues a packet that needs no later timestamp and releases it with everything before it;
+ * `exact` says the current time is the one they relate to. */
 static inline spoor_itm_packet *push_sealed(spoor_itm_decoder *d, spoor_itm_type type,
-                                            uint64_t offset, uint8_t size)
+                                            uint64_t offset, uint8_t size, bool exact)
 {
-    seal_all(d, false);
+    seal_all(d, exact);
     spoor_itm_packet *p = push(d, type, offset, size);
-    seal_all(d, false);
+    seal_all(d, exact);
     return p;
 }
 
@@ -272,7 +171,8 @@ static void release_oldest(spoor_itm_decoder *d)
 {
     bool in_q = d->sealed != d->tail;
     if (in_q && d->other_first != d->other_tail)
-        in_q = d->q[HOLD_INDEX(d->sealed)].offset < d->other[HOLD_INDEX(d->other_first)] >> 8;
+        in_q =
+            d->q[HOLD_INDEX(d->sealed)].offset < other_offset(d->other[HOLD_INDEX(d->other_first)]);
     if (in_q) {
         spoor_itm_packet *p = &d->q[HOLD_INDEX(d->sealed)];
         p->time = d->time;
@@ -292,7 +192,7 @@ static uint64_t drop_newest(spoor_itm_decoder *d)
     if (d->other_first != d->other_tail) {
         other = d->other[HOLD_INDEX(d->other_tail - 1)];
         if (in_q)
-            in_q = d->q[HOLD_INDEX(d->tail - 1)].offset > other >> 8;
+            in_q = d->q[HOLD_INDEX(d->tail - 1)].offset > other_offset(other);
     }
     if (in_q) {
         const spoor_itm_packet *last = &d->q[HOLD_INDEX(d->tail - 1)];
@@ -300,9 +200,9 @@ static uint64_t drop_newest(spoor_itm_decoder *d)
         d->tail--;
         return last->offset;
     }
-    d->stats.packets[other & 0xFF]--;
+    d->stats.packets[other_type(other)]--;
     d->other_tail--;
-    return other >> 8;
+    return other_offset(other);
 }
 
 /* Drops every held packet; returns the smaller of `from` and the first one's offset. */
@@ -317,11 +217,11 @@ static uint64_t drop_held(spoor_itm_decoder *d, uint64_t from)
         d->tail = d->sealed;
     }
     if (d->other_first != d->other_tail) {
-        uint64_t first = d->other[HOLD_INDEX(d->other_first)] >> 8;
+        uint64_t first = other_offset(d->other[HOLD_INDEX(d->other_first)]);
         if (first < from)
             from = first;
         for (uint32_t i = d->other_first; i != d->other_tail; i++)
-            d->stats.packets[d->other[HOLD_INDEX(i)] & 0xFF]--;
+            d->stats.packets[other_type(d->other[HOLD_INDEX(i)])]--;
         d->other_tail = d->other_first;
     }
     return from;
@@ -369,160 +269,70 @@ static void lose(spoor_itm_decoder *d, uint64_t from, uint64_t detected, spoor_i
 static void push_error(spoor_itm_decoder *d, uint64_t from, uint64_t end, uint64_t detected,
                        spoor_itm_error_kind why)
 {
-    spoor_itm_packet *p = push_sealed(d, SPOOR_ITM_ERROR, from, 0);
+    spoor_itm_packet *p = push_sealed(d, SPOOR_ITM_ERROR, from, 0, false);
     p->u.error.bytes_lost = end - from;
     d->stats.bytes_lost += end - from;
     p->u.error.why = why;
     p->u.error.detected_at = detected;
 }
 
-/* ---- packets ------------------------------------------------------------------------------- */
+/* ---- packets of the general loop ----------------------------------------------------------- */
 
-/* Little-endian payload bytes as a number. */
-static inline uint32_t payload_value(const uint8_t *p, unsigned n)
+/* A complete source packet: header h of kind k, n payload bytes of value v. A payload the
+ * packet does not allow is reported where it shows, at the last payload byte. */
+static inline void source_packet(spoor_itm_decoder *d, unsigned k, uint8_t h, uint32_t v,
+                                 unsigned n, uint64_t off)
 {
-    uint32_t v = p[0];
-    if (n > 1)
-        v |= (uint32_t)p[1] << 8;
-    if (n > 2)
-        v |= (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-    return v;
-}
-
-/* A complete hardware source packet (D4 'Hardware source packets'): header h, n payload bytes of
- * value v. */
-static void hw_packet(spoor_itm_decoder *d, uint8_t h, uint32_t v, unsigned n, uint64_t off)
-{
-    uint8_t size = (uint8_t)(n + 1);
-    unsigned a = h >> 3;
-    if (a == 0) { /* D4 'Event counter packet': one bit per wrapped 8-bit DWT counter */
-        spoor_itm_packet *q = push(d, SPOOR_ITM_EVENT_COUNTER, off, size);
-        q->u.event_counter.bits = (uint8_t)(v & 0x3F);
-    } else if (a == 1) { /* D4 'Exception trace packet': number [8:0], FN [13:12] */
-        unsigned fn = (v >> 12) & 3;
-        if (fn == 0) {
-            lose(d, off, off + 2, SPOOR_ITM_ERR_BAD_PAYLOAD);
-            return;
-        }
-        spoor_itm_packet *q = push(d, SPOOR_ITM_EXCEPTION, off, size);
-        q->u.exception.number = (uint16_t)(v & 0x1FF);
-        q->u.exception.action = (spoor_itm_exception_action)fn;
-    } else if (a == 2) { /* D4 'Periodic PC sample packets': a PC, or 0x00 when asleep */
-        if (n == 1 && v != 0) {
-            lose(d, off, off + 1, SPOOR_ITM_ERR_BAD_PAYLOAD);
-            return;
-        }
-        spoor_itm_packet *q = push(d, SPOOR_ITM_PC_SAMPLE, off, size);
-        q->u.pc_sample.sleep = n == 1;
-        q->u.pc_sample.pc = n == 1 ? 0 : v;
-    } else if (a < 16) { /* D4 'Data trace packets', 0b01NNx: PC (x=0) or address (x=1) */
-        uint8_t cmp = (uint8_t)((a >> 1) & 3);
-        if (a & 1) {
-            spoor_itm_packet *q = push(d, SPOOR_ITM_DWT_ADDR, off, size);
-            q->u.dwt_addr.comparator = cmp;
-            q->u.dwt_addr.offset = (uint16_t)v;
-        } else {
-            spoor_itm_packet *q = push(d, SPOOR_ITM_DWT_PC, off, size);
-            q->u.dwt_pc.comparator = cmp;
-            q->u.dwt_pc.pc = v;
-        }
-    } else { /* D4 'Data trace packets', data value 0b10NNW: W = 1 for a write */
-        spoor_itm_packet *q = push(d, SPOOR_ITM_DWT_DATA, off, size);
-        q->u.dwt_data.comparator = (uint8_t)((a >> 1) & 3);
-        q->u.dwt_data.write = a & 1;
-        q->u.dwt_data.size = (uint8_t)n;
-        q->u.dwt_data.value = v;
+    if (!source_payload_ok(k, v)) {
+        lose(d, off, off + n, SPOOR_ITM_ERR_BAD_PAYLOAD);
+        return;
     }
+    spoor_itm_packet *q = push(d, itm_source_type[k], off, (uint8_t)(n + 1));
+    source_fields(q, k, h, v, n, d->page * 32u);
 }
 
-/* D4 'Instrumentation packet': A = port within the current page. */
-static inline void sw_packet(spoor_itm_decoder *d, uint8_t h, uint32_t v, unsigned n, uint64_t off)
-{
-    spoor_itm_packet *q = push(d, SPOOR_ITM_SW, off, (uint8_t)(n + 1));
-    q->u.sw.port = (uint16_t)(d->page * 32u + (h >> 3));
-    q->u.sw.size = (uint8_t)n;
-    q->u.sw.value = v;
-}
-
-static inline void source_packet(spoor_itm_decoder *d, uint8_t h, uint32_t v, unsigned n,
-                                 uint64_t off)
-{
-    if (h & 4)
-        hw_packet(d, h, v, n, off);
-    else
-        sw_packet(d, h, v, n, off);
-}
-
-/* D4 'Local timestamp packets': the delta dates the packets held since the previous
- * one. */
-static void local_timestamp(spoor_itm_decoder *d, uint32_t delta, uint8_t tc, uint64_t off,
-                            uint8_t size)
+/* A local timestamp packet of kind k, header h: the delta dates the packets held since the
+ * previous one, and the packet itself. */
+static void timestamp_packet(spoor_itm_decoder *d, unsigned k, uint8_t h, uint32_t delta,
+                             uint64_t off, unsigned size)
 {
     d->time += delta;
-    seal_all(d, true);
-    spoor_itm_packet *q = push(d, SPOOR_ITM_TS_LOCAL, off, size);
-    q->u.ts_local.delta = delta;
-    q->u.ts_local.tc = tc;
-    seal_all(d, true);
+    spoor_itm_packet *q = push_sealed(d, SPOOR_ITM_TS_LOCAL, off, (uint8_t)size, true);
+    ts_local_fields(q, k, h, delta);
 }
 
-/* A complete continuation-bit packet: LTS1 (D4 'Local timestamp packets'), GTS1/GTS2 (D4 'Global
- * timestamp packets'), extension (D4 'Extension packet'). */
-static void cont_packet(spoor_itm_decoder *d, uint8_t h, const uint8_t *p, unsigned n, uint64_t off)
+/* A complete packet whose n payload bytes b carry continuation bits (hdr_is_cont(k)). */
+static void cont_packet(spoor_itm_decoder *d, unsigned k, uint8_t h, const uint8_t *b, unsigned n,
+                        uint64_t off)
 {
     uint8_t size = (uint8_t)(n + 1);
-    if ((h & 0xC0) == 0xC0 && (h & 0x0F) == 0) { /* LTS1: 7 bits per byte, TC in [5:4] */
-        uint32_t ts = 0;
-        for (unsigned i = 0; i < n; i++)
-            ts |= (uint32_t)(p[i] & 0x7F) << (7 * i);
-        local_timestamp(d, ts, (h >> 4) & 3, off, size);
-    } else if (h == 0x94) {
-        /* GTS1: TS[6:0], TS[13:7], TS[20:14] with C bits, then TS[25:21] in bits [4:0]
-         * of a fourth byte whose bit 5 is ClkCh and bit 6 Wrap. Shorter packets only
-         * replace the low-order bits they carry. */
-        uint64_t bits = 0, mask = 0;
-        bool wrap = false, clkch = false;
-        for (unsigned i = 0; i < n && i < 3; i++) {
-            bits |= (uint64_t)(p[i] & 0x7F) << (7 * i);
-            mask |= (uint64_t)0x7F << (7 * i);
-        }
-        if (n == 4) {
-            bits |= (uint64_t)(p[3] & 0x1F) << 21;
-            mask |= (uint64_t)0x1F << 21;
-            clkch = (p[3] >> 5) & 1;
-            wrap = (p[3] >> 6) & 1;
-        }
-        d->gts = (d->gts & ~mask) | bits;
-        spoor_itm_packet *q = push(d, SPOOR_ITM_TS_GLOBAL1, off, size);
-        q->u.ts_global1.value = d->gts;
-        q->u.ts_global1.wrap = wrap;
-        q->u.ts_global1.clkch = clkch;
-    } else if (h == 0xB4) {
-        /* GTS2: the high-order bits from bit 26: 7 bits per byte; the last byte of the
-         * 48-bit form (4 bytes) holds TS[47], of the 64-bit form (6 bytes) TS[63:61]. */
-        if (n != 4 && n != 6) {
+    spoor_itm_packet *q;
+    switch (k) {
+    case HDR_LTS1: {
+        uint32_t delta = 0;
+        (void)local_timestamp_decode(k, h, (uint32_t)spoor_le_bytes(b, n), &delta); /* n + 1 */
+        timestamp_packet(d, k, h, delta, off, size);
+        break;
+    }
+    case HDR_GTS1:
+        q = push(d, SPOOR_ITM_TS_GLOBAL1, off, size);
+        d->gts = gts1_fields(q, d->gts, b, n);
+        break;
+    case HDR_GTS2:
+        if (!gts2_size_ok(n)) {
             lose(d, off, off + size, SPOOR_ITM_ERR_BAD_PAYLOAD);
             return;
         }
-        uint64_t hi = 0;
-        for (unsigned i = 0; i < n - 1; i++)
-            hi |= (uint64_t)(p[i] & 0x7F) << (7 * i);
-        hi |= (uint64_t)(p[n - 1] & (n == 4 ? 0x01 : 0x07)) << (7 * (n - 1));
-        d->gts = (d->gts & ((1ull << 26) - 1)) | hi << 26;
+        q = push(d, SPOOR_ITM_TS_GLOBAL2, off, size);
+        d->gts = gts2_fields(q, d->gts, b, n);
         d->gts_wide = n == 6;
-        spoor_itm_packet *q = push(d, SPOOR_ITM_TS_GLOBAL2, off, size);
-        q->u.ts_global2.value = d->gts;
-        q->u.ts_global2.wide = n == 6;
-    } else { /* extension: EX[2:0] in header bits [6:4], then 7 bits per byte, 8 in the 4th */
-        uint32_t ex = (h >> 4) & 7;
-        for (unsigned i = 0; i < n; i++)
-            ex |= (uint32_t)(p[i] & (i == 3 ? 0xFF : 0x7F)) << (3 + 7 * i);
-        bool hw = (h >> 2) & 1;
-        if (!hw)
-            d->page = (uint8_t)(ex > 255 ? 255 : ex);
-        spoor_itm_packet *q = push(d, SPOOR_ITM_EXTENSION, off, size);
-        q->u.ext.page = ex;
-        q->u.ext.hw = hw;
+        break;
+    default: /* HDR_EXT */
+        q = push(d, SPOOR_ITM_EXTENSION, off, size);
+        extension_fields(q, h, b, n);
+        if (!q->u.ext.hw) /* a new stimulus port page */
+            d->page = (uint8_t)(q->u.ext.page > 255 ? 255 : q->u.ext.page);
+        break;
     }
 }
 
@@ -530,8 +340,7 @@ static void cont_packet(spoor_itm_decoder *d, uint8_t h, const uint8_t *p, unsig
 static void sync_packet(spoor_itm_decoder *d, uint64_t end, uint32_t zeros)
 {
     uint64_t start = end - zeros;
-    spoor_itm_packet *q = push_sealed(d, SPOOR_ITM_SYNC, start, zeros + 1 > 255 ? 255 : zeros + 1);
-    (void)q;
+    push_sealed(d, SPOOR_ITM_SYNC, start, zeros + 1 > 255 ? 255 : (uint8_t)(zeros + 1), false);
     d->last_trailing_zeros = 0;
     d->state = ST_HEADER;
 }
@@ -540,11 +349,11 @@ static void sync_packet(spoor_itm_decoder *d, uint64_t end, uint32_t zeros)
 static void sync_end(spoor_itm_decoder *d, uint64_t at)
 {
     uint32_t total = d->zeros + d->last_trailing_zeros;
-    if (d->zeros >= 5) {
+    if (d->zeros >= SYNC_MIN_ZEROS) {
         sync_packet(d, at, d->zeros);
         return;
     }
-    if (total < 5) {
+    if (total < SYNC_MIN_ZEROS) {
         lose(d, d->pkt_start, at, SPOOR_ITM_ERR_BAD_SYNC);
         return;
     }
@@ -562,47 +371,70 @@ static void sync_end(spoor_itm_decoder *d, uint64_t at)
     sync_packet(d, at, total);
 }
 
-/* ---- the byte loop ------------------------------------------------------------------------- */
-
-/* Starts the packet whose header is h at stream position off (slow path). */
-static void start_packet(spoor_itm_decoder *d, uint8_t h, uint64_t off)
+/* Starts the packet whose header h of kind k is at stream position off (slow path: its payload
+ * is not all in the buffer). */
+static void start_packet(spoor_itm_decoder *d, unsigned k, uint8_t h, uint64_t off)
 {
-    uint8_t t = header_table[h];
     d->header = h;
     d->pkt_start = off;
     d->got = 0;
-    switch (t >> 4) {
-    case H_SYNC:
+    switch (k) {
+    case HDR_RESERVED: lose(d, off, off, SPOOR_ITM_ERR_RESERVED_HEADER); break;
+    case HDR_SYNC:
         d->state = ST_SYNC;
         d->zeros = 1;
         break;
-    case H_OVERFLOW:
-        push(d, SPOOR_ITM_OVERFLOW, off, 1); /* D4 'Overflow packet' */
+    case HDR_OVERFLOW: push(d, SPOOR_ITM_OVERFLOW, off, 1); break;
+    case HDR_LTS2: { /* no payload */
+        uint32_t delta = 0;
+        unsigned size = local_timestamp_decode(k, h, 0, &delta);
+        timestamp_packet(d, k, h, delta, off, size);
         break;
-    case H_LTS2: /* D4 'Local timestamp packets' format 2: TS[2:0] in header bits [6:4], TC = 0 */
-        local_timestamp(d, (h >> 4) & 7, 0, off, 1);
-        break;
-    case H_LTS1:
-    case H_GTS1:
-    case H_GTS2:
-    case H_EXT:
-        d->state = ST_CONT; /* their headers all have C = 1 (a bare extension is
-                               handled by the caller) */
-        break;
-    case H_SW:
-    case H_HW:
+    }
+    case HDR_EXT: /* with C = 1 (a bare extension is the caller's) */
+    case HDR_GTS1:
+    case HDR_GTS2:
+    case HDR_LTS1: d->state = ST_CONT; break;
+    default: /* a source packet */
         d->state = ST_FIXED;
-        d->need = t & 0x0F;
+        d->need = (uint8_t)source_payload_size(h);
         break;
-    default: lose(d, off, off, SPOOR_ITM_ERR_RESERVED_HEADER); break;
     }
 }
 
+/* ---- the fast loops ------------------------------------------------------------------------ */
+
+/* Whole packets lying entirely in the buffer, with the queue indices and the time in locals;
+ * anything else, or too few bytes left, returns to the general loop. Their packets and rules
+ * are exactly those of the general loop (tests/unit/test_itm_select.c). */
+
+/* A local timestamp in a fast loop dates the held packets q[from, to) (time_exact is already
+ * true). */
+static inline void date_held(spoor_itm_packet *restrict q, uint32_t from, uint32_t to,
+                             uint64_t time)
+{
+    for (uint32_t k = from; k != to; k++)
+        q[HOLD_INDEX(k)].time = time;
+}
+
+/* Stores what a fast run kept in locals: the time, the other-type ring, and (when the run saw
+ * a local timestamp) the release of everything that timestamp dated, from the first one's
+ * time to the last one's. */
+static inline void end_fast_run(spoor_itm_decoder *d, bool saw_timestamp, uint64_t first_ts_time,
+                                uint64_t time, uint32_t other_tail, uint32_t other_first)
+{
+    if (saw_timestamp) {
+        d->time = first_ts_time;
+        note_release(d);
+        d->stats.time_last = time;
+    }
+    d->time = time;
+    d->other_tail = other_tail;
+    d->other_first = other_first;
+}
+
 /* The hot loop when every packet type is selected: whole packets of the most common kinds
- * (software, local timestamps, data trace PC and word value, exception trace, PC samples) lying
- * entirely in the buffer, decoded with the queue indices and the time in locals. Anything else,
- * or too few bytes left, returns to the general loop. The packets and rules are exactly those
- * of the general loop. */
+ * (software, local timestamps, data trace PC and word value, exception trace, PC samples). */
 static __attribute__((noinline)) size_t fast_all(spoor_itm_decoder *d, const uint8_t *restrict data,
                                                  size_t i, size_t len, uint64_t base)
 {
@@ -615,115 +447,62 @@ static __attribute__((noinline)) size_t fast_all(spoor_itm_decoder *d, const uin
     const uint32_t others = d->other_tail - d->other_first; /* sealed by the first timestamp */
     uint32_t room = SPOOR_ITM_HOLD - others;
     uint64_t first_ts_time = 0;
-    while (i + 5 <= len && tail - head + 3 <= room) {
+    while (i + 5 <= len && tail - head + STEP_PACKETS <= room) {
         uint8_t h = data[i];
-        uint8_t t = header_table[h];
-        unsigned cls = t >> 4, n = t & 0x0F;
-        uint32_t v;
-        memcpy(&v, data + i + 1, 4); /* may read past the payload, not past the buffer */
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-        v = __builtin_bswap32(v);
-#endif
-        uint32_t delta;
-        if (cls == H_SW) { /* D4 'Instrumentation packet' */
-            v &= value_mask[n];
-            spoor_itm_packet *p = &q[HOLD_INDEX(tail++)];
-            p->type = SPOOR_ITM_SW;
-            p->offset = base + i;
-            p->size = (uint8_t)(n + 1);
-            p->time_exact = true;
-            p->u.sw.port = (uint16_t)(page32 + (h >> 3));
-            p->u.sw.size = (uint8_t)n;
-            p->u.sw.value = v;
+        unsigned k = itm_header_kind[h];
+        uint32_t v = spoor_le32(data + i + 1); /* may read past the payload, not the buffer */
+        spoor_itm_packet *p;
+        if (hdr_is_sw(k)) {
+            unsigned n = source_payload_size(h);
+            p = &q[HOLD_INDEX(tail++)];
+            packet_start(p, SPOOR_ITM_SW, base + i, n + 1);
+            sw_fields(p, h, source_payload_value(v, n), n, page32);
             n_sw++;
             i += 1 + n;
             continue;
         }
-        /* D4 'Data trace packets', word value: 0b10NNW111 */
-        if (cls == H_HW && (h & 0xC7) == 0x87) {
-            spoor_itm_packet *p = &q[HOLD_INDEX(tail++)];
-            p->type = SPOOR_ITM_DWT_DATA;
-            p->offset = base + i;
-            p->size = 5;
-            p->time_exact = true;
-            p->u.dwt_data.comparator = (uint8_t)((h >> 4) & 3);
-            p->u.dwt_data.write = (h >> 3) & 1;
-            p->u.dwt_data.size = 4;
-            p->u.dwt_data.value = v;
+        if (k == HDR_DATA4) {
+            p = &q[HOLD_INDEX(tail++)];
+            packet_start(p, SPOOR_ITM_DWT_DATA, base + i, 5);
+            dwt_data_fields(p, h, v, 4);
             n_data++;
             i += 5;
             continue;
         }
-        if (cls == H_HW && (h & 0xCF) == 0x47) { /* D4 'Data trace packets', PC value: 0b01NN0111 */
-            spoor_itm_packet *p = &q[HOLD_INDEX(tail++)];
-            p->type = SPOOR_ITM_DWT_PC;
-            p->offset = base + i;
-            p->size = 5;
-            p->time_exact = true;
-            p->u.dwt_pc.comparator = (uint8_t)((h >> 4) & 3);
-            p->u.dwt_pc.pc = v;
+        if (k == HDR_PC) {
+            p = &q[HOLD_INDEX(tail++)];
+            packet_start(p, SPOOR_ITM_DWT_PC, base + i, 5);
+            dwt_pc_fields(p, h, v);
             n_pc++;
             i += 5;
             continue;
         }
-        if (h == 0x0E && (v & 0x3000u)) { /* D4 'Exception trace packet', FN != 0 */
-            spoor_itm_packet *p = &q[HOLD_INDEX(tail++)];
-            p->type = SPOOR_ITM_EXCEPTION;
-            p->offset = base + i;
-            p->size = 3;
-            p->time_exact = true;
-            p->u.exception.number = (uint16_t)(v & 0x1FF);
-            p->u.exception.action = (spoor_itm_exception_action)((v >> 12) & 3);
+        if (k == HDR_EXC && source_payload_ok(HDR_EXC, v)) {
+            p = &q[HOLD_INDEX(tail++)];
+            packet_start(p, SPOOR_ITM_EXCEPTION, base + i, 3);
+            exception_fields(p, v);
             n_exc++;
             i += 3;
             continue;
         }
-        if (h == 0x17) { /* D4 'Periodic PC sample packets' */
-            spoor_itm_packet *p = &q[HOLD_INDEX(tail++)];
-            p->type = SPOOR_ITM_PC_SAMPLE;
-            p->offset = base + i;
-            p->size = 5;
-            p->time_exact = true;
-            p->u.pc_sample.pc = v;
-            p->u.pc_sample.sleep = false;
+        if (k == HDR_PCS) {
+            p = &q[HOLD_INDEX(tail++)];
+            packet_start(p, SPOOR_ITM_PC_SAMPLE, base + i, 5);
+            pc_sample_fields(p, false, v);
             n_pcs++;
             i += 5;
             continue;
         }
-        unsigned size;
-        if (cls == H_LTS2) { /* D4 'Local timestamp packets' format 2 */
-            delta = (h >> 4) & 7;
-            size = 1;
-        } else if (cls == H_LTS1) { /* format 1: 1..4 bytes with continuation bits */
-            if (!(v & 0x80u)) {
-                delta = v & 0x7F;
-                size = 2;
-            } else if (!(v & 0x8000u)) {
-                delta = (v & 0x7F) | (v >> 1 & 0x3F80);
-                size = 3;
-            } else if (!(v & 0x800000u)) {
-                delta = (v & 0x7F) | (v >> 1 & 0x3F80) | (v >> 2 & 0x1FC000);
-                size = 4;
-            } else if (!(v & 0x80000000u)) {
-                delta = (v & 0x7F) | (v >> 1 & 0x3F80) | (v >> 2 & 0x1FC000) | (v >> 3 & 0xFE00000);
-                size = 5;
-            } else {
-                break; /* too long: the general loop reports it */
-            }
-        } else {
+        uint32_t delta;
+        unsigned size = local_timestamp_decode(k, h, v, &delta);
+        if (!size)
             break;
-        }
         time += delta;
-        for (uint32_t k = sealed; k != tail; k++) /* time_exact is already true */
-            q[HOLD_INDEX(k)].time = time;
-        spoor_itm_packet *p = &q[HOLD_INDEX(tail++)];
-        p->type = SPOOR_ITM_TS_LOCAL;
-        p->offset = base + i;
-        p->size = (uint8_t)size;
+        date_held(q, sealed, tail, time);
+        p = &q[HOLD_INDEX(tail++)];
+        packet_start(p, SPOOR_ITM_TS_LOCAL, base + i, size);
         p->time = time;
-        p->time_exact = true;
-        p->u.ts_local.delta = delta;
-        p->u.ts_local.tc = cls == H_LTS1 ? (h >> 4) & 3 : 0;
+        ts_local_fields(p, k, h, delta);
         sealed = tail;
         room = SPOOR_ITM_HOLD;
         if (n_ts == 0)
@@ -737,75 +516,24 @@ static __attribute__((noinline)) size_t fast_all(spoor_itm_decoder *d, const uin
     d->stats.packets[SPOOR_ITM_TS_LOCAL] += n_ts;
     d->stats.packets[SPOOR_ITM_EXCEPTION] += n_exc;
     d->stats.packets[SPOOR_ITM_PC_SAMPLE] += n_pcs;
-    if (n_ts) { /* a timestamp releases at least itself; the time only moves with one */
-        d->other_first = d->other_tail;
-        d->time = first_ts_time;
-        note_release(d);
-    }
-    d->time = time;
-    d->stats.time_last = n_ts ? time : d->stats.time_last;
     d->tail = tail;
     d->sealed = sealed;
+    /* a timestamp releases the held packets of the other types too */
+    end_fast_run(d, n_ts != 0, first_ts_time, time, d->other_tail,
+                 n_ts ? d->other_tail : d->other_first);
     return i;
 }
 
-/* Stores what a lean run kept in locals: the time, the other-type ring, and (when the run saw
- * a local timestamp) the release of everything that timestamp dated, from the first one's
- * time to the last one's. */
-static inline void end_lean_run(spoor_itm_decoder *d, bool saw_timestamp, uint64_t first_ts_time,
-                                uint64_t time, uint32_t other_tail, uint32_t other_first)
-{
-    if (saw_timestamp) {
-        d->time = first_ts_time;
-        note_release(d);
-        d->stats.time_last = time;
-    }
-    d->time = time;
-    d->other_tail = other_tail;
-    d->other_first = other_first;
-}
-
-/* The D4 'Local timestamp packets' at p (header h, the next four bytes v), for the fast loops:
- * false when the general loop has to take it (another header, or a format 1 payload longer
- * than four bytes). */
-static inline bool lean_timestamp(unsigned kind, uint8_t h, uint32_t v, uint32_t *delta,
-                                  unsigned *size)
-{
-    if (kind == L_LTS2) { /* format 2: TS[2:0] in header bits [6:4] */
-        *delta = (h >> 4) & 7;
-        *size = 1;
-    } else if (kind != L_LTS1) {
-        return false;
-    } else if (!(v & 0x80u)) { /* format 1: 7 bits per byte, C = bit 7 */
-        *delta = v & 0x7F;
-        *size = 2;
-    } else if (!(v & 0x8000u)) {
-        *delta = (v & 0x7F) | (v >> 1 & 0x3F80);
-        *size = 3;
-    } else if (!(v & 0x800000u)) {
-        *delta = (v & 0x7F) | (v >> 1 & 0x3F80) | (v >> 2 & 0x1FC000);
-        *size = 4;
-    } else if (!(v & 0x80000000u)) {
-        *delta = (v & 0x7F) | (v >> 1 & 0x3F80) | (v >> 2 & 0x1FC000) | (v >> 3 & 0xFE00000);
-        *size = 5;
-    } else {
-        return false;
-    }
-    return true;
-}
-
-/* A source packet of kind >= L_SW1 (not a software packet when the software packets are
+/* A source packet of kind k >= HDR_SW1 (not a software packet when the software packets are
  * selected) goes to the `other` ring: false when its payload is one the general loop must
- * report (exception trace with FN = 0, a 1-byte PC sample other than 0). */
-static inline bool lean_other(unsigned kind, uint32_t v, uint64_t off, uint64_t *restrict other,
+ * report. */
+static inline bool fast_other(unsigned k, uint32_t v, uint64_t off, uint64_t *restrict other,
                               uint32_t *otail, uint64_t *restrict count)
 {
-    unsigned bad =
-        ((kind == L_EXC) & ((v & 0x3000u) == 0)) | ((kind == L_SLEEP) & ((v & 0xFFu) != 0));
-    if (bad)
+    if (!source_payload_ok(k, v))
         return false;
-    spoor_itm_type type = lean_type[kind];
-    other[HOLD_INDEX(*otail)] = off << 8 | type;
+    spoor_itm_type type = itm_source_type[k];
+    other[HOLD_INDEX(*otail)] = other_entry(off, type);
     (*otail)++;
     count[type]++;
     return true;
@@ -815,19 +543,13 @@ static inline bool lean_other(unsigned kind, uint32_t v, uint64_t off, uint64_t 
  * the low byte). */
 static inline void sw1_packet(spoor_itm_packet *o, uint64_t off, uint16_t hv, uint32_t page32)
 {
-    o->type = SPOOR_ITM_SW;
-    o->offset = off;
-    o->size = 2;
-    o->time_exact = true;
-    o->u.sw.port = (uint16_t)(page32 + (hv & 0xFF) / 8);
-    o->u.sw.size = 1;
-    o->u.sw.value = hv >> 8;
+    packet_start(o, SPOOR_ITM_SW, off, 2);
+    sw_fields(o, (uint8_t)hv, hv >> 8, 1, page32);
 }
 
 /* The hot loop when the software packets alone are selected (a consumer of the software
- * channels): the same packets and rules as fast_all(), but a packet of another type costs a
- * counter and its `other` ring entry only, and runs of 1-byte software packets go four at a
- * time. */
+ * channels): a packet of another type costs a counter and its `other` ring entry only, and
+ * runs of 1-byte software packets go four at a time. */
 static __attribute__((noinline)) size_t fast_sw(spoor_itm_decoder *d, const uint8_t *restrict data,
                                                 size_t i, size_t len, uint64_t base)
 {
@@ -842,23 +564,14 @@ static __attribute__((noinline)) size_t fast_sw(spoor_itm_decoder *d, const uint
     uint64_t *count = d->stats.packets; /* not a local array: nothing to add up on leaving */
     const uint64_t ts_before = count[SPOOR_ITM_TS_LOCAL];
     const uint8_t *p = data + i, *const last = data + len - 5, *const end = data + len;
-    while (p <= last && (tail - head) + (otail - ofirst) + 3 <= SPOOR_ITM_HOLD) {
+    while (p <= last && (tail - head) + (otail - ofirst) + STEP_PACKETS <= SPOOR_ITM_HOLD) {
         uint8_t h = p[0];
-        uint32_t v;
-        memcpy(&v, p + 1, 4); /* may read past the payload, not past the buffer */
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-        v = __builtin_bswap32(v);
-#endif
-        unsigned kind = lean_table[h];
-        if (kind == L_SW1 && p + 8 <= end &&
-            (tail - head) + (otail - ofirst) + 6 <= SPOOR_ITM_HOLD) {
-            uint64_t w;
-            memcpy(&w, p, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-            w = __builtin_bswap64(w);
-#endif
-            if ((w & 0x0007000700070007u) == 0x0001000100010001u) {
-                /* four 1-byte software packets, 0bAAAAA001 (printf text) */
+        uint32_t v = spoor_le32(p + 1); /* may read past the payload, not past the buffer */
+        unsigned k = itm_header_kind[h];
+        if (k == HDR_SW1 && p + 8 <= end &&
+            (tail - head) + (otail - ofirst) + STEP_PACKETS + 3 <= SPOOR_ITM_HOLD) {
+            uint64_t w = spoor_le64(p);
+            if (four_sw1_packets(w)) {
                 uint64_t off = base + (uint64_t)(p - data);
                 sw1_packet(&q[HOLD_INDEX(tail)], off, (uint16_t)w, page32);
                 sw1_packet(&q[HOLD_INDEX(tail + 1)], off + 2, (uint16_t)(w >> 16), page32);
@@ -870,36 +583,29 @@ static __attribute__((noinline)) size_t fast_sw(spoor_itm_decoder *d, const uint
                 continue;
             }
         }
-        if (kind >= L_SW1 && kind <= L_SW4) { /* D4 'Instrumentation packet' */
-            unsigned n = kind == L_SW1 ? 1 : kind == L_SW2 ? 2 : 4;
+        if (hdr_is_sw(k)) {
+            unsigned n = source_payload_size(h);
             spoor_itm_packet *o = &q[HOLD_INDEX(tail)];
             tail++;
-            o->type = SPOOR_ITM_SW;
-            o->offset = base + (uint64_t)(p - data);
-            o->size = (uint8_t)(n + 1);
-            o->time_exact = true;
-            o->u.sw.port = (uint16_t)(page32 + (h >> 3));
-            o->u.sw.size = (uint8_t)n;
-            o->u.sw.value = v & value_mask[n];
+            packet_start(o, SPOOR_ITM_SW, base + (uint64_t)(p - data), n + 1);
+            sw_fields(o, h, source_payload_value(v, n), n, page32);
             count[SPOOR_ITM_SW]++;
             p += n + 1;
             continue;
         }
-        if (kind > L_SW4) {
-            if (!lean_other(kind, v, base + (uint64_t)(p - data), other, &otail, count))
+        if (k > HDR_SW4) {
+            if (!fast_other(k, v, base + (uint64_t)(p - data), other, &otail, count))
                 break;
-            unsigned s = h & 3; /* payload 1, 2 or 4 bytes */
-            p += 1 + s + (s == 3);
+            p += 1 + source_payload_size(h);
             continue;
         }
         uint32_t delta;
-        unsigned size;
-        if (!lean_timestamp(kind, h, v, &delta, &size))
+        unsigned size = local_timestamp_decode(k, h, v, &delta);
+        if (!size)
             break;
         /* a local timestamp: dates and releases the held packets and itself */
         time += delta;
-        for (uint32_t k = sealed; k != tail; k++) /* time_exact is already true */
-            q[HOLD_INDEX(k)].time = time;
+        date_held(q, sealed, tail, time);
         sealed = tail;
         ofirst = otail;
         if (count[SPOOR_ITM_TS_LOCAL]++ == ts_before)
@@ -908,22 +614,21 @@ static __attribute__((noinline)) size_t fast_sw(spoor_itm_decoder *d, const uint
     }
     d->tail = tail;
     d->sealed = sealed;
-    end_lean_run(d, count[SPOOR_ITM_TS_LOCAL] != ts_before, first_ts_time, time, otail, ofirst);
+    end_fast_run(d, count[SPOOR_ITM_TS_LOCAL] != ts_before, first_ts_time, time, otail, ofirst);
     return (size_t)(p - data);
 }
 
-/* The hot loop for a consumer of the counters only (nothing selected): the same packets and
- * rules as fast_all(), with one branch for every source packet whose size follows from its
- * header (type and checks from lean_table), so that a stream of unpredictable packet types
+/* The hot loop for a consumer of the counters only (nothing selected): one branch for every
+ * source packet (type and checks from tables), so that a stream of unpredictable packet types
  * costs few mispredicted branches; runs of 1-byte software packets go four at a time. */
 static __attribute__((noinline)) size_t
 fast_count(spoor_itm_decoder *d, const uint8_t *restrict data, size_t i, size_t len, uint64_t base)
 {
     /* packets of selected types still held (the selection changed): the general loop first */
-    if (d->tail != d->sealed || d->tail - d->head + 3 > SPOOR_ITM_HOLD || len < 5)
+    if (d->tail != d->sealed || d->tail - d->head + STEP_PACKETS > SPOOR_ITM_HOLD || len < 5)
         return i;
     uint32_t otail = d->other_tail, ofirst = d->other_first;
-    const uint32_t room = SPOOR_ITM_HOLD - 3 - (d->tail - d->head);
+    const uint32_t room = SPOOR_ITM_HOLD - STEP_PACKETS - (d->tail - d->head);
     uint64_t time = d->time, first_ts_time = 0;
     uint64_t *restrict other = d->other;
     uint64_t *count = d->stats.packets; /* not a local array: nothing to add up on leaving */
@@ -931,41 +636,32 @@ fast_count(spoor_itm_decoder *d, const uint8_t *restrict data, size_t i, size_t 
     const uint8_t *p = data + i, *const last = data + len - 5, *const end = data + len;
     while (p <= last && otail - ofirst <= room) {
         uint8_t h = p[0];
-        uint32_t v;
-        memcpy(&v, p + 1, 4); /* may read past the payload, not past the buffer */
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-        v = __builtin_bswap32(v);
-#endif
-        unsigned kind = lean_table[h];
-        if (kind >= L_SW1) { /* a source packet */
-            uint64_t w;
+        uint32_t v = spoor_le32(p + 1); /* may read past the payload, not past the buffer */
+        unsigned k = itm_header_kind[h];
+        if (k >= HDR_SW1) { /* a source packet */
             if (p + 8 <= end && otail - ofirst + 3 <= room) {
-                memcpy(&w, p, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-                w = __builtin_bswap64(w);
-#endif
-                if ((w & 0x0007000700070007u) == 0x0001000100010001u) {
-                    /* four 1-byte software packets, 0bAAAAA001 */
-                    uint64_t e = (base + (uint64_t)(p - data)) << 8 | SPOOR_ITM_SW;
+                uint64_t w = spoor_le64(p);
+                if (four_sw1_packets(w)) {
+                    /* entries 2 bytes apart: the offset is linear in the entry */
+                    uint64_t e = other_entry(base + (uint64_t)(p - data), SPOOR_ITM_SW);
                     other[HOLD_INDEX(otail)] = e;
-                    other[HOLD_INDEX(otail + 1)] = e + (2u << 8);
-                    other[HOLD_INDEX(otail + 2)] = e + (4u << 8);
-                    other[HOLD_INDEX(otail + 3)] = e + (6u << 8);
+                    other[HOLD_INDEX(otail + 1)] = e + other_entry(2, 0);
+                    other[HOLD_INDEX(otail + 2)] = e + other_entry(4, 0);
+                    other[HOLD_INDEX(otail + 3)] = e + other_entry(6, 0);
                     otail += 4;
                     count[SPOOR_ITM_SW] += 4;
                     p += 8;
                     continue;
                 }
             }
-            if (!lean_other(kind, v, base + (uint64_t)(p - data), other, &otail, count))
+            if (!fast_other(k, v, base + (uint64_t)(p - data), other, &otail, count))
                 break;
-            unsigned s = h & 3; /* payload 1, 2 or 4 bytes */
-            p += 1 + s + (s == 3);
+            p += 1 + source_payload_size(h);
             continue;
         }
         uint32_t delta;
-        unsigned size;
-        if (!lean_timestamp(kind, h, v, &delta, &size))
+        unsigned size = local_timestamp_decode(k, h, v, &delta);
+        if (!size)
             break;
         time += delta; /* dates and releases the held packets and itself */
         ofirst = otail;
@@ -973,7 +669,7 @@ fast_count(spoor_itm_decoder *d, const uint8_t *restrict data, size_t i, size_t 
             first_ts_time = time;
         p += size;
     }
-    end_lean_run(d, count[SPOOR_ITM_TS_LOCAL] != ts_before, first_ts_time, time, otail, ofirst);
+    end_fast_run(d, count[SPOOR_ITM_TS_LOCAL] != ts_before, first_ts_time, time, otail, ofirst);
     return (size_t)(p - data);
 }
 
@@ -988,6 +684,8 @@ static size_t fast_run(spoor_itm_decoder *d, const uint8_t *restrict data, size_
     }
 }
 
+/* ---- the general loop ---------------------------------------------------------------------- */
+
 size_t spoor_itm_feed(spoor_itm_decoder *d, const uint8_t *data, size_t len)
 {
     size_t i = 0;
@@ -998,8 +696,7 @@ size_t spoor_itm_feed(spoor_itm_decoder *d, const uint8_t *data, size_t len)
             if (i >= len)
                 break;
         }
-        /* Room for every packet one step can queue (an error, a sync and one more). */
-        if (queued(d) + 3 > SPOOR_ITM_HOLD) {
+        if (queued(d) + STEP_PACKETS > SPOOR_ITM_HOLD) {
             if (d->head != d->sealed)
                 break; /* the caller drains released packets first */
             /* Nothing released and the queue is full of held packets: release the oldest
@@ -1011,65 +708,47 @@ size_t spoor_itm_feed(spoor_itm_decoder *d, const uint8_t *data, size_t len)
         uint64_t off = base + i;
         switch (d->state) {
         case ST_HEADER: {
-            uint8_t t = header_table[b];
-            unsigned n = t & 0x0F;
-            if (n && i + 5 <= len) { /* fast path: a whole source packet in the buffer */
-                uint32_t v;
-                memcpy(&v, data + i + 1, 4); /* may read past the payload, not the buffer */
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-                v = __builtin_bswap32(v);
-#endif
-                v &= value_mask[n];
-                source_packet(d, b, v, n, off);
-                i += 1 + n;
-                continue;
-            }
-            if (n && i + 1 + n <= len) {
-                source_packet(d, b, payload_value(data + i + 1, n), n, off);
-                i += 1 + n;
-                continue;
-            }
-            if ((t >> 4) == H_EXT && !(b & 0x80)) { /* one-byte extension, e.g. 0x08 */
-                uint32_t ex = (b >> 4) & 7;
-                bool hw = (b >> 2) & 1;
-                if (!hw)
-                    d->page = (uint8_t)ex;
-                spoor_itm_packet *q = push(d, SPOOR_ITM_EXTENSION, off, 1);
-                q->u.ext.page = ex;
-                q->u.ext.hw = hw;
-                i++;
-                continue;
-            }
-            if ((t >> 4) == H_LTS1 || (t >> 4) == H_GTS1 || (t >> 4) == H_GTS2 ||
-                (t >> 4) == H_EXT) {
-                /* fast path for continuation payloads fully in the buffer */
-                unsigned max = cont_max(b), k = 0;
-                while (k < max && i + 1 + k < len && (data[i + 1 + k] & 0x80))
-                    k++;
-                if (k < max && i + 1 + k < len) {
-                    cont_packet(d, b, data + i + 1, k + 1, off);
-                    i += 2 + k;
+            unsigned k = itm_header_kind[b];
+            if (k >= HDR_SW1) {
+                unsigned n = source_payload_size(b);
+                if (i + 1 + n <= len) { /* a whole source packet in the buffer */
+                    uint32_t v = i + 5 <= len ? source_payload_value(spoor_le32(data + i + 1), n)
+                                              : (uint32_t)spoor_le_bytes(data + i + 1, n);
+                    source_packet(d, k, b, v, n, off);
+                    i += 1 + n;
                     continue;
                 }
-                if (k == max) {
+            } else if (k == HDR_EXT && !(b & 0x80)) { /* a bare extension (C = 0), e.g. 0x08 */
+                cont_packet(d, k, b, data + i + 1, 0, off);
+                i++;
+                continue;
+            } else if (hdr_is_cont(k)) { /* a continuation payload, when it is in the buffer */
+                unsigned max = cont_payload_max(k), m = 0;
+                while (m < max && i + 1 + m < len && (data[i + 1 + m] & 0x80))
+                    m++;
+                if (m < max && i + 1 + m < len) {
+                    cont_packet(d, k, b, data + i + 1, m + 1, off);
+                    i += 2 + m;
+                    continue;
+                }
+                if (m == max) {
                     lose(d, off, off + max, SPOOR_ITM_ERR_BAD_PAYLOAD);
                     i += 1 + max;
                     continue;
                 }
-            }
-            if (b == 0x00) {
+            } else if (k == HDR_SYNC) {
                 /* Headers are never zero, so the zero bytes just before this one are the
                  * end of the previous packet's payload: a sync may have started there. */
                 uint8_t z = 0;
-                for (size_t k = 1; k <= 4; k++) {
-                    uint8_t prev = k <= i ? data[i - k] : (uint8_t)(d->hist >> (8 * (k - i - 1)));
+                for (size_t m = 1; m <= 4; m++) {
+                    uint8_t prev = m <= i ? data[i - m] : (uint8_t)(d->hist >> (8 * (m - i - 1)));
                     if (prev != 0)
                         break;
                     z++;
                 }
                 d->last_trailing_zeros = z;
             }
-            start_packet(d, b, off);
+            start_packet(d, k, b, off);
             i++;
             continue;
         }
@@ -1078,7 +757,8 @@ size_t spoor_itm_feed(spoor_itm_decoder *d, const uint8_t *data, size_t len)
             i++;
             if (d->got == d->need) {
                 d->state = ST_HEADER;
-                source_packet(d, d->header, payload_value(d->buf, d->got), d->got, d->pkt_start);
+                source_packet(d, itm_header_kind[d->header], d->header,
+                              (uint32_t)spoor_le_bytes(d->buf, d->got), d->got, d->pkt_start);
             }
             continue;
         case ST_CONT:
@@ -1086,15 +766,15 @@ size_t spoor_itm_feed(spoor_itm_decoder *d, const uint8_t *data, size_t len)
             i++;
             if (!(b & 0x80)) {
                 d->state = ST_HEADER;
-                cont_packet(d, d->header, d->buf, d->got, d->pkt_start);
-            } else if (d->got == cont_max(d->header)) {
+                cont_packet(d, itm_header_kind[d->header], d->header, d->buf, d->got, d->pkt_start);
+            } else if (d->got == cont_payload_max(itm_header_kind[d->header])) {
                 lose(d, d->pkt_start, off, SPOOR_ITM_ERR_BAD_PAYLOAD);
             }
             continue;
         case ST_SYNC:
             i++;
             if (b == 0x00) {
-                if (d->zeros < 0xFFFF)
+                if (d->zeros < ZEROS_MAX)
                     d->zeros++;
             } else if (b == 0x80) {
                 sync_end(d, off);
@@ -1104,15 +784,15 @@ size_t spoor_itm_feed(spoor_itm_decoder *d, const uint8_t *data, size_t len)
             continue;
         case ST_LOST:
         default: {
-            /* Skip to the next 0x80 preceded by at least five zero bytes. */
+            /* Skip to the next 0x80 preceded by enough zero bytes for a sync. */
             size_t j = i;
             uint32_t z = d->zeros;
             while (j < len) {
                 uint8_t c = data[j];
                 if (c == 0x00) {
-                    if (z < 0xFFFF)
+                    if (z < ZEROS_MAX)
                         z++;
-                } else if (c == 0x80 && z >= 5) {
+                } else if (c == 0x80 && z >= SYNC_MIN_ZEROS) {
                     break;
                 } else {
                     z = 0;
@@ -1162,9 +842,5 @@ void spoor_itm_finish(spoor_itm_decoder *d)
     default: break;
     }
     seal_all(d, false);
-    d->state = ST_HEADER;
-    d->zeros = 0;
-    d->got = 0;
-    d->last_trailing_zeros = 0;
-    d->hist = 0xFFFFFFFFu; /* nothing before the next byte belongs to a packet */
+    parser_restart(d);
 }

@@ -1,0 +1,106 @@
+/* What an ITM/DWT header byte announces (ARMv7-M ARM appendix D4 "Debug ITM and DWT Packet
+ * Protocol"; the ARMv8-M ARM keeps the same encodings), as one table of constants that the
+ * compiler builds from the rules below: the decoder's loops look a header up once, and no
+ * table is filled at run time (decoders may start in several threads at once). Internal to
+ * the ITM decoder (itm_decoder.c, itm_packets.h). */
+#ifndef SPOOR_ITM_HEADER_H
+#define SPOOR_ITM_HEADER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "spoor/itm.h"
+
+/* The kinds of header. The order matters to the fast loops: every kind from HDR_SW1 on is a
+ * source packet, whose payload size (1, 2 or 4 bytes) the header's bits [1:0] give, and the
+ * software source kinds come first among them; the kinds whose payload bytes carry a
+ * continuation bit are HDR_EXT to HDR_LTS1. */
+enum itm_header_kind {
+    HDR_RESERVED, /* a header the protocol reserves */
+    HDR_SYNC,     /* 0x00: D4 'Synchronization packet' */
+    HDR_OVERFLOW, /* 0x70: D4 'Overflow packet' */
+    HDR_EXT,      /* 0bCEEES100: D4 'Extension packet' (S the source bit) */
+    HDR_GTS1,     /* 0x94: D4 'Global timestamp packets', GTS1 */
+    HDR_GTS2,     /* 0xB4: GTS2 */
+    HDR_LTS1,     /* 0b11TT0000: D4 'Local timestamp packets', format 1 */
+    HDR_LTS2,     /* 0b0TTT0000, TTT not 000 or 111: format 2 */
+    HDR_SW1,      /* 0bAAAAA0SS: D4 'Instrumentation packet', 1, 2 or 4 payload bytes */
+    HDR_SW2,
+    HDR_SW4,
+    HDR_PC,    /* 0b01NN0111: D4 'Data trace packets', PC value */
+    HDR_ADDR,  /* 0b01NN1110: data trace address offset */
+    HDR_DATA1, /* 0b10NNWxSS: data trace data value, 1, 2 or 4 payload bytes */
+    HDR_DATA2,
+    HDR_DATA4,
+    HDR_EXC,   /* 0x0E: D4 'Exception trace packet' */
+    HDR_PCS,   /* 0x17: D4 'Periodic PC sample packets', a PC */
+    HDR_SLEEP, /* 0x15: the same, asleep */
+    HDR_EVC,   /* 0x05: D4 'Event counter packet' */
+    HDR_KIND_COUNT
+};
+
+/* D4 'Hardware source packets': the kind of hardware source header 0bDDDDD1SS with
+ * discriminator d and size bits s, the only sizes each allows, reserved otherwise. */
+#define HDR_HW_KIND(d, s)                                                                          \
+    ((d) == 0   ? ((s) == 1 ? HDR_EVC : HDR_RESERVED)                                              \
+     : (d) == 1 ? ((s) == 2 ? HDR_EXC : HDR_RESERVED)                                              \
+     : (d) == 2 ? ((s) == 3   ? HDR_PCS                                                            \
+                   : (s) == 1 ? HDR_SLEEP                                                          \
+                              : HDR_RESERVED)                                                      \
+     : (d) < 8  ? HDR_RESERVED                                                                     \
+     : (d) < 16                                                                                    \
+         ? ((d)&1 ? ((s) == 2 ? HDR_ADDR : HDR_RESERVED) : ((s) == 3 ? HDR_PC : HDR_RESERVED))     \
+     : (d) < 24 ? HDR_DATA1 + (s)-1                                                                \
+                : HDR_RESERVED)
+
+/* The kind of header byte h, as a constant expression. */
+#define HDR_KIND(h)                                                                                \
+    ((h) == 0x00          ? HDR_SYNC                                                               \
+     : (h) == 0x70        ? HDR_OVERFLOW                                                           \
+     : ((h)&0x0F) == 0x00 ? (((h)&0x80) == 0      ? HDR_LTS2                                       \
+                             : ((h)&0xC0) == 0xC0 ? HDR_LTS1                                       \
+                                                  : HDR_RESERVED)                                  \
+     : (h) == 0x94        ? HDR_GTS1                                                               \
+     : (h) == 0xB4        ? HDR_GTS2                                                               \
+     : ((h)&0x0B) == 0x08 ? HDR_EXT                                                                \
+     : ((h)&3) == 0       ? HDR_RESERVED /* 0bxxxx0100 but the global timestamps */                \
+     : ((h)&4) == 0       ? HDR_SW1 + ((h)&3) - 1                                                  \
+                          : HDR_HW_KIND((h) >> 3, (h)&3))
+
+#define HDR_KIND_4(h) HDR_KIND(h), HDR_KIND((h) + 1), HDR_KIND((h) + 2), HDR_KIND((h) + 3)
+#define HDR_KIND_16(h) HDR_KIND_4(h), HDR_KIND_4((h) + 4), HDR_KIND_4((h) + 8), HDR_KIND_4((h) + 12)
+#define HDR_KIND_64(h)                                                                             \
+    HDR_KIND_16(h), HDR_KIND_16((h) + 16), HDR_KIND_16((h) + 32), HDR_KIND_16((h) + 48)
+
+/* The kind of every header byte. */
+static const uint8_t itm_header_kind[256] = {
+    HDR_KIND_64(0x00),
+    HDR_KIND_64(0x40),
+    HDR_KIND_64(0x80),
+    HDR_KIND_64(0xC0),
+};
+
+/* The packet type of each source packet kind. */
+static const uint8_t itm_source_type[HDR_KIND_COUNT] = {
+    [HDR_SW1] = SPOOR_ITM_SW,          [HDR_SW2] = SPOOR_ITM_SW,
+    [HDR_SW4] = SPOOR_ITM_SW,          [HDR_PC] = SPOOR_ITM_DWT_PC,
+    [HDR_ADDR] = SPOOR_ITM_DWT_ADDR,   [HDR_DATA1] = SPOOR_ITM_DWT_DATA,
+    [HDR_DATA2] = SPOOR_ITM_DWT_DATA,  [HDR_DATA4] = SPOOR_ITM_DWT_DATA,
+    [HDR_EXC] = SPOOR_ITM_EXCEPTION,   [HDR_PCS] = SPOOR_ITM_PC_SAMPLE,
+    [HDR_SLEEP] = SPOOR_ITM_PC_SAMPLE, [HDR_EVC] = SPOOR_ITM_EVENT_COUNTER,
+};
+
+/* Whether a header of kind k is a software source packet (D4 'Instrumentation packet'). */
+static inline bool hdr_is_sw(unsigned k)
+{
+    return k - HDR_SW1 <= HDR_SW4 - HDR_SW1;
+}
+
+/* Whether the payload bytes of a packet of kind k carry a continuation bit C (bit 7): the
+ * extension, the global timestamps and the local timestamp format 1. */
+static inline bool hdr_is_cont(unsigned k)
+{
+    return k - HDR_EXT <= HDR_LTS1 - HDR_EXT;
+}
+
+#endif
