@@ -233,7 +233,7 @@ NOTRACE int main(void)
         DEMO_Run(2);
     } else if (str_eq(mode, "irq")) {
         irq_mode = true;
-        systick_start(97u);
+        systick_start(9u);
         DEMO_Init();
         DEMO_Run(40);
         systick_stop();
