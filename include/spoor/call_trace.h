@@ -18,22 +18,22 @@
 #define SPOOR_CALLS_MAX_RING (256u << 20)
 
 /* The state object, checked. */
-typedef struct spoor_calls_state {
+typedef struct spoor_calls_info {
     uint32_t ring;     /* target address */
     uint32_t capacity; /* records */
     uint32_t next;     /* slot written next */
     uint32_t flags;    /* SPOOR_CALLS_FLAG_* */
     unsigned record_size;
     bool has_time, has_context, time_systick;
-} spoor_calls_state;
+} spoor_calls_info;
 
 /* Parses SPOOR_CALLS_STATE_SIZE bytes of state object. false with the error set:
  * "call recorder not initialised (spoor_calls_init was not called)", "call recorder state
  * is corrupt: ...". */
-bool spoor_calls_parse_state(const uint8_t *bytes, size_t len, spoor_calls_state *out);
+bool spoor_calls_parse_state(const uint8_t *bytes, size_t len, spoor_calls_info *out);
 
 /* Bytes of ring the state describes (capacity * record_size). */
-size_t spoor_calls_ring_bytes(const spoor_calls_state *st);
+size_t spoor_calls_ring_bytes(const spoor_calls_info *st);
 
 typedef enum spoor_call_kind { SPOOR_CALL_ENTER, SPOOR_CALL_EXIT } spoor_call_kind;
 
@@ -74,7 +74,7 @@ typedef struct spoor_call_trace {
 /* Decodes ring (ring_len bytes read at st->ring) into out (free with spoor_call_trace_free).
  * false with the error set: "call ring truncated: N of M bytes", "call ring: record N is
  * corrupt: ...". */
-bool spoor_calls_decode(const spoor_calls_state *st, const uint8_t *ring, size_t ring_len,
+bool spoor_calls_decode(const spoor_calls_info *st, const uint8_t *ring, size_t ring_len,
                         spoor_call_trace *out);
 void spoor_call_trace_free(spoor_call_trace *t);
 

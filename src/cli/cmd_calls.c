@@ -42,7 +42,7 @@ struct calls {
     const char *elf_path, *chrome_path;
     bool json, folded, stats;
     spoor_elf *elf;
-    spoor_calls_state state;
+    spoor_calls_info state;
     spoor_call_trace trace;
     const char **ctx_label; /* per context */
     char (*id_label)[24];   /* "ctx N" labels of recorded context ids */

@@ -7,7 +7,7 @@
 #include "spoor/call_trace.h"
 #include "spoor/error.h"
 
-bool spoor_calls_parse_state(const uint8_t *bytes, size_t len, spoor_calls_state *out)
+bool spoor_calls_parse_state(const uint8_t *bytes, size_t len, spoor_calls_info *out)
 {
     memset(out, 0, sizeof *out);
     if (!bytes || len < SPOOR_CALLS_STATE_SIZE)
@@ -59,7 +59,7 @@ bool spoor_calls_parse_state(const uint8_t *bytes, size_t len, spoor_calls_state
     return true;
 }
 
-size_t spoor_calls_ring_bytes(const spoor_calls_state *st)
+size_t spoor_calls_ring_bytes(const spoor_calls_info *st)
 {
     return (size_t)st->capacity * st->record_size;
 }
@@ -204,7 +204,7 @@ static void unwrap_time(spoor_call_trace *t, bool systick)
     }
 }
 
-bool spoor_calls_decode(const spoor_calls_state *st, const uint8_t *ring, size_t ring_len,
+bool spoor_calls_decode(const spoor_calls_info *st, const uint8_t *ring, size_t ring_len,
                         spoor_call_trace *out)
 {
     memset(out, 0, sizeof *out);
