@@ -13,6 +13,7 @@
  *          object and the ring) goes to OUTFILE: `spoor calls -e ELF --mem ADDR:OUTFILE`
  *   irq    the demo in a loop while SysTick fires every few hundred instructions and calcValue
  *          pends device interrupt 3 (both handlers are instrumented and call instrumented code)
+ *   hold   as seed, then waits in calls_done() for a debugger (`spoor calls --gdb`)
  *   wrap   the demo in a loop until the ring has wrapped many times
  *   fault  the demo, then decide() calls through a bad pointer: spoor's fault handler freezes
  *          the recorder and writes a crash dump holding the ring; after the reset the dump goes
@@ -114,10 +115,14 @@ void IRQ3_Handler(void)
 
 /* ---- set-up and hand-over (not instrumented) ------------------------------------------------ */
 
-/* Where every mode ends; a debugger stops here to read the ring. */
+static volatile bool hold;
+
+/* Where every mode ends; a debugger stops here to read the ring. In mode "hold" the program
+ * stays here for a debugger to attach. */
 NOTRACE NOINLINE void calls_done(void)
 {
-    __asm__ volatile("" ::: "memory");
+    while (hold) {
+    }
 }
 
 NOTRACE static bool str_eq(const char *a, const char *b)
@@ -228,7 +233,8 @@ NOTRACE int main(void)
         semihost_write_string("spoor_calls_init failed\n");
         return 3;
     }
-    if (str_eq(mode, "seed")) {
+    if (str_eq(mode, "seed") || str_eq(mode, "hold")) {
+        hold = str_eq(mode, "hold");
         DEMO_Init();
         DEMO_Run(2);
     } else if (str_eq(mode, "irq")) {
@@ -249,7 +255,7 @@ NOTRACE int main(void)
         semihost_write_string("the fault did not happen\n");
         return 4;
     } else {
-        semihost_write_string("unknown mode (seed, irq, wrap, fault)\n");
+        semihost_write_string("unknown mode (seed, hold, irq, wrap, fault)\n");
         return 2;
     }
     spoor_calls_enable(false);

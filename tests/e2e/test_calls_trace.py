@@ -29,6 +29,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 from pathlib import Path
 
@@ -294,6 +295,35 @@ class CallsTrace(unittest.TestCase):
                 funcs = functions(elf)
                 self.assertEqual(got[-1]["kind"], "enter")
                 self.assertEqual(containing(funcs, int(got[-1]["fn"], 16))[0], "decide")
+
+    def test_live_target_over_gdb(self):
+        """--gdb reads the same ring as the RAM image of the same deterministic run."""
+        for cpu in ("m3", "m0"):
+            with self.subTest(cpu=cpu), tempfile.TemporaryDirectory() as tmp:
+                elf, truth, args = self.run_mode(cpu, "seed", tmp)
+                from_image = self.spoor_json(elf, args)
+                port = harness.free_port()
+                command = harness.qemu_command(elf, harness.machine_for(cpu)) + [
+                    "-gdb", f"tcp:127.0.0.1:{port}"]
+                command[command.index("enable=on,target=native")] += \
+                    ",arg=calls_trace,arg=hold"
+                qemu = subprocess.Popen(command, stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL)
+                try:
+                    live = None
+                    for _ in range(50):  # until the port is up and the demo has run
+                        time.sleep(0.2)
+                        p = subprocess.run([spoor(), "calls", "-e", str(elf), "--json", "--gdb",
+                                            f"127.0.0.1:{port}"], capture_output=True,
+                                           text=True, timeout=60)
+                        if p.returncode == 0:
+                            live = [json.loads(line) for line in p.stdout.splitlines()]
+                            if len(live) == len(from_image):
+                                break
+                    self.assertEqual(live, from_image)
+                finally:
+                    qemu.kill()
+                    qemu.wait()
 
 
 if __name__ == "__main__":
