@@ -77,34 +77,29 @@ class CallsErrors(unittest.TestCase):
                         r"state \(spoor_calls_state, 0x[0-9a-f]+\+24\) is not in the input")
 
     def test_ring_outside_the_image(self):
-        state = self.symbols["spoor_calls_state"] - self.base
-        ring = self.symbols["call_ring"] - self.base
-        def move_ring(d):  # the state object says the ring is far away
-            d[state + 8:state + 12] = (0x30000000).to_bytes(4, "little")
-        path = self.altered_image("moved.bin", move_ring)
-        self.assertNotEqual(ring, 0x30000000)
-        self.fails_with(spoor_calls("-e", self.elf, "--mem", f"{self.base:#x}:{path}"),
+        # the state object says the ring is far away
+        self.assertNotEqual(self.symbols["call_ring"], 0x30000000)
+        self.fails_with(self.with_word("moved.bin", self.symbols["spoor_calls_state"] + 8,
+                                       0x30000000),
                         r"the call ring \(0x30000000\+4096\) is not in the input")
 
+    def with_word(self, name, address, value):
+        """spoor calls on the RAM image with the u32 at address replaced by value."""
+        offset = address - self.base
+        def patch(d):
+            d[offset:offset + 4] = value.to_bytes(4, "little")
+        path = self.altered_image(name, patch)
+        return spoor_calls("-e", self.elf, "--mem", f"{self.base:#x}:{path}")
+
     def test_corrupt_state(self):
-        state = self.symbols["spoor_calls_state"] - self.base
-        def bad_magic(d):
-            d[state] ^= 0xFF
-        self.fails_with(spoor_calls("-e", self.elf, "--mem",
-                                    f"{self.base:#x}:{self.altered_image('m.bin', bad_magic)}"),
-                        r"call recorder state is corrupt: magic")
-        def bad_next(d):
-            d[state + 16:state + 20] = (100000).to_bytes(4, "little")
-        self.fails_with(spoor_calls("-e", self.elf, "--mem",
-                                    f"{self.base:#x}:{self.altered_image('n.bin', bad_next)}"),
+        state = self.symbols["spoor_calls_state"]
+        self.fails_with(self.with_word("m.bin", state, 0x12345678),
+                        r"call recorder state is corrupt: magic 0x12345678")
+        self.fails_with(self.with_word("n.bin", state + 16, 100000),
                         r"corrupt: next index 100000, capacity 512")
 
     def test_corrupt_record(self):
-        ring = self.symbols["call_ring"] - self.base
-        def even_site(d):
-            d[ring + 4:ring + 8] = (0x1234).to_bytes(4, "little")
-        self.fails_with(spoor_calls("-e", self.elf, "--mem",
-                                    f"{self.base:#x}:{self.altered_image('r.bin', even_site)}"),
+        self.fails_with(self.with_word("r.bin", self.symbols["call_ring"] + 4, 0x1234),
                         r"record in slot 0 is corrupt")
 
     def test_dump_of_another_firmware(self):
