@@ -49,7 +49,7 @@ count() { # elf functions...
     elf=$1; shift
     qemu-system-arm -M "$MACHINE" -nographic -monitor none -serial none \
         -semihosting-config enable=on,target=native -kernel "$elf" \
-        -singlestep -d exec,nochain -D "$TMP/exec.log" >/dev/null
+        -singlestep -d exec,nochain -D "$TMP/exec.log" >/dev/null 2>&1
     arm-none-eabi-nm -S "$elf" > "$TMP/syms"
     pairs=$(sed -n 's/^#define PAIRS \([0-9]*\)u.*/\1/p' "$ROOT/bench/calls_fw.c")
     python3 - "$TMP/syms" "$TMP/exec.log" "$pairs" "$@" <<'PY'
