@@ -73,6 +73,8 @@ extern const uint8_t __exidx_start[] __attribute__((weak));
 extern const uint8_t __exidx_end[] __attribute__((weak));
 
 void spoor_fault_capture(void) __attribute__((used, noreturn));
+/* The call recorder (spoor/calls.h) when it is linked in: stopped first on the fault path. */
+void spoor_calls_freeze(void) __attribute__((weak));
 bool spoor_crash_capture_impl(const spoor_crash_event *event, const uint32_t *block)
     __attribute__((used));
 void spoor_crash_fatal_impl(const spoor_crash_event *event, const uint32_t *block)
@@ -299,6 +301,8 @@ static void run_hook(const spoor_crash_config *cfg)
 
 void spoor_fault_capture(void)
 {
+    if (spoor_calls_freeze)
+        spoor_calls_freeze();
     const spoor_crash_config *cfg = spoor_crash_current_config();
     const spoor_memory *m = spoor_crash_current_memory();
     if (in_fault)
@@ -520,6 +524,8 @@ bool spoor_crash_capture_impl(const spoor_crash_event *event, const uint32_t *bl
 
 void spoor_crash_fatal_impl(const spoor_crash_event *event, const uint32_t *block)
 {
+    if (spoor_calls_freeze)
+        spoor_calls_freeze();
     capture_masked(event, block);
     __asm volatile("cpsid i" ::: "memory");
     run_hook(spoor_crash_current_config());
