@@ -303,7 +303,7 @@ static uint32_t resolve_target(const spoor_elf *e, const struct call_site_table 
 {
     struct entry_of key = {s->origin, 0};
     const struct entry_of *hit =
-        bsearch(&key, t->entries, t->nentries, sizeof *t->entries, cmp_entry);
+        t->nentries ? bsearch(&key, t->entries, t->nentries, sizeof *t->entries, cmp_entry) : NULL;
     if (hit) {
         while (hit > t->entries && hit[-1].die == s->origin)
             hit--;
@@ -341,7 +341,8 @@ static bool index_sites(struct call_site_table *t)
 {
     size_t n = t->nsites > t->nentries ? t->nsites : t->nentries;
     n = n ? n : 1;
-    qsort(t->sites, t->nsites, sizeof *t->sites, cmp_site);
+    if (t->nsites)
+        qsort(t->sites, t->nsites, sizeof *t->sites, cmp_site);
     t->tails = malloc(n * sizeof *t->tails);
     t->targets = malloc(n * sizeof *t->targets);
     t->functions = malloc(n * sizeof *t->functions);
@@ -384,7 +385,8 @@ static struct call_site_table *build(const spoor_elf *e)
             off = next;
         }
     }
-    qsort(t->entries, t->nentries, sizeof *t->entries, cmp_entry);
+    if (t->nentries)
+        qsort(t->entries, t->nentries, sizeof *t->entries, cmp_entry);
     for (size_t i = 0; i < t->nsites; i++)
         if (!t->sites[i].target && t->sites[i].origin)
             t->sites[i].target = resolve_target(e, t, &t->sites[i]);
