@@ -240,8 +240,8 @@ static void print_text(struct crash *c)
             ob_printf(o, "\n");
         }
         if (c->frames[i + same].tailcalls_possible)
-            ob_printf(o, "      (tail calls possible here: more than one chain, or an unknown "
-                         "one, leads to the frame above)\n");
+            ob_printf(o, "      (tail calls possible here: frames may be missing between this "
+                         "one and the next)\n");
         num += 1 + (int)same;
         i += same;
     }
