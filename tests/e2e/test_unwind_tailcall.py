@@ -25,7 +25,6 @@ the registers and RAM. Then:
 """
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -36,8 +35,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import harness  # noqa: E402
 from test_crash_snapshot import gdb_via_spoor_server  # noqa: E402
 from test_unwind_live import build_test_firmware, snapshot_tool  # noqa: E402
+from test_unwind_noreturn import spoor_crash  # noqa: E402
 
-SPOOR = os.environ["SPOOR_BIN"]
 REGS = [f"r{i}" for i in range(13)] + ["sp", "lr", "pc", "xpsr"]
 SIGNAL = "<signal handler called>"
 METHODS = [None, "cfi", "ehabi", "prologue"]
@@ -92,16 +91,21 @@ def tail_branches(elf):
     return branches
 
 
-def take_snapshots(core, elf, work):
+def take_snapshots(core, elf, work, breakpoints, extra=lambda index: []):
+    """Runs elf in QEMU and stops at each breakpoint in turn; per stop, gdb's frames (name, PC
+    or None), the registers (JSON for spoor crash, gdb's format for unwind_snapshot), RAM,
+    and the text gdb printed for the stop (with the output of the commands extra(index))."""
     _, machine, _, ram = CORES[core]
-    commands = [f"break {stop}" for stop, _, _ in STOPS]
-    for index, _ in enumerate(STOPS):
+    commands = [f"break {stop}" for stop in breakpoints]
+    for index, _ in enumerate(breakpoints):
         commands += ["continue", f"echo @@STOP {index}\\n", "bt", "info registers",
+                     *extra(index),
                      f"dump binary memory {work}/ram{index}.bin {ram:#x} &__stack_top"]
     with harness.Qemu(elf, machine, gdb=True) as qemu:
         text = harness.run_gdb(elf, qemu.gdb_port, commands, timeout=90)
     chunks = text.split("@@STOP ")[1:]
-    check(len(chunks) == len(STOPS), f"{elf.name}: gdb reached {len(chunks)} of {len(STOPS)}")
+    check(len(chunks) == len(breakpoints),
+          f"{elf.name}: gdb reached {len(chunks)} of {len(breakpoints)} stops")
     snaps = []
     for index, chunk in enumerate(chunks):
         regs = {}
@@ -111,48 +115,39 @@ def take_snapshots(core, elf, work):
             if len(fields) > 1 and fields[0] in REGS and fields[1].startswith("0x"):
                 regs[fields[0]] = fields[1]
             m = _GDB_FRAME.match(line)
-            if m:
+            if m and int(m.group(1)) == len(frames):  # the bt, not `frame N` output after it
                 frames.append((m.group(3), int(m.group(2), 16) if m.group(2) else None))
         regs_json = work / f"regs{index}.json"
         regs_json.write_text(json.dumps(regs))
         regs_txt = work / f"regs{index}.txt"
         regs_txt.write_text("".join(f"{k} {v}\n" for k, v in regs.items()))
         snaps.append({"frames": frames, "regs_json": regs_json, "regs_txt": regs_txt,
-                      "mem": f"{ram:#x}:{work}/ram{index}.bin", "in_handler":
-                      int(regs.get("xpsr", "0"), 16) & 0x1FF != 0})
+                      "mem": f"{ram:#x}:{work}/ram{index}.bin", "text": chunk,
+                      "in_handler": int(regs.get("xpsr", "0"), 16) & 0x1FF != 0})
     return snaps
 
 
 def unwind(tool, elf, snap, methods):
+    """tools/unwind_snapshot's frames (name, method, PC, tailcalls-possible; exception rows as
+    gdb names them) and its stop line's fields (reason, and the hook for task entry)."""
     command = [str(tool), "-e", str(elf), "--regs", str(snap["regs_txt"]), "--mem", snap["mem"]]
     if methods:
         command += ["--methods", methods]
     out = subprocess.run(command, capture_output=True, text=True, timeout=60)
     if out.returncode != 0:
-        return [], out.stderr.strip()
-    rows, reason = [], None
+        return [], [out.stderr.strip()]
+    rows, stop = [], []
     for line in out.stdout.splitlines():
         fields = line.split("\t")
         if fields[0] == "stop":
-            reason = fields[1]
+            stop = fields[1:]
         elif fields[0] == "call":
             rows.append({"name": fields[4].split(",")[0], "method": fields[1],
                          "pc": int(fields[2], 16),
                          "possible": len(fields) > 5 and fields[5] == "tailcalls-possible"})
         else:
             rows.append({"name": SIGNAL, "method": "exception", "pc": None, "possible": False})
-    return rows, reason
-
-
-def spoor_crash(elf, snap, json_output):
-    command = [SPOOR, "crash", "-e", str(elf), "--regs", str(snap["regs_json"]),
-               "--mem", snap["mem"]]
-    if json_output:
-        command.insert(2, "--json")
-    r = subprocess.run(command, capture_output=True, text=True, timeout=60)
-    if r.returncode != 0:
-        raise harness.HarnessError(f"spoor crash failed ({r.returncode}): {r.stderr}")
-    return json.loads(r.stdout) if json_output else r.stdout
+    return rows, stop
 
 
 def compare(label, tool, elf, snap, stop, tailcallers, ambiguous, branches):
@@ -168,7 +163,7 @@ def compare(label, tool, elf, snap, stop, tailcallers, ambiguous, branches):
         rows, reason = unwind(tool, elf, snap, methods)
         names = [row["name"] for row in rows]
         tag = f"{label} [{methods or 'all'}]"
-        check(names == want and reason == "reset handler",
+        check(names == want and reason == ["reset handler"],
               f"{tag}: spoor {names} (stop {reason}) != gdb {want}")
         if names != want:
             continue
@@ -210,8 +205,8 @@ def main():
                 work.mkdir()
                 elf = build(core, dwarf, work)
                 branches = tail_branches(elf)
-                for snap, (stop, tailcallers, ambiguous) in zip(
-                        take_snapshots(core, elf, work), STOPS):
+                snaps = take_snapshots(core, elf, work, [stop for stop, _, _ in STOPS])
+                for snap, (stop, tailcallers, ambiguous) in zip(snaps, STOPS):
                     compare(f"{core} {dwarf} {stop}", tool, elf, snap, stop, tailcallers,
                             ambiguous, branches)
                     count += 1

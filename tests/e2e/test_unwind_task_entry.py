@@ -18,8 +18,6 @@ task_exit_error. gdb stops in a_work (task_a), at task_b's first instruction and
     hook; the text says it.
 """
 
-import json
-import os
 import re
 import subprocess
 import sys
@@ -29,15 +27,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import harness  # noqa: E402
 from test_unwind_live import build_test_firmware, snapshot_tool  # noqa: E402
+from test_unwind_noreturn import spoor_crash  # noqa: E402
+from test_unwind_tailcall import CORES, METHODS, take_snapshots, unwind  # noqa: E402
 
-SPOOR = os.environ["SPOOR_BIN"]
-REGS = [f"r{i}" for i in range(13)] + ["sp", "lr", "pc", "xpsr"]
-METHODS = [None, "cfi", "ehabi", "prologue"]
-CORES = {
-    # name: (gcc flags, QEMU machine, code origin, RAM origin)
-    "m3": (["-mcpu=cortex-m3"], "mps2-an385", 0x0, 0x20000000),
-    "m33": (["-mcpu=cortex-m33", "-mfloat-abi=soft"], "mps2-an505", 0x10000000, 0x38000000),
-}
 # (gdb breakpoint, the functions spoor must give, the task's hook, the function before it)
 STOPS = [("a_work", ["a_work", "task_a"], "prvTaskExitError", "xPortPendSVHandler"),
          ("*task_b", ["task_b"], "task_exit_error", "prvTaskExitError"),
@@ -67,48 +59,16 @@ def check_firmware(core, elf):
           f"{core}: some code branches to task_exit_error")
 
 
-def take_snapshots(core, elf, work):
-    _, machine, _, ram = CORES[core]
-    commands = [f"break {stop}" for stop, _, _, _ in STOPS]
-    for index, (_, expect, _, _) in enumerate(STOPS):
-        commands += ["continue", f"echo @@STOP {index}\\n", "bt", "info registers",
-                     f"frame {len(expect) - 1}", "info frame",
-                     f"dump binary memory {work}/ram{index}.bin {ram:#x} &__stack_top"]
-    with harness.Qemu(elf, machine, gdb=True) as qemu:
-        text = harness.run_gdb(elf, qemu.gdb_port, commands, timeout=90)
-    chunks = text.split("@@STOP ")[1:]
-    check(len(chunks) == len(STOPS), f"{core}: gdb reached {len(chunks)} of {len(STOPS)} stops")
-    snaps = []
-    for index, chunk in enumerate(chunks):
-        regs = {}
-        for line in chunk.splitlines():
-            fields = line.split()
-            if len(fields) > 1 and fields[0] in REGS and fields[1].startswith("0x"):
-                regs[fields[0]] = fields[1]
-        saved = re.search(r"saved pc = (0x[0-9a-f]+)", chunk)
-        regs_json = work / f"regs{index}.json"
-        regs_json.write_text(json.dumps(regs))
-        regs_txt = work / f"regs{index}.txt"
-        regs_txt.write_text("".join(f"{k} {v}\n" for k, v in regs.items()))
-        snaps.append({"bt": harness.parse_backtraces(chunk)[0], "regs_json": regs_json,
-                      "regs_txt": regs_txt, "mem": f"{ram:#x}:{work}/ram{index}.bin",
-                      "saved_pc": int(saved.group(1), 16) if saved else None})
+def snapshots(core, elf, work):
+    """The stops, each with the task's return address from gdb's `info frame` (saved pc)."""
+    snaps = take_snapshots(core, elf, work, [stop for stop, _, _, _ in STOPS],
+                           lambda index: [f"frame {len(STOPS[index][1]) - 1}", "info frame"])
+    check(len(snaps) == len(STOPS), f"{core}: gdb reached {len(snaps)} of {len(STOPS)} stops")
+    for snap in snaps:
+        saved = re.search(r"saved pc = (0x[0-9a-f]+)", snap["text"])
+        snap["saved_pc"] = int(saved.group(1), 16) if saved else None
+        snap["bt"] = [name for name, _ in snap["frames"]]
     return snaps
-
-
-def unwind(tool, elf, snap, methods):
-    command = [str(tool), "-e", str(elf), "--regs", str(snap["regs_txt"]), "--mem", snap["mem"]]
-    if methods:
-        command += ["--methods", methods]
-    out = subprocess.run(command, capture_output=True, text=True, timeout=60)
-    names, stop = [], None
-    for line in out.stdout.splitlines():
-        fields = line.split("\t")
-        if fields[0] == "stop":
-            stop = fields[1:]
-        elif fields[0] == "call":
-            names.append(fields[4].split(",")[0])
-    return names, stop
 
 
 def compare(core, tool, elf, snap, stop, expect, hook, before):
@@ -123,23 +83,20 @@ def compare(core, tool, elf, snap, stop, expect, hook, before):
     check(snap["saved_pc"] == syms[hook],
           f"{label}: the task's return address {snap['saved_pc']} is not {hook}")
     for methods in METHODS:
-        names, reason = unwind(tool, elf, snap, methods)
+        rows, reason = unwind(tool, elf, snap, methods)
+        names = [row["name"] for row in rows]
         check(names == expect and reason == ["task entry", hook],
               f"{label} [{methods or 'all'}]: spoor {names} (stop {reason}) != {expect} "
               f"(task entry, {hook})")
-    r = subprocess.run([SPOOR, "crash", "--json", "-e", str(elf), "--regs",
-                        str(snap["regs_json"]), "--mem", snap["mem"]],
-                       capture_output=True, text=True, timeout=60)
-    report = json.loads(r.stdout) if r.returncode == 0 else {}
-    names = [e["function"] for e in report.get("backtrace", [])]
-    check(names == expect and report.get("stop") == "task entry"
-          and report.get("task_exit_hook") == hook,
-          f"{label} spoor crash --json: {names}, stop {report.get('stop')}, hook "
-          f"{report.get('task_exit_hook')} {r.stderr}")
-    r = subprocess.run([SPOOR, "crash", "-e", str(elf), "--regs", str(snap["regs_json"]),
-                        "--mem", snap["mem"]], capture_output=True, text=True, timeout=60)
+    report = spoor_crash(elf, snap, True)
+    names = [e["function"] for e in report["backtrace"]]
+    check(names == expect and report["stop"] == "task entry"
+          and report["task_exit_hook"] == hook,
+          f"{label} spoor crash --json: {names}, stop {report['stop']}, hook "
+          f"{report['task_exit_hook']}")
+    text = spoor_crash(elf, snap, False)
     check(f"(stopped: task entry: the task was started with return address {hook}, not called)"
-          in r.stdout, f"{label} spoor crash text:\n{r.stdout}")
+          in text, f"{label} spoor crash text:\n{text}")
     print(f"{label}: gdb {gdb}; spoor {expect}, task entry ({hook})")
 
 
@@ -151,8 +108,7 @@ def main():
             work.mkdir()
             elf = build(core, work)
             check_firmware(core, elf)
-            for snap, (stop, expect, hook, before) in zip(take_snapshots(core, elf, work),
-                                                          STOPS):
+            for snap, (stop, expect, hook, before) in zip(snapshots(core, elf, work), STOPS):
                 compare(core, tool, elf, snap, stop, expect, hook, before)
     if failures:
         print(f"{len(failures)} failure(s)")

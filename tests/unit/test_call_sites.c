@@ -1,5 +1,6 @@
 /* The DWARF call-site reader (src/lib/dwarf_call_sites.c) and the tail-call chain rule on a
- * real ELF: tests/unit/data/call_sites.c is compiled here with arm-none-eabi-gcc -O2 -g, once
+ * real ELF: the tail-call test firmware tests/e2e/fw/tailcall_fw.c is compiled here with
+ * arm-none-eabi-gcc -O2 -g, once
  * with DWARF 5 (DW_TAG_call_site, DW_AT_call_return_pc, DW_AT_call_origin,
  * DW_AT_call_tail_call) and once with DWARF 4 (DW_TAG_GNU_call_site, DW_AT_low_pc,
  * DW_AT_abstract_origin, DW_AT_GNU_tail_call); readelf must show each build's tag. The
@@ -38,9 +39,11 @@ static int build_all(void **state)
         char command[2048];
         snprintf(b->path, sizeof b->path, "%s/call_sites_%s.elf", SPOOR_BUILD_DIR, b->name);
         snprintf(command, sizeof command,
-                 "arm-none-eabi-gcc -mcpu=cortex-m3 -mthumb -nostdlib %s -Wl,-Ttext=0x1000 "
-                 "-Wl,-e,Reset_Handler %s/tests/unit/data/call_sites.c -o %s",
-                 b->flags, SPOOR_SOURCE_DIR, b->path);
+                 "arm-none-eabi-gcc -mcpu=cortex-m3 -mthumb -ffreestanding -nostdlib %s "
+                 "-T %s/tests/e2e/fw/tailcall_fw.ld "
+                 "-Wl,--defsym=FW_FLASH=0x1000,--defsym=FW_RAM=0x20000000 "
+                 "%s/tests/e2e/fw/tailcall_fw.c -o %s",
+                 b->flags, SPOOR_SOURCE_DIR, SPOOR_SOURCE_DIR, b->path);
         if (system(command) != 0) {
             fprintf(stderr, "cannot build the test program: %s\n", command);
             return -1;
@@ -114,8 +117,8 @@ static void test_forms(void **state)
                  "arm-none-eabi-readelf --debug-dump=info %s | grep -q '(%s)'", builds[i].path,
                  builds[i].tag);
         assert_int_equal(system(command), 0);
-        /* 4 tail calls + 3 in amb, 1 b.w + 1 indirect in ind_pick, and the calls */
-        assert_true(spoor_call_site_count(builds[i].elf) >= 12);
+        /* 6 tail calls in single and chain, 5 in amb, 2 in ind_pick, 2 in h and x, the calls */
+        assert_true(spoor_call_site_count(builds[i].elf) >= 20);
         assert_true(spoor_call_site_units_read(builds[i].elf) == 1);
     }
 }
@@ -126,26 +129,31 @@ static void test_one_chain(void **state)
     for (size_t i = 0; i < 2; i++) {
         const struct build *b = &builds[i];
         call_site_chain c;
-        uint32_t ra = return_address(b, "caller", "bl", "tail1");
-        spoor_call_site_chain(b->elf, ra | 1u, sym(b, "leaf"), &c);
-        assert_int_equal(c.count, 2);
-        assert_int_equal(c.pc[0], return_address(b, "tail2", "b.w", "leaf"));
-        assert_int_equal(c.pc[1], return_address(b, "tail1", "b.w", "tail2"));
+        uint32_t ra = return_address(b, "chain_caller", "bl", "chain_a");
+        spoor_call_site_chain(b->elf, ra | 1u, sym(b, "chain_leaf"), &c);
+        assert_int_equal(c.count, 3);
+        assert_int_equal(c.pc[0], return_address(b, "chain_c", "b.w", "chain_leaf"));
+        assert_int_equal(c.pc[1], return_address(b, "chain_b", "b.w", "chain_c"));
+        assert_int_equal(c.pc[2], return_address(b, "chain_a", "b.w", "chain_b"));
         assert_false(c.possible);
         /* from the middle of the chain */
-        spoor_call_site_chain(b->elf, ra, sym(b, "tail2"), &c);
+        spoor_call_site_chain(b->elf, ra, sym(b, "chain_b"), &c);
         assert_int_equal(c.count, 1);
-        assert_int_equal(c.pc[0], return_address(b, "tail1", "b.w", "tail2"));
+        assert_int_equal(c.pc[0], return_address(b, "chain_a", "b.w", "chain_b"));
+        /* chain_b's other tail call leads to chain_other: one chain again */
+        spoor_call_site_chain(b->elf, ra, sym(b, "chain_other"), &c);
+        assert_int_equal(c.count, 2);
+        assert_int_equal(c.pc[0], return_address(b, "chain_b", "b.w", "chain_other"));
         /* the call site calls the callee itself: nothing to insert */
-        spoor_call_site_chain(b->elf, ra, sym(b, "tail1"), &c);
+        spoor_call_site_chain(b->elf, ra, sym(b, "chain_a"), &c);
         assert_int_equal(c.count, 0);
         assert_false(c.possible);
-        spoor_call_site_chain(b->elf, return_address(b, "direct_caller", "bl", "leaf"),
-                              sym(b, "leaf"), &c);
+        /* no chain leads from chain_a to single_leaf: the gap is said, nothing invented */
+        spoor_call_site_chain(b->elf, ra, sym(b, "single_leaf"), &c);
         assert_int_equal(c.count, 0);
-        assert_false(c.possible);
+        assert_true(c.possible);
         /* no call site there */
-        spoor_call_site_chain(b->elf, sym(b, "leaf") + 2u, sym(b, "tail2"), &c);
+        spoor_call_site_chain(b->elf, sym(b, "chain_leaf") + 2u, sym(b, "chain_c"), &c);
         assert_int_equal(c.count, 0);
         assert_false(c.possible);
     }
@@ -196,7 +204,7 @@ static void test_targets(void **state)
     (void)state;
     for (size_t i = 0; i < 2; i++) {
         const struct build *b = &builds[i];
-        assert_true(spoor_call_site_targets(b->elf, sym(b, "leaf")));
+        assert_true(spoor_call_site_targets(b->elf, sym(b, "chain_leaf")));
         assert_true(spoor_call_site_targets(b->elf, sym(b, "amb_right")));
         assert_false(spoor_call_site_targets(b->elf, sym(b, "Reset_Handler")));
     }
@@ -216,7 +224,8 @@ static void test_none(void **state)
     assert_int_equal(spoor_call_site_count(b->elf), 0);
     assert_int_equal(spoor_call_site_units_read(b->elf), 0);
     call_site_chain c;
-    spoor_call_site_chain(b->elf, sym(b, "caller") + 4u, sym(b, "leaf"), &c);
+    spoor_call_site_chain(b->elf, return_address(b, "chain_caller", "bl", "chain_a"),
+                          sym(b, "chain_leaf"), &c);
     assert_int_equal(c.count, 0);
     assert_false(c.possible);
 }

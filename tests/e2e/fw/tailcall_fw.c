@@ -14,6 +14,8 @@
  *   5. x_irq_leaf:   across an exception frame: main -> x_caller -> x_tail ~> x_spin, which
  *                    pends IRQ1 and is interrupted: IRQ1_Handler -> x_irq_leaf
  * (~> is a tail call). Everything runs on MSP, which gdb follows through exception frames.
+ * tests/unit/test_call_sites.c reads this firmware's call sites too, and also ind_caller ->
+ * ind_pick ~> ind_leaf, where ind_pick could as well tail-call through a pointer.
  * Self-contained: no library, no startup files. */
 #include <stdint.h>
 
@@ -25,6 +27,7 @@
 extern uint32_t __stack_top[];
 
 volatile uint32_t sink, sink2;
+void (*volatile hook)(uint32_t);
 static volatile uint32_t irq0_seen, irq1_seen;
 
 int main(void);
@@ -216,8 +219,31 @@ NOINLINE void x_caller(uint32_t n)
     sink++;
 }
 
+/* a tail call with no known target next to one with */
+NOINLINE void ind_leaf(uint32_t n)
+{
+    sink += n * 5u;
+}
+
+NOINLINE void ind_pick(uint32_t n)
+{
+    sink2 = n;
+    if (n & 2u) {
+        hook(n);
+    } else {
+        ind_leaf(n);
+    }
+}
+
+NOINLINE void ind_caller(uint32_t n)
+{
+    ind_pick(n);
+    sink++;
+}
+
 int main(void)
 {
+    ind_caller(4u);
     single_caller(1u);
     chain_caller(2u);
     amb_caller(3u);
