@@ -27,7 +27,8 @@ static const char crash_usage[] =
     "backtrace with function, file:line and <exception N: name> rows where the stack crosses\n"
     "an exception frame. Each frame says how it was unwound: registers, cfi (DWARF\n"
     ".debug_frame), ehabi (.ARM.exidx), prologue (code analysis), scan (stack scan), lr\n"
-    "(a PC that was not code, continued from LR), exception (a hardware-stacked frame).\n\n"
+    "(a PC that was not code, continued from LR), exception (a hardware-stacked frame),\n"
+    "tailcall (a function that tail-called the frame below it, from DWARF call sites).\n\n"
     "  -e, --elf FILE     the firmware ELF the device ran\n"
     "  -j, --json         one JSON document instead of text\n"
     "      --stats        memory statistics on stderr (reads, GDB round trips, bytes, "
@@ -160,6 +161,18 @@ static uint32_t fault_value(const spoor_fault_status *f, int i)
     return vals[i];
 }
 
+/* The task-exit hook a walk that stopped at a task's entry ended at (its name), else NULL. */
+static const char *task_exit_hook(const struct crash *c)
+{
+    const char *name = NULL;
+    if (c->stop != SPOOR_STOP_TASK_ENTRY || c->nframes == 0)
+        return NULL;
+    uint32_t hook = c->frames[c->nframes - 1].task_exit_hook;
+    if (!spoor_elf_function(c->elf, hook, &name, NULL, NULL) || !name)
+        return "??";
+    return name;
+}
+
 static void print_text(struct crash *c)
 {
     outbuf *o = &c->out;
@@ -228,10 +241,18 @@ static void print_text(struct crash *c)
                 ob_printf(o, "  (%zu frames alike)", same + 1);
             ob_printf(o, "\n");
         }
+        if (c->frames[i + same].tailcalls_possible)
+            ob_printf(o, "      (tail calls possible here: frames may be missing between this "
+                         "one and the next)\n");
         num += 1 + (int)same;
         i += same;
     }
-    ob_printf(o, "(stopped: %s)\n", spoor_unwind_stop_name(c->stop));
+    const char *hook = task_exit_hook(c);
+    if (hook)
+        ob_printf(o, "(stopped: %s: the task was started with return address %s, not called)\n",
+                  spoor_unwind_stop_name(c->stop), hook);
+    else
+        ob_printf(o, "(stopped: %s)\n", spoor_unwind_stop_name(c->stop));
 }
 
 static void print_json(struct crash *c)
@@ -325,11 +346,13 @@ static void print_json(struct crash *c)
                 json_null(&j, "line");
             json_bool(&j, "inlined", k + 1 < n);
             json_string(&j, "method", spoor_unwind_method_name(f->method));
+            json_bool(&j, "tailcalls_possible", f->tailcalls_possible);
             json_object_end(&j);
         }
     }
     json_array_end(&j);
     json_string(&j, "stop", spoor_unwind_stop_name(c->stop));
+    json_string(&j, "task_exit_hook", task_exit_hook(c));
     json_array_begin(&j, "warnings");
     if (c->build_id_warning[0])
         json_string(&j, NULL, c->build_id_warning);

@@ -216,6 +216,8 @@ void spoor_elf_close(spoor_elf *e)
     free(e->symbols);
     if (e->symbolizer)
         e->release_symbolizer(e->symbolizer);
+    if (e->call_sites)
+        e->release_call_sites(e->call_sites);
     spoor_demangle_cache_free(&e->demangled);
     free(e->path);
     free(e);

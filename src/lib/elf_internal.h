@@ -40,6 +40,10 @@ struct spoor_elf {
      * freed at close through release_symbolizer: ELF access never calls up into the symbolizer. */
     struct symbol_tables *symbolizer;
     void (*release_symbolizer)(struct symbol_tables *);
+    /* The DWARF call sites (dwarf_call_sites.h), made on first use and freed at close through
+     * release_call_sites. */
+    struct call_site_table *call_sites;
+    void (*release_call_sites)(struct call_site_table *);
     bool raw_names; /* function names as the ELF has them (spoor_elf_set_demangle) */
     struct spoor_demangle_cache demangled;
 };

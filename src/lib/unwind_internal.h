@@ -71,6 +71,19 @@ static inline uint32_t unwind_lookup_pc(const unwind_state *s)
     return s->pc_is_return ? unwind_call_site(pc) : pc;
 }
 
+/* task_entry.c. What a return address that is a function's first byte is (any other return
+ * address is UNWIND_RETURN_CALL). callee_entry is the entry of the frame's own function (0
+ * when unknown). */
+typedef enum unwind_return_kind {
+    UNWIND_RETURN_CALL,       /* a return from a call (the instruction before it can be one) */
+    UNWIND_RETURN_TASK_START, /* a task-exit hook an RTOS made a task's first return address:
+                                 the frame is the task's function; *hook is the hook's entry */
+    UNWIND_RETURN_NONE,       /* a function's first byte no call returns to: not believable */
+} unwind_return_kind;
+
+unwind_return_kind spoor_unwind_return_kind(const unwind_env *env, uint32_t return_address,
+                                            uint32_t callee_entry, uint32_t *hook);
+
 /* Each method turns the state of a frame (callee) into the state of its caller: on
  * UNWIND_OK, out->r[15] is the raw return address (Thumb bit set, or an EXC_RETURN value),
  * out->r[13] the caller's SP, and callee-saved registers the method restored are known. */
