@@ -6,12 +6,11 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "json_out.h"
 #include "outbuf.h"
 #include "spoor/elf.h"
 
 #define MAX_FRAMES 64
-
-#define OB_LITERAL(ob, s) ob_write(ob, s, sizeof s - 1)
 
 static const char sym_usage[] =
     "usage: spoor sym -e FW.elf [--json] [ADDR ...]\n"
@@ -36,6 +35,7 @@ struct sym_ctx {
         size_t len;
     } lengths[1024]; /* strlen of the names and files printed, by address of the string */
     outbuf out;
+    json_out jout; /* JSON writer onto out */
 };
 
 /* strlen(s), remembered: the symbolizer hands out the same few thousand strings again and again. */
@@ -110,42 +110,37 @@ static void print_text(struct sym_ctx *c, uint32_t addr, const spoor_location *f
         print_frame(c, "  inlined in ", 13, &f[i], false);
 }
 
-static void print_json_line(outbuf *ob, unsigned line)
+/* A line number, null when unknown. */
+static void json_line(json_out *j, unsigned line)
 {
     if (line)
-        ob_u32(ob, line);
+        json_key_uint(j, JSON_KEY("line"), line);
     else
-        ob_write(ob, "null", 4);
+        json_key_null(j, JSON_KEY("line"));
 }
 
-static void print_json(outbuf *ob, uint32_t addr, const spoor_location *f, size_t n)
+static void print_json(json_out *j, uint32_t addr, const spoor_location *f, size_t n)
 {
-    OB_LITERAL(ob, "{\"addr\":\"");
-    ob_hex8(ob, addr);
-    OB_LITERAL(ob, "\",\"function\":");
-    ob_json_string(ob, f[0].function);
-    OB_LITERAL(ob, ",\"offset\":");
+    json_object_begin(j, NULL);
+    json_key_hex32(j, JSON_KEY("addr"), addr);
+    json_key_string(j, JSON_KEY("function"), f[0].function);
     if (f[0].has_offset)
-        ob_u32(ob, f[0].offset);
+        json_key_uint(j, JSON_KEY("offset"), f[0].offset);
     else
-        ob_write(ob, "null", 4);
-    OB_LITERAL(ob, ",\"file\":");
-    ob_json_string(ob, f[0].file);
-    OB_LITERAL(ob, ",\"line\":");
-    print_json_line(ob, f[0].line);
-    OB_LITERAL(ob, ",\"inlined\":[");
+        json_key_null(j, JSON_KEY("offset"));
+    json_key_string(j, JSON_KEY("file"), f[0].file);
+    json_line(j, f[0].line);
+    json_array_begin(j, "inlined");
     for (size_t i = 1; i < n; i++) {
-        if (i > 1)
-            ob_char(ob, ',');
-        OB_LITERAL(ob, "{\"function\":");
-        ob_json_string(ob, f[i].function);
-        OB_LITERAL(ob, ",\"file\":");
-        ob_json_string(ob, f[i].file);
-        OB_LITERAL(ob, ",\"line\":");
-        print_json_line(ob, f[i].line);
-        ob_char(ob, '}');
+        json_object_begin(j, NULL);
+        json_key_string(j, JSON_KEY("function"), f[i].function);
+        json_key_string(j, JSON_KEY("file"), f[i].file);
+        json_line(j, f[i].line);
+        json_object_end(j);
     }
-    OB_LITERAL(ob, "]}\n");
+    json_array_end(j);
+    json_object_end(j);
+    json_finish(j);
 }
 
 static void symbolize_address(struct sym_ctx *c, uint32_t addr)
@@ -153,7 +148,7 @@ static void symbolize_address(struct sym_ctx *c, uint32_t addr)
     spoor_location frames[MAX_FRAMES];
     size_t n = spoor_elf_symbolize(c->elf, addr, frames, MAX_FRAMES);
     if (c->json)
-        print_json(&c->out, addr, frames, n);
+        print_json(&c->jout, addr, frames, n);
     else
         print_text(c, addr, frames, n);
 }
@@ -244,6 +239,7 @@ int cmd_sym(int argc, char **argv)
     static struct sym_ctx c;
     memset(&c, 0, sizeof c);
     ob_init(&c.out, 1);
+    json_init(&c.jout, &c.out);
     int opt;
     optind = 1;
     opterr = 0;
