@@ -130,7 +130,7 @@ static void print_json(json_out *j, uint32_t addr, const spoor_location *f, size
         json_key_null(j, JSON_KEY("offset"));
     json_key_string(j, JSON_KEY("file"), f[0].file);
     json_line(j, f[0].line);
-    json_array_begin(j, "inlined");
+    json_key_array_begin(j, JSON_KEY("inlined"));
     for (size_t i = 1; i < n; i++) {
         json_object_begin(j, NULL);
         json_key_string(j, JSON_KEY("function"), f[i].function);
@@ -165,24 +165,6 @@ static void symbolize_token(struct sym_ctx *c, const char *tok, size_t len)
     symbolize_address(c, addr);
 }
 
-/* The common token, 0x or 0X and 1 to 8 hex digits, parsed at s; *end is set to the first byte
- * after the digits. False for anything else (spoor_parse_u32 decides those). */
-static bool parse_short_hex(const char *s, uint32_t *addr, const char **end)
-{
-    if (s[0] != '0' || (s[1] | 0x20) != 'x')
-        return false;
-    const unsigned char *p = (const unsigned char *)s + 2, *digits = p, *limit = p + 8;
-    uint32_t v = 0;
-    int d;
-    while (p < limit && (d = spoor_hex_digit(*p)) >= 0) {
-        v = v << 4 | (uint32_t)d;
-        p++;
-    }
-    *addr = v;
-    *end = (const char *)p;
-    return p > digits;
-}
-
 /* Reads white-space separated tokens from stdin in blocks. Unless stdin is a regular file,
  * output is flushed after each block read, so that spoor sym can serve as a coprocess (one
  * address written, its answer read back) like addr2line. */
@@ -207,11 +189,6 @@ static int symbolize_stdin(struct sym_ctx *c)
             if (p == end)
                 break;
             tok = p;
-            uint32_t addr;
-            if (parse_short_hex(tok, &addr, &p) && (unsigned char)*p <= ' ' && p < end) {
-                symbolize_address(c, addr);
-                continue;
-            }
             while ((unsigned char)*p > ' ')
                 p++;
             if (p == end && n != 0 && (size_t)(end - tok) < BLOCK) {

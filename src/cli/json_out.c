@@ -100,12 +100,3 @@ void json_finish(json_out *j)
     j->depth = 0;
     j->has_items[0] = false;
 }
-
-void json_key_string(json_out *j, const char *key, size_t key_len, const char *value)
-{
-    if (j->has_items[j->depth])
-        ob_char(j->ob, ',');
-    j->has_items[j->depth] = true;
-    ob_write(j->ob, key, key_len);
-    ob_json_string(j->ob, value);
-}

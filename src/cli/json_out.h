@@ -87,6 +87,36 @@ static inline void json_key_hex32(json_out *j, const char *key, size_t key_len, 
 }
 
 /* A string value (NULL writes null), escaped by ob_json_string. */
-void json_key_string(json_out *j, const char *key, size_t key_len, const char *value);
+static inline void json_key_string(json_out *j, const char *key, size_t key_len, const char *value)
+{
+    char *p = json_key_reserve(j, key, key_len, 0);
+    if (p) {
+        ob_commit(j->ob, p);
+        ob_json_string(j->ob, value);
+    }
+}
+
+/* An array or object member (c is '[' or '{'): json_array_end / json_object_end close it. */
+static inline void json_key_open(json_out *j, const char *key, size_t key_len, char c)
+{
+    char *p = json_key_reserve(j, key, key_len, 1);
+    if (!p)
+        return;
+    *p++ = c;
+    ob_commit(j->ob, p);
+    if (j->depth + 1 < JSON_MAX_DEPTH)
+        j->depth++;
+    j->has_items[j->depth] = false;
+}
+
+static inline void json_key_array_begin(json_out *j, const char *key, size_t key_len)
+{
+    json_key_open(j, key, key_len, '[');
+}
+
+static inline void json_key_object_begin(json_out *j, const char *key, size_t key_len)
+{
+    json_key_open(j, key, key_len, '{');
+}
 
 #endif
