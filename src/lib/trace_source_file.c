@@ -32,13 +32,13 @@ enum {
 typedef struct file_source {
     spoor_trace_source base;
     int fd;
-    bool live;       /* standard input: may go quiet, so honour the timeout */
-    bool mapped;     /* a regular file read through the window */
-    char *name;      /* for messages */
-    uint64_t at;     /* mapped: the file offset of the next window */
-    void *reserved;  /* mapped: the address range reserved for the window */
-    uint8_t *window; /* mapped: its WINDOW_ALIGN-aligned start in reserved */
-    uint8_t *buffer; /* not mapped: TRACE_SOURCE_CHUNK bytes, allocated on first use */
+    bool live;        /* standard input: may go quiet, so honour the timeout */
+    bool mapped;      /* a regular file read through the window */
+    const char *name; /* for messages */
+    uint64_t at;      /* mapped: the file offset of the next window */
+    void *reserved;   /* mapped: the address range reserved for the window */
+    uint8_t *window;  /* mapped: its WINDOW_ALIGN-aligned start in reserved */
+    uint8_t *buffer;  /* not mapped: TRACE_SOURCE_CHUNK bytes, allocated on first use */
 } file_source;
 
 /* Maps the next window of a regular file; 0 at its end, -1 when mapping fails (then the
@@ -103,7 +103,6 @@ static void file_close(spoor_trace_source *s)
     if (f->fd > STDERR_FILENO)
         close(f->fd);
     free(f->buffer);
-    free(f->name);
     free(f);
 }
 
@@ -111,17 +110,10 @@ static const trace_source_ops file_ops = {file_receive, file_close};
 
 static spoor_trace_source *new_file_source(int fd, bool live, bool mapped, const char *name)
 {
-    file_source *f = calloc(1, sizeof *f);
-    char *copy = strdup(name);
-    if (!f || !copy) {
-        free(f);
-        free(copy);
-        if (fd > STDERR_FILENO)
-            close(fd);
-        spoor_set_error(SPOOR_ERR_NOMEM, "%s: out of memory", name);
+    const char *copy;
+    file_source *f = spoor_trace_source_new(sizeof *f, &file_ops, fd, name, &copy);
+    if (!f)
         return NULL;
-    }
-    f->base.ops = &file_ops;
     f->fd = fd;
     f->live = live;
     f->mapped = mapped;

@@ -22,6 +22,12 @@ struct spoor_trace_source {
 /* How much a source hands out at most per receive. */
 #define TRACE_SOURCE_CHUNK ((size_t)1 << 20)
 
+/* A new source: size bytes (the kind's struct, spoor_trace_source first) zeroed, with ops set
+ * and a copy of name, for messages, stored after it (*name_copy). NULL when memory runs out:
+ * then the error is set and fd closed (unless it is a standard descriptor). */
+void *spoor_trace_source_new(size_t size, const trace_source_ops *ops, int fd, const char *name,
+                             const char **name_copy);
+
 /* For the sources that are a file descriptor (trace_source_fd.c): waits up to timeout_ms for
  * fd to have data (< 0: as long as it takes), then reads up to cap bytes into buf, retrying
  * on EINTR. Returns > 0 bytes read, 0 at end of stream, SPOOR_TRACE_IDLE, or

@@ -13,7 +13,7 @@
 typedef struct serial_source {
     spoor_trace_source base;
     int fd;
-    char *device;
+    const char *device;
     uint8_t buffer[TRACE_SOURCE_CHUNK];
 } serial_source;
 
@@ -88,7 +88,6 @@ static void serial_close(spoor_trace_source *s)
 {
     serial_source *t = (serial_source *)s;
     close(t->fd);
-    free(t->device);
     free(t);
 }
 
@@ -99,17 +98,11 @@ spoor_trace_source *spoor_trace_source_serial(const char *device, unsigned baud)
     int fd = open_tty(device, baud);
     if (fd < 0)
         return NULL;
-    serial_source *t = malloc(sizeof *t);
-    char *name = strdup(device);
-    if (!t || !name) {
-        free(t);
-        free(name);
-        close(fd);
-        spoor_set_error(SPOOR_ERR_NOMEM, "serial:%s: out of memory", device);
+    const char *copy;
+    serial_source *t = spoor_trace_source_new(sizeof *t, &serial_ops, fd, device, &copy);
+    if (!t)
         return NULL;
-    }
-    t->base.ops = &serial_ops;
     t->fd = fd;
-    t->device = name;
+    t->device = copy;
     return &t->base;
 }

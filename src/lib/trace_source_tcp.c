@@ -11,12 +11,12 @@
 #include "spoor/error.h"
 #include "trace_source_internal.h"
 
-enum { HOST_MAX = 256, PORT_MAX = 16 };
+enum { PORT_MAX = 16 };
 
 typedef struct tcp_source {
     spoor_trace_source base;
     int fd;
-    char host[HOST_MAX];
+    const char *host;
     char port[PORT_MAX];
     unsigned reconnect_s; /* how long to keep trying after the server goes away */
     uint8_t buffer[TRACE_SOURCE_CHUNK];
@@ -109,22 +109,19 @@ static const trace_source_ops tcp_ops = {tcp_receive, tcp_close};
 
 spoor_trace_source *spoor_trace_source_tcp(const char *host, const char *port, unsigned reconnect_s)
 {
-    if (!*host || !*port || strlen(host) >= HOST_MAX || strlen(port) >= PORT_MAX) {
+    if (!*host || !*port || strlen(port) >= PORT_MAX) {
         spoor_set_error(SPOOR_ERR_ARGUMENT, "tcp:%s:%s: bad host or port", host, port);
         return NULL;
     }
     int fd = connect_to(host, port);
     if (fd < 0)
         return NULL;
-    tcp_source *t = malloc(sizeof *t);
-    if (!t) {
-        close(fd);
-        spoor_set_error(SPOOR_ERR_NOMEM, "tcp:%s:%s: out of memory", host, port);
+    const char *host_copy;
+    tcp_source *t = spoor_trace_source_new(sizeof *t, &tcp_ops, fd, host, &host_copy);
+    if (!t)
         return NULL;
-    }
-    t->base.ops = &tcp_ops;
     t->fd = fd;
-    strcpy(t->host, host);
+    t->host = host_copy;
     strcpy(t->port, port);
     t->reconnect_s = reconnect_s;
     return &t->base;

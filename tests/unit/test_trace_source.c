@@ -66,6 +66,18 @@ static uint8_t *drain(spoor_trace_source *s, size_t *len)
     return all;
 }
 
+/* The source hands out exactly the n bytes of want, then the end; closes it. */
+static void expect_stream(spoor_trace_source *s, const uint8_t *want, size_t n)
+{
+    assert_non_null(s);
+    size_t len;
+    uint8_t *got = drain(s, &len);
+    assert_int_equal(len, n);
+    assert_memory_equal(got, want, n);
+    spoor_trace_source_close(s);
+    free(got);
+}
+
 static void regular_file_in_windows(void **state)
 {
     (void)state;
@@ -74,14 +86,7 @@ static void regular_file_in_windows(void **state)
     size_t n = (9u << 20) + 12345; /* more than two 4 MiB windows, not a multiple of a page */
     uint8_t *want = pattern(n, 1);
     write_file(path, want, n, "wb");
-    spoor_trace_source *s = spoor_trace_source_file(path);
-    assert_non_null(s);
-    size_t len;
-    uint8_t *got = drain(s, &len);
-    assert_int_equal(len, n);
-    assert_memory_equal(got, want, n);
-    spoor_trace_source_close(s);
-    free(got);
+    expect_stream(spoor_trace_source_file(path), want, n);
     free(want);
 }
 
@@ -137,16 +142,9 @@ static void fifo(void **state)
         write_file(path, want, n, "wb");
         _exit(0);
     }
-    spoor_trace_source *s = spoor_trace_source_open(path, 0);
-    assert_non_null(s);
-    size_t len;
-    uint8_t *got = drain(s, &len);
-    assert_int_equal(len, n);
-    assert_memory_equal(got, want, n);
-    spoor_trace_source_close(s);
+    expect_stream(spoor_trace_source_open(path, 0), want, n);
     int status;
     assert_int_equal(waitpid(child, &status, 0), child);
-    free(got);
     free(want);
 }
 
@@ -176,17 +174,10 @@ static void tcp_server(void **state)
     close(srv);
     char spec[64];
     snprintf(spec, sizeof spec, "tcp:127.0.0.1:%u", ntohs(a.sin_port));
-    spoor_trace_source *s = spoor_trace_source_open(spec, 0); /* no reconnection: EOF */
-    assert_non_null(s);
-    size_t len;
-    uint8_t *got = drain(s, &len);
-    assert_int_equal(len, n);
-    assert_memory_equal(got, want, n);
-    spoor_trace_source_close(s);
+    expect_stream(spoor_trace_source_open(spec, 0), want, n); /* no reconnection: EOF */
     int status;
     assert_int_equal(waitpid(child, &status, 0), child);
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    free(got);
     free(want);
 }
 
