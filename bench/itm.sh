@@ -7,6 +7,7 @@
 # "capture", repeats the clean part of the real RTX5 SWO capture (../shared/testdata/itm,
 # bytes 2708-8190: PC, data value, timestamp, as the DWT emits them) to the same size.
 # usage: bench/itm.sh [BUILD_DIR] [MB]     (default build/bench-itm, 100)
+# With SPOOR_BASELINE=/path/to/spoor, times that binary too on the same streams (old vs new).
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${1:-$ROOT/build/bench-itm}
@@ -53,6 +54,7 @@ sys.stdout.buffer.write(d * (int(sys.argv[2]) // len(d) + 1))' "$CAPTURE" $((MB 
     T_WC=$(best wc -l "$FILE")
     T_STATS=$(best "$SPOOR" itm --stats "$FILE")
     T_CHAN=$(best "$SPOOR" itm -c 0,%c "$FILE")
+    T_JSON=$(best "$SPOOR" itm --json "$FILE")
     STATS=$("$SPOOR" itm --stats "$FILE")
     PACKETS=$(echo "$STATS" | awk '$1 == "packets" {print $2}')
     ERRORS=$(echo "$STATS" | awk '$1 == "errors" {print $2}')
@@ -62,6 +64,14 @@ sys.stdout.buffer.write(d * (int(sys.argv[2]) // len(d) + 1))' "$CAPTURE" $((MB 
     echo "baseline wc -l FILE           : $(mbps "$T_WC") MB/s ($T_WC s)"
     echo "spoor itm --stats             : $(mbps "$T_STATS") MB/s, $(echo "$PACKETS $T_STATS" | awk '{printf "%.1f", $1 / $2 / 1e6}') M packets/s ($T_STATS s), $(echo "$T_WC $T_STATS" | awk '{printf "%.2f", $1 / $2}') x wc -l"
     echo "spoor itm -c 0,%c > /dev/null : $(mbps "$T_CHAN") MB/s of stream, $(echo "$TEXT $T_CHAN" | awk '{printf "%.0f", $1 / $2 / 1e6}') MB/s of text ($T_CHAN s), $(echo "$T_WC $T_CHAN" | awk '{printf "%.2f", $1 / $2}') x wc -l"
+    echo "spoor itm --json > /dev/null  : $(mbps "$T_JSON") MB/s, $(echo "$PACKETS $T_JSON" | awk '{printf "%.1f", $1 / $2 / 1e6}') M packets/s ($T_JSON s)"
+    # SPOOR_BASELINE=/path/to/another/spoor: the same runs of that binary, in the same run
+    if [ -n "${SPOOR_BASELINE:-}" ]; then
+        B_STATS=$(best "$SPOOR_BASELINE" itm --stats "$FILE")
+        B_CHAN=$(best "$SPOOR_BASELINE" itm -c 0,%c "$FILE")
+        B_JSON=$(best "$SPOOR_BASELINE" itm --json "$FILE")
+        echo "baseline --stats / -c 0,%c / --json: $(mbps "$B_STATS") / $(mbps "$B_CHAN") / $(mbps "$B_JSON") MB/s ($B_STATS / $B_CHAN / $B_JSON s)"
+    fi
     rm -f "$FILE"
 done
 echo "target: >= 600 MB/s decode"

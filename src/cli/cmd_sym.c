@@ -6,12 +6,11 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "json_out.h"
 #include "outbuf.h"
 #include "spoor/elf.h"
 
 #define MAX_FRAMES 64
-
-#define OB_LITERAL(ob, s) ob_write(ob, s, sizeof s - 1)
 
 static const char sym_usage[] =
     "usage: spoor sym -e FW.elf [--json] [--no-demangle] [ADDR ...]\n"
@@ -39,6 +38,7 @@ struct sym_ctx {
         size_t len;
     } lengths[1024]; /* strlen of the names and files printed, by address of the string */
     outbuf out;
+    json_out jout; /* JSON writer onto out */
 };
 
 /* strlen(s), remembered: the symbolizer hands out the same few thousand strings again and again. */
@@ -111,42 +111,36 @@ static void print_text(struct sym_ctx *c, uint32_t addr, const spoor_location *f
 }
 
 /* The line; null only when the file is unknown too (line 0: DWARF's "no line" in that file). */
-static void print_json_line(outbuf *ob, const spoor_location *f)
+static void json_line(json_out *j, const spoor_location *f)
 {
     if (f->file || f->line)
-        ob_u32(ob, f->line);
+        json_key_uint(j, JSON_KEY("line"), f->line);
     else
-        ob_write(ob, "null", 4);
+        json_key_null(j, JSON_KEY("line"));
 }
 
-static void print_json(outbuf *ob, uint32_t addr, const spoor_location *f, size_t n)
+static void print_json(json_out *j, uint32_t addr, const spoor_location *f, size_t n)
 {
-    OB_LITERAL(ob, "{\"addr\":\"");
-    ob_hex8(ob, addr);
-    OB_LITERAL(ob, "\",\"function\":");
-    ob_json_string(ob, f[0].function);
-    OB_LITERAL(ob, ",\"offset\":");
+    json_object_begin(j, NULL);
+    json_key_hex32(j, JSON_KEY("addr"), addr);
+    json_key_string(j, JSON_KEY("function"), f[0].function);
     if (f[0].has_offset)
-        ob_u32(ob, f[0].offset);
+        json_key_uint(j, JSON_KEY("offset"), f[0].offset);
     else
-        ob_write(ob, "null", 4);
-    OB_LITERAL(ob, ",\"file\":");
-    ob_json_string(ob, f[0].file);
-    OB_LITERAL(ob, ",\"line\":");
-    print_json_line(ob, &f[0]);
-    OB_LITERAL(ob, ",\"inlined\":[");
+        json_key_null(j, JSON_KEY("offset"));
+    json_key_string(j, JSON_KEY("file"), f[0].file);
+    json_line(j, &f[0]);
+    json_key_array_begin(j, JSON_KEY("inlined"));
     for (size_t i = 1; i < n; i++) {
-        if (i > 1)
-            ob_char(ob, ',');
-        OB_LITERAL(ob, "{\"function\":");
-        ob_json_string(ob, f[i].function);
-        OB_LITERAL(ob, ",\"file\":");
-        ob_json_string(ob, f[i].file);
-        OB_LITERAL(ob, ",\"line\":");
-        print_json_line(ob, &f[i]);
-        ob_char(ob, '}');
+        json_object_begin(j, NULL);
+        json_key_string(j, JSON_KEY("function"), f[i].function);
+        json_key_string(j, JSON_KEY("file"), f[i].file);
+        json_line(j, &f[i]);
+        json_object_end(j);
     }
-    OB_LITERAL(ob, "]}\n");
+    json_array_end(j);
+    json_object_end(j);
+    json_finish(j);
 }
 
 static void symbolize_address(struct sym_ctx *c, uint32_t addr)
@@ -154,7 +148,7 @@ static void symbolize_address(struct sym_ctx *c, uint32_t addr)
     spoor_location frames[MAX_FRAMES];
     size_t n = spoor_elf_symbolize(c->elf, addr, frames, MAX_FRAMES);
     if (c->json)
-        print_json(&c->out, addr, frames, n);
+        print_json(&c->jout, addr, frames, n);
     else
         print_text(c, addr, frames, n);
 }
@@ -169,24 +163,6 @@ static void symbolize_token(struct sym_ctx *c, const char *tok, size_t len)
         return;
     }
     symbolize_address(c, addr);
-}
-
-/* The common token, 0x or 0X and 1 to 8 hex digits, parsed at s; *end is set to the first byte
- * after the digits. False for anything else (spoor_parse_u32 decides those). */
-static bool parse_short_hex(const char *s, uint32_t *addr, const char **end)
-{
-    if (s[0] != '0' || (s[1] | 0x20) != 'x')
-        return false;
-    const unsigned char *p = (const unsigned char *)s + 2, *digits = p, *limit = p + 8;
-    uint32_t v = 0;
-    int d;
-    while (p < limit && (d = spoor_hex_digit(*p)) >= 0) {
-        v = v << 4 | (uint32_t)d;
-        p++;
-    }
-    *addr = v;
-    *end = (const char *)p;
-    return p > digits;
 }
 
 /* Reads white-space separated tokens from stdin in blocks. Unless stdin is a regular file,
@@ -213,11 +189,6 @@ static int symbolize_stdin(struct sym_ctx *c)
             if (p == end)
                 break;
             tok = p;
-            uint32_t addr;
-            if (parse_short_hex(tok, &addr, &p) && (unsigned char)*p <= ' ' && p < end) {
-                symbolize_address(c, addr);
-                continue;
-            }
             while ((unsigned char)*p > ' ')
                 p++;
             if (p == end && n != 0 && (size_t)(end - tok) < BLOCK) {
@@ -247,6 +218,7 @@ int cmd_sym(int argc, char **argv)
     static struct sym_ctx c;
     memset(&c, 0, sizeof c);
     ob_init(&c.out, 1);
+    json_init(&c.jout, &c.out);
     int opt;
     optind = 1;
     opterr = 0;

@@ -163,7 +163,7 @@ static bool analyze(const unwind_env *env, uint32_t start, uint32_t end, frame_m
     if (!unwind_read_code(env, start, code, len)) {
         return false;
     }
-    const capstone_api *cs = capstone_get();
+    const capstone_api *cs = spoor_capstone_get();
     csh handle;
     if (cs == NULL || cs->open(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS, &handle) != CS_ERR_OK) {
         return false;
