@@ -28,15 +28,16 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/spoor DESTINATION ${CMAKE_INSTAL
 install(FILES ${PROJECT_SOURCE_DIR}/target/include/spoor/dump_format.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/spoor)
 
-# pkg-config: relocatable (the prefix is found from the .pc file's own directory), so that
-# `cmake --install --prefix P` gives a correct file whatever prefix the build was configured with.
-file(RELATIVE_PATH SPOOR_PC_TO_PREFIX /${CMAKE_INSTALL_LIBDIR}/pkgconfig /)
-string(REGEX REPLACE "/$" "" SPOOR_PC_TO_PREFIX "${SPOOR_PC_TO_PREFIX}")
+# pkg-config: the prefix is written when installing, so that `cmake --install --prefix P` gives
+# a file that names P whatever prefix the build was configured with.
 set(SPOOR_PC_LIBS_EXTRA "")
-if(SPOOR_SANITIZE)
+if(SPOOR_SANITIZE) # a program linking an instrumented libspoor needs the sanitizer runtimes
   set(SPOOR_PC_LIBS_EXTRA " -fsanitize=address,undefined")
 endif()
-configure_file(${PROJECT_SOURCE_DIR}/cmake/spoor.pc.in ${PROJECT_BINARY_DIR}/spoor.pc @ONLY)
+set(SPOOR_PC_PREFIX "@SPOOR_PC_PREFIX@") # kept for the second pass, at install time
+configure_file(${PROJECT_SOURCE_DIR}/cmake/spoor.pc.in ${PROJECT_BINARY_DIR}/spoor.pc.in @ONLY)
+install(CODE "set(SPOOR_PC_PREFIX \"\${CMAKE_INSTALL_PREFIX}\")
+  configure_file(\"${PROJECT_BINARY_DIR}/spoor.pc.in\" \"${PROJECT_BINARY_DIR}/spoor.pc\" @ONLY)")
 install(FILES ${PROJECT_BINARY_DIR}/spoor.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 
 # CMake package
