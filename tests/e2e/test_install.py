@@ -306,7 +306,9 @@ class Install(unittest.TestCase):
         being completed)."""
         script = self.prefix / "share" / "bash-completion" / "completions" / "spoor"
         words = ["spoor", *words]
-        program = (f"source {script}\ncomplete -p spoor\n"
+        # the completion asks the installed spoor for its commands and flags, found on PATH as a
+        # user's shell finds it
+        program = (f"PATH={self.prefix / 'bin'}:$PATH\nsource {script}\ncomplete -p spoor\n"
                    f"COMP_WORDS=({' '.join(repr(w) for w in words)})\n"
                    f"COMP_CWORD={len(words) - 1}\n"
                    "$(complete -p spoor | sed -n 's/.*-F \\([^ ]*\\) .*/\\1/p')\n"
