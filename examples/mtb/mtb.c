@@ -20,11 +20,15 @@
  *   badjump   bad_asm_function() clears LR and jumps to 0xbf00de4c
  *   preempt   IRQ 0 pends IRQ 1 (higher priority: preempts) and IRQ 2 (same priority: tail-chained
  *             after IRQ 0 returns), then main faults
+ *   driver    spoor_mtb_enable()/disable() on a fake register block in RAM (its BASE word set as
+ *             an MTB would report it); prints what the driver wrote, and the status of bad
+ *             configurations; exits 0
  */
 #include <stdint.h>
 
 #include "semihost.h"
 #include "spoor/crash.h"
+#include "spoor/mtb.h"
 
 #define NOINLINE __attribute__((noinline))
 #define REG32(address) (*(volatile uint32_t *)(address))
@@ -186,6 +190,72 @@ NOINLINE void scenario_preempt(void)
     __asm__ volatile("udf #7" ::: "memory");
 }
 
+/* ---- driver: the register writes of spoor_mtb_enable() on a fake block ---------------------- */
+
+static void print_word(const char *name, uint32_t value)
+{
+    semihost_write_string(name);
+    semihost_write_hex(value);
+}
+
+static void print_block(const char *what, uint32_t status, uint32_t block)
+{
+    semihost_write_string(what);
+    semihost_write_string(" status ");
+    semihost_write_decimal(status);
+    print_word(" POSITION ", REG32(block + SPOOR_MTB_REG_POSITION));
+    print_word(" MASTER ", REG32(block + SPOOR_MTB_REG_MASTER));
+    print_word(" FLOW ", REG32(block + SPOOR_MTB_REG_FLOW));
+    print_word(" TSTART ", REG32(block + SPOOR_MTB_REG_TSTART));
+    print_word(" TSTOP ", REG32(block + SPOOR_MTB_REG_TSTOP));
+    semihost_write_string("\n");
+}
+
+static int scenario_driver(void)
+{
+    uint32_t block = (uint32_t)(uintptr_t)__ram_start + MTB_FAKE_AREA_OFFSET + 0x40u;
+    uint32_t base = block - 0x40u + MTB_FAKE_BUFFER_OFFSET;
+    uint8_t *sram = (uint8_t *)(uintptr_t)base;
+    for (uint32_t i = 0; i < 7u; i++)
+        REG32(block + 4u * i) = 0xFFFFFFF0u; /* junk the driver must overwrite */
+    REG32(block + SPOOR_MTB_REG_BASE) = base;
+    for (uint32_t i = 0; i < 2048u; i++)
+        sram[i] = 0xAAu;
+    spoor_mtb_config c = {block, sram, 1024u, 4096u, 0u, 0u, 0u};
+    print_block("plain", spoor_mtb_enable(&c), block);
+    uint32_t cleared = 1;
+    for (uint32_t i = 0; i < 1024u; i++)
+        cleared &= sram[i] == 0u;
+    semihost_write_string(cleared && sram[1024] == 0xAAu ? "buffer cleared\n"
+                                                         : "buffer NOT cleared\n");
+    spoor_mtb_disable();
+    print_block("disabled", 0, block);
+    c.buffer = sram + 1024u;
+    c.watermark = 512u;
+    c.tstart_comparators = 1u;
+    c.tstop_comparators = 2u;
+    print_block("watermark", spoor_mtb_enable(&c), block);
+    semihost_write_string("frozen ");
+    semihost_write_hex(spoor_mtb_freeze(block));
+    print_word(" now ", REG32(block + SPOOR_MTB_REG_MASTER));
+    semihost_write_string("\n");
+    spoor_mtb_config bad = {block, sram, 24u, 4096u, 0u, 0u, 0u};
+    semihost_write_string("bad size ");
+    semihost_write_decimal(spoor_mtb_enable(&bad));
+    bad.size = 8192u;
+    semihost_write_string(" too large ");
+    semihost_write_decimal(spoor_mtb_enable(&bad));
+    bad.size = 1024u;
+    bad.buffer = sram + 512u;
+    semihost_write_string(" misaligned ");
+    semihost_write_decimal(spoor_mtb_enable(&bad));
+    bad.buffer = sram - 1024u;
+    semihost_write_string(" before base ");
+    semihost_write_decimal(spoor_mtb_enable(&bad));
+    semihost_write_string("\n");
+    return 0;
+}
+
 /* ---- main ----------------------------------------------------------------------------------- */
 
 static bool write_to_host(void *ctx, const uint8_t *bytes, uint32_t len)
@@ -239,7 +309,7 @@ int main(void)
     if (spoor_crash_valid())
         return save_dump(count >= 3u ? words[2] : 0);
     if (count < 2u) {
-        semihost_write_string("usage: mtb loop|overflow|badjump|preempt OUTFILE\n");
+        semihost_write_string("usage: mtb loop|overflow|badjump|preempt|driver OUTFILE\n");
         return 2;
     }
     if (same(words[1], "loop"))
@@ -251,6 +321,8 @@ int main(void)
         bad_asm_function();
     else if (same(words[1], "preempt"))
         scenario_preempt();
+    else if (same(words[1], "driver"))
+        return scenario_driver();
     semihost_write_string("unknown scenario\n");
     return 2;
 }

@@ -19,7 +19,11 @@ interrupt preemption with tail-chaining, and a small buffer that wrapped):
    register block's POSITION.
 4. Live: QEMU halted at reset with the images in RAM; `spoor mtb --gdb` (register block
    given with --mtb-regs) prints the same as the --mem path, listing and flow.
-5. Bad input: no MTB record, POSITION outside the buffer image, MASK larger than the image,
+5. The target driver (spoor_mtb_enable/disable/freeze) in QEMU on a fake register block in RAM:
+   the values it wrote, read back, are the ones the MTB rules give (MASK = log2(size) - 4,
+   POSITION = offset from BASE, FLOW = watermark offset | AUTOSTOP, TSTARTEN/TSTOPEN), and bad
+   configurations are refused with their status.
+6. Bad input: no MTB record, POSITION outside the buffer image, MASK larger than the image,
    misaligned BASE, an all-zero buffer: one error line, exit 2; addresses outside the ELF are
    marked `@ ?:?` rows.
 """
@@ -208,6 +212,30 @@ class MtbScenarios(unittest.TestCase):
                     regs_only = ["--mtb-regs", hex(c.ram + AREA)]
                     got = spoor("-e", c.elf, *extra, "--gdb", f"127.0.0.1:{port}", *regs_only)
                     self.assertEqual(got.stdout, spoor("-e", c.elf, *extra, *c.mem).stdout)
+
+
+class MtbDriver(unittest.TestCase):
+    def test_register_writes(self):
+        # target/include/spoor/mtb.h: SPOOR_MTB_BAD_SIZE 1, TOO_LARGE 2, MISALIGNED 3,
+        # NOT_IN_SRAM 4
+        for core in ("m3", "m33"):
+            with self.subTest(core=core):
+                elf, machine = harness.example("mtb", core)
+                result = qemu(elf, machine, "arg=mtb,arg=driver", [])
+                out = result.stdout + result.stderr  # semihosting console output
+                mask = 1024 .bit_length() - 1 - 4  # 1 KiB buffer
+                junk = 0xFFFFFFF0  # what the block held: TSTART/TSTOP stay when not asked for
+                self.assertIn(f"plain status 0 POSITION 0x00000000 MASTER {0x80000000 | mask:#010x}"
+                              f" FLOW 0x00000000 TSTART {junk:#010x} TSTOP {junk:#010x}", out)
+                self.assertIn("buffer cleared\n", out)
+                self.assertIn(f"disabled status 0 POSITION 0x00000000 MASTER {mask:#010x}", out)
+                watermark_flow = (1024 + 512) | 1  # offset of the watermark | AUTOSTOP
+                master = mask | (1 << 5) | (1 << 6)  # TSTARTEN, TSTOPEN; EN waits for DWT
+                self.assertIn(f"watermark status 0 POSITION 0x00000400 MASTER {master:#010x} "
+                              f"FLOW {watermark_flow:#010x} TSTART 0x00000001 TSTOP 0x00000002",
+                              out)
+                self.assertIn(f"frozen {master:#010x} now {master:#010x}", out)
+                self.assertIn("bad size 1 too large 2 misaligned 3 before base 4", out)
 
 
 def mtb_record(dump):
