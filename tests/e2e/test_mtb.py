@@ -18,7 +18,8 @@ interrupt preemption with tail-chaining, and a small buffer that wrapped):
    file path, and the dump's MTB record says MASTER.EN was set at the fault and is the frozen
    register block's POSITION.
 4. Live: QEMU halted at reset with the images in RAM; `spoor mtb --gdb` (register block
-   given with --mtb-regs) prints the same as the --mem path, listing and flow.
+   given with --mtb-regs) prints the same as the --mem path, listing and flow; so does the gdb
+   command `mtb` (gdb/spoor.py) inside gdb-multiarch.
 5. The target driver (spoor_mtb_enable/disable/freeze) in QEMU on a fake register block in RAM:
    the values it wrote, read back, are the ones the MTB rules give (MASK = log2(size) - 4,
    POSITION = offset from BASE, FLOW = watermark offset | AUTOSTOP, TSTARTEN/TSTOPEN), and bad
@@ -212,6 +213,15 @@ class MtbScenarios(unittest.TestCase):
                     regs_only = ["--mtb-regs", hex(c.ram + AREA)]
                     got = spoor("-e", c.elf, *extra, "--gdb", f"127.0.0.1:{port}", *regs_only)
                     self.assertEqual(got.stdout, spoor("-e", c.elf, *extra, *c.mem).stdout)
+                # the gdb command (gdb/spoor.py) inside gdb-multiarch prints the same
+                text = harness.run_gdb(c.elf, port, [
+                    f"source {SOURCE / 'gdb' / 'spoor.py'}",
+                    "echo <<<\\n", f"mtb --limit 10 --mtb-regs {c.ram + AREA:#x}", "echo >>>\\n",
+                    "echo <<<\\n", f"mtb --flow --mtb-regs {c.ram + AREA:#x}", "echo >>>\\n"])
+                blocks = [b.split(">>>")[0].lstrip("\n") for b in text.split("<<<")[1:]]
+                self.assertEqual(blocks[0],
+                                 spoor("-e", c.elf, "--limit", 10, *c.mem).stdout, text)
+                self.assertEqual(blocks[1], spoor("-e", c.elf, "--flow", *c.mem).stdout)
 
 
 class MtbDriver(unittest.TestCase):
