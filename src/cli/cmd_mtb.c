@@ -345,12 +345,13 @@ static void restart(struct mtb *m, uint32_t addr)
 
 static void calls_packet(struct mtb *m, const spoor_mtb_packet *p, bool first)
 {
-    if (first) {
-        restart(m, p->dst);
-        return;
-    }
-    if (p->s) {
-        restart(m, p->dst);
+    if (first || p->s || m->depth == 0) { /* nothing known before: start from here */
+        if (spoor_mtb_is_exc_return(p->dst)) {
+            while (m->depth)
+                pop(m); /* the next packet says where the exception return went */
+        } else {
+            restart(m, p->dst);
+        }
         return;
     }
     if (p->kind == SPOOR_MTB_EXCEPTION_ENTRY) {

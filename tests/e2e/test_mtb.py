@@ -192,6 +192,40 @@ class MtbScenarios(unittest.TestCase):
             got = flow_pcs(spoor("-e", c.elf, "--flow", "--json", *c.mem).stdout)
             self.assertEqual(got, c.expect["flow"])
 
+    def test_calls_and_chrome(self):
+        # preempt: IRQ 1 preempts IRQ 0 (deeper), IRQ 2 (pended at IRQ 0's priority while it
+        # ran) is tail-chained after IRQ 0: ARMv7-M ARM B1.5.12 (tail-chaining)
+        for core in ("m3", "m33"):
+            c = self.cases[core, "preempt"]
+            text = spoor("-e", c.elf, "--calls", *c.mem).stdout.splitlines()
+
+            def row(name):
+                rows = [line for line in text if f" {name} (" in f" {line.strip()}"
+                        or line.strip().startswith(f"[") and f"] {name} (" in line]
+                self.assertEqual(len(rows), 1, (name, text))
+                return rows[0], len(rows[0]) - len(rows[0].lstrip())
+
+            irq0, depth0 = row("IRQ0_Handler")
+            irq1, depth1 = row("IRQ1_Handler")
+            irq2, depth2 = row("IRQ2_Handler")
+            self.assertTrue(irq0.strip().startswith("[exception] "))
+            self.assertTrue(irq1.strip().startswith("[exception] "))
+            self.assertTrue(irq2.strip().startswith("[tail-chained exception] "))
+            self.assertGreater(depth1, depth0)
+            self.assertEqual(depth2, depth0)
+            chrome = Path(c.dir) / "calls.json"
+            spoor("-e", c.elf, "--chrome", chrome, *c.mem)
+            events = json.loads(chrome.read_text())["traceEvents"]
+            stack = []
+            for e in events:  # balanced, properly nested, time never going back
+                if e["ph"] == "B":
+                    stack.append(e["name"])
+                else:
+                    self.assertEqual(stack.pop(), e["name"])
+            self.assertEqual(stack, [])
+            self.assertEqual([e["ts"] for e in events], sorted(e["ts"] for e in events))
+            self.assertIn("IRQ2_Handler", [e["name"] for e in events])
+
     def test_dump_decodes_the_same(self):
         for c in self.each():
             for extra in ([], ["--json"], ["--flow", "--json"]):
