@@ -26,6 +26,7 @@
  */
 #include <stdint.h>
 
+#include "cortexm_regs.h"
 #include "semihost.h"
 #include "spoor/crash.h"
 #include "spoor/mtb.h"
@@ -33,14 +34,12 @@
 #define NOINLINE __attribute__((noinline))
 #define REG32(address) (*(volatile uint32_t *)(address))
 
-#define SCB_SHCSR 0xE000ED24u
-#define NVIC_ISER0 0xE000E100u
-#define NVIC_ISPR0 0xE000E200u
-#define NVIC_IPR0 0xE000E400u
-#define MPU_CTRL 0xE000ED94u
-#define MPU_RNR 0xE000ED98u
-#define MPU_RBAR 0xE000ED9Cu
-#define MPU_RASR 0xE000EDA0u
+/* NVIC_IPR0 and the Armv7-M MPU (ARMv7-M ARM B3.4, B3.5) */
+#define NVIC_IPR0 SCS_REG(0xE000E400u)
+#define MPU_REGION_NUMBER SCS_REG(0xE000ED98u)
+#define MPU_REGION_BASE SCS_REG(0xE000ED9Cu)
+#define MPU_REGION_ATTRIBUTES SCS_REG(0xE000EDA0u)
+#define MPU_CONTROL SCS_REG(0xE000ED94u)
 
 extern uint8_t __ram_start[];
 extern uint8_t __ram_end[];
@@ -56,8 +55,11 @@ extern uint8_t __stack_bottom[];
 
 #define DUMP_BUFFER_SIZE 16384u
 __attribute__((section(".noinit"), aligned(8))) static uint8_t dump_buffer[DUMP_BUFFER_SIZE];
-static spoor_range ram_ranges[1];
-static spoor_range flash_ranges[1];
+/* address constants: the linker script's symbols */
+static const spoor_range ram_ranges[1] = {
+    {(uint32_t)(uintptr_t)__ram_start, (uint32_t)(uintptr_t)__ram_end}};
+static const spoor_range flash_ranges[1] = {
+    {(uint32_t)(uintptr_t)__flash_start, (uint32_t)(uintptr_t)__flash_end}};
 volatile uint32_t mtb_sink;
 
 static void barrier(void)
@@ -68,10 +70,6 @@ static void barrier(void)
 static void crash_setup(void)
 {
     uint32_t area = (uint32_t)(uintptr_t)__ram_start + MTB_FAKE_AREA_OFFSET;
-    ram_ranges[0].start = (uint32_t)(uintptr_t)__ram_start;
-    ram_ranges[0].end = (uint32_t)(uintptr_t)__ram_end;
-    flash_ranges[0].start = (uint32_t)(uintptr_t)__flash_start;
-    flash_ranges[0].end = (uint32_t)(uintptr_t)__flash_end;
     const spoor_crash_config config = {
         .buffer = dump_buffer,
         .buffer_size = sizeof dump_buffer,
@@ -131,10 +129,10 @@ static void guard_main_stack(void)
 #if !defined(__ARM_ARCH_8M_MAIN__)
     /* an MPU region with no access at the bottom of the main stack (the M33's MSPLIM is set by
      * the startup code) */
-    REG32(MPU_RNR) = 0u;
-    REG32(MPU_RBAR) = (uint32_t)(uintptr_t)__stack_bottom;
-    REG32(MPU_RASR) = (1u << 28) | (7u << 1) | 1u; /* XN, no access, 256 bytes, enable */
-    REG32(MPU_CTRL) = (1u << 2) | 1u;              /* PRIVDEFENA, ENABLE */
+    MPU_REGION_NUMBER = 0u;
+    MPU_REGION_BASE = (uint32_t)(uintptr_t)__stack_bottom;
+    MPU_REGION_ATTRIBUTES = (1u << 28) | (7u << 1) | 1u; /* XN, no access, 256 bytes, enable */
+    MPU_CONTROL = (1u << 2) | 1u;                        /* PRIVDEFENA, ENABLE */
     barrier();
 #endif
 }
@@ -171,8 +169,8 @@ void IRQ2_Handler(void)
 void IRQ0_Handler(void)
 {
     note(0x01u);
-    REG32(NVIC_ISPR0) = 1u << 2; /* same priority: waits, then tail-chains */
-    REG32(NVIC_ISPR0) = 1u << 1; /* higher priority: preempts now */
+    NVIC_ISPR0 = 1u << 2; /* same priority: waits, then tail-chains */
+    NVIC_ISPR0 = 1u << 1; /* higher priority: preempts now */
     barrier();
     note(0x02u);
 }
@@ -180,10 +178,10 @@ void IRQ0_Handler(void)
 NOINLINE void scenario_preempt(void)
 {
     /* IRQ 1 at 0x40 preempts IRQ 0 and 2 at 0x80 */
-    REG32(NVIC_IPR0) = 0x80u | (0x40u << 8) | (0x80u << 16);
+    NVIC_IPR0 = 0x80u | (0x40u << 8) | (0x80u << 16);
     __asm__ volatile("cpsid i" ::: "memory");
-    REG32(NVIC_ISER0) = 7u;
-    REG32(NVIC_ISPR0) = 1u;
+    NVIC_ISER0 = 7u;
+    NVIC_ISPR0 = 1u;
     barrier();
     __asm__ volatile("cpsie i\n\tisb" ::: "memory");
     note(0x03u);

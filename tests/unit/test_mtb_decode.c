@@ -22,6 +22,15 @@ static void put(uint8_t *buf, uint32_t offset, uint32_t src_word, uint32_t dst_w
     }
 }
 
+/* Decodes a buffer that must decode; the packet count. */
+static size_t decode_ok(const spoor_mtb_layout *l, const uint8_t *buf, size_t len,
+                        spoor_mtb_packet *p)
+{
+    size_t n = 0;
+    assert_true(spoor_mtb_decode(l, buf, len, p, &n));
+    return n;
+}
+
 static void layout_fields(void **state)
 {
     (void)state;
@@ -67,9 +76,7 @@ static void not_wrapped(void **state)
     put(buf, 8, 0x2000034cu, 0x2000032au);
     spoor_mtb_layout l = {0x20000000u, 32, 16, false, true};
     spoor_mtb_packet p[4];
-    size_t n;
-    assert_true(spoor_mtb_decode(&l, buf, sizeof buf, p, &n));
-    assert_int_equal(n, 2);
+    assert_int_equal(decode_ok(&l, buf, sizeof buf, p), 2);
     assert_int_equal(p[0].src, 0x20000348u);
     assert_int_equal(p[0].dst, 0x2000032au);
     assert_true(p[0].s);
@@ -90,9 +97,7 @@ static void wrapped_order(void **state)
     put(buf, 24, 0x700u, 0x800u);
     spoor_mtb_layout l = {0x20000000u, 32, 16, true, false};
     spoor_mtb_packet p[4];
-    size_t n;
-    assert_true(spoor_mtb_decode(&l, buf, sizeof buf, p, &n));
-    assert_int_equal(n, 4);
+    assert_int_equal(decode_ok(&l, buf, sizeof buf, p), 4);
     uint32_t want[4] = {0x500u, 0x700u, 0x100u, 0x300u};
     for (int i = 0; i < 4; i++)
         assert_int_equal(p[i].src, want[i]);
@@ -112,9 +117,7 @@ static void exception_kinds(void **state)
     put(buf, 24, 0x20000120u, 0x20000100u);
     spoor_mtb_layout l = {0x20000000u, 32, 0, true, true};
     spoor_mtb_packet p[4];
-    size_t n;
-    assert_true(spoor_mtb_decode(&l, buf, sizeof buf, p, &n));
-    assert_int_equal(n, 4);
+    assert_int_equal(decode_ok(&l, buf, sizeof buf, p), 4);
     assert_int_equal(p[0].kind, SPOOR_MTB_EXCEPTION_ENTRY);
     assert_true(p[0].a);
     assert_int_equal(p[0].src, 0x2000010au);
