@@ -1,0 +1,384 @@
+"""spoor mtb end to end: QEMU runs examples/mtb (Cortex-M3 and M33), a virtual MTB built from
+QEMU's own execution log is the ground truth.
+
+For each case (the seed's infinite_loop, a recursion stack overflow, a jump to 0xbf00de4c,
+interrupt preemption with tail-chaining, and a small buffer that wrapped):
+
+1. QEMU runs mtb-<core>.elf with `-icount shift=0 -singlestep -d exec,nochain,int`; the
+   scenario ends in a fault. tools/virtual_mtb.py turns the log into the register block and
+   buffer a real MTB would hold at the fault (it stops at the fault's exception entry, where
+   the fault handler freezes the MTB), the packets it wrote, and the instructions QEMU executed
+   between the oldest packet's destination and the newest packet's source.
+2. `spoor mtb --json` over the images (--mem) lists exactly those packets, and the default
+   listing shows them in the seed's form; `spoor mtb --flow --json` lists exactly QEMU's
+   instructions, PC by PC.
+3. A second run with the images placed in RAM (-device loader) before the program starts:
+   spoor's fault handler, configured with that register block, freezes "the MTB" and copies
+   the buffer into its crash dump. `spoor mtb DUMP` prints the same packets and flow as the
+   file path, and the dump's MTB record says MASTER.EN was set at the fault and is the frozen
+   register block's POSITION.
+4. Live: QEMU halted at reset with the images in RAM; `spoor mtb --gdb` (register block
+   given with --mtb-regs) prints the same as the --mem path, listing and flow; so does the gdb
+   command `mtb` (gdb/spoor.py) inside gdb-multiarch.
+5. The target driver (spoor_mtb_enable/disable/freeze) in QEMU on a fake register block in RAM:
+   the values it wrote, read back, are the ones the MTB rules give (MASK = log2(size) - 4,
+   POSITION = offset from BASE, FLOW = watermark offset | AUTOSTOP, TSTARTEN/TSTOPEN), and bad
+   configurations are refused with their status.
+6. Bad input: no MTB record, POSITION outside the buffer image, MASK larger than the image,
+   misaligned BASE, an all-zero buffer: one error line, exit 2; addresses outside the ELF are
+   marked `@ ?:?` rows.
+"""
+import json
+import os
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+
+SPOOR = os.environ.get("SPOOR_BIN", "spoor")
+SOURCE = Path(os.environ.get("SPOOR_SOURCE_DIR", Path(__file__).resolve().parents[2]))
+VIRTUAL_MTB = SOURCE / "tools" / "virtual_mtb.py"
+RAM = {"m3": 0x20000000, "m33": 0x38000000}
+AREA = 0x100000  # examples/mtb/mtb.c: MTB_FAKE_AREA_OFFSET
+BUFFER = 0x1000  # MTB_FAKE_BUFFER_OFFSET
+
+# (name, scenario, buffer size)
+CASES = [
+    ("loop", "loop", 1024),
+    ("overflow", "overflow", 1024),
+    ("badjump", "badjump", 1024),
+    ("preempt", "preempt", 1024),
+    ("wrapped", "loop", 64),
+]
+
+
+def qemu(elf, machine, args, extra, timeout=60):
+    command = harness.qemu_command(elf, machine, semihosting_args=args) + extra
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+
+
+def spoor(*args, check=True):
+    result = subprocess.run([SPOOR, "mtb", *map(str, args)], capture_output=True, text=True,
+                            timeout=60)
+    if check and result.returncode != 0:
+        raise AssertionError(f"spoor mtb {' '.join(map(str, args))}: {result.stderr}")
+    return result
+
+
+def loaders(regs, buf, ram):
+    return ["-device", f"loader,file={regs},addr={ram + AREA:#x},force-raw=on",
+            "-device", f"loader,file={buf},addr={ram + AREA + BUFFER:#x},force-raw=on"]
+
+
+class Case:
+    """One scenario on one core: the virtual MTB and the two QEMU runs."""
+
+    def __init__(self, tmp, core, name, scenario, size):
+        self.core, self.name, self.size = core, name, size
+        self.elf, self.machine = harness.example("mtb", core)
+        self.ram = RAM[core]
+        d = Path(tmp) / f"{core}-{name}"
+        d.mkdir()
+        self.dir = d
+        log = d / "exec.log"
+        result = qemu(self.elf, self.machine, f"arg=mtb,arg={scenario},arg={d / 'first.dump'}",
+                      ["-icount", "shift=0", "-singlestep", "-d", "exec,nochain,int", "-D",
+                       str(log)])
+        if result.returncode != 0:
+            raise AssertionError(f"{core} {name}: QEMU: {result.stdout}{result.stderr}")
+        self.regs, self.buf, expect = d / "regs.bin", d / "buf.bin", d / "expect.json"
+        subprocess.run([sys.executable, str(VIRTUAL_MTB), "--elf", str(self.elf), "--log",
+                        str(log), "--size", str(size), "--base",
+                        hex(self.ram + AREA + BUFFER), "--regs-out", str(self.regs),
+                        "--buffer-out", str(self.buf), "--expect-out", str(expect)],
+                       check=True, timeout=120)
+        log.unlink()  # large
+        self.expect = json.loads(expect.read_text())
+        self.mem = ["--mtb-regs", hex(self.ram + AREA),
+                    "--mem", f"{self.ram + AREA:#x}:{self.regs}",
+                    "--mem", f"{self.ram + AREA + BUFFER:#x}:{self.buf}"]
+        self.dump = d / "mtb.dump"
+        result = qemu(self.elf, self.machine, f"arg=mtb,arg={scenario},arg={self.dump}",
+                      loaders(self.regs, self.buf, self.ram))
+        if result.returncode != 0 or not self.dump.is_file():
+            raise AssertionError(f"{core} {name}: second run: {result.stdout}{result.stderr}")
+
+
+def packets_of(jsonl):
+    return [json.loads(line) for line in jsonl.splitlines()]
+
+
+def flow_pcs(jsonl):
+    rows = packets_of(jsonl)
+    gaps = [r for r in rows if "pc" not in r]
+    if gaps:
+        raise AssertionError(f"gaps in the flow: {gaps[:3]}")
+    return [r["pc"] for r in rows]
+
+
+class MtbScenarios(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.cases = {}
+        for core in ("m3", "m33"):
+            for name, scenario, size in CASES:
+                cls.cases[core, name] = Case(cls.tmp.name, core, name, scenario, size)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def each(self):
+        for key, case in self.cases.items():
+            with self.subTest(core=key[0], case=key[1]):
+                yield case
+
+    def test_ground_truth_is_meaningful(self):
+        for c in self.each():
+            self.assertTrue(c.expect["faulted"], "the scenario must end in a fault")
+            self.assertGreater(len(c.expect["flow"]), 10)
+            if c.name == "wrapped":
+                self.assertTrue(c.expect["wrapped"])
+                self.assertEqual(len(c.expect["packets"]), c.size // 8)
+            last = c.expect["packets"][-1]
+            self.assertEqual(last["a"], 1, "the newest packet is the fault's exception entry")
+            if c.name == "badjump":
+                self.assertEqual([p["dst"] for p in c.expect["packets"][-2:]][0], "0xbf00de4c")
+                self.assertEqual(last["src"], "0xbf00de4c")
+            if c.name == "preempt":
+                returns = [p for p in c.expect["packets"] if p["src"].startswith("0xfffffff")]
+                self.assertGreaterEqual(len(returns), 3)
+
+    def test_packets_match_virtual_mtb(self):
+        for c in self.each():
+            got = packets_of(spoor("-e", c.elf, "--json", *c.mem).stdout)
+            self.assertEqual([{k: g[k] for k in ("src", "dst", "a", "s")} for g in got],
+                             c.expect["packets"])
+            for g in got:  # the kind follows from the A-bit and EXC_RETURN
+                exc_return = g["dst"].startswith("0xff") or g["src"].startswith("0xff")
+                want = "exception_return" if exc_return else (
+                    "exception_entry" if g["a"] else "branch")
+                self.assertEqual(g["kind"], want)
+
+    def test_listing_in_seed_form(self):
+        for c in self.each():
+            text = spoor("-e", c.elf, *c.mem).stdout.splitlines()
+            sources = [line[4:14] for line in text if line.startswith(">S: ")]
+            dests = [line[4:14] for line in text if line.startswith(" D: ")]
+            self.assertEqual(sources, [p["src"] for p in c.expect["packets"]])
+            self.assertEqual(dests, [p["dst"] for p in c.expect["packets"]])
+            self.assertEqual(text[0] == "Begin Trace Session", c.expect["packets"][0]["s"] == 1)
+            self.assertRegex(text[-1], r"^ D: 0x[0-9a-f]{8} - \w+_Handler @ \S+:\d+$")
+            if c.name == "loop":
+                self.assertTrue(any(line.startswith(">S: ") and "infinite_loop @ " in line
+                                    for line in text))
+            if c.name == "badjump":
+                self.assertIn(">S: 0xbf00de4c - Exception (or debug) Entry from 0xbf00de4c @ ?:?",
+                              text)
+            limited = spoor("-e", c.elf, "--limit", 3, *c.mem).stdout.splitlines()
+            self.assertEqual([line for line in limited if line[:4] in (">S: ", " D: ")],
+                             [line for line in text if line[:4] in (">S: ", " D: ")][-6:])
+
+    def test_flow_is_what_qemu_executed(self):
+        for c in self.each():
+            got = flow_pcs(spoor("-e", c.elf, "--flow", "--json", *c.mem).stdout)
+            self.assertEqual(got, c.expect["flow"])
+
+    def test_calls_and_chrome(self):
+        # preempt: IRQ 1 preempts IRQ 0 (deeper), IRQ 2 (pended at IRQ 0's priority while it
+        # ran) is tail-chained after IRQ 0: ARMv7-M ARM B1.5.12 (tail-chaining)
+        for core in ("m3", "m33"):
+            c = self.cases[core, "preempt"]
+            text = spoor("-e", c.elf, "--calls", *c.mem).stdout.splitlines()
+
+            def row(name):
+                rows = [line for line in text if f" {name} (" in f" {line.strip()}"
+                        or line.strip().startswith(f"[") and f"] {name} (" in line]
+                self.assertEqual(len(rows), 1, (name, text))
+                return rows[0], len(rows[0]) - len(rows[0].lstrip())
+
+            irq0, depth0 = row("IRQ0_Handler")
+            irq1, depth1 = row("IRQ1_Handler")
+            irq2, depth2 = row("IRQ2_Handler")
+            self.assertTrue(irq0.strip().startswith("[exception] "))
+            self.assertTrue(irq1.strip().startswith("[exception] "))
+            self.assertTrue(irq2.strip().startswith("[tail-chained exception] "))
+            self.assertGreater(depth1, depth0)
+            self.assertEqual(depth2, depth0)
+            chrome = Path(c.dir) / "calls.json"
+            spoor("-e", c.elf, "--chrome", chrome, *c.mem)
+            events = json.loads(chrome.read_text())["traceEvents"]
+            stack = []
+            for e in events:  # balanced, properly nested, time never going back
+                if e["ph"] == "B":
+                    stack.append(e["name"])
+                else:
+                    self.assertEqual(stack.pop(), e["name"])
+            self.assertEqual(stack, [])
+            self.assertEqual([e["ts"] for e in events], sorted(e["ts"] for e in events))
+            self.assertIn("IRQ2_Handler", [e["name"] for e in events])
+
+    def test_dump_decodes_the_same(self):
+        for c in self.each():
+            for extra in ([], ["--json"], ["--flow", "--json"]):
+                from_dump = spoor("-e", c.elf, *extra, c.dump).stdout
+                from_mem = spoor("-e", c.elf, *extra, *c.mem).stdout
+                self.assertEqual(from_dump, from_mem, extra)
+            record = mtb_record(c.dump.read_bytes())
+            regs = struct.unpack("<4I", c.regs.read_bytes()[:16])
+            self.assertEqual(record[0], regs[0])  # POSITION
+            self.assertEqual(record[1], regs[1])  # MASTER as found: EN set
+            self.assertTrue(record[1] & 0x80000000)
+            self.assertEqual(record[3], regs[3])  # BASE
+
+    def test_live_gdb_prints_the_same(self):
+        for key in (("m3", "preempt"), ("m33", "badjump"), ("m33", "wrapped")):
+            c = self.cases[key]
+            with self.subTest(core=key[0], case=key[1]), live(c) as port:
+                for extra in ([], ["--flow"]):
+                    regs_only = ["--mtb-regs", hex(c.ram + AREA)]
+                    got = spoor("-e", c.elf, *extra, "--gdb", f"127.0.0.1:{port}", *regs_only)
+                    self.assertEqual(got.stdout, spoor("-e", c.elf, *extra, *c.mem).stdout)
+                # the gdb command (gdb/spoor.py) inside gdb-multiarch prints the same
+                text = harness.run_gdb(c.elf, port, [
+                    f"source {SOURCE / 'gdb' / 'spoor.py'}",
+                    "echo <<<\\n", f"mtb --limit 10 --mtb-regs {c.ram + AREA:#x}", "echo >>>\\n",
+                    "echo <<<\\n", f"mtb --flow --mtb-regs {c.ram + AREA:#x}", "echo >>>\\n"])
+                blocks = [b.split(">>>")[0].lstrip("\n") for b in text.split("<<<")[1:]]
+                self.assertEqual(blocks[0],
+                                 spoor("-e", c.elf, "--limit", 10, *c.mem).stdout, text)
+                self.assertEqual(blocks[1], spoor("-e", c.elf, "--flow", *c.mem).stdout)
+
+
+class MtbDriver(unittest.TestCase):
+    def test_register_writes(self):
+        # target/include/spoor/mtb.h: SPOOR_MTB_BAD_SIZE 1, TOO_LARGE 2, MISALIGNED 3,
+        # NOT_IN_SRAM 4
+        for core in ("m3", "m33"):
+            with self.subTest(core=core):
+                elf, machine = harness.example("mtb", core)
+                result = qemu(elf, machine, "arg=mtb,arg=driver", [])
+                out = result.stdout + result.stderr  # semihosting console output
+                mask = 1024 .bit_length() - 1 - 4  # 1 KiB buffer
+                junk = 0xFFFFFFF0  # what the block held: TSTART/TSTOP stay when not asked for
+                self.assertIn(f"plain status 0 POSITION 0x00000000 MASTER {0x80000000 | mask:#010x}"
+                              f" FLOW 0x00000000 TSTART {junk:#010x} TSTOP {junk:#010x}", out)
+                self.assertIn("buffer cleared\n", out)
+                self.assertIn(f"disabled status 0 POSITION 0x00000000 MASTER {mask:#010x}", out)
+                watermark_flow = (1024 + 512) | 1  # offset of the watermark | AUTOSTOP
+                master = mask | (1 << 5) | (1 << 6)  # TSTARTEN, TSTOPEN; EN waits for DWT
+                self.assertIn(f"watermark status 0 POSITION 0x00000400 MASTER {master:#010x} "
+                              f"FLOW {watermark_flow:#010x} TSTART 0x00000001 TSTOP 0x00000002",
+                              out)
+                self.assertIn(f"frozen {master:#010x} now {master:#010x}", out)
+                self.assertIn("bad size 1 too large 2 misaligned 3 before base 4", out)
+
+
+def mtb_record(dump):
+    """POSITION, MASTER, FLOW, BASE of the dump's MTB record (docs/dump-format.md: records of
+    u16 type, u16 flags, u32 length after the header of header_size bytes; MTB is type 6)."""
+    offset = struct.unpack_from("<H", dump, 6)[0]
+    while offset + 8 <= len(dump):
+        rtype, _, length = struct.unpack_from("<HHI", dump, offset)
+        if rtype == 6:
+            return struct.unpack_from("<4I", dump, offset + 8)
+        if rtype == 0:
+            break
+        offset += 8 + ((length + 3) & ~3)
+    raise AssertionError("no MTB record in the dump")
+
+
+class live:
+    """QEMU halted at reset with the images in RAM, its gdbstub on a free port."""
+
+    def __init__(self, case):
+        self.case = case
+
+    def __enter__(self):
+        c = self.case
+        port = harness.free_port()
+        command = harness.qemu_command(c.elf, c.machine, gdb_port=port) + loaders(
+            c.regs, c.buf, c.ram)
+        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL, start_new_session=True)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                return port
+            except OSError:
+                time.sleep(0.05)
+        self.__exit__()
+        raise AssertionError("QEMU did not open its gdb port")
+
+    def __exit__(self, *exc):
+        self.process.kill()
+        self.process.wait()
+        return False
+
+
+class MtbBadInput(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.d = Path(self.tmp.name)
+        self.elf, _ = harness.example("mtb", "m3")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def run_images(self, position, master, base, buffer, buffer_at=None):
+        regs, buf = self.d / "regs.bin", self.d / "buf.bin"
+        regs.write_bytes(struct.pack("<4I", position, master, 0, base))
+        buf.write_bytes(buffer)
+        return spoor("-e", self.elf, "--mem", f"0xE0043000:{regs}", "--mem",
+                     f"{buffer_at if buffer_at is not None else base:#x}:{buf}", check=False)
+
+    def assert_error(self, result, words):
+        self.assertEqual(result.returncode, 2, result.stdout)
+        lines = result.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, result.stderr)
+        self.assertIn(words, lines[0])
+
+    def test_bad_registers_and_buffers(self):
+        packet = struct.pack("<II", 0x100, 0x200 | 1)
+        # POSITION outside the image: MASK 2 (64 bytes), pointer 0x48 puts the buffer at +0x40
+        self.assert_error(self.run_images(0x48, 2, 0x20100000, packet * 8),
+                          "cannot read the 64-byte trace buffer at 0x20100040")
+        # MASK larger than the image: 1 KiB asked, 64 bytes given
+        self.assert_error(self.run_images(0x8, 6, 0x20100000, packet * 8),
+                          "cannot read the 1024-byte trace buffer")
+        self.assert_error(self.run_images(0x8, 2, 0x20100004, packet * 8), "not 8-byte aligned")
+        self.assert_error(self.run_images(0x4, 2, 0x20100000, bytes(64)), "only zeros")
+        self.assert_error(self.run_images(0x0, 2, 0x20100000, packet * 8), "empty")
+        self.assert_error(self.run_images(0x0, 31, 0x20100000, packet * 8), "MASK 31")
+
+    def test_addresses_outside_the_elf_are_marked(self):
+        words = struct.pack("<IIII", 0x90000000, 0x90000010 | 1, 0x90000020, 0x90000000)
+        # MASK 1: 32 bytes, two packets written (POSITION 0x10, not wrapped)
+        result = self.run_images(0x10, 0x80000001, 0x20100000, words + bytes(16))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn(">S: 0x90000000 - 0x90000000 @ ?:?", result.stdout)
+        flow = spoor("-e", self.elf, "--flow", "--mem",
+                     f"0xE0043000:{self.d / 'regs.bin'}", "--mem",
+                     f"0x20100000:{self.d / 'buf.bin'}").stdout
+        self.assertIn("unknown: code not readable", flow)
+
+    def test_dump_without_mtb(self):
+        # a crash dump of the crash example has no MTB record
+        elf, machine = harness.example("crash", "m3")
+        dump = self.d / "crash.dump"
+        result = qemu(elf, machine, f"arg=crash,arg=undef,arg={dump}", [])
+        self.assertEqual(result.returncode, 0, result.stdout)
+        self.assert_error(spoor("-e", elf, dump, check=False), "no MTB record")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
