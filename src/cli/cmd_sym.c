@@ -22,18 +22,24 @@ static const char sym_usage[] =
     "  -j, --json       one JSON object per address:\n"
     "                   {\"addr\":\"0x..\",\"function\":..,\"offset\":..,\"file\":..,\"line\":..,\n"
     "                    \"inlined\":[{\"function\":..,\"file\":..,\"line\":..}]}\n"
+    "                   with \"partial\":true added when a part of the ELF the answer needs\n"
+    "                   could not be read (see the warning on stderr)\n"
     "      --no-demangle  C++ and Rust names as the ELF has them (mangled linkage names),\n"
     "                     not demangled with parameters as 'addr2line -C' prints them\n"
     "  -h, --help       this text\n\n"
     "Text output: '0x000001a4 main+0xc at src/main.c:42', then for an address in inlined\n"
     "code one line '  inlined in CALLER at FILE:LINE' per enclosing function, innermost first.\n"
     "Unknown parts print as ?? (JSON: null). Line 0 is DWARF's 'no line' for code of a known\n"
-    "file (compiler-generated code): 'FILE:0' (addr2line prints 'FILE:?').\n";
+    "file (compiler-generated code): 'FILE:0' (addr2line prints 'FILE:?').\n"
+    "A part of the ELF that cannot be read (a DWARF unit, a line table, a section) is skipped\n"
+    "with one 'WARNING:' line on stderr naming it, printed before the first answer it affects;\n"
+    "the rest still answers. An ELF whose section headers do not fit together is refused.\n";
 
 struct sym_ctx {
     spoor_elf *elf;
     int json;
-    int bad; /* tokens that were not addresses */
+    int bad;       /* tokens that were not addresses */
+    size_t warned; /* the ELF's warnings printed so far */
     struct {
         const char *s;
         size_t len;
@@ -119,7 +125,7 @@ static void print_json_line(outbuf *ob, const spoor_location *f)
         ob_write(ob, "null", 4);
 }
 
-static void print_json(outbuf *ob, uint32_t addr, const spoor_location *f, size_t n)
+static void print_json(outbuf *ob, uint32_t addr, const spoor_location *f, size_t n, bool partial)
 {
     OB_LITERAL(ob, "{\"addr\":\"");
     ob_hex8(ob, addr);
@@ -146,15 +152,34 @@ static void print_json(outbuf *ob, uint32_t addr, const spoor_location *f, size_
         print_json_line(ob, &f[i]);
         ob_char(ob, '}');
     }
-    OB_LITERAL(ob, "]}\n");
+    if (partial)
+        OB_LITERAL(ob, "],\"partial\":true}\n");
+    else
+        OB_LITERAL(ob, "]}\n");
+}
+
+/* Prints the ELF's warnings not printed yet on stderr, after the answers before them. Units are
+ * read on first use, so a lookup can add some: each shows up before the answer it affects.
+ * Returns how many there are. */
+static size_t print_new_warnings(struct sym_ctx *c)
+{
+    const char *const *list;
+    size_t n = spoor_elf_warnings(c->elf, &list);
+    if (n > c->warned) {
+        ob_flush(&c->out);
+        for (; c->warned < n; c->warned++)
+            fprintf(stderr, "spoor sym: WARNING: %s\n", list[c->warned]);
+    }
+    return n;
 }
 
 static void symbolize_address(struct sym_ctx *c, uint32_t addr)
 {
     spoor_location frames[MAX_FRAMES];
     size_t n = spoor_elf_symbolize(c->elf, addr, frames, MAX_FRAMES);
+    bool partial = print_new_warnings(c) && spoor_elf_partial(c->elf, addr);
     if (c->json)
-        print_json(&c->out, addr, frames, n);
+        print_json(&c->out, addr, frames, n, partial);
     else
         print_text(c, addr, frames, n);
 }
@@ -262,6 +287,7 @@ int cmd_sym(int argc, char **argv)
     if (!(c.elf = cli_open_elf("sym", elf_path)))
         return SPOOR_EXIT_USAGE;
     spoor_elf_set_demangle(c.elf, demangle);
+    print_new_warnings(&c);
     int rc = SPOOR_EXIT_OK;
     if (optind < argc)
         for (int i = optind; i < argc; i++)

@@ -46,8 +46,17 @@ static int add_claim(struct unit_claims *c, size_t *cap, uint64_t lo, uint64_t h
     return 0;
 }
 
-/* The code ranges the unit's DIE gives (DW_AT_ranges, low_pc/high_pc). */
-static int die_claims(Dwarf_Die *cu, bool keep_zero, struct unit_claims *c)
+/* What libdw last said went wrong. */
+static const char *libdw_problem(void)
+{
+    int err = dwarf_errno();
+    return err ? dwarf_errmsg(err) : "unreadable";
+}
+
+/* The code ranges the unit's DIE gives (DW_AT_ranges, low_pc/high_pc). 0: read; 1: the ranges
+ * are unreadable (warned, c->known false); -1 without memory. */
+static int die_claims(const spoor_elf *e, Dwarf_Off unit, Dwarf_Die *cu, bool keep_zero,
+                      struct unit_claims *c)
 {
     Dwarf_Addr base, lo, hi;
     ptrdiff_t off = 0;
@@ -56,8 +65,14 @@ static int die_claims(Dwarf_Die *cu, bool keep_zero, struct unit_claims *c)
     while ((off = dwarf_ranges(cu, off, &base, &lo, &hi)) > 0)
         if (add_claim(c, &cap, lo, hi, keep_zero))
             return -1;
+    if (off < 0) {
+        spoor_elf_warn(e, ".debug_info unit at 0x%llx: code ranges unreadable (%s)",
+                       (unsigned long long)unit, libdw_problem());
+        c->known = false;
+        return 1;
+    }
     /* without range attributes, rows are judged by their address alone */
-    c->known = off == 0 && (dwarf_hasattr(cu, DW_AT_ranges) || dwarf_hasattr(cu, DW_AT_low_pc));
+    c->known = dwarf_hasattr(cu, DW_AT_ranges) || dwarf_hasattr(cu, DW_AT_low_pc);
     join_claims(c);
     return 0;
 }
@@ -90,13 +105,14 @@ static int aranges_claims(const spoor_elf *e, struct symbol_tables *t)
     if (!caps)
         return -1;
     int result = 0;
-    bool bad = false;
+    const char *bad = NULL;
+    const uint8_t *set = p;
     while (!bad && end - p >= 4) {
-        const uint8_t *set = p;
+        set = p;
         uint64_t length = spoor_le32(p), info;
         p += 4;
         if (length >= 0xfffffff0u || length > (uint64_t)(end - p) || length < 8) {
-            bad = true; /* the 64-bit DWARF format is not used on 32-bit ARM */
+            bad = "length past the section"; /* 64-bit DWARF is not used on 32-bit ARM */
             break;
         }
         const uint8_t *next = p + length;
@@ -104,8 +120,12 @@ static int aranges_claims(const spoor_elf *e, struct symbol_tables *t)
         info = spoor_le32(p + 2);
         unsigned address_size = p[6], segment_size = p[7];
         size_t u = unit_at(t, info);
-        if (version != 2 || address_size != 4 || segment_size != 0 || u == t->nunits) {
-            bad = true;
+        if (version != 2 || address_size != 4 || segment_size != 0) {
+            bad = "version, address size or segment size not 2, 4, 0";
+            break;
+        }
+        if (u == t->nunits) {
+            bad = "not the offset of a unit in .debug_info";
             break;
         }
         t->units[u].claims.known = true;
@@ -116,13 +136,18 @@ static int aranges_claims(const spoor_elf *e, struct symbol_tables *t)
                 break;
             if (add_claim(&t->units[u].claims, &caps[u], lo, (uint64_t)lo + len, t->keep_zero)) {
                 result = -1;
-                bad = true;
+                bad = "out of memory";
                 break;
             }
         }
         p = next;
     }
     free(caps);
+    if (bad && !result)
+        spoor_elf_warn(e,
+                       ".debug_aranges set at 0x%llx: %s: the section is ignored, units are "
+                       "found by their own code ranges",
+                       (unsigned long long)(set - sec->data), bad);
     for (size_t i = 0; i < t->nunits; i++) {
         struct unit_claims *c = &t->units[i].claims;
         if (bad) { /* take nothing from it */
@@ -139,7 +164,8 @@ int spoor_dwarf_units(const spoor_elf *e, struct symbol_tables *t)
     Dwarf *dwarf = spoor_elf_libdw(e);
     Dwarf_Off off = 0, next;
     size_t hsize, cap = 0;
-    while (dwarf_nextcu(dwarf, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+    int r;
+    while ((r = dwarf_nextcu(dwarf, off, &next, &hsize, NULL, NULL, NULL)) == 0) {
         if (spoor_grow((void **)&t->units, &cap, t->nunits + 1, sizeof *t->units))
             return -1;
         struct dw_unit *u = &t->units[t->nunits++];
@@ -148,14 +174,32 @@ int spoor_dwarf_units(const spoor_elf *e, struct symbol_tables *t)
         u->die = off + hsize;
         off = next;
     }
+    if (r < 0) { /* the units after this one cannot be found */
+        spoor_elf_warn(e,
+                       ".debug_info unit at 0x%llx: unit header unreadable (%s): this and "
+                       "later units ignored",
+                       (unsigned long long)off, libdw_problem());
+        ((spoor_elf *)e)->damaged = true;
+    }
     if (aranges_claims(e, t))
         return -1;
     for (size_t i = 0; i < t->nunits; i++) { /* units .debug_aranges does not name */
         struct dw_unit *u = &t->units[i];
         Dwarf_Die cu;
-        if (!u->claims.known && dwarf_offdie(dwarf, u->die, &cu) &&
-            die_claims(&cu, t->keep_zero, &u->claims))
+        if (u->claims.known)
+            continue;
+        int got = -2;
+        if (dwarf_offdie(dwarf, u->die, &cu) && dwarf_tag(&cu) != DW_TAG_invalid)
+            got = die_claims(e, u->header, &cu, t->keep_zero, &u->claims);
+        if (got == -1)
             return -1;
+        if (got == -2)
+            spoor_elf_warn(e, ".debug_info unit at 0x%llx: unit DIE unreadable (%s): unit ignored",
+                           (unsigned long long)u->header, libdw_problem());
+        if (got) { /* its code, wherever it is, is answered for by other units */
+            u->damaged = true;
+            ((spoor_elf *)e)->damaged = true;
+        }
     }
     return 0;
 }
@@ -178,7 +222,20 @@ struct walker {
     size_t cap_ranges;
     const char *const *files;
     size_t nfiles;
+    bool warned; /* a DIE of the unit was unreadable: said once */
 };
+
+/* Warns (once per unit) that DIE die of the unit cannot be read, with what it costs. */
+static void die_problem(struct walker *w, Dwarf_Die *die, const char *what, const char *skipped)
+{
+    w->u->damaged = true;
+    if (w->warned)
+        return;
+    w->warned = true;
+    spoor_elf_warn(w->e, ".debug_info unit at 0x%llx: DIE at 0x%llx: %s (%s): %s",
+                   (unsigned long long)w->u->header, (unsigned long long)dwarf_dieoffset(die), what,
+                   libdw_problem(), skipped);
+}
 
 /* Whether a unit's language names its functions by mangled symbols (C++, Rust, ...): binutils'
  * list of languages without mangling (dwarf2.c, mangle_style), the rest has it. */
@@ -249,6 +306,8 @@ static int add_scope(struct walker *w, Dwarf_Die *die, int tag, int32_t parent, 
         u->nranges++;
         any = 1;
     }
+    if (off < 0)
+        die_problem(w, die, "code ranges unreadable", "its code is not named by it");
     if (!any)
         return -2;
     if (spoor_grow((void **)&t->scopes, &t->cap_scopes, t->nscopes + 1, sizeof *t->scopes))
@@ -286,11 +345,20 @@ static int may_hold_code(int tag)
     }
 }
 
+/* Walks the children of die into scopes. 0: done; 1: stopped at a DIE that cannot be read
+ * (warned: the rest of the unit is not walked); -1 without memory. */
 static int walk(struct walker *w, Dwarf_Die *die, int32_t parent, int depth)
 {
     Dwarf_Die child;
     int own = dwarf_tag(die);
-    if (!may_hold_code(own) || dwarf_haschildren(die) <= 0 || dwarf_child(die, &child) != 0)
+    if (!may_hold_code(own))
+        return 0;
+    int has = dwarf_haschildren(die), r = has > 0 ? dwarf_child(die, &child) : has;
+    if (r < 0) {
+        die_problem(w, die, "children unreadable", "the rest of the unit's functions ignored");
+        return 1;
+    }
+    if (!has || r > 0)
         return 0;
     /* GCC defines the member functions of a class local to a function (a lambda's) inside that
      * class, inside the function's abstract instance: those are walked too; classes elsewhere
@@ -301,16 +369,21 @@ static int walk(struct walker *w, Dwarf_Die *die, int32_t parent, int depth)
         int tag = dwarf_tag(&child);
         int32_t scope = parent;
         int d = depth;
+        if (tag == DW_TAG_invalid) {
+            die_problem(w, &child, "unknown abbreviation",
+                        "the rest of the unit's functions ignored");
+            return 1;
+        }
         if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
-            int r = add_scope(w, &child, tag, tag == DW_TAG_subprogram ? -1 : parent, depth);
-            if (r == -1)
+            int got = add_scope(w, &child, tag, tag == DW_TAG_subprogram ? -1 : parent, depth);
+            if (got == -1)
                 return -1;
-            if (r == -2 &&
+            if (got == -2 &&
                 (dwarf_hasattr(&child, DW_AT_declaration) || dwarf_hasattr(&child, DW_AT_low_pc) ||
                  dwarf_hasattr(&child, DW_AT_ranges)))
-                continue; /* a declaration, or code the linker discarded (see add_scope) */
-            if (r >= 0) { /* else an abstract instance: only its local classes are of interest */
-                scope = r;
+                continue;   /* a declaration, or code the linker discarded (see add_scope) */
+            if (got >= 0) { /* else an abstract instance: only its local classes are of interest */
+                scope = got;
                 d = depth + 1;
             }
         } else if ((tag == DW_TAG_class_type || tag == DW_TAG_structure_type ||
@@ -318,9 +391,14 @@ static int walk(struct walker *w, Dwarf_Die *die, int32_t parent, int depth)
                    !in_function) {
             continue;
         }
-        if (walk(w, &child, scope, d))
-            return -1;
-    } while (dwarf_siblingof(&child, &child) == 0);
+        int sub = walk(w, &child, scope, d);
+        if (sub)
+            return sub;
+    } while ((r = dwarf_siblingof(&child, &child)) == 0);
+    if (r < 0) {
+        die_problem(w, &child, "next DIE unreadable", "the rest of the unit's functions ignored");
+        return 1;
+    }
     return 0;
 }
 
@@ -330,7 +408,8 @@ int spoor_dwarf_unit_build(const spoor_elf *e, struct symbol_tables *t, size_t u
     if (u->built)
         return 0;
     Dwarf_Die cu;
-    if (!dwarf_offdie(spoor_elf_libdw(e), u->die, &cu)) { /* no DIE: nothing in the unit */
+    if (!dwarf_offdie(spoor_elf_libdw(e), u->die, &cu) || dwarf_tag(&cu) == DW_TAG_invalid) {
+        /* no DIE: nothing to take from the unit (spoor_dwarf_units said so) */
         u->built = true;
         t->units_built++;
         return 0;
@@ -340,17 +419,18 @@ int spoor_dwarf_unit_build(const spoor_elf *e, struct symbol_tables *t, size_t u
     size_t cap_rows = 0;
     struct walker w = {.e = e, .t = t, .u = u, .unit = (uint32_t)unit};
     size_t nscopes = t->nscopes;
-    int failed = die_claims(&cu, t->keep_zero, &code) ||
-                 spoor_line_rows(e, &t->names, &cu, &code, t->keep_zero, &lines, &u->rows,
-                                 &u->nrows, &cap_rows);
-    if (!failed) {
+    int claims = die_claims(e, u->header, &cu, t->keep_zero, &code), rows = 0, walked = 0;
+    if (claims >= 0)
+        rows = spoor_line_rows(e, &t->names, &cu, &code, t->keep_zero, &lines, &u->rows, &u->nrows,
+                               &cap_rows);
+    if (claims >= 0 && rows >= 0) {
         w.files = lines.nfiles ? lines.files : NULL;
         w.nfiles = lines.nfiles;
-        failed = walk(&w, &cu, -1, 0);
+        walked = walk(&w, &cu, -1, 0);
     }
     spoor_unit_lines_free(&lines);
     free(code.ranges);
-    if (failed) { /* out of memory: the unit stays unbuilt */
+    if (claims < 0 || rows < 0 || walked < 0) { /* out of memory: the unit stays unbuilt */
         free(u->ranges);
         free(u->rows);
         u->ranges = NULL;
@@ -359,6 +439,8 @@ int spoor_dwarf_unit_build(const spoor_elf *e, struct symbol_tables *t, size_t u
         t->nscopes = nscopes;
         return -1;
     }
+    if (claims || rows || walked)
+        u->damaged = true;
     u->built = true;
     t->units_built++;
     return 0;
