@@ -371,12 +371,12 @@ int spoor_line_program_read(const spoor_elf *e, struct name_block **names, uint6
                 break;
             case DW_LNE_set_discriminator: break;
             case DW_LNE_define_file: return 1;
+            case 0x80: break; /* DW_LNE_HP_source_file_correlation */
             default:
-                /* DWARF defines 1 to 4 and leaves 0x80 to 0xff to producers (skipped) */
-                if (sub < DW_LNE_lo_user)
-                    return malformed(u, true, "unknown extended opcode %u at 0x%llx", sub,
-                                     (unsigned long long)(op_at - sec->data));
-                break;
+                /* DWARF defines 1 to 4; of the producers' 0x80 to 0xff, no ARM compiler emits
+                 * one, and binutils knows only HP's: another one is a damaged program */
+                return malformed(u, true, "unknown extended opcode 0x%x at 0x%llx", sub,
+                                 (unsigned long long)(op_at - sec->data));
             }
             r.p = next;
         } else {
@@ -516,8 +516,14 @@ int spoor_line_rows(const spoor_elf *e, struct name_block **names, Dwarf_Die *cu
                        dwarf_errmsg(-1));
         return 1;
     }
-    int own = spoor_line_program_read(
-        e, names, stmt_list, dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &dir_attr)), u);
+    const char *comp_dir = NULL;
+    if (dwarf_attr(cu, DW_AT_comp_dir, &dir_attr) && !(comp_dir = dwarf_formstring(&dir_attr))) {
+        spoor_elf_warn(e, ".debug_info unit at 0x%llx: DW_AT_comp_dir unreadable (%s): no lines",
+                       (unsigned long long)(dwarf_dieoffset(cu) - dwarf_cuoffset(cu)),
+                       dwarf_errmsg(-1));
+        return 1;
+    }
+    int own = spoor_line_program_read(e, names, stmt_list, comp_dir, u);
     if (own < 0)
         return -1;
     if (own == 1)

@@ -1,6 +1,7 @@
 /* The compile units of the DWARF and the code each claims; one unit's DIEs walked into scopes
  * (functions and inlined instances, with their code ranges) and its line rows. */
 #include <dwarf.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "byteorder.h"
@@ -159,19 +160,30 @@ static int aranges_claims(const spoor_elf *e, struct symbol_tables *t)
     return result;
 }
 
+/* Warns that the DIE of unit u cannot be read: nothing is taken from the unit. */
+static void unit_die_unreadable(const spoor_elf *e, struct dw_unit *u)
+{
+    if (!u->damaged)
+        spoor_elf_warn(e, ".debug_info unit at 0x%llx: unit DIE unreadable (%s): unit ignored",
+                       (unsigned long long)u->header, libdw_problem());
+    u->damaged = true;
+}
+
 int spoor_dwarf_units(const spoor_elf *e, struct symbol_tables *t)
 {
     Dwarf *dwarf = spoor_elf_libdw(e);
     Dwarf_Off off = 0, next;
     size_t hsize, cap = 0;
     int r;
-    while ((r = dwarf_nextcu(dwarf, off, &next, &hsize, NULL, NULL, NULL)) == 0) {
+    Dwarf_Off abbrev;
+    while ((r = dwarf_nextcu(dwarf, off, &next, &hsize, &abbrev, NULL, NULL)) == 0) {
         if (spoor_grow((void **)&t->units, &cap, t->nunits + 1, sizeof *t->units))
             return -1;
         struct dw_unit *u = &t->units[t->nunits++];
         memset(u, 0, sizeof *u);
         u->header = off;
         u->die = off + hsize;
+        u->abbrev = abbrev;
         off = next;
     }
     if (r < 0) { /* the units after this one cannot be found */
@@ -194,24 +206,13 @@ int spoor_dwarf_units(const spoor_elf *e, struct symbol_tables *t)
         if (got == -1)
             return -1;
         if (got == -2)
-            spoor_elf_warn(e, ".debug_info unit at 0x%llx: unit DIE unreadable (%s): unit ignored",
-                           (unsigned long long)u->header, libdw_problem());
+            unit_die_unreadable(e, u);
         if (got) { /* its code, wherever it is, is answered for by other units */
             u->damaged = true;
             ((spoor_elf *)e)->damaged = true;
         }
     }
     return 0;
-}
-
-static const char *call_file(Dwarf_Die *die, const char *const *files, size_t nfiles)
-{
-    Dwarf_Attribute attr;
-    Dwarf_Word idx;
-    if (!files || !dwarf_attr(die, DW_AT_call_file, &attr) || dwarf_formudata(&attr, &idx) ||
-        idx >= nfiles)
-        return NULL;
-    return files[idx];
 }
 
 struct walker {
@@ -235,6 +236,46 @@ static void die_problem(struct walker *w, Dwarf_Die *die, const char *what, cons
     spoor_elf_warn(w->e, ".debug_info unit at 0x%llx: DIE at 0x%llx: %s (%s): %s",
                    (unsigned long long)w->u->header, (unsigned long long)dwarf_dieoffset(die), what,
                    libdw_problem(), skipped);
+}
+
+/* The file of an inlined call (DW_AT_call_file) among the unit's line-table files; NULL when
+ * there is none, and a problem when the index is not a file. */
+static const char *call_file(struct walker *w, Dwarf_Die *die)
+{
+    Dwarf_Attribute attr;
+    Dwarf_Word idx;
+    if (!w->files || !dwarf_attr(die, DW_AT_call_file, &attr))
+        return NULL;
+    if (dwarf_formudata(&attr, &idx) || idx >= w->nfiles) {
+        die_problem(w, die, "DW_AT_call_file is not a file of the line table",
+                    "its call site has no file");
+        return NULL;
+    }
+    return w->files[idx];
+}
+
+/* A string attribute of die or of the DIE it refers to (abstract origin, specification); NULL
+ * when there is none, and a problem when it is there but cannot be read (a string offset past
+ * .debug_str, a reference to no DIE). */
+static const char *string_attr(struct walker *w, Dwarf_Die *die, unsigned name)
+{
+    Dwarf_Attribute attr;
+    if (dwarf_attr_integrate(die, name, &attr)) {
+        const char *s = dwarf_formstring(&attr);
+        if (!s)
+            die_problem(w, die, "a name unreadable", "the function is named by the symbol table");
+        return s;
+    }
+    static const unsigned refs[] = {DW_AT_abstract_origin, DW_AT_specification};
+    for (size_t i = 0; i < sizeof refs / sizeof *refs; i++) {
+        Dwarf_Die target;
+        if (dwarf_attr(die, refs[i], &attr) && !dwarf_formref_die(&attr, &target)) {
+            die_problem(w, die, "a reference to no DIE",
+                        "the function is named by the symbol table");
+            break;
+        }
+    }
+    return NULL;
 }
 
 /* Whether a unit's language names its functions by mangled symbols (C++, Rust, ...): binutils'
@@ -268,17 +309,16 @@ static bool mangling_language(Dwarf_Die *die)
  * anonymous namespace, main) is named by the function symbol that starts where its code
  * (range lo) does, as binutils and llvm-symbolizer name it. Lookups show it demangled unless the
  * ELF was told otherwise (spoor_elf_set_demangle). */
-static const char *scope_name(const spoor_elf *e, Dwarf_Die *die, int tag, uint32_t lo)
+static const char *scope_name(struct walker *w, Dwarf_Die *die, int tag, uint32_t lo)
 {
-    Dwarf_Attribute attr;
-    const char *name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+    const char *name = string_attr(w, die, DW_AT_linkage_name);
     if (!name)
-        name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+        name = string_attr(w, die, DW_AT_MIPS_linkage_name);
     if (name)
         return name;
-    name = dwarf_diename(die);
+    name = string_attr(w, die, DW_AT_name);
     if (tag == DW_TAG_subprogram) {
-        const struct elf_symbol *sym = spoor_elf_symbol_at(e, lo);
+        const struct elf_symbol *sym = spoor_elf_symbol_at(w->e, lo);
         if (sym && sym->start == lo && (!name || strcmp(sym->name, name)) && mangling_language(die))
             return sym->name;
     }
@@ -313,14 +353,14 @@ static int add_scope(struct walker *w, Dwarf_Die *die, int tag, int32_t parent, 
     if (spoor_grow((void **)&t->scopes, &t->cap_scopes, t->nscopes + 1, sizeof *t->scopes))
         return -1;
     struct dw_scope *s = &t->scopes[t->nscopes++];
-    s->name = scope_name(w->e, die, tag, first_lo);
+    s->name = scope_name(w, die, tag, first_lo);
     s->parent = parent;
     s->call_file = NULL;
     s->call_line = 0;
     if (tag == DW_TAG_inlined_subroutine) {
         Dwarf_Attribute attr;
         Dwarf_Word line;
-        s->call_file = call_file(die, w->files, w->nfiles);
+        s->call_file = call_file(w, die);
         if (dwarf_attr(die, DW_AT_call_line, &attr) && !dwarf_formudata(&attr, &line))
             s->call_line = (unsigned)line;
     }
@@ -402,6 +442,65 @@ static int walk(struct walker *w, Dwarf_Die *die, int32_t parent, int depth)
     return 0;
 }
 
+/* Whether form is one DWARF 2 to 5 or GNU defines. */
+static bool known_form(uint64_t form)
+{
+    return (form >= DW_FORM_addr && form <= DW_FORM_addrx4 && form != 0x02) ||
+           form == DW_FORM_GNU_addr_index || form == DW_FORM_GNU_str_index ||
+           form == DW_FORM_GNU_ref_alt || form == DW_FORM_GNU_strp_alt;
+}
+
+static uint64_t abbrev_leb(const uint8_t **p, const uint8_t *end, bool *bad)
+{
+    uint64_t v = 0;
+    for (unsigned shift = 0; *p < end; shift += 7) {
+        uint8_t b = *(*p)++;
+        if (shift < 64)
+            v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            return v;
+    }
+    *bad = true;
+    return 0;
+}
+
+/* The unit's abbreviations checked (as binutils reads every DIE, while the walk reads only the
+ * DIEs that can hold code): a form nobody defines, or one whose section is missing, makes the
+ * DIEs that use it unreadable. NULL when all is well, else what is wrong. */
+static const char *abbrev_problem(const spoor_elf *e, Dwarf_Off off, char *buf, size_t len)
+{
+    const struct elf_section *sec = spoor_elf_debug_section(e, ".debug_abbrev");
+    if (!sec) /* absent (libdw finds no DIE then) or compressed: libdw checks */
+        return NULL;
+    if (off >= sec->size)
+        return "abbreviations past the end of .debug_abbrev";
+    const uint8_t *p = sec->data + off, *end = sec->data + sec->size;
+    bool bad = false, line_str = spoor_elf_debug_section(e, ".debug_line_str") != NULL;
+    for (;;) {
+        uint64_t code = abbrev_leb(&p, end, &bad);
+        if (bad || !code)
+            break;
+        abbrev_leb(&p, end, &bad); /* tag */
+        if (p++ >= end)            /* children */
+            bad = true;
+        for (;;) {
+            uint64_t name = abbrev_leb(&p, end, &bad), form = abbrev_leb(&p, end, &bad);
+            if (bad || (!name && !form))
+                break;
+            if (!known_form(form) || (form == DW_FORM_line_strp && !line_str)) {
+                snprintf(buf, len, "abbreviation %llu: %s form 0x%llx", (unsigned long long)code,
+                         known_form(form) ? "no section for" : "unknown", (unsigned long long)form);
+                return buf;
+            }
+            if (form == DW_FORM_implicit_const)
+                abbrev_leb(&p, end, &bad);
+        }
+        if (bad)
+            break;
+    }
+    return bad ? "abbreviations run past the end of .debug_abbrev" : NULL;
+}
+
 int spoor_dwarf_unit_build(const spoor_elf *e, struct symbol_tables *t, size_t unit)
 {
     struct dw_unit *u = &t->units[unit];
@@ -409,7 +508,7 @@ int spoor_dwarf_unit_build(const spoor_elf *e, struct symbol_tables *t, size_t u
         return 0;
     Dwarf_Die cu;
     if (!dwarf_offdie(spoor_elf_libdw(e), u->die, &cu) || dwarf_tag(&cu) == DW_TAG_invalid) {
-        /* no DIE: nothing to take from the unit (spoor_dwarf_units said so) */
+        unit_die_unreadable(e, u); /* nothing to take from the unit */
         u->built = true;
         t->units_built++;
         return 0;
@@ -419,6 +518,15 @@ int spoor_dwarf_unit_build(const spoor_elf *e, struct symbol_tables *t, size_t u
     size_t cap_rows = 0;
     struct walker w = {.e = e, .t = t, .u = u, .unit = (uint32_t)unit};
     size_t nscopes = t->nscopes;
+    char buf[96];
+    const char *abbrevs = abbrev_problem(e, u->abbrev, buf, sizeof buf);
+    if (abbrevs) { /* the walk goes on: libdw stops at the first DIE it cannot read */
+        spoor_elf_warn(e,
+                       ".debug_info unit at 0x%llx: .debug_abbrev at 0x%llx: %s: DIEs using it "
+                       "unreadable",
+                       (unsigned long long)u->header, (unsigned long long)u->abbrev, abbrevs);
+        u->damaged = true;
+    }
     int claims = die_claims(e, u->header, &cu, t->keep_zero, &code), rows = 0, walked = 0;
     if (claims >= 0)
         rows = spoor_line_rows(e, &t->names, &cu, &code, t->keep_zero, &lines, &u->rows, &u->nrows,

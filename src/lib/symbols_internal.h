@@ -111,6 +111,7 @@ struct dw_range { /* a code range of a scope, or the part of it in one unit's re
 /* One compile unit: what it claims, and once built its scopes' ranges and its line rows. */
 struct dw_unit {
     Dwarf_Off header, die;     /* offsets of the unit's header and DIE in .debug_info */
+    Dwarf_Off abbrev;          /* of its abbreviations in .debug_abbrev */
     struct unit_claims claims; /* what .debug_aranges lists for it, else its DIE's ranges */
     bool built;
     bool damaged; /* a part of it could not be read (warned): its answers may be partial */
