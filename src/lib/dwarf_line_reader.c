@@ -384,7 +384,13 @@ int spoor_line_program_read(const spoor_elf *e, struct name_block **names, uint6
             case DW_LNS_copy: emit = true; break;
             case DW_LNS_advance_pc: addr += rd_uleb(&r) * min_inst; break;
             case DW_LNS_advance_line: line += rd_sleb(&r); break;
-            case DW_LNS_set_file: file = rd_uleb(&r); break;
+            case DW_LNS_set_file:
+                file = rd_uleb(&r);
+                if (!r.bad && file >= u->nfiles) /* as binutils: a file the header lacks */
+                    return malformed(u, true, "DW_LNS_set_file %llu of %zu at 0x%llx",
+                                     (unsigned long long)file, u->nfiles,
+                                     (unsigned long long)(op_at - sec->data));
+                break;
             case DW_LNS_const_add_pc:
                 addr += (uint64_t)((255 - opcode_base) / line_range) * min_inst;
                 break;

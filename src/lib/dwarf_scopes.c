@@ -226,29 +226,35 @@ struct walker {
     bool warned; /* a DIE of the unit was unreadable: said once */
 };
 
-/* Warns (once per unit) that DIE die of the unit cannot be read, with what it costs. */
-static void die_problem(struct walker *w, Dwarf_Die *die, const char *what, const char *skipped)
+/* Warns (once per unit) that DIE die of the unit cannot be read: what is wrong, why (libdw's
+ * message, NULL when it is not libdw's finding) and what it costs. */
+static void die_problem(struct walker *w, Dwarf_Die *die, const char *what, const char *why,
+                        const char *skipped)
 {
     w->u->damaged = true;
     if (w->warned)
         return;
     w->warned = true;
-    spoor_elf_warn(w->e, ".debug_info unit at 0x%llx: DIE at 0x%llx: %s (%s): %s",
+    spoor_elf_warn(w->e, ".debug_info unit at 0x%llx: DIE at 0x%llx: %s%s%s%s: %s",
                    (unsigned long long)w->u->header, (unsigned long long)dwarf_dieoffset(die), what,
-                   libdw_problem(), skipped);
+                   why ? " (" : "", why ? why : "", why ? ")" : "", skipped);
 }
 
-/* The file of an inlined call (DW_AT_call_file) among the unit's line-table files; NULL when
- * there is none, and a problem when the index is not a file. */
-static const char *call_file(struct walker *w, Dwarf_Die *die)
+/* The file that attribute `name` (DW_AT_call_file, DW_AT_decl_file) of die gives among the
+ * unit's line-table files; NULL when there is none, and a problem when the index is not a file
+ * (binutils: "bad file number"). */
+static const char *file_attr(struct walker *w, Dwarf_Die *die, unsigned name)
 {
     Dwarf_Attribute attr;
     Dwarf_Word idx;
-    if (!w->files || !dwarf_attr(die, DW_AT_call_file, &attr))
+    if (!w->files || !dwarf_attr(die, name, &attr))
         return NULL;
-    if (dwarf_formudata(&attr, &idx) || idx >= w->nfiles) {
-        die_problem(w, die, "DW_AT_call_file is not a file of the line table",
-                    "its call site has no file");
+    bool unreadable = dwarf_formudata(&attr, &idx) != 0;
+    if (unreadable || idx >= w->nfiles) {
+        die_problem(w, die,
+                    name == DW_AT_call_file ? "DW_AT_call_file is not a file of the line table"
+                                            : "DW_AT_decl_file is not a file of the line table",
+                    unreadable ? libdw_problem() : NULL, "its file is not known");
         return NULL;
     }
     return w->files[idx];
@@ -263,14 +269,15 @@ static const char *string_attr(struct walker *w, Dwarf_Die *die, unsigned name)
     if (dwarf_attr_integrate(die, name, &attr)) {
         const char *s = dwarf_formstring(&attr);
         if (!s)
-            die_problem(w, die, "a name unreadable", "the function is named by the symbol table");
+            die_problem(w, die, "a name unreadable", libdw_problem(),
+                        "the function is named by the symbol table");
         return s;
     }
     static const unsigned refs[] = {DW_AT_abstract_origin, DW_AT_specification};
     for (size_t i = 0; i < sizeof refs / sizeof *refs; i++) {
         Dwarf_Die target;
         if (dwarf_attr(die, refs[i], &attr) && !dwarf_formref_die(&attr, &target)) {
-            die_problem(w, die, "a reference to no DIE",
+            die_problem(w, die, "a reference to no DIE", libdw_problem(),
                         "the function is named by the symbol table");
             break;
         }
@@ -347,7 +354,8 @@ static int add_scope(struct walker *w, Dwarf_Die *die, int tag, int32_t parent, 
         any = 1;
     }
     if (off < 0)
-        die_problem(w, die, "code ranges unreadable", "its code is not named by it");
+        die_problem(w, die, "code ranges unreadable", libdw_problem(),
+                    "its code is not named by it");
     if (!any)
         return -2;
     if (spoor_grow((void **)&t->scopes, &t->cap_scopes, t->nscopes + 1, sizeof *t->scopes))
@@ -357,10 +365,11 @@ static int add_scope(struct walker *w, Dwarf_Die *die, int tag, int32_t parent, 
     s->parent = parent;
     s->call_file = NULL;
     s->call_line = 0;
+    file_attr(w, die, DW_AT_decl_file); /* not shown, but checked as binutils does */
     if (tag == DW_TAG_inlined_subroutine) {
         Dwarf_Attribute attr;
         Dwarf_Word line;
-        s->call_file = call_file(w, die);
+        s->call_file = file_attr(w, die, DW_AT_call_file);
         if (dwarf_attr(die, DW_AT_call_line, &attr) && !dwarf_formudata(&attr, &line))
             s->call_line = (unsigned)line;
     }
@@ -395,7 +404,8 @@ static int walk(struct walker *w, Dwarf_Die *die, int32_t parent, int depth)
         return 0;
     int has = dwarf_haschildren(die), r = has > 0 ? dwarf_child(die, &child) : has;
     if (r < 0) {
-        die_problem(w, die, "children unreadable", "the rest of the unit's functions ignored");
+        die_problem(w, die, "children unreadable", libdw_problem(),
+                    "the rest of the unit's functions ignored");
         return 1;
     }
     if (!has || r > 0)
@@ -410,7 +420,7 @@ static int walk(struct walker *w, Dwarf_Die *die, int32_t parent, int depth)
         int32_t scope = parent;
         int d = depth;
         if (tag == DW_TAG_invalid) {
-            die_problem(w, &child, "unknown abbreviation",
+            die_problem(w, &child, "unknown abbreviation", libdw_problem(),
                         "the rest of the unit's functions ignored");
             return 1;
         }
@@ -436,7 +446,8 @@ static int walk(struct walker *w, Dwarf_Die *die, int32_t parent, int depth)
             return sub;
     } while ((r = dwarf_siblingof(&child, &child)) == 0);
     if (r < 0) {
-        die_problem(w, &child, "next DIE unreadable", "the rest of the unit's functions ignored");
+        die_problem(w, &child, "next DIE unreadable", libdw_problem(),
+                    "the rest of the unit's functions ignored");
         return 1;
     }
     return 0;
@@ -507,6 +518,7 @@ int spoor_dwarf_unit_build(const spoor_elf *e, struct symbol_tables *t, size_t u
     if (u->built)
         return 0;
     Dwarf_Die cu;
+    dwarf_errno(); /* no stale message in this unit's warnings */
     if (!dwarf_offdie(spoor_elf_libdw(e), u->die, &cu) || dwarf_tag(&cu) == DW_TAG_invalid) {
         unit_die_unreadable(e, u); /* nothing to take from the unit */
         u->built = true;
