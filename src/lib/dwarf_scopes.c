@@ -262,7 +262,7 @@ static const char *file_attr(struct walker *w, Dwarf_Die *die, unsigned name)
 
 /* A string attribute of die or of the DIE it refers to (abstract origin, specification); NULL
  * when there is none, and a problem when it is there but cannot be read (a string offset past
- * .debug_str, a reference to no DIE). */
+ * .debug_str, a reference to no DIE or into the middle of one). */
 static const char *string_attr(struct walker *w, Dwarf_Die *die, unsigned name)
 {
     Dwarf_Attribute attr;
@@ -276,7 +276,8 @@ static const char *string_attr(struct walker *w, Dwarf_Die *die, unsigned name)
     static const unsigned refs[] = {DW_AT_abstract_origin, DW_AT_specification};
     for (size_t i = 0; i < sizeof refs / sizeof *refs; i++) {
         Dwarf_Die target;
-        if (dwarf_attr(die, refs[i], &attr) && !dwarf_formref_die(&attr, &target)) {
+        if (dwarf_attr(die, refs[i], &attr) &&
+            (!dwarf_formref_die(&attr, &target) || dwarf_tag(&target) == DW_TAG_invalid)) {
             die_problem(w, die, "a reference to no DIE", libdw_problem(),
                         "the function is named by the symbol table");
             break;

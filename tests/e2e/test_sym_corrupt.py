@@ -27,7 +27,7 @@ EXAMPLES = os.path.join(os.environ["SPOOR_FIRMWARE_DIR"], "examples")
 ELVES = ["calls-m3.elf", "printf-m4f.elf"]
 SECTIONS = [".debug_info", ".debug_abbrev", ".debug_line", ".debug_str", ".debug_aranges",
             ".debug_rnglists", ".debug_ranges", ".debug_line_str"]
-MUTANTS = 12
+MUTANTS = 24
 ADDRESSES = 300
 
 
