@@ -38,13 +38,13 @@ static const char sym_usage[] =
 struct sym_ctx {
     spoor_elf *elf;
     int json;
-    int bad;       /* tokens that were not addresses */
-    size_t warned; /* the ELF's warnings printed so far */
+    int bad; /* tokens that were not addresses */
     struct {
         const char *s;
         size_t len;
     } lengths[1024]; /* strlen of the names and files printed, by address of the string */
     outbuf out;
+    size_t warned; /* the ELF's warnings printed so far */
 };
 
 /* strlen(s), remembered: the symbolizer hands out the same few thousand strings again and again. */
@@ -65,8 +65,10 @@ static size_t length_of(struct sym_ctx *c, const char *s)
 /* One text line: head ("0x%08x " or "  inlined in "), the function ("??" when unknown) with
  * "+0x%x" of its offset when has_offset, " at FILE:LINE" (LINE 0: no line) when the file is
  * known, newline. Written in one piece into the output buffer. */
-static void print_frame(struct sym_ctx *c, const char *head, size_t head_len,
-                        const spoor_location *f, bool has_offset)
+static inline __attribute__((always_inline)) void print_frame(struct sym_ctx *c, const char *head,
+                                                              size_t head_len,
+                                                              const spoor_location *f,
+                                                              bool has_offset)
 {
     const char *fn = f->function ? f->function : "??";
     size_t fn_len = f->function ? length_of(c, f->function) : 2;
@@ -159,9 +161,8 @@ static void print_json(outbuf *ob, uint32_t addr, const spoor_location *f, size_
 }
 
 /* Prints the ELF's warnings not printed yet on stderr, after the answers before them. Units are
- * read on first use, so a lookup can add some: each shows up before the answer it affects.
- * Returns how many there are. */
-static size_t print_new_warnings(struct sym_ctx *c)
+ * read on first use, so a lookup can add some: each shows up before the answer it affects. */
+__attribute__((noinline, cold)) static void print_new_warnings(struct sym_ctx *c)
 {
     const char *const *list;
     size_t n = spoor_elf_warnings(c->elf, &list);
@@ -170,14 +171,19 @@ static size_t print_new_warnings(struct sym_ctx *c)
         for (; c->warned < n; c->warned++)
             fprintf(stderr, "spoor sym: WARNING: %s\n", list[c->warned]);
     }
-    return n;
 }
 
 static void symbolize_address(struct sym_ctx *c, uint32_t addr)
 {
     spoor_location frames[MAX_FRAMES];
     size_t n = spoor_elf_symbolize(c->elf, addr, frames, MAX_FRAMES);
-    bool partial = print_new_warnings(c) && spoor_elf_partial(c->elf, addr);
+    bool partial = false;
+    size_t warnings = spoor_elf_warnings(c->elf, NULL);
+    if (warnings) { /* a damaged ELF: the rare case */
+        if (warnings > c->warned)
+            print_new_warnings(c);
+        partial = spoor_elf_partial(c->elf, addr);
+    }
     if (c->json)
         print_json(&c->out, addr, frames, n, partial);
     else

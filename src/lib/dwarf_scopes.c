@@ -262,28 +262,34 @@ static const char *file_attr(struct walker *w, Dwarf_Die *die, unsigned name)
 
 /* A string attribute of die or of the DIE it refers to (abstract origin, specification); NULL
  * when there is none, and a problem when it is there but cannot be read (a string offset past
- * .debug_str, a reference to no DIE or into the middle of one). */
+ * .debug_str). */
 static const char *string_attr(struct walker *w, Dwarf_Die *die, unsigned name)
 {
     Dwarf_Attribute attr;
-    if (dwarf_attr_integrate(die, name, &attr)) {
-        const char *s = dwarf_formstring(&attr);
-        if (!s)
-            die_problem(w, die, "a name unreadable", libdw_problem(),
-                        "the function is named by the symbol table");
-        return s;
-    }
+    if (!dwarf_attr_integrate(die, name, &attr))
+        return NULL;
+    const char *s = dwarf_formstring(&attr);
+    if (!s)
+        die_problem(w, die, "a name unreadable", libdw_problem(),
+                    "the function is named by the symbol table");
+    return s;
+}
+
+/* For a function without any name: a problem when that is because its abstract origin or
+ * specification is no DIE (or points into the middle of one). */
+static void check_origin(struct walker *w, Dwarf_Die *die)
+{
     static const unsigned refs[] = {DW_AT_abstract_origin, DW_AT_specification};
     for (size_t i = 0; i < sizeof refs / sizeof *refs; i++) {
+        Dwarf_Attribute attr;
         Dwarf_Die target;
         if (dwarf_attr(die, refs[i], &attr) &&
             (!dwarf_formref_die(&attr, &target) || dwarf_tag(&target) == DW_TAG_invalid)) {
             die_problem(w, die, "a reference to no DIE", libdw_problem(),
                         "the function is named by the symbol table");
-            break;
+            return;
         }
     }
-    return NULL;
 }
 
 /* Whether a unit's language names its functions by mangled symbols (C++, Rust, ...): binutils'
@@ -325,6 +331,8 @@ static const char *scope_name(struct walker *w, Dwarf_Die *die, int tag, uint32_
     if (name)
         return name;
     name = string_attr(w, die, DW_AT_name);
+    if (!name)
+        check_origin(w, die);
     if (tag == DW_TAG_subprogram) {
         const struct elf_symbol *sym = spoor_elf_symbol_at(w->e, lo);
         if (sym && sym->start == lo && (!name || strcmp(sym->name, name)) && mangling_language(die))
