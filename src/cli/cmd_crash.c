@@ -33,9 +33,11 @@ static const char crash_usage[] =
     "  -j, --json         one JSON document instead of text\n"
     "      --stats        memory statistics on stderr (reads, GDB round trips, bytes, "
     "cache)\n" TARGET_INPUT_HELP "  -h, --help         this text\n\n"
-    "A build-id in the dump that differs from the ELF's is reported as a warning. Without fault\n"
-    "registers in the input, the fault status is read from target memory when it covers the\n"
-    "System Control Space (CFSR 0xE000ED28 ... BFAR 0xE000ED38).\n"
+    "A build-id in the dump that differs from the ELF's is reported as a warning, and so is\n"
+    "each part of the ELF that cannot be read (a DWARF unit, a line table, a section: skipped,\n"
+    "the rest still names frames). Without fault registers in the input, the fault status is\n"
+    "read from target memory when it covers the System Control Space (CFSR 0xE000ED28 ...\n"
+    "BFAR 0xE000ED38).\n"
     "Exit status: 0 report printed, 2 usage or input error (bad dump, wrong ELF, ...).\n";
 
 struct crash {
@@ -356,9 +358,28 @@ static void print_json(struct crash *c)
     json_array_begin(&j, "warnings");
     if (c->build_id_warning[0])
         json_string(&j, NULL, c->build_id_warning);
+    const char *const *elf_warnings;
+    size_t nwarnings = spoor_elf_warnings(c->elf, &elf_warnings);
+    for (size_t i = 0; i < nwarnings; i++)
+        json_string(&j, NULL, elf_warnings[i]);
     json_array_end(&j);
     json_object_end(&j);
     json_finish(&j);
+}
+
+/* Names every frame once, so that the parts of the ELF that cannot be read are known, and says
+ * which on stderr before the report that uses them (the JSON report lists them too). */
+static void print_elf_warnings(const struct crash *c)
+{
+    for (size_t i = 0; i < c->nframes; i++) {
+        spoor_location loc[MAX_INLINE];
+        if (c->frames[i].kind != SPOOR_FRAME_EXCEPTION)
+            frame_locations(c, &c->frames[i], loc);
+    }
+    const char *const *list;
+    size_t n = spoor_elf_warnings(c->elf, &list);
+    for (size_t i = 0; i < n; i++)
+        fprintf(stderr, "spoor crash: WARNING: %s\n", list[i]);
 }
 
 static void print_stats(const struct crash *c)
@@ -418,6 +439,7 @@ int cmd_crash(int argc, char **argv)
     spoor_fault_decode(&c.snap->fault, c.snap->exception, c.snap->regs.r[15], &c.fault);
     c.nframes = spoor_unwind(c.elf, &c.snap->regs, spoor_mem_reader, c.snap->mem, NULL, c.frames,
                              MAX_FRAMES, &c.stop);
+    print_elf_warnings(&c);
     ob_init(&c.out, 1);
     (c.json ? print_json : print_text)(&c);
     if (!ob_flush(&c.out))
