@@ -57,7 +57,7 @@ static unwind_result evaluate(const unwind_env *env, const unwind_state *in, uin
             if (depth < 1) {
                 return UNWIND_NO_INFO;
             }
-            if (!unwind_read_word(env, stack[depth - 1], &stack[depth - 1])) {
+            if (!spoor_unwind_read_word(env, stack[depth - 1], &stack[depth - 1])) {
                 return UNWIND_UNREADABLE;
             }
         } else if (atom == DW_OP_stack_value) {
@@ -121,7 +121,7 @@ static unwind_result apply_frame(const unwind_env *env, Dwarf_Frame *frame, cons
             }
             continue;
         }
-        if (!is_value && !unwind_read_word(env, value, &value)) {
+        if (!is_value && !spoor_unwind_read_word(env, value, &value)) {
             if (reg == ra_reg) {
                 return UNWIND_UNREADABLE;
             }
@@ -145,7 +145,8 @@ static unwind_result apply_frame(const unwind_env *env, Dwarf_Frame *frame, cons
     return UNWIND_OK;
 }
 
-unwind_result unwind_cfi_step(const unwind_env *env, const unwind_state *in, unwind_state *out)
+unwind_result spoor_unwind_cfi_step(const unwind_env *env, const unwind_state *in,
+                                    unwind_state *out)
 {
     struct Dwarf *dwarf = env->elf != NULL ? spoor_elf_libdw(env->elf) : NULL;
     if (dwarf == NULL) {

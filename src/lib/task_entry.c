@@ -119,7 +119,7 @@ unwind_return_kind spoor_unwind_return_kind(const unwind_env *env, uint32_t retu
         start != ra || ra < 4)
         return UNWIND_RETURN_CALL;
     uint8_t before[4];
-    bool have = unwind_read_code(env, ra - 4u, before, sizeof before);
+    bool have = spoor_unwind_read_code(env, ra - 4u, before, sizeof before);
     uint16_t h1 = halfword(before), h2 = halfword(before + 2);
     uint32_t target;
     if (have && (h2 & 0xFF87u) == 0x4780u) /* BLX Rm */

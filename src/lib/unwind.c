@@ -97,7 +97,7 @@ static bool possible_return(const spoor_elf *elf, uint32_t ra, int ipsr)
     if (ra == 0 || ra == RESET_LR) {
         return true;
     }
-    if (unwind_is_exc_return(ra)) {
+    if (spoor_unwind_is_exc_return(ra)) {
         return possible_exception(ipsr);
     }
     return (ra & ~1u) != 0 && is_code(elf, unwind_call_site(ra));
@@ -135,7 +135,7 @@ static unwind_return_kind return_kind(const unwind_env *env, const unwind_state 
                                       const unwind_state *caller, uint32_t *hook)
 {
     uint32_t ra = caller->r[UNWIND_PC];
-    if (ra == 0 || ra == RESET_LR || unwind_is_exc_return(ra)) {
+    if (ra == 0 || ra == RESET_LR || spoor_unwind_is_exc_return(ra)) {
         return UNWIND_RETURN_CALL;
     }
     return spoor_unwind_return_kind(env, ra, function_entry(env->elf, callee), hook);
@@ -151,10 +151,10 @@ static int step_frame(const unwind_env *env, unsigned methods, const unwind_stat
         spoor_unwind_method method;
         step_fn step;
     } order[] = {
-        {SPOOR_UNWIND_CFI, unwind_cfi_step},
-        {SPOOR_UNWIND_EHABI, unwind_ehabi_step},
-        {SPOOR_UNWIND_PROLOGUE, unwind_prologue_step},
-        {SPOOR_UNWIND_SCAN, unwind_scan_step},
+        {SPOOR_UNWIND_CFI, spoor_unwind_cfi_step},
+        {SPOOR_UNWIND_EHABI, spoor_unwind_ehabi_step},
+        {SPOOR_UNWIND_PROLOGUE, spoor_unwind_prologue_step},
+        {SPOOR_UNWIND_SCAN, spoor_unwind_scan_step},
     };
     *failure = SPOOR_STOP_NO_INFO;
     for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
@@ -319,7 +319,7 @@ size_t spoor_unwind(const spoor_elf *elf, const spoor_regs *regs, spoor_read_fn 
                 caller.r[UNWIND_PC] = lr;
                 method = SPOOR_UNWIND_LINK;
             } else if ((methods & SPOOR_UNWIND_USE_SCAN) &&
-                       unwind_scan_step(&env, &cur, &caller) == UNWIND_OK &&
+                       spoor_unwind_scan_step(&env, &cur, &caller) == UNWIND_OK &&
                        plausible(elf, &cur, &caller, ipsr)) {
                 method = SPOOR_UNWIND_SCAN;
             } else {
@@ -347,9 +347,9 @@ size_t spoor_unwind(const spoor_elf *elf, const spoor_regs *regs, spoor_read_fn 
             why = SPOOR_STOP_END_OF_STACK;
             break;
         }
-        if (unwind_is_exc_return(ra)) {
+        if (spoor_unwind_is_exc_return(ra)) {
             /* plausible(): the frame below is a handler with a possible number (ipsr). */
-            exception_frame_layout layout = unwind_exception_layout(ra);
+            exception_frame_layout layout = spoor_unwind_exception_layout(ra);
             uint32_t frame_addr;
             if (!exception_frame_address(regs, stack, &caller, layout.on_psp, &frame_addr)) {
                 why = SPOOR_STOP_OTHER_STACK;
@@ -375,7 +375,7 @@ size_t spoor_unwind(const spoor_elf *elf, const spoor_regs *regs, spoor_read_fn 
             frames[count++] = boundary;
             uint32_t stacked_xpsr = 0;
             unwind_state interrupted = {0};
-            if (unwind_exception_step(&env, ra, frame_addr, &interrupted, &stacked_xpsr) !=
+            if (spoor_unwind_exception_step(&env, ra, frame_addr, &interrupted, &stacked_xpsr) !=
                 UNWIND_OK) {
                 why = SPOOR_STOP_UNREADABLE;
                 break;
