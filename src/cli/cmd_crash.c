@@ -342,7 +342,7 @@ static void print_json(struct crash *c)
             json_string(&j, "kind", "frame");
             json_string(&j, "function", loc[k].function);
             json_string(&j, "file", loc[k].file);
-            if (loc[k].line)
+            if (loc[k].file || loc[k].line) /* line 0: DWARF's "no line" in that file */
                 json_uint(&j, "line", loc[k].line);
             else
                 json_null(&j, "line");
