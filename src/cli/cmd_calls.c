@@ -394,14 +394,6 @@ static int write_chrome(struct calls *c)
 
 /* ---- input ---------------------------------------------------------------------------------- */
 
-static void hex_id(char *out, size_t outlen, const uint8_t *b, size_t n)
-{
-    size_t i = 0;
-    for (; i < n && 2 * i + 2 < outlen; i++)
-        snprintf(out + 2 * i, 3, "%02x", b[i]);
-    out[2 * i] = 0;
-}
-
 /* Reads the state object and the ring through mem and decodes them. */
 static int load_trace(struct calls *c, spoor_mem *mem, const char *input)
 {
@@ -443,8 +435,8 @@ static int check_build_id(struct calls *c, const spoor_dump *dump, const char *i
     if (elen == dump->build_id_len && !memcmp(eid, dump->build_id, elen))
         return SPOOR_EXIT_OK;
     char d[80], e[80];
-    hex_id(d, sizeof d, dump->build_id, dump->build_id_len);
-    hex_id(e, sizeof e, eid, elen);
+    cli_hex_bytes(d, sizeof d, dump->build_id, dump->build_id_len);
+    cli_hex_bytes(e, sizeof e, eid, elen);
     return cli_error("calls",
                      "%s: build-id %s differs from %s's %s: the ring's addresses belong to "
                      "another firmware",
