@@ -178,6 +178,20 @@ static const char *ctx_name(const struct ctx_state *s)
     return s->label ? s->label : s->id_label;
 }
 
+/* Room for one more element in *items (count used of *cap, elem bytes each). */
+static bool room_for_one(void **items, size_t count, size_t *cap, size_t elem, size_t first)
+{
+    if (count < *cap)
+        return true;
+    size_t n = *cap ? *cap * 2 : first;
+    void *t = realloc(*items, n * elem);
+    if (!t)
+        return false;
+    *items = t;
+    *cap = n;
+    return true;
+}
+
 /* The output state of context index, created on its first record; NULL when out of memory. */
 static struct ctx_state *ctx_state_of(struct calls *c, unsigned index,
                                       const spoor_call_context *ctx)
@@ -185,14 +199,8 @@ static struct ctx_state *ctx_state_of(struct calls *c, unsigned index,
     for (size_t i = c->nctx; i-- > 0;) /* few contexts are live at a time */
         if (c->ctxs[i].index == index)
             return &c->ctxs[i];
-    if (c->nctx == c->ctx_cap) {
-        size_t n = c->ctx_cap ? c->ctx_cap * 2 : 8;
-        struct ctx_state *t = realloc(c->ctxs, n * sizeof *t);
-        if (!t)
-            return NULL;
-        c->ctxs = t;
-        c->ctx_cap = n;
-    }
+    if (!room_for_one((void **)&c->ctxs, c->nctx, &c->ctx_cap, sizeof *c->ctxs, 8))
+        return NULL;
     struct ctx_state *s = &c->ctxs[c->nctx++];
     memset(s, 0, sizeof *s);
     s->index = index;
@@ -279,14 +287,8 @@ static struct fn_stats *stats_of(struct calls *c, uint32_t fn)
     for (size_t i = 0; i < c->ntab; i++) /* few distinct functions in a trace: linear is fine */
         if (c->tab[i].fn == fn)
             return &c->tab[i];
-    if (c->ntab == c->tab_cap) {
-        size_t nc = c->tab_cap ? c->tab_cap * 2 : 64;
-        struct fn_stats *t = realloc(c->tab, nc * sizeof *t);
-        if (!t)
-            return NULL;
-        c->tab = t;
-        c->tab_cap = nc;
-    }
+    if (!room_for_one((void **)&c->tab, c->ntab, &c->tab_cap, sizeof *c->tab, 64))
+        return NULL;
     c->tab[c->ntab] = (struct fn_stats){.fn = fn};
     return &c->tab[c->ntab++];
 }

@@ -23,10 +23,13 @@ static spoor_itm_packet sw(unsigned port, uint32_t value, uint8_t size)
     return p;
 }
 
-/* Feeds packets; returns the records paired, contexts and depths given. */
+/* Feeds packets to a new pairer and stream; returns the records paired, contexts and depths
+ * given. */
 static size_t run(spoor_calls_itm_pairer *pr, spoor_calls_stream *st, const spoor_itm_packet *in,
                   size_t n, spoor_call_record *out)
 {
+    spoor_calls_itm_pairer_init(pr, P);
+    spoor_calls_stream_init(st);
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
         if (spoor_calls_itm_pair(pr, &in[i], &out[k])) {
@@ -44,8 +47,6 @@ static void test_interleaved_words_pair_innermost_first(void **state)
     (void)state;
     spoor_calls_itm_pairer pr;
     spoor_calls_stream st;
-    spoor_calls_itm_pairer_init(&pr, P);
-    spoor_calls_stream_init(&st);
     spoor_itm_packet ts = {.type = SPOOR_ITM_TS_LOCAL};
     const spoor_itm_packet in[] = {
         sw(P, 0x1001, 4),     sw(0, 'a', 1),
@@ -84,8 +85,6 @@ static void test_losses(void **state)
     (void)state;
     spoor_calls_itm_pairer pr;
     spoor_calls_stream st;
-    spoor_calls_itm_pairer_init(&pr, P);
-    spoor_calls_stream_init(&st);
     spoor_itm_packet ovf = {.type = SPOOR_ITM_OVERFLOW};
     const spoor_itm_packet in[] = {
         sw(P, 0x1001, 4),     sw(P + 1, 0x2001, 4), /* enter A, depth 0 */
