@@ -104,15 +104,7 @@ body = unit * (n // 8) + unit[: 8 * (n % 8)]
 open(f"{tmp}/ring.bin", "wb").write(body)
 open(f"{tmp}/state.bin", "wb").write(struct.pack("<6I", 0x4C435053, 8, ring, n, 0, 3))
 PY
-now() { date +%s.%N; }
-best() {
-    b=""
-    for _ in 1 2 3; do
-        t0=$(now); "$@" > /dev/null; t1=$(now)
-        b=$(echo "$t0 $t1 $b" | awk '{d=$2-$1; if ($3 == "" || d < $3) print d; else print $3}')
-    done
-    echo "$b"
-}
+. "$ROOT/bench/lib.sh"
 echo "host: spoor calls on $RECORDS records (release build, best of 3):"
 for mode in text --json --stats; do
     args=""

@@ -24,16 +24,7 @@ cmake --build "$BUILD" -j2 --target spoor_cli >/dev/null
 SPOOR=$BUILD/spoor
 cc -O2 -o "$TMP/gen" "$ROOT/bench/gen_itm_stream.c"
 
-now() { date +%s.%N; }
-# best of three wall-clock seconds of "$@" (stdout to /dev/null)
-best() {
-    b=""
-    for _ in 1 2 3; do
-        t0=$(now); "$@" > /dev/null; t1=$(now)
-        b=$(echo "$t0 $t1 $b" | awk '{d=$2-$1; if ($3 == "" || d < $3) print d; else print $3}')
-    done
-    echo "$b"
-}
+. "$ROOT/bench/lib.sh"
 
 CAPTURE=$ROOT/../shared/testdata/itm/cmsis-ctrace-blinky/Blinky+Arm.SWO.raw
 MODES="bursts random"

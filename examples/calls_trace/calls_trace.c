@@ -18,6 +18,10 @@
  *   fault  the demo, then decide() calls through a bad pointer: spoor's fault handler freezes
  *          the recorder and writes a crash dump holding the ring; after the reset the dump goes
  *          to OUTFILE: `spoor calls -e ELF OUTFILE`
+ * Built as calls_trace_ts-<core>.elf, the recorder has its options SPOOR_CALLS_TIME=2 (SysTick's
+ * current value as timestamp) and SPOOR_CALLS_CONTEXT=1 (IPSR as context id): SysTick then
+ * runs free (reload 0xFFFFFF, no interrupt) in every mode, and in irq mode only interrupt 3
+ * fires.
  * Every mode stops in calls_done() (a debugger may read the ring there) and prints
  * "image 0xADDR SIZE" for the RAM image it wrote.
  */
@@ -37,6 +41,13 @@
 #define SYST_CSR 0xE000E010u
 #define SYST_RVR 0xE000E014u
 #define SYST_CVR 0xE000E018u
+
+/* calls_trace_ts: the recorder's timestamp is SysTick's current value */
+#if defined(SPOOR_CALLS_TIME) && SPOOR_CALLS_TIME
+#define SYSTICK_IS_TIMESTAMP 1
+#else
+#define SYSTICK_IS_TIMESTAMP 0
+#endif
 
 #if defined(__ARM_ARCH_6M__)
 #define RING_BYTES 2048u /* 256 records: the microbit has 16 KiB of RAM */
@@ -196,11 +207,11 @@ NOTRACE static void crash_setup(void)
     spoor_dump_add_region(call_ring, sizeof call_ring, SPOOR_REGION_DATA);
 }
 
-NOTRACE static void systick_start(uint32_t reload)
+NOTRACE static void systick_start(uint32_t reload, uint32_t csr)
 {
     REG32(SYST_RVR) = reload;
     REG32(SYST_CVR) = 0u;
-    REG32(SYST_CSR) = 7u; /* processor clock, interrupt, enable */
+    REG32(SYST_CSR) = csr;
 }
 
 NOTRACE static void systick_stop(void)
@@ -229,6 +240,8 @@ NOTRACE int main(void)
     semihost_write_string("calls_trace on " SPOOR_EXAMPLE_CPU ": ");
     semihost_write_string(mode);
     semihost_write_string("\n");
+    if (SYSTICK_IS_TIMESTAMP) /* free-running, counting down, no interrupt */
+        systick_start(0xFFFFFFu, 5u);
     if (!spoor_calls_init(call_ring, sizeof call_ring)) {
         semihost_write_string("spoor_calls_init failed\n");
         return 3;
@@ -239,10 +252,12 @@ NOTRACE int main(void)
         DEMO_Run(2);
     } else if (str_eq(mode, "irq")) {
         irq_mode = true;
-        systick_start(9u);
+        if (!SYSTICK_IS_TIMESTAMP)
+            systick_start(9u, 7u); /* processor clock, interrupt, enable */
         DEMO_Init();
         DEMO_Run(40);
-        systick_stop();
+        if (!SYSTICK_IS_TIMESTAMP)
+            systick_stop();
         irq_mode = false;
     } else if (str_eq(mode, "wrap")) {
         DEMO_Init();

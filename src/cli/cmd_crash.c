@@ -53,14 +53,6 @@ struct crash {
     outbuf out;
 };
 
-static void hex_string(char *out, size_t outlen, const uint8_t *b, size_t n)
-{
-    size_t i = 0;
-    for (; i < n && 2 * i + 2 < outlen; i++)
-        snprintf(out + 2 * i, 3, "%02x", b[i]);
-    out[2 * i] = 0;
-}
-
 static void check_build_id(struct crash *c)
 {
     const uint8_t *eid;
@@ -70,8 +62,8 @@ static void check_build_id(struct crash *c)
     if (elen == c->dump->build_id_len && !memcmp(eid, c->dump->build_id, elen))
         return;
     char d[130], e[130];
-    hex_string(d, sizeof d, c->dump->build_id, c->dump->build_id_len);
-    hex_string(e, sizeof e, eid, elen);
+    cli_hex_bytes(d, sizeof d, c->dump->build_id, c->dump->build_id_len);
+    cli_hex_bytes(e, sizeof e, eid, elen);
     snprintf(c->build_id_warning, sizeof c->build_id_warning,
              "build-id mismatch: the dump is from %s, the ELF is %s; names and lines may be wrong",
              d, e);

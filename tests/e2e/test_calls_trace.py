@@ -106,12 +106,14 @@ def hook_points(elf, hook):
     return insns[0][0], insns[i + 1][0], None, None
 
 
-def run_with_log(elf, machine, mode, out_file, log):
+def run_with_log(elf, machine, mode, out_file, log, extra=(), shift=0):
+    """Runs the example under QEMU with the CPU log at the hooks' points (and at the addresses
+    in extra); -icount shift=SHIFT (2**SHIFT ns a instruction)."""
     points = [hook_points(elf, h) for h in ("__cyg_profile_func_enter",
                                               "__cyg_profile_func_exit")]
-    addresses = [a for p in points for a in p[:3] if a is not None]
+    addresses = [a for p in points for a in p[:3] if a is not None] + list(extra)
     dfilter = ",".join(f"0x{a:x}+2" for a in addresses)
-    command = [harness.require_tool(harness.QEMU), "-M", machine, "-icount", "shift=0",
+    command = [harness.require_tool(harness.QEMU), "-M", machine, "-icount", f"shift={shift}",
                "-nographic", "-monitor", "none", "-serial", "none", "-semihosting-config",
                f"enable=on,target=native,arg=calls_trace,arg={mode},arg={out_file}",
                "-kernel", str(elf), "-singlestep", "-d", "exec,nochain,cpu", "-dfilter",
@@ -120,30 +122,39 @@ def run_with_log(elf, machine, mode, out_file, log):
     return result, points
 
 
-def ground_truth(log, points):
-    """The hook calls in ring order: dicts kind, fn, site, ipsr."""
+def ground_truth(log, points, stores=None):
+    """The hook calls in ring order: dicts kind, fn, site, ipsr. stores: {pc: (key, register)}
+    of instructions that store a record's further words: the record last claimed at that
+    exception level gets key = the register's value there."""
     entries = {p[0]: ("enter", "exit")[i] for i, p in enumerate(points)}
     claims = {p[1] for p in points}
     confirms = {p[2]: p[3] for p in points if p[2] is not None}
     pending = {}    # IPSR -> the hook entry in flight at that level
     tentative = {}  # IPSR -> position in records where its STREX ran
     records = []
+    claimed = {}  # IPSR -> the record last claimed at that level
+    stores = stores or {}
 
     def flush(pc, regs, xpsr):
         ipsr = xpsr & 0x1FF
+        if pc in stores and ipsr in claimed:
+            key, reg = stores[pc]
+            claimed[ipsr][key] = regs[reg]
         if pc in entries:
             site = regs[1] if regs[1] >= EXC_RETURN_MIN else regs[1] & ~1
             pending[ipsr] = {"kind": entries[pc], "fn": regs[0] & ~1, "site": site,
                              "ipsr": ipsr}
         elif pc in claims and not confirms:  # Armv6-M: claimed, interrupts masked
             if ipsr in pending:
-                records.append(pending.pop(ipsr))
+                claimed[ipsr] = pending.pop(ipsr)
+                records.append(claimed[ipsr])
         elif pc in claims:
             tentative[ipsr] = len(records)
         elif pc in confirms and ipsr in tentative and ipsr in pending:
             position = tentative.pop(ipsr)
             if regs[confirms[pc]] == 0:  # the STREX succeeded
-                records.insert(position, pending.pop(ipsr))
+                claimed[ipsr] = pending.pop(ipsr)
+                records.insert(position, claimed[ipsr])
 
     pc, regs, xpsr = None, {}, 0
     with open(log, encoding="utf-8", errors="replace") as f:
