@@ -19,7 +19,10 @@ interrupt preemption with tail-chaining, and a small buffer that wrapped):
    register block's POSITION.
 4. Live: QEMU halted at reset with the images in RAM; `spoor mtb --gdb` (register block
    given with --mtb-regs) prints the same as the --mem path, listing and flow; so does the gdb
-   command `mtb` (gdb/spoor.py) inside gdb-multiarch.
+   command `mtb` (gdb/spoor.py) inside gdb-multiarch. With --freeze (through a relay that
+   records the packets spoor sends): MASTER is read, written back with EN and TSTARTEN clear
+   before POSITION and the buffer are read, and written back as it was after the last read, also
+   when the command fails after the stop; gdb-multiarch then reads MASTER as it was before.
 5. The target driver (spoor_mtb_enable/disable/freeze) in QEMU on a fake register block in RAM:
    the values it wrote, read back, are the ones the MTB rules give (MASK = log2(size) - 4,
    POSITION = offset from BASE, FLOW = watermark offset | AUTOSTOP, TSTARTEN/TSTOPEN), and bad
@@ -30,11 +33,14 @@ interrupt preemption with tail-chaining, and a small buffer that wrapped):
 """
 import json
 import os
+import re
+import select
 import socket
 import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 from pathlib import Path
@@ -256,6 +262,117 @@ class MtbScenarios(unittest.TestCase):
                 self.assertEqual(blocks[0],
                                  spoor("-e", c.elf, "--limit", 10, *c.mem).stdout, text)
                 self.assertEqual(blocks[1], spoor("-e", c.elf, "--flow", *c.mem).stdout)
+
+    def test_live_freeze(self):
+        for key in (("m3", "preempt"), ("m33", "badjump")):
+            c = self.cases[key]
+            regs_at, master_at = c.ram + AREA, c.ram + AREA + 4
+            position, master, _, base = struct.unpack("<4I", c.regs.read_bytes()[:16])
+            self.assertTrue(master & 0x80000000, "the virtual MTB's MASTER has EN set")
+            stopped = master & ~(0x80000000 | 0x20)  # EN [31], TSTARTEN [5]
+            with self.subTest(core=key[0], case=key[1]), live(c) as port:
+                with RspRelay(port) as relay:
+                    got = spoor("-e", c.elf, "--flow", "--gdb", f"127.0.0.1:{relay.port}",
+                                "--mtb-regs", hex(regs_at), "--freeze")
+                self.assertEqual(got.stdout, spoor("-e", c.elf, "--flow", *c.mem).stdout)
+                acc = relay.accesses()
+                writes = [i for i, a in enumerate(acc) if a[0] == "M"]
+                self.assertEqual([acc[i][1:] for i in writes],
+                                 [(master_at, 4, struct.pack("<I", stopped)),
+                                  (master_at, 4, struct.pack("<I", master))], acc)
+                stop, restart = writes
+
+                def reads(lo, hi):
+                    return [i for i, a in enumerate(acc)
+                            if a[0] == "m" and a[1] < hi and a[1] + a[2] > lo]
+                self.assertLess(reads(master_at, master_at + 4)[0], stop)  # MASTER read first
+                self.assertEqual(len(acc) - 1, restart, "nothing after the restore")
+                buffer = reads(c.ram + AREA + BUFFER, c.ram + AREA + BUFFER + c.size)
+                after_stop = [i for i in reads(regs_at, regs_at + 4) if i > stop]
+                self.assertTrue(buffer and after_stop, acc)
+                self.assertTrue(all(stop < i < restart for i in buffer + after_stop), acc)
+                # an error after the stop (the --chrome file cannot be opened) restores too
+                with RspRelay(port) as relay:
+                    bad = spoor("-e", c.elf, "--gdb", f"127.0.0.1:{relay.port}", "--mtb-regs",
+                                hex(regs_at), "--chrome", c.dir / "no" / "such" / "dir.json",
+                                "--freeze", check=False)
+                self.assertEqual(bad.returncode, 2)
+                self.assertIn("cannot open", bad.stderr)
+                self.assertEqual([a[1:] for a in relay.accesses() if a[0] == "M"],
+                                 [(master_at, 4, struct.pack("<I", stopped)),
+                                  (master_at, 4, struct.pack("<I", master))])
+                # gdb-multiarch reads the block afterwards (its exit ends QEMU): MASTER as it
+                # was, the rest untouched
+                text = harness.run_gdb(c.elf, port, [f"x/4wx {regs_at:#x}"])
+                words = re.search(rf"{regs_at:#x}:\s+(0x\w+)\s+(0x\w+)\s+(0x\w+)\s+(0x\w+)",
+                                  text)
+                self.assertIsNotNone(words, text)
+                self.assertEqual([int(w, 16) for w in words.groups()],
+                                 [position, master, 0, base])
+        bad = spoor("-e", c.elf, "--freeze", *c.mem, check=False)
+        self.assertEqual((bad.returncode, bad.stderr.strip()),
+                         (2, "spoor mtb: --freeze stops a live MTB: it needs --gdb HOST:PORT"))
+
+
+class RspRelay:
+    """A TCP relay between one GDB client and a GDB server that records, in order, the packets
+    the client sent (GDB manual, "Overview": $payload#checksum; 'm'/'M' payloads need no
+    escapes)."""
+
+    def __init__(self, upstream_port):
+        self.upstream_port = upstream_port
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.packets = []
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.thread.join(timeout=30)
+        self.listener.close()
+        return False
+
+    def _run(self):
+        self.listener.settimeout(30)
+        client, _ = self.listener.accept()
+        upstream = socket.create_connection(("127.0.0.1", self.upstream_port))
+        pending = b""
+        with client, upstream:
+            while True:
+                ready, _, _ = select.select([client, upstream], [], [], 30)
+                if not ready:
+                    return
+                for s in ready:
+                    data = s.recv(65536)
+                    if not data:
+                        return  # one side closed: the session is over
+                    (upstream if s is client else client).sendall(data)
+                    if s is client:
+                        pending = self._packets(pending + data)
+
+    def _packets(self, data):
+        while True:
+            start = data.find(b"$")
+            end = data.find(b"#", start)
+            if start < 0:
+                return b""
+            if end < 0 or len(data) < end + 3:
+                return data[start:]
+            self.packets.append(data[start + 1:end].decode("latin-1"))
+            data = data[end + 3:]
+
+    def accesses(self):
+        """('m', addr, len, None) and ('M', addr, len, bytes) in the order they were sent."""
+        out = []
+        for p in self.packets:
+            m = re.fullmatch(r"([mM])([0-9a-fA-F]+),([0-9a-fA-F]+)(?::([0-9a-fA-F]*))?", p)
+            if m:
+                out.append((m[1], int(m[2], 16), int(m[3], 16),
+                            bytes.fromhex(m[4]) if m[4] is not None else None))
+        return out
 
 
 class MtbDriver(unittest.TestCase):
