@@ -1,5 +1,11 @@
-"""spoor mtb end to end: QEMU runs examples/mtb (Cortex-M3 and M33), a virtual MTB built from
-QEMU's own execution log is the ground truth.
+"""spoor mtb end to end: QEMU runs examples/mtb (Cortex-M3, M33 and M0), a virtual MTB built
+from QEMU's own execution log is the ground truth.
+
+The M0 stands in for an MTB-M0+ core: QEMU has no Cortex-M0+, and its microbit's Cortex-M0 runs
+the same Armv6-M Thumb code (mtb-m0.elf is built with the target library's m0plus flavour). Its
+register block is where the port puts it (the firmware's mtb_fake_area, found with nm, given to
+spoor with --mtb-regs), every fault is a HardFault, and the overflow case is left out: the M0 has
+neither MSPLIM nor an MPU to stop the stack.
 
 For each case (the seed's infinite_loop, a recursion stack overflow, a jump to 0xbf00de4c,
 interrupt preemption with tail-chaining, and a small buffer that wrapped):
@@ -51,9 +57,11 @@ import harness  # noqa: E402
 SPOOR = os.environ.get("SPOOR_BIN", "spoor")
 SOURCE = Path(os.environ.get("SPOOR_SOURCE_DIR", Path(__file__).resolve().parents[2]))
 VIRTUAL_MTB = SOURCE / "tools" / "virtual_mtb.py"
-RAM = {"m3": 0x20000000, "m33": 0x38000000}
-AREA = 0x100000  # examples/mtb/mtb.c: MTB_FAKE_AREA_OFFSET
-BUFFER = 0x1000  # MTB_FAKE_BUFFER_OFFSET
+# examples/mtb/mtb.c: the fake area at RAM + MTB_FAKE_AREA_OFFSET (0x100000) on the M3 and M33,
+# the .noinit array mtb_fake_area on the M0 (16 KiB of RAM); the buffer at MTB_FAKE_BUFFER_OFFSET
+AREA = {"m3": 0x20100000, "m33": 0x38100000, "m0": "mtb_fake_area"}
+BUFFER = {"m3": 0x1000, "m33": 0x1000, "m0": 0x400}
+CORES = ("m3", "m33", "m0")
 
 # (name, scenario, buffer size)
 CASES = [
@@ -78,9 +86,17 @@ def spoor(*args, check=True):
     return result
 
 
-def loaders(regs, buf, ram):
-    return ["-device", f"loader,file={regs},addr={ram + AREA:#x},force-raw=on",
-            "-device", f"loader,file={buf},addr={ram + AREA + BUFFER:#x},force-raw=on"]
+def fake_area(elf, core):
+    """(register block, buffer) addresses of the fake MTB in the firmware."""
+    area = AREA[core]
+    if isinstance(area, str):
+        area = harness.symbol_addresses(elf)[area]
+    return area, area + BUFFER[core]
+
+
+def loaders(regs, buf, area, buffer_at):
+    return ["-device", f"loader,file={regs},addr={area:#x},force-raw=on",
+            "-device", f"loader,file={buf},addr={buffer_at:#x},force-raw=on"]
 
 
 class Case:
@@ -89,7 +105,7 @@ class Case:
     def __init__(self, tmp, core, name, scenario, size):
         self.core, self.name, self.size = core, name, size
         self.elf, self.machine = harness.example("mtb", core)
-        self.ram = RAM[core]
+        self.area, self.buffer_at = fake_area(self.elf, core)
         d = Path(tmp) / f"{core}-{name}"
         d.mkdir()
         self.dir = d
@@ -102,17 +118,17 @@ class Case:
         self.regs, self.buf, expect = d / "regs.bin", d / "buf.bin", d / "expect.json"
         subprocess.run([sys.executable, str(VIRTUAL_MTB), "--elf", str(self.elf), "--log",
                         str(log), "--size", str(size), "--base",
-                        hex(self.ram + AREA + BUFFER), "--regs-out", str(self.regs),
+                        hex(self.buffer_at), "--regs-out", str(self.regs),
                         "--buffer-out", str(self.buf), "--expect-out", str(expect)],
                        check=True, timeout=120)
         log.unlink()  # large
         self.expect = json.loads(expect.read_text())
-        self.mem = ["--mtb-regs", hex(self.ram + AREA),
-                    "--mem", f"{self.ram + AREA:#x}:{self.regs}",
-                    "--mem", f"{self.ram + AREA + BUFFER:#x}:{self.buf}"]
+        self.mem = ["--mtb-regs", hex(self.area),
+                    "--mem", f"{self.area:#x}:{self.regs}",
+                    "--mem", f"{self.buffer_at:#x}:{self.buf}"]
         self.dump = d / "mtb.dump"
         result = qemu(self.elf, self.machine, f"arg=mtb,arg={scenario},arg={self.dump}",
-                      loaders(self.regs, self.buf, self.ram))
+                      loaders(self.regs, self.buf, self.area, self.buffer_at))
         if result.returncode != 0 or not self.dump.is_file():
             raise AssertionError(f"{core} {name}: second run: {result.stdout}{result.stderr}")
 
@@ -134,8 +150,10 @@ class MtbScenarios(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
         cls.cases = {}
-        for core in ("m3", "m33"):
+        for core in CORES:
             for name, scenario, size in CASES:
+                if core == "m0" and scenario == "overflow":
+                    continue  # no MSPLIM, no MPU: nothing stops the stack
                 cls.cases[core, name] = Case(cls.tmp.name, core, name, scenario, size)
 
     @classmethod
@@ -201,7 +219,7 @@ class MtbScenarios(unittest.TestCase):
     def test_calls_and_chrome(self):
         # preempt: IRQ 1 preempts IRQ 0 (deeper), IRQ 2 (pended at IRQ 0's priority while it
         # ran) is tail-chained after IRQ 0: ARMv7-M ARM B1.5.12 (tail-chaining)
-        for core in ("m3", "m33"):
+        for core in CORES:
             c = self.cases[core, "preempt"]
             text = spoor("-e", c.elf, "--calls", *c.mem).stdout.splitlines()
 
@@ -246,27 +264,27 @@ class MtbScenarios(unittest.TestCase):
             self.assertEqual(record[3], regs[3])  # BASE
 
     def test_live_gdb_prints_the_same(self):
-        for key in (("m3", "preempt"), ("m33", "badjump"), ("m33", "wrapped")):
+        for key in (("m3", "preempt"), ("m33", "badjump"), ("m33", "wrapped"), ("m0", "preempt")):
             c = self.cases[key]
             with self.subTest(core=key[0], case=key[1]), live(c) as port:
                 for extra in ([], ["--flow"]):
-                    regs_only = ["--mtb-regs", hex(c.ram + AREA)]
+                    regs_only = ["--mtb-regs", hex(c.area)]
                     got = spoor("-e", c.elf, *extra, "--gdb", f"127.0.0.1:{port}", *regs_only)
                     self.assertEqual(got.stdout, spoor("-e", c.elf, *extra, *c.mem).stdout)
                 # the gdb command (gdb/spoor.py) inside gdb-multiarch prints the same
                 text = harness.run_gdb(c.elf, port, [
                     f"source {SOURCE / 'gdb' / 'spoor.py'}",
-                    "echo <<<\\n", f"mtb --limit 10 --mtb-regs {c.ram + AREA:#x}", "echo >>>\\n",
-                    "echo <<<\\n", f"mtb --flow --mtb-regs {c.ram + AREA:#x}", "echo >>>\\n"])
+                    "echo <<<\\n", f"mtb --limit 10 --mtb-regs {c.area:#x}", "echo >>>\\n",
+                    "echo <<<\\n", f"mtb --flow --mtb-regs {c.area:#x}", "echo >>>\\n"])
                 blocks = [b.split(">>>")[0].lstrip("\n") for b in text.split("<<<")[1:]]
                 self.assertEqual(blocks[0],
                                  spoor("-e", c.elf, "--limit", 10, *c.mem).stdout, text)
                 self.assertEqual(blocks[1], spoor("-e", c.elf, "--flow", *c.mem).stdout)
 
     def test_live_freeze(self):
-        for key in (("m3", "preempt"), ("m33", "badjump")):
+        for key in (("m3", "preempt"), ("m33", "badjump"), ("m0", "loop")):
             c = self.cases[key]
-            regs_at, master_at = c.ram + AREA, c.ram + AREA + 4
+            regs_at, master_at = c.area, c.area + 4
             position, master, _, base = struct.unpack("<4I", c.regs.read_bytes()[:16])
             self.assertTrue(master & 0x80000000, "the virtual MTB's MASTER has EN set")
             stopped = master & ~(0x80000000 | 0x20)  # EN [31], TSTARTEN [5]
@@ -287,7 +305,7 @@ class MtbScenarios(unittest.TestCase):
                             if a[0] == "m" and a[1] < hi and a[1] + a[2] > lo]
                 self.assertLess(reads(master_at, master_at + 4)[0], stop)  # MASTER read first
                 self.assertEqual(len(acc) - 1, restart, "nothing after the restore")
-                buffer = reads(c.ram + AREA + BUFFER, c.ram + AREA + BUFFER + c.size)
+                buffer = reads(c.buffer_at, c.buffer_at + c.size)
                 after_stop = [i for i in reads(regs_at, regs_at + 4) if i > stop]
                 self.assertTrue(buffer and after_stop, acc)
                 self.assertTrue(all(stop < i < restart for i in buffer + after_stop), acc)
@@ -304,8 +322,7 @@ class MtbScenarios(unittest.TestCase):
                 # gdb-multiarch reads the block afterwards (its exit ends QEMU): MASTER as it
                 # was, the rest untouched
                 text = harness.run_gdb(c.elf, port, [f"x/4wx {regs_at:#x}"])
-                words = re.search(rf"{regs_at:#x}:\s+(0x\w+)\s+(0x\w+)\s+(0x\w+)\s+(0x\w+)",
-                                  text)
+                words = re.search(rf"{regs_at:#x}(?: <[\w+]+>)?:" + r"\s+(0x\w+)" * 4, text)
                 self.assertIsNotNone(words, text)
                 self.assertEqual([int(w, 16) for w in words.groups()],
                                  [position, master, 0, base])
@@ -378,8 +395,9 @@ class RspRelay:
 class MtbDriver(unittest.TestCase):
     def test_register_writes(self):
         # target/include/spoor/mtb.h: SPOOR_MTB_BAD_SIZE 1, TOO_LARGE 2, MISALIGNED 3,
-        # NOT_IN_SRAM 4
-        for core in ("m3", "m33"):
+        # NOT_IN_SRAM 4. On the M0 this is the Armv6-M build of the driver (the block is
+        # mtb_fake_area + 0x40 there, the same offsets from it).
+        for core in CORES:
             with self.subTest(core=core):
                 elf, machine = harness.example("mtb", core)
                 result = qemu(elf, machine, "arg=mtb,arg=driver", [])
@@ -423,7 +441,7 @@ class live:
         c = self.case
         port = harness.free_port()
         command = harness.qemu_command(c.elf, c.machine, gdb_port=port) + loaders(
-            c.regs, c.buf, c.ram)
+            c.regs, c.buf, c.area, c.buffer_at)
         self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL,
                                         stderr=subprocess.DEVNULL, start_new_session=True)
         deadline = time.monotonic() + 10
