@@ -28,7 +28,9 @@ interrupt preemption with tail-chaining, and a small buffer that wrapped):
    command `mtb` (gdb/spoor.py) inside gdb-multiarch. With --freeze (through a relay that
    records the packets spoor sends): MASTER is read, written back with EN and TSTARTEN clear
    before POSITION and the buffer are read, and written back as it was after the last read, also
-   when the command fails after the stop; gdb-multiarch then reads MASTER as it was before.
+   when the command fails after the stop; the gdb command's `mtb --freeze` inside gdb-multiarch
+   (through the relay too) prints the same as the --mem path with the same writes in the same
+   order, and gdb then reads MASTER as it was before.
 5. The target driver (spoor_mtb_enable/disable/freeze) in QEMU on a fake register block in RAM:
    the values it wrote, read back, are the ones the MTB rules give (MASK = log2(size) - 4,
    POSITION = offset from BASE, FLOW = watermark offset | AUTOSTOP, TSTARTEN/TSTOPEN), and bad
@@ -319,9 +321,24 @@ class MtbScenarios(unittest.TestCase):
                 self.assertEqual([a[1:] for a in relay.accesses() if a[0] == "M"],
                                  [(master_at, 4, struct.pack("<I", stopped)),
                                   (master_at, 4, struct.pack("<I", master))])
-                # gdb-multiarch reads the block afterwards (its exit ends QEMU): MASTER as it
+                # the gdb command's --freeze, through the relay: the same order of writes and
+                # reads; then gdb-multiarch reads the block (its exit ends QEMU): MASTER as it
                 # was, the rest untouched
-                text = harness.run_gdb(c.elf, port, [f"x/4wx {regs_at:#x}"])
+                with RspRelay(port) as relay:
+                    text = harness.run_gdb(c.elf, relay.port, [
+                        f"source {SOURCE / 'gdb' / 'spoor.py'}", "echo <<<\\n",
+                        f"mtb --freeze --limit 10 --mtb-regs {regs_at:#x}", "echo >>>\\n",
+                        f"x/4wx {regs_at:#x}"])
+                self.assertEqual(text.split("<<<")[1].split(">>>")[0].lstrip("\n"),
+                                 spoor("-e", c.elf, "--limit", 10, *c.mem).stdout, text)
+                acc = relay.accesses()
+                writes = [i for i, a in enumerate(acc) if a[0] == "M"]
+                self.assertEqual([acc[i][1:] for i in writes],
+                                 [(master_at, 4, struct.pack("<I", stopped)),
+                                  (master_at, 4, struct.pack("<I", master))], acc)
+                stop, restart = writes
+                buffer = reads(c.buffer_at, c.buffer_at + c.size)
+                self.assertTrue(buffer and all(stop < i < restart for i in buffer), acc)
                 words = re.search(rf"{regs_at:#x}(?: <[\w+]+>)?:" + r"\s+(0x\w+)" * 4, text)
                 self.assertIsNotNone(words, text)
                 self.assertEqual([int(w, 16) for w in words.groups()],
