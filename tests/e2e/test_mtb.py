@@ -523,6 +523,38 @@ class MtbBadInput(unittest.TestCase):
                      f"0x20100000:{self.d / 'buf.bin'}").stdout
         self.assertIn("unknown: code not readable", flow)
 
+    def test_freeze_against_a_read_only_server(self):
+        # spoor gdbserver serves images read-only: every 'M' is answered E01. A running MTB
+        # (EN set) cannot be stopped: one error line; a stopped one needs no write and decodes.
+        words = struct.pack("<IIII", 0x90000000, 0x90000010 | 1, 0x90000020, 0x90000000)
+        (self.d / "buf.bin").write_bytes(words + bytes(16))
+        regs_json = self.d / "regs.json"
+        regs_json.write_text(json.dumps({**{f"r{i}": "0x0" for i in range(13)},
+                                         "sp": "0x20001000", "lr": "0xffffffff",
+                                         "pc": "0x100", "xpsr": "0x01000000"}))
+        for master, want in ((0x80000001, "cannot be written (E01)"), (0x00000001, None)):
+            (self.d / "regs.bin").write_bytes(struct.pack("<4I", 0x10, master, 0, 0x20100000))
+            server = subprocess.Popen(
+                [SPOOR, "gdbserver", "-e", self.elf, "--port", "0", "--regs", regs_json,
+                 "--mem", f"0xE0043000:{self.d / 'regs.bin'}",
+                 "--mem", f"0x20100000:{self.d / 'buf.bin'}"],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            try:
+                line = server.stdout.readline()
+                port = re.fullmatch(r"listening on 127\.0\.0\.1:(\d+)\n", line)
+                self.assertIsNotNone(port, line)
+                got = spoor("-e", self.elf, "--gdb", f"127.0.0.1:{port[1]}", "--freeze",
+                            check=False)
+            finally:
+                server.kill()
+                server.communicate()
+            if want:
+                self.assert_error(got, f"--freeze: cannot stop the MTB: 127.0.0.1:{port[1]}: "
+                                       f"target memory at 0xe0043004 (4 bytes) {want}")
+            else:
+                self.assertEqual(got.returncode, 0, got.stderr)
+                self.assertIn(">S: 0x90000000 - 0x90000000 @ ?:?", got.stdout)
+
     def test_dump_without_mtb(self):
         # a crash dump of the crash example has no MTB record
         elf, machine = harness.example("crash", "m3")
