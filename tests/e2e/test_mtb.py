@@ -283,34 +283,41 @@ class MtbScenarios(unittest.TestCase):
                                  spoor("-e", c.elf, "--limit", 10, *c.mem).stdout, text)
                 self.assertEqual(blocks[1], spoor("-e", c.elf, "--flow", *c.mem).stdout)
 
+    def assert_frozen(self, c, acc, master, last):
+        """acc (RspRelay.accesses) holds a freeze of c's MTB: MASTER read, written with EN [31]
+        and TSTARTEN [5] clear, then the block and the buffer read, then MASTER written back as
+        it was (last: and nothing after it)."""
+        master_at = c.area + 4
+        stopped = master & ~(0x80000000 | 0x20)
+        writes = [i for i, a in enumerate(acc) if a[0] == "M"]
+        self.assertEqual([acc[i][1:] for i in writes],
+                         [(master_at, 4, struct.pack("<I", stopped)),
+                          (master_at, 4, struct.pack("<I", master))], acc)
+        stop, restart = writes
+
+        def reads(lo, hi):
+            return [i for i, a in enumerate(acc) if a[0] == "m" and a[1] < hi and a[1] + a[2] > lo]
+        self.assertLess(reads(master_at, master_at + 4)[0], stop)  # MASTER read first
+        if last:
+            self.assertEqual(len(acc) - 1, restart, "nothing after the restore")
+        buffer = reads(c.buffer_at, c.buffer_at + c.size)
+        after_stop = [i for i in reads(c.area, c.area + 4) if i > stop]
+        self.assertTrue(buffer and after_stop, acc)
+        self.assertTrue(all(stop < i < restart for i in buffer + after_stop[:1]), acc)
+
     def test_live_freeze(self):
         for key in (("m3", "preempt"), ("m33", "badjump"), ("m0", "loop")):
             c = self.cases[key]
             regs_at, master_at = c.area, c.area + 4
             position, master, _, base = struct.unpack("<4I", c.regs.read_bytes()[:16])
             self.assertTrue(master & 0x80000000, "the virtual MTB's MASTER has EN set")
-            stopped = master & ~(0x80000000 | 0x20)  # EN [31], TSTARTEN [5]
+            stopped = master & ~(0x80000000 | 0x20)
             with self.subTest(core=key[0], case=key[1]), live(c) as port:
                 with RspRelay(port) as relay:
                     got = spoor("-e", c.elf, "--flow", "--gdb", f"127.0.0.1:{relay.port}",
                                 "--mtb-regs", hex(regs_at), "--freeze")
                 self.assertEqual(got.stdout, spoor("-e", c.elf, "--flow", *c.mem).stdout)
-                acc = relay.accesses()
-                writes = [i for i, a in enumerate(acc) if a[0] == "M"]
-                self.assertEqual([acc[i][1:] for i in writes],
-                                 [(master_at, 4, struct.pack("<I", stopped)),
-                                  (master_at, 4, struct.pack("<I", master))], acc)
-                stop, restart = writes
-
-                def reads(lo, hi):
-                    return [i for i, a in enumerate(acc)
-                            if a[0] == "m" and a[1] < hi and a[1] + a[2] > lo]
-                self.assertLess(reads(master_at, master_at + 4)[0], stop)  # MASTER read first
-                self.assertEqual(len(acc) - 1, restart, "nothing after the restore")
-                buffer = reads(c.buffer_at, c.buffer_at + c.size)
-                after_stop = [i for i in reads(regs_at, regs_at + 4) if i > stop]
-                self.assertTrue(buffer and after_stop, acc)
-                self.assertTrue(all(stop < i < restart for i in buffer + after_stop), acc)
+                self.assert_frozen(c, relay.accesses(), master, last=True)
                 # an error after the stop (the --chrome file cannot be opened) restores too
                 with RspRelay(port) as relay:
                     bad = spoor("-e", c.elf, "--gdb", f"127.0.0.1:{relay.port}", "--mtb-regs",
@@ -331,14 +338,7 @@ class MtbScenarios(unittest.TestCase):
                         f"x/4wx {regs_at:#x}"])
                 self.assertEqual(text.split("<<<")[1].split(">>>")[0].lstrip("\n"),
                                  spoor("-e", c.elf, "--limit", 10, *c.mem).stdout, text)
-                acc = relay.accesses()
-                writes = [i for i, a in enumerate(acc) if a[0] == "M"]
-                self.assertEqual([acc[i][1:] for i in writes],
-                                 [(master_at, 4, struct.pack("<I", stopped)),
-                                  (master_at, 4, struct.pack("<I", master))], acc)
-                stop, restart = writes
-                buffer = reads(c.buffer_at, c.buffer_at + c.size)
-                self.assertTrue(buffer and all(stop < i < restart for i in buffer), acc)
+                self.assert_frozen(c, relay.accesses(), master, last=False)
                 words = re.search(rf"{regs_at:#x}(?: <[\w+]+>)?:" + r"\s+(0x\w+)" * 4, text)
                 self.assertIsNotNone(words, text)
                 self.assertEqual([int(w, 16) for w in words.groups()],
