@@ -7,6 +7,13 @@
  * "the MTB" (clears MASTER.EN in the fake block) and copies the buffer into the dump, as it would
  * on a Cortex-M33 with its MTB at 0xE0043000.
  *
+ * Armv6-M (mtb-m0.elf, run on QEMU's microbit: a Cortex-M0, which runs the same Thumb code an
+ * M0+ does; QEMU has no M0+ machine): the microbit has 16 KiB of RAM, so the fake area is a
+ * .noinit array the linker places (symbol mtb_fake_area, 1 KiB aligned: the register block at
+ * its start, the buffer at +0x400), as an MTB-M0+ block sits wherever the vendor put it. The
+ * overflow scenario is left out there: the Cortex-M0 has neither MSPLIM nor an MPU to stop a
+ * runaway stack before it leaves RAM.
+ *
  * Run under QEMU with
  *   -semihosting-config enable=on,target=native,arg=mtb,arg=SCENARIO,arg=OUTFILE
  * First boot: SCENARIO runs and ends in a fault; the dump is written and the core reset. Second
@@ -47,13 +54,27 @@ extern uint8_t __flash_start[];
 extern uint8_t __flash_end[];
 extern uint8_t __stack_bottom[];
 
+#if defined(__ARM_ARCH_6M__)
+/* The fake MTB: the register block at the start of the area, the buffer (at most 1 KiB) at
+ * +0x400 (its BASE); the driver scenario uses 2 KiB from there. */
+#define MTB_FAKE_BUFFER_OFFSET 0x400u
+#define MTB_FAKE_BUFFER_MAX 1024u
+#define DUMP_BUFFER_SIZE 4096u
+#define STACK_WINDOW 512u
+__attribute__((section(".noinit"), aligned(1024)))
+uint8_t mtb_fake_area[MTB_FAKE_BUFFER_OFFSET + 2048u];
+#define MTB_FAKE_AREA ((uint32_t)(uintptr_t)mtb_fake_area)
+#else
 /* The fake MTB: the register block at the start of the area, the buffer (at most 4 KiB) at
  * +0x1000 (its BASE), all in RAM the program does not otherwise use. */
 #define MTB_FAKE_AREA_OFFSET 0x100000u /* from the start of RAM */
+#define MTB_FAKE_AREA ((uint32_t)(uintptr_t)__ram_start + MTB_FAKE_AREA_OFFSET)
 #define MTB_FAKE_BUFFER_OFFSET 0x1000u
 #define MTB_FAKE_BUFFER_MAX 4096u
-
 #define DUMP_BUFFER_SIZE 16384u
+#define STACK_WINDOW 1024u
+#endif
+
 __attribute__((section(".noinit"), aligned(8))) static uint8_t dump_buffer[DUMP_BUFFER_SIZE];
 /* address constants: the linker script's symbols */
 static const spoor_range ram_ranges[1] = {
@@ -69,11 +90,11 @@ static void barrier(void)
 
 static void crash_setup(void)
 {
-    uint32_t area = (uint32_t)(uintptr_t)__ram_start + MTB_FAKE_AREA_OFFSET;
+    uint32_t area = MTB_FAKE_AREA;
     const spoor_crash_config config = {
         .buffer = dump_buffer,
         .buffer_size = sizeof dump_buffer,
-        .stack_window = 1024u,
+        .stack_window = STACK_WINDOW,
         .ram = ram_ranges,
         .ram_count = 1u,
         .flash = flash_ranges,
@@ -124,6 +145,7 @@ NOINLINE uint32_t recurse_func0(uint32_t depth)
     return below + computation_buf[depth % sizeof computation_buf];
 }
 
+#if !defined(__ARM_ARCH_6M__)
 static void guard_main_stack(void)
 {
 #if !defined(__ARM_ARCH_8M_MAIN__)
@@ -136,6 +158,7 @@ static void guard_main_stack(void)
     barrier();
 #endif
 }
+#endif
 
 /* ---- badjump -------------------------------------------------------------------------------- */
 
@@ -211,7 +234,7 @@ static void print_block(const char *what, uint32_t status, uint32_t block)
 
 static int scenario_driver(void)
 {
-    uint32_t block = (uint32_t)(uintptr_t)__ram_start + MTB_FAKE_AREA_OFFSET + 0x40u;
+    uint32_t block = MTB_FAKE_AREA + 0x40u;
     uint32_t base = block - 0x40u + MTB_FAKE_BUFFER_OFFSET;
     uint8_t *sram = (uint8_t *)(uintptr_t)base;
     for (uint32_t i = 0; i < 7u; i++)
@@ -312,10 +335,13 @@ int main(void)
     }
     if (same(words[1], "loop"))
         infinite_loop();
+#if !defined(__ARM_ARCH_6M__)
     else if (same(words[1], "overflow")) {
         guard_main_stack();
         mtb_sink = recurse_func0(0u);
-    } else if (same(words[1], "badjump"))
+    }
+#endif
+    else if (same(words[1], "badjump"))
         bad_asm_function();
     else if (same(words[1], "preempt"))
         scenario_preempt();

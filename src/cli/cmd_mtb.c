@@ -32,11 +32,14 @@ static const char mtb_usage[] =
     "      --chrome FILE  the recovered calls as Chrome/Perfetto trace-event JSON\n"
     "  -j, --json         one JSON object per line: packets, or instructions with --flow\n"
     "      --mtb-regs ADDR  the MTB register block (default 0xE0043000, the MTB-M33's; an\n"
-    "                     MTB-M0+ block is where the vendor put it)\n" TARGET_INPUT_HELP
+    "                     MTB-M0+ block is where the vendor put it)\n"
+    "      --freeze       with --gdb: clear MASTER.EN (and TSTARTEN) before reading, so the\n"
+    "                     buffer stops moving, and write MASTER back afterwards\n" TARGET_INPUT_HELP
     "  -h, --help         this text\n\n"
     "A crash dump with an MTB record uses the registers and buffer the fault handler saved.\n"
     "Otherwise the register block and the buffer are read from target memory: --mem images\n"
-    "(no --regs needed), or a live target over GDB (stop it first: a running MTB moves on).\n"
+    "(no --regs needed), or a live target over GDB (stop it first, or give --freeze: a running\n"
+    "MTB moves on).\n"
     "Exit status: 0 trace printed, 2 usage or input error (no MTB, empty or all-zero buffer, "
     "...).\n";
 
@@ -518,22 +521,77 @@ out:
     return rc;
 }
 
-static int run_memory(struct mtb *m, uint32_t regs_addr, uint32_t limit, const char *name)
+/* The register block (POSITION, MASTER, FLOW, BASE) from target memory; false after printing the
+ * error. */
+static bool read_registers(struct mtb *m, uint32_t regs_addr, spoor_mtb_regs *regs,
+                           const char *name)
 {
     uint32_t w[4];
     for (unsigned i = 0; i < 4; i++)
-        if (!spoor_mem_read_u32(m->mem, regs_addr + 4u * i, &w[i]))
-            return cli_error("mtb",
-                             "%s: cannot read the MTB registers at 0x%08x (give them with --mem "
-                             "0x%08x:FILE, or --mtb-regs ADDR for a block elsewhere)",
-                             name, regs_addr, regs_addr);
-    spoor_mtb_regs regs = {w[0], w[1], w[2], w[3]};
+        if (!spoor_mem_read_u32(m->mem, regs_addr + 4u * i, &w[i])) {
+            cli_error("mtb",
+                      "%s: cannot read the MTB registers at 0x%08x (give them with --mem "
+                      "0x%08x:FILE, or --mtb-regs ADDR for a block elsewhere)",
+                      name, regs_addr, regs_addr);
+            return false;
+        }
+    *regs = (spoor_mtb_regs){w[0], w[1], w[2], w[3]};
+    return true;
+}
+
+static int run_memory(struct mtb *m, uint32_t regs_addr, uint32_t limit, const char *name)
+{
+    spoor_mtb_regs regs;
+    if (!read_registers(m, regs_addr, &regs, name))
+        return SPOOR_EXIT_USAGE;
     return run(m, &regs, NULL, limit, name);
+}
+
+#define MTB_MASTER_EN (1u << 31)
+#define MTB_MASTER_TSTARTEN (1u << 5)
+
+static bool write_master(struct mtb *m, uint32_t at, uint32_t value)
+{
+    uint8_t b[4] = {(uint8_t)value, (uint8_t)(value >> 8), (uint8_t)(value >> 16),
+                    (uint8_t)(value >> 24)};
+    return spoor_mem_write(m->mem, at, b, sizeof b);
+}
+
+/* --freeze: MASTER is read and written with EN (and TSTARTEN, so that a DWT match cannot start
+ * it again) clear before POSITION and the buffer are read, and written back as it was after
+ * them, on the error paths too. The trace is decoded with MASTER as found. */
+static int run_frozen(struct mtb *m, uint32_t regs_addr, uint32_t limit, const char *name)
+{
+    const uint32_t at = regs_addr + 4u;
+    uint32_t master;
+    if (!spoor_mem_read_u32(m->mem, at, &master))
+        return cli_error("mtb", "%s: --freeze: cannot read MTB_MASTER at 0x%08x: %s", name, at,
+                         spoor_last_error());
+    const uint32_t stopped = master & ~(MTB_MASTER_EN | MTB_MASTER_TSTARTEN);
+    const bool write = stopped != master; /* a stopped MTB needs nothing */
+    if (write && !write_master(m, at, stopped))
+        return cli_error("mtb", "%s: --freeze: cannot stop the MTB: %s", name, spoor_last_error());
+    spoor_mem_invalidate(m->mem); /* everything else is read after the stop */
+    spoor_mtb_regs regs;
+    int rc = SPOOR_EXIT_USAGE;
+    if (read_registers(m, regs_addr, &regs, name)) {
+        regs.master = master;
+        rc = run(m, &regs, NULL, limit, name);
+    }
+    if (write && !write_master(m, at, master)) {
+        int wrc = cli_error("mtb",
+                            "%s: --freeze: cannot write MTB_MASTER 0x%08x back, the MTB stays "
+                            "stopped: %s",
+                            name, master, spoor_last_error());
+        if (rc == SPOOR_EXIT_OK)
+            rc = wrc;
+    }
+    return rc;
 }
 
 int cmd_mtb(int argc, char **argv)
 {
-    enum { OPT_FLOW = 300, OPT_CALLS, OPT_CHROME, OPT_MTB_REGS };
+    enum { OPT_FLOW = 300, OPT_CALLS, OPT_CHROME, OPT_MTB_REGS, OPT_FREEZE };
     static const struct option opts[] = {{"elf", required_argument, 0, 'e'},
                                          {"json", no_argument, 0, 'j'},
                                          {"limit", required_argument, 0, 'n'},
@@ -541,6 +599,7 @@ int cmd_mtb(int argc, char **argv)
                                          {"calls", no_argument, 0, OPT_CALLS},
                                          {"chrome", required_argument, 0, OPT_CHROME},
                                          {"mtb-regs", required_argument, 0, OPT_MTB_REGS},
+                                         {"freeze", no_argument, 0, OPT_FREEZE},
                                          {"help", no_argument, 0, 'h'},
                                          TARGET_INPUT_LONG_OPTIONS,
                                          {0, 0, 0, 0}};
@@ -550,7 +609,7 @@ int cmd_mtb(int argc, char **argv)
     memset(&in, 0, sizeof in);
     const char *elf_path = NULL;
     uint32_t limit = 0, regs_addr = SPOOR_MTB_M33_REGISTERS;
-    int opt, rc;
+    int opt, rc, freeze = 0;
     optind = 1;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, "e:jn:h", opts, NULL)) != -1) {
@@ -569,6 +628,7 @@ int cmd_mtb(int argc, char **argv)
                 return cli_error("mtb", "--mtb-regs: expected a word-aligned address, got '%s'",
                                  optarg);
             break;
+        case OPT_FREEZE: freeze = 1; break;
         case TARGET_OPT_REGS:
         case TARGET_OPT_MEM:
         case TARGET_OPT_GDB:
@@ -583,6 +643,8 @@ int cmd_mtb(int argc, char **argv)
         return cli_error("mtb", "give --flow or --calls, not both");
     if (m.json && m.calls)
         return cli_error("mtb", "--json covers packets and --flow; --calls is text only");
+    if (freeze && !in.src.gdb)
+        return cli_error("mtb", "--freeze stops a live MTB: it needs --gdb HOST:PORT");
     if (!(m.elf = cli_open_elf("mtb", elf_path)))
         return SPOOR_EXIT_USAGE;
     ob_init(&m.out, 1);
@@ -626,7 +688,7 @@ int cmd_mtb(int argc, char **argv)
                            "mtb_registers set?)",
                            snap->input);
         } else {
-            rc = run_memory(&m, regs_addr, limit, snap->input);
+            rc = (freeze ? run_frozen : run_memory)(&m, regs_addr, limit, snap->input);
         }
     }
     if (!ob_flush(&m.out) && rc == SPOOR_EXIT_OK)

@@ -1,5 +1,11 @@
-"""spoor mtb end to end: QEMU runs examples/mtb (Cortex-M3 and M33), a virtual MTB built from
-QEMU's own execution log is the ground truth.
+"""spoor mtb end to end: QEMU runs examples/mtb (Cortex-M3, M33 and M0), a virtual MTB built
+from QEMU's own execution log is the ground truth.
+
+The M0 stands in for an MTB-M0+ core: QEMU has no Cortex-M0+, and its microbit's Cortex-M0 runs
+the same Armv6-M Thumb code (mtb-m0.elf is built with the target library's m0plus flavour). Its
+register block is where the port puts it (the firmware's mtb_fake_area, found with nm, given to
+spoor with --mtb-regs), every fault is a HardFault, and the overflow case is left out: the M0 has
+neither MSPLIM nor an MPU to stop the stack.
 
 For each case (the seed's infinite_loop, a recursion stack overflow, a jump to 0xbf00de4c,
 interrupt preemption with tail-chaining, and a small buffer that wrapped):
@@ -19,7 +25,12 @@ interrupt preemption with tail-chaining, and a small buffer that wrapped):
    register block's POSITION.
 4. Live: QEMU halted at reset with the images in RAM; `spoor mtb --gdb` (register block
    given with --mtb-regs) prints the same as the --mem path, listing and flow; so does the gdb
-   command `mtb` (gdb/spoor.py) inside gdb-multiarch.
+   command `mtb` (gdb/spoor.py) inside gdb-multiarch. With --freeze (through a relay that
+   records the packets spoor sends): MASTER is read, written back with EN and TSTARTEN clear
+   before POSITION and the buffer are read, and written back as it was after the last read, also
+   when the command fails after the stop; the gdb command's `mtb --freeze` inside gdb-multiarch
+   (through the relay too) prints the same as the --mem path with the same writes in the same
+   order, and gdb then reads MASTER as it was before.
 5. The target driver (spoor_mtb_enable/disable/freeze) in QEMU on a fake register block in RAM:
    the values it wrote, read back, are the ones the MTB rules give (MASK = log2(size) - 4,
    POSITION = offset from BASE, FLOW = watermark offset | AUTOSTOP, TSTARTEN/TSTOPEN), and bad
@@ -30,11 +41,14 @@ interrupt preemption with tail-chaining, and a small buffer that wrapped):
 """
 import json
 import os
+import re
+import select
 import socket
 import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 from pathlib import Path
@@ -45,9 +59,11 @@ import harness  # noqa: E402
 SPOOR = os.environ.get("SPOOR_BIN", "spoor")
 SOURCE = Path(os.environ.get("SPOOR_SOURCE_DIR", Path(__file__).resolve().parents[2]))
 VIRTUAL_MTB = SOURCE / "tools" / "virtual_mtb.py"
-RAM = {"m3": 0x20000000, "m33": 0x38000000}
-AREA = 0x100000  # examples/mtb/mtb.c: MTB_FAKE_AREA_OFFSET
-BUFFER = 0x1000  # MTB_FAKE_BUFFER_OFFSET
+# examples/mtb/mtb.c: the fake area at RAM + MTB_FAKE_AREA_OFFSET (0x100000) on the M3 and M33,
+# the .noinit array mtb_fake_area on the M0 (16 KiB of RAM); the buffer at MTB_FAKE_BUFFER_OFFSET
+AREA = {"m3": 0x20100000, "m33": 0x38100000, "m0": "mtb_fake_area"}
+BUFFER = {"m3": 0x1000, "m33": 0x1000, "m0": 0x400}
+CORES = ("m3", "m33", "m0")
 
 # (name, scenario, buffer size)
 CASES = [
@@ -72,9 +88,17 @@ def spoor(*args, check=True):
     return result
 
 
-def loaders(regs, buf, ram):
-    return ["-device", f"loader,file={regs},addr={ram + AREA:#x},force-raw=on",
-            "-device", f"loader,file={buf},addr={ram + AREA + BUFFER:#x},force-raw=on"]
+def fake_area(elf, core):
+    """(register block, buffer) addresses of the fake MTB in the firmware."""
+    area = AREA[core]
+    if isinstance(area, str):
+        area = harness.symbol_addresses(elf)[area]
+    return area, area + BUFFER[core]
+
+
+def loaders(regs, buf, area, buffer_at):
+    return ["-device", f"loader,file={regs},addr={area:#x},force-raw=on",
+            "-device", f"loader,file={buf},addr={buffer_at:#x},force-raw=on"]
 
 
 class Case:
@@ -83,7 +107,7 @@ class Case:
     def __init__(self, tmp, core, name, scenario, size):
         self.core, self.name, self.size = core, name, size
         self.elf, self.machine = harness.example("mtb", core)
-        self.ram = RAM[core]
+        self.area, self.buffer_at = fake_area(self.elf, core)
         d = Path(tmp) / f"{core}-{name}"
         d.mkdir()
         self.dir = d
@@ -96,17 +120,17 @@ class Case:
         self.regs, self.buf, expect = d / "regs.bin", d / "buf.bin", d / "expect.json"
         subprocess.run([sys.executable, str(VIRTUAL_MTB), "--elf", str(self.elf), "--log",
                         str(log), "--size", str(size), "--base",
-                        hex(self.ram + AREA + BUFFER), "--regs-out", str(self.regs),
+                        hex(self.buffer_at), "--regs-out", str(self.regs),
                         "--buffer-out", str(self.buf), "--expect-out", str(expect)],
                        check=True, timeout=120)
         log.unlink()  # large
         self.expect = json.loads(expect.read_text())
-        self.mem = ["--mtb-regs", hex(self.ram + AREA),
-                    "--mem", f"{self.ram + AREA:#x}:{self.regs}",
-                    "--mem", f"{self.ram + AREA + BUFFER:#x}:{self.buf}"]
+        self.mem = ["--mtb-regs", hex(self.area),
+                    "--mem", f"{self.area:#x}:{self.regs}",
+                    "--mem", f"{self.buffer_at:#x}:{self.buf}"]
         self.dump = d / "mtb.dump"
         result = qemu(self.elf, self.machine, f"arg=mtb,arg={scenario},arg={self.dump}",
-                      loaders(self.regs, self.buf, self.ram))
+                      loaders(self.regs, self.buf, self.area, self.buffer_at))
         if result.returncode != 0 or not self.dump.is_file():
             raise AssertionError(f"{core} {name}: second run: {result.stdout}{result.stderr}")
 
@@ -128,8 +152,10 @@ class MtbScenarios(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
         cls.cases = {}
-        for core in ("m3", "m33"):
+        for core in CORES:
             for name, scenario, size in CASES:
+                if core == "m0" and scenario == "overflow":
+                    continue  # no MSPLIM, no MPU: nothing stops the stack
                 cls.cases[core, name] = Case(cls.tmp.name, core, name, scenario, size)
 
     @classmethod
@@ -195,7 +221,7 @@ class MtbScenarios(unittest.TestCase):
     def test_calls_and_chrome(self):
         # preempt: IRQ 1 preempts IRQ 0 (deeper), IRQ 2 (pended at IRQ 0's priority while it
         # ran) is tail-chained after IRQ 0: ARMv7-M ARM B1.5.12 (tail-chaining)
-        for core in ("m3", "m33"):
+        for core in CORES:
             c = self.cases[core, "preempt"]
             text = spoor("-e", c.elf, "--calls", *c.mem).stdout.splitlines()
 
@@ -240,29 +266,155 @@ class MtbScenarios(unittest.TestCase):
             self.assertEqual(record[3], regs[3])  # BASE
 
     def test_live_gdb_prints_the_same(self):
-        for key in (("m3", "preempt"), ("m33", "badjump"), ("m33", "wrapped")):
+        for key in (("m3", "preempt"), ("m33", "badjump"), ("m33", "wrapped"), ("m0", "preempt")):
             c = self.cases[key]
             with self.subTest(core=key[0], case=key[1]), live(c) as port:
                 for extra in ([], ["--flow"]):
-                    regs_only = ["--mtb-regs", hex(c.ram + AREA)]
+                    regs_only = ["--mtb-regs", hex(c.area)]
                     got = spoor("-e", c.elf, *extra, "--gdb", f"127.0.0.1:{port}", *regs_only)
                     self.assertEqual(got.stdout, spoor("-e", c.elf, *extra, *c.mem).stdout)
                 # the gdb command (gdb/spoor.py) inside gdb-multiarch prints the same
                 text = harness.run_gdb(c.elf, port, [
                     f"source {SOURCE / 'gdb' / 'spoor.py'}",
-                    "echo <<<\\n", f"mtb --limit 10 --mtb-regs {c.ram + AREA:#x}", "echo >>>\\n",
-                    "echo <<<\\n", f"mtb --flow --mtb-regs {c.ram + AREA:#x}", "echo >>>\\n"])
+                    "echo <<<\\n", f"mtb --limit 10 --mtb-regs {c.area:#x}", "echo >>>\\n",
+                    "echo <<<\\n", f"mtb --flow --mtb-regs {c.area:#x}", "echo >>>\\n"])
                 blocks = [b.split(">>>")[0].lstrip("\n") for b in text.split("<<<")[1:]]
                 self.assertEqual(blocks[0],
                                  spoor("-e", c.elf, "--limit", 10, *c.mem).stdout, text)
                 self.assertEqual(blocks[1], spoor("-e", c.elf, "--flow", *c.mem).stdout)
 
+    def assert_frozen(self, c, acc, master, last):
+        """acc (RspRelay.accesses) holds a freeze of c's MTB: MASTER read, written with EN [31]
+        and TSTARTEN [5] clear, then the block and the buffer read, then MASTER written back as
+        it was (last: and nothing after it)."""
+        master_at = c.area + 4
+        stopped = master & ~(0x80000000 | 0x20)
+        writes = [i for i, a in enumerate(acc) if a[0] == "M"]
+        self.assertEqual([acc[i][1:] for i in writes],
+                         [(master_at, 4, struct.pack("<I", stopped)),
+                          (master_at, 4, struct.pack("<I", master))], acc)
+        stop, restart = writes
+
+        def reads(lo, hi):
+            return [i for i, a in enumerate(acc) if a[0] == "m" and a[1] < hi and a[1] + a[2] > lo]
+        self.assertLess(reads(master_at, master_at + 4)[0], stop)  # MASTER read first
+        if last:
+            self.assertEqual(len(acc) - 1, restart, "nothing after the restore")
+        buffer = reads(c.buffer_at, c.buffer_at + c.size)
+        after_stop = [i for i in reads(c.area, c.area + 4) if i > stop]
+        self.assertTrue(buffer and after_stop, acc)
+        self.assertTrue(all(stop < i < restart for i in buffer + after_stop[:1]), acc)
+
+    def test_live_freeze(self):
+        for key in (("m3", "preempt"), ("m33", "badjump"), ("m0", "loop")):
+            c = self.cases[key]
+            regs_at, master_at = c.area, c.area + 4
+            position, master, _, base = struct.unpack("<4I", c.regs.read_bytes()[:16])
+            self.assertTrue(master & 0x80000000, "the virtual MTB's MASTER has EN set")
+            stopped = master & ~(0x80000000 | 0x20)
+            with self.subTest(core=key[0], case=key[1]), live(c) as port:
+                with RspRelay(port) as relay:
+                    got = spoor("-e", c.elf, "--flow", "--gdb", f"127.0.0.1:{relay.port}",
+                                "--mtb-regs", hex(regs_at), "--freeze")
+                self.assertEqual(got.stdout, spoor("-e", c.elf, "--flow", *c.mem).stdout)
+                self.assert_frozen(c, relay.accesses(), master, last=True)
+                # an error after the stop (the --chrome file cannot be opened) restores too
+                with RspRelay(port) as relay:
+                    bad = spoor("-e", c.elf, "--gdb", f"127.0.0.1:{relay.port}", "--mtb-regs",
+                                hex(regs_at), "--chrome", c.dir / "no" / "such" / "dir.json",
+                                "--freeze", check=False)
+                self.assertEqual(bad.returncode, 2)
+                self.assertIn("cannot open", bad.stderr)
+                self.assertEqual([a[1:] for a in relay.accesses() if a[0] == "M"],
+                                 [(master_at, 4, struct.pack("<I", stopped)),
+                                  (master_at, 4, struct.pack("<I", master))])
+                # the gdb command's --freeze, through the relay: the same order of writes and
+                # reads; then gdb-multiarch reads the block (its exit ends QEMU): MASTER as it
+                # was, the rest untouched
+                with RspRelay(port) as relay:
+                    text = harness.run_gdb(c.elf, relay.port, [
+                        f"source {SOURCE / 'gdb' / 'spoor.py'}", "echo <<<\\n",
+                        f"mtb --freeze --limit 10 --mtb-regs {regs_at:#x}", "echo >>>\\n",
+                        f"x/4wx {regs_at:#x}"])
+                self.assertEqual(text.split("<<<")[1].split(">>>")[0].lstrip("\n"),
+                                 spoor("-e", c.elf, "--limit", 10, *c.mem).stdout, text)
+                self.assert_frozen(c, relay.accesses(), master, last=False)
+                words = re.search(rf"{regs_at:#x}(?: <[\w+]+>)?:" + r"\s+(0x\w+)" * 4, text)
+                self.assertIsNotNone(words, text)
+                self.assertEqual([int(w, 16) for w in words.groups()],
+                                 [position, master, 0, base])
+        bad = spoor("-e", c.elf, "--freeze", *c.mem, check=False)
+        self.assertEqual((bad.returncode, bad.stderr.strip()),
+                         (2, "spoor mtb: --freeze stops a live MTB: it needs --gdb HOST:PORT"))
+
+
+class RspRelay:
+    """A TCP relay between one GDB client and a GDB server that records, in order, the packets
+    the client sent (GDB manual, "Overview": $payload#checksum; 'm'/'M' payloads need no
+    escapes)."""
+
+    def __init__(self, upstream_port):
+        self.upstream_port = upstream_port
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.packets = []
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.thread.join(timeout=30)
+        self.listener.close()
+        return False
+
+    def _run(self):
+        self.listener.settimeout(30)
+        client, _ = self.listener.accept()
+        upstream = socket.create_connection(("127.0.0.1", self.upstream_port))
+        pending = b""
+        with client, upstream:
+            while True:
+                ready, _, _ = select.select([client, upstream], [], [], 30)
+                if not ready:
+                    return
+                for s in ready:
+                    data = s.recv(65536)
+                    if not data:
+                        return  # one side closed: the session is over
+                    (upstream if s is client else client).sendall(data)
+                    if s is client:
+                        pending = self._packets(pending + data)
+
+    def _packets(self, data):
+        while True:
+            start = data.find(b"$")
+            end = data.find(b"#", start)
+            if start < 0:
+                return b""
+            if end < 0 or len(data) < end + 3:
+                return data[start:]
+            self.packets.append(data[start + 1:end].decode("latin-1"))
+            data = data[end + 3:]
+
+    def accesses(self):
+        """('m', addr, len, None) and ('M', addr, len, bytes) in the order they were sent."""
+        out = []
+        for p in self.packets:
+            m = re.fullmatch(r"([mM])([0-9a-fA-F]+),([0-9a-fA-F]+)(?::([0-9a-fA-F]*))?", p)
+            if m:
+                out.append((m[1], int(m[2], 16), int(m[3], 16),
+                            bytes.fromhex(m[4]) if m[4] is not None else None))
+        return out
+
 
 class MtbDriver(unittest.TestCase):
     def test_register_writes(self):
         # target/include/spoor/mtb.h: SPOOR_MTB_BAD_SIZE 1, TOO_LARGE 2, MISALIGNED 3,
-        # NOT_IN_SRAM 4
-        for core in ("m3", "m33"):
+        # NOT_IN_SRAM 4. On the M0 this is the Armv6-M build of the driver (the block is
+        # mtb_fake_area + 0x40 there, the same offsets from it).
+        for core in CORES:
             with self.subTest(core=core):
                 elf, machine = harness.example("mtb", core)
                 result = qemu(elf, machine, "arg=mtb,arg=driver", [])
@@ -306,7 +458,7 @@ class live:
         c = self.case
         port = harness.free_port()
         command = harness.qemu_command(c.elf, c.machine, gdb_port=port) + loaders(
-            c.regs, c.buf, c.ram)
+            c.regs, c.buf, c.area, c.buffer_at)
         self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL,
                                         stderr=subprocess.DEVNULL, start_new_session=True)
         deadline = time.monotonic() + 10
@@ -370,6 +522,38 @@ class MtbBadInput(unittest.TestCase):
                      f"0xE0043000:{self.d / 'regs.bin'}", "--mem",
                      f"0x20100000:{self.d / 'buf.bin'}").stdout
         self.assertIn("unknown: code not readable", flow)
+
+    def test_freeze_against_a_read_only_server(self):
+        # spoor gdbserver serves images read-only: every 'M' is answered E01. A running MTB
+        # (EN set) cannot be stopped: one error line; a stopped one needs no write and decodes.
+        words = struct.pack("<IIII", 0x90000000, 0x90000010 | 1, 0x90000020, 0x90000000)
+        (self.d / "buf.bin").write_bytes(words + bytes(16))
+        regs_json = self.d / "regs.json"
+        regs_json.write_text(json.dumps({**{f"r{i}": "0x0" for i in range(13)},
+                                         "sp": "0x20001000", "lr": "0xffffffff",
+                                         "pc": "0x100", "xpsr": "0x01000000"}))
+        for master, want in ((0x80000001, "cannot be written (E01)"), (0x00000001, None)):
+            (self.d / "regs.bin").write_bytes(struct.pack("<4I", 0x10, master, 0, 0x20100000))
+            server = subprocess.Popen(
+                [SPOOR, "gdbserver", "-e", self.elf, "--port", "0", "--regs", regs_json,
+                 "--mem", f"0xE0043000:{self.d / 'regs.bin'}",
+                 "--mem", f"0x20100000:{self.d / 'buf.bin'}"],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            try:
+                line = server.stdout.readline()
+                port = re.fullmatch(r"listening on 127\.0\.0\.1:(\d+)\n", line)
+                self.assertIsNotNone(port, line)
+                got = spoor("-e", self.elf, "--gdb", f"127.0.0.1:{port[1]}", "--freeze",
+                            check=False)
+            finally:
+                server.kill()
+                server.communicate()
+            if want:
+                self.assert_error(got, f"--freeze: cannot stop the MTB: 127.0.0.1:{port[1]}: "
+                                       f"target memory at 0xe0043004 (4 bytes) {want}")
+            else:
+                self.assertEqual(got.returncode, 0, got.stderr)
+                self.assertIn(">S: 0x90000000 - 0x90000000 @ ?:?", got.stdout)
 
     def test_dump_without_mtb(self):
         # a crash dump of the crash example has no MTB record
