@@ -1,9 +1,10 @@
 /* The target's address space as one view, for every command that reads target memory.
  *
  * A spoor_mem is a stack of layers searched in the order they were added, first match wins:
- * typically a live GDB server or a crash dump's regions first, then --mem ADDR:FILE images,
- * then the ELF's read-only loadable sections (code and constants: what flash holds when the
- * device runs that ELF). A read is served piecewise: each byte from the first layer that has
+ * a crash dump's regions, then --mem ADDR:FILE images, then the ELF's read-only loadable
+ * contents (code and constants: what flash holds when the device runs that ELF), and last a
+ * live GDB server, which can answer any address (so it must come last for the others to be
+ * used at all). A read is served piecewise: each byte from the first layer that has
  * it, so a read may cross from a dump region into ELF code.
  *
  * The live layer (spoor_mem_add_gdb) caches by page: a page read once is not asked for again

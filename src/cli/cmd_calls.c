@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "chrome_trace.h"
 #include "cli.h"
 #include "json_out.h"
 #include "outbuf.h"
@@ -92,9 +93,7 @@ struct calls {
     size_t records;
     unsigned contexts_seen; /* highest context index + 1 */
     uint64_t last_ts;
-    outbuf *chrome_ob;
-    int chrome_fd;
-    json_out chrome;
+    chrome_trace chrome;
     outbuf out;
 };
 
@@ -379,38 +378,16 @@ static void print_stats(struct calls *c)
 
 static int chrome_begin(struct calls *c)
 {
-    c->chrome_fd = open(c->chrome_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (c->chrome_fd < 0)
+    if (!chrome_trace_open(&c->chrome, c->chrome_path))
         return cli_error("calls", "%s: cannot create: %s", c->chrome_path, strerror(errno));
-    c->chrome_ob = malloc(sizeof *c->chrome_ob);
-    if (!c->chrome_ob)
-        return cli_error("calls", "out of memory");
-    ob_init(c->chrome_ob, c->chrome_fd);
-    json_init(&c->chrome, c->chrome_ob);
-    json_object_begin(&c->chrome, NULL);
-    json_string(&c->chrome, "displayTimeUnit", "ns");
-    json_array_begin(&c->chrome, "traceEvents");
     return SPOOR_EXIT_OK;
-}
-
-static void chrome_event(struct calls *c, const char *name, const char *ph, uint64_t ts,
-                         unsigned tid)
-{
-    json_out *j = &c->chrome;
-    json_object_begin(j, NULL);
-    json_string(j, "name", name);
-    json_string(j, "ph", ph);
-    json_uint(j, "ts", ts);
-    json_uint(j, "pid", 1);
-    json_uint(j, "tid", tid);
-    json_object_end(j);
 }
 
 /* E events for the calls still open in s (their exits are not in the trace), at the last ts. */
 static void chrome_close(struct calls *c, struct ctx_state *s)
 {
     for (; s->chrome_open > 0; s->chrome_open--)
-        chrome_event(c, "(no exit recorded)", "E", c->last_ts, s->index);
+        chrome_trace_event(&c->chrome, "(no exit recorded)", "E", c->last_ts, 1, s->index);
 }
 
 /* B for an enter, E for an exit whose B was written: every track nests. The first event of a
@@ -418,18 +395,9 @@ static void chrome_close(struct calls *c, struct ctx_state *s)
 static void chrome_record(struct calls *c, const spoor_call_record *r, struct ctx_state *s,
                           size_t position)
 {
-    json_out *j = &c->chrome;
     if (!s->named) {
         s->named = true;
-        json_object_begin(j, NULL);
-        json_string(j, "name", "thread_name");
-        json_string(j, "ph", "M");
-        json_uint(j, "pid", 1);
-        json_uint(j, "tid", s->index);
-        json_object_begin(j, "args");
-        json_string(j, "name", ctx_name(s));
-        json_object_end(j);
-        json_object_end(j);
+        chrome_trace_track(&c->chrome, 1, s->index, ctx_name(s));
     }
     /* ts: timestamp ticks when recorded, else the record's position */
     c->last_ts = c->has_time ? r->time_ticks : position;
@@ -445,22 +413,15 @@ static void chrome_record(struct calls *c, const spoor_call_record *r, struct ct
         s->chrome_open++;
     else
         s->chrome_open--;
-    chrome_event(c, name, r->kind == SPOOR_CALL_ENTER ? "B" : "E", c->last_ts, s->index);
+    chrome_trace_event(&c->chrome, name, r->kind == SPOOR_CALL_ENTER ? "B" : "E", c->last_ts, 1,
+                       s->index);
 }
 
 static int chrome_end(struct calls *c)
 {
     for (size_t i = 0; i < c->nctx; i++)
         chrome_close(c, &c->ctxs[i]);
-    json_array_end(&c->chrome);
-    json_object_end(&c->chrome);
-    json_finish(&c->chrome);
-    bool ok = ob_flush(c->chrome_ob);
-    free(c->chrome_ob);
-    c->chrome_ob = NULL;
-    int fd = c->chrome_fd;
-    c->chrome_fd = -1;
-    if (close(fd) != 0 || !ok)
+    if (!chrome_trace_close(&c->chrome))
         return cli_error("calls", "%s: write failed", c->chrome_path);
     return SPOOR_EXIT_OK;
 }
@@ -470,7 +431,7 @@ static int chrome_end(struct calls *c)
 /* A handler invocation found from EXC_RETURN ends with its exit: its state goes. */
 static void ctx_state_end(struct calls *c, struct ctx_state *s)
 {
-    if (c->chrome_ob)
+    if (c->chrome.ob)
         chrome_close(c, s);
     free(s->frames);
     *s = c->ctxs[--c->nctx];
@@ -513,7 +474,7 @@ static int emit_end(struct calls *c)
     int rc = SPOOR_EXIT_OK;
     if (c->stats)
         print_stats(c);
-    if (c->chrome_ob)
+    if (c->chrome.ob)
         rc = chrome_end(c);
     for (size_t i = 0; i < c->nctx; i++)
         free(c->ctxs[i].frames);
@@ -757,7 +718,6 @@ int cmd_calls(int argc, char **argv)
     };
     static struct calls c;
     memset(&c, 0, sizeof c);
-    c.chrome_fd = -1;
     c.tpiu_id = 1;
     static target_input in;
     memset(&in, 0, sizeof in);
@@ -817,11 +777,8 @@ int cmd_calls(int argc, char **argv)
         rc = c.itm_spec ? run_live(&c) : run_ring(&c, &in, argv + optind, nargs);
     if (rc == SPOOR_EXIT_OK)
         rc = emit_end(&c);
-    else if (c.chrome_ob) { /* no trace: no file */
-        free(c.chrome_ob);
-        close(c.chrome_fd);
-        unlink(c.chrome_path);
-    }
+    else /* no trace: no file */
+        chrome_trace_discard(&c.chrome);
     if (!ob_flush(&c.out) && rc == SPOOR_EXIT_OK)
         rc = cli_error("calls", "write to standard output failed");
     for (size_t i = 0; i < c.nctx; i++)

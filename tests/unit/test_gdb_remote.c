@@ -23,6 +23,7 @@
 #include "spoor/gdb_remote.h"
 #include "spoor/gdb_rsp.h"
 #include "spoor/memory.h"
+#include "spoor/snapshot.h"
 
 #include "gdb_remote_internal.h"
 
@@ -493,6 +494,42 @@ static void client_small_packets(void **state)
     stop_server(&s);
 }
 
+/* A live snapshot with a --mem image on top: the image's bytes are read, not the server's (the
+ * live target can answer any address, so it is the last layer), and nothing goes over the wire
+ * for them. */
+static void snapshot_image_over_live(void **state)
+{
+    (void)state;
+    static fake_server s = {.packet_size = "PacketSize=1000", .offer_no_ack = true};
+    start_server(&s);
+    char path[] = "/tmp/spoor-test-image-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    uint8_t image[64];
+    memset(image, 0xA5, sizeof image);
+    assert_int_equal(write(fd, image, sizeof image), (ssize_t)sizeof image);
+    close(fd);
+    char hp[32];
+    snprintf(hp, sizeof hp, "127.0.0.1:%d", s.port);
+    spoor_raw_memory mem = {.address = RAM + 0x40, .path = path};
+    spoor_snapshot_source src = {.gdb = hp, .mems = &mem, .nmems = 1};
+    spoor_snapshot *snap = spoor_snapshot_open(&src, NULL);
+    if (!snap)
+        fail_msg("snapshot: %s", spoor_last_error());
+    uint8_t buf[64];
+    int before = s.m_packets;
+    assert_true(spoor_mem_read(snap->mem, RAM + 0x40, buf, sizeof buf));
+    assert_memory_equal(buf, image, sizeof image);
+    assert_int_equal(s.m_packets - before, 0);
+    /* outside the image: the live target */
+    assert_true(spoor_mem_read(snap->mem, RAM + 0x100, buf, 8));
+    assert_memory_equal(buf, s.ram + 0x100, 8);
+    assert_true(s.m_packets - before > 0);
+    spoor_snapshot_close(snap);
+    unlink(path);
+    stop_server(&s);
+}
+
 static void client_end_of_ram(void **state)
 {
     (void)state;
@@ -654,12 +691,12 @@ static void client_refused(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(hex_replies),          cmocka_unit_test(rle_marks),
-        cmocka_unit_test(supported_and_stop),   cmocka_unit_test(tdesc_qemu_m4f),
-        cmocka_unit_test(tdesc_malformed),      cmocka_unit_test(client_small_packets),
-        cmocka_unit_test(client_end_of_ram),    cmocka_unit_test(client_refused),
-        cmocka_unit_test(write_replies),        cmocka_unit_test(client_writes),
-        cmocka_unit_test(client_write_refused),
+        cmocka_unit_test(hex_replies),        cmocka_unit_test(rle_marks),
+        cmocka_unit_test(supported_and_stop), cmocka_unit_test(tdesc_qemu_m4f),
+        cmocka_unit_test(tdesc_malformed),    cmocka_unit_test(client_small_packets),
+        cmocka_unit_test(client_end_of_ram),  cmocka_unit_test(snapshot_image_over_live),
+        cmocka_unit_test(client_refused),     cmocka_unit_test(write_replies),
+        cmocka_unit_test(client_writes),      cmocka_unit_test(client_write_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
