@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "chrome_trace.h"
 #include "cli.h"
+#include "json_out.h"
 #include "outbuf.h"
 #include "spoor/dump.h"
 #include "spoor/elf.h"
@@ -56,7 +58,8 @@ struct mtb {
     outbuf out;
     int json, flow, calls;
     const char *chrome_path;
-    FILE *chrome;
+    chrome_trace chrome;
+    json_out jout; /* JSON writer onto out */
     /* --flow text: the last location printed */
     const char *last_function, *last_file;
     unsigned last_line;
@@ -68,7 +71,6 @@ struct mtb {
     } stack[MAX_CALL_DEPTH];
     unsigned depth;
     uint64_t insns; /* instructions executed so far: the time base of --chrome */
-    bool chrome_first;
     source_file sources[MAX_SOURCES];
     unsigned nsources;
 };
@@ -137,9 +139,15 @@ static void print_packet_text(struct mtb *m, const spoor_mtb_packet *p)
 
 static void print_packet_json(struct mtb *m, const spoor_mtb_packet *p)
 {
-    ob_printf(&m->out,
-              "{\"src\":\"0x%08x\",\"dst\":\"0x%08x\",\"a\":%d,\"s\":%d,\"kind\":\"%s\"}\n", p->src,
-              p->dst, p->a, p->s, spoor_mtb_kind_name(p->kind));
+    json_out *j = &m->jout;
+    json_object_begin(j, NULL);
+    json_key_hex32(j, JSON_KEY("src"), p->src);
+    json_key_hex32(j, JSON_KEY("dst"), p->dst);
+    json_key_uint(j, JSON_KEY("a"), p->a);
+    json_key_uint(j, JSON_KEY("s"), p->s);
+    json_key_string(j, JSON_KEY("kind"), spoor_mtb_kind_name(p->kind));
+    json_object_end(j);
+    json_finish(j);
 }
 
 /* ---- --flow -------------------------------------------------------------------------------- */
@@ -228,18 +236,18 @@ static void flow_insn(struct mtb *m, const spoor_mtb_step *s)
     spoor_thumb_disassemble(s->pc, s->code, s->size, text, sizeof text);
     spoor_location l = locate(m, s->pc);
     if (m->json) {
-        ob_printf(o, "{\"pc\":\"0x%08x\",\"insn\":", s->pc);
-        ob_json_string(o, text);
-        ob_str(o, ",\"function\":");
-        ob_json_string(o, l.function);
-        ob_str(o, ",\"file\":");
-        ob_json_string(o, l.file);
-        ob_str(o, ",\"line\":");
-        if (l.line)
-            ob_u32(o, l.line);
+        json_out *j = &m->jout;
+        json_object_begin(j, NULL);
+        json_key_hex32(j, JSON_KEY("pc"), s->pc);
+        json_key_string(j, JSON_KEY("insn"), text);
+        json_key_string(j, JSON_KEY("function"), l.function);
+        json_key_string(j, JSON_KEY("file"), l.file);
+        if (l.file || l.line) /* line 0: DWARF's "no line" in that file */
+            json_key_uint(j, JSON_KEY("line"), l.line);
         else
-            ob_str(o, "null");
-        ob_str(o, "}\n");
+            json_key_null(j, JSON_KEY("line"));
+        json_object_end(j);
+        json_finish(j);
         return;
     }
     flow_location_text(m, &l);
@@ -281,9 +289,13 @@ static void flow_packet(struct mtb *m, const spoor_mtb_packet *p)
 
 static void flow_gap(struct mtb *m, const spoor_mtb_step *s)
 {
-    if (m->json)
-        ob_printf(&m->out, "{\"gap\":\"0x%08x\",\"why\":\"%s\"}\n", s->pc, s->why);
-    else
+    if (m->json) {
+        json_object_begin(&m->jout, NULL);
+        json_key_hex32(&m->jout, JSON_KEY("gap"), s->pc);
+        json_key_string(&m->jout, JSON_KEY("why"), s->why);
+        json_object_end(&m->jout);
+        json_finish(&m->jout);
+    } else
         ob_printf(&m->out, "--- ?? the instructions from 0x%08x are unknown: %s\n", s->pc, s->why);
 }
 
@@ -291,19 +303,8 @@ static void flow_gap(struct mtb *m, const spoor_mtb_step *s)
 
 static void chrome_event(struct mtb *m, const char *phase, const char *name)
 {
-    if (!m->chrome)
-        return;
-    fprintf(m->chrome, "%s\n{\"name\":", m->chrome_first ? "" : ",");
-    m->chrome_first = false;
-    fputc('"', m->chrome);
-    for (const char *c = name ? name : "??"; *c; c++) {
-        if (*c == '"' || *c == '\\')
-            fputc('\\', m->chrome);
-        if ((unsigned char)*c >= 0x20)
-            fputc(*c, m->chrome);
-    }
-    fprintf(m->chrome, "\",\"ph\":\"%s\",\"ts\":%llu,\"pid\":1,\"tid\":1}", phase,
-            (unsigned long long)m->insns);
+    if (m->chrome.ob)
+        chrome_trace_event(&m->chrome, name ? name : "??", phase, m->insns, 1, 1);
 }
 
 static void call_line(struct mtb *m, const char *prefix, const char *name, uint32_t addr)
@@ -429,7 +430,7 @@ static bool on_step(void *ctx, const spoor_mtb_step *s)
     case SPOOR_MTB_STEP_PACKET:
         if (m->flow)
             flow_packet(m, s->packet);
-        if (m->calls || m->chrome)
+        if (m->calls || m->chrome.ob)
             calls_packet(m, s->packet, s->packet == w->first);
         break;
     case SPOOR_MTB_STEP_GAP:
@@ -491,14 +492,13 @@ static int run(struct mtb *m, const spoor_mtb_regs *regs, const uint8_t *given, 
         n = limit;
     }
     if (m->chrome_path) {
-        if (!(m->chrome = fopen(m->chrome_path, "w"))) {
+        if (!chrome_trace_open(&m->chrome, m->chrome_path)) {
             rc = cli_error("mtb", "%s: cannot open: %s", m->chrome_path, strerror(errno));
             goto out;
         }
-        fputs("{\"traceEvents\":[", m->chrome);
-        m->chrome_first = true;
+        chrome_trace_track(&m->chrome, 1, 1, "core (time: instructions executed)");
     }
-    if (m->flow || m->calls || m->chrome) {
+    if (m->flow || m->calls || m->chrome.ob) {
         struct walk w = {m, p};
         spoor_mtb_flow(p, n, spoor_mem_reader, m->mem, 0, on_step, &w);
         while (m->depth)
@@ -507,14 +507,8 @@ static int run(struct mtb *m, const spoor_mtb_regs *regs, const uint8_t *given, 
         for (size_t i = 0; i < n; i++)
             (m->json ? print_packet_json : print_packet_text)(m, &p[i]);
     }
-    if (m->chrome) {
-        fputs("\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"time\":\"instructions "
-              "executed\"}}\n",
-              m->chrome);
-        if (fclose(m->chrome) != 0)
-            rc = cli_error("mtb", "%s: cannot write: %s", m->chrome_path, strerror(errno));
-        m->chrome = NULL;
-    }
+    if (m->chrome.ob && !chrome_trace_close(&m->chrome))
+        rc = cli_error("mtb", "%s: cannot write: %s", m->chrome_path, strerror(errno));
 out:
     free(bytes);
     free(packets);
@@ -648,6 +642,7 @@ int cmd_mtb(int argc, char **argv)
     if (!(m.elf = cli_open_elf("mtb", elf_path)))
         return SPOOR_EXIT_USAGE;
     ob_init(&m.out, 1);
+    json_init(&m.jout, &m.out);
     spoor_snapshot *snap = NULL;
     if (argc - optind == 0 && !in.src.gdb && !in.src.regs_path && in.src.nmems) {
         /* images only: the MTB needs no CPU registers */

@@ -242,8 +242,12 @@ class MtbScenarios(unittest.TestCase):
             chrome = Path(c.dir) / "calls.json"
             spoor("-e", c.elf, "--chrome", chrome, *c.mem)
             events = json.loads(chrome.read_text())["traceEvents"]
+            # the track's name: one thread_name metadata event, no time
+            self.assertEqual([e["name"] for e in events if e["ph"] == "M"], ["thread_name"])
+            events = [e for e in events if e["ph"] != "M"]
             stack = []
             for e in events:  # balanced, properly nested, time never going back
+                self.assertIn(e["ph"], ("B", "E"))
                 if e["ph"] == "B":
                     stack.append(e["name"])
                 else:
