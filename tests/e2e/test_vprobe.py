@@ -330,6 +330,24 @@ class VirtualProbe(unittest.TestCase):
                 self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
                 self.assertIn(message, r.stderr)
 
+    def test_installed_spoor_runs_the_installed_tool(self):
+        build = Path(os.environ.get("SPOOR_BUILD_DIR", SOURCE / "build" / "check"))
+        with tempfile.TemporaryDirectory() as tmp:
+            prefix = Path(tmp) / "moved"
+            subprocess.run(["cmake", "--install", str(build), "--prefix", str(Path(tmp) / "p")],
+                           check=True, capture_output=True, timeout=300)
+            (Path(tmp) / "p").rename(prefix)  # relocatable: found next to the executable
+            tools = prefix / "share" / "spoor" / "tools"
+            for name in ("vprobe.py", "vprobe_itm.py", "vprobe_stores.py", "qemu_log.py"):
+                self.assertTrue((tools / name).is_file(), name)
+            tool = tools / "vprobe.py"
+            tool.write_text(tool.read_text().replace("this text\n", "this text (installed)\n"))
+            env = {k: v for k, v in os.environ.items() if k != "SPOOR_VPROBE"}
+            r = subprocess.run([str(prefix / "bin" / "spoor"), "vprobe", "--help"], env=env,
+                               capture_output=True, text=True, timeout=30)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("this text (installed)", r.stdout)
+
     def test_spoor_top_matches_the_schedule(self):
         commands = subprocess.run([SPOOR, "--help"], capture_output=True, text=True).stdout
         if not re.search(r"^  top ", commands, re.M):
