@@ -31,8 +31,9 @@ echo "== $(basename "$elf") in QEMU (mps2-an385) under spoor vprobe: the ITM/DWT
   -semihosting-config "enable=on,target=native,arg=vprobe_sched,arg=$ticks" -kernel "$elf" &
 probe=$!
 trap 'kill "$probe" 2>/dev/null || true' EXIT
-for _ in $(seq 50); do # until the probe listens
-  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then break; fi
+listening=$(printf '0100007F:%04X 00000000:0000 0A' "$port")
+for _ in $(seq 100); do # until the probe listens (not by connecting: that would be its client)
+  grep -q "$listening" /proc/net/tcp && break
   sleep 0.1
 done
 echo "== spoor top -s 127.0.0.1:$port -e $(basename "$elf") -F $hz -I 10 =="
