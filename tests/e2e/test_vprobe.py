@@ -172,19 +172,23 @@ def vprobe(elf, *args, wait_client=None, timeout=300):
         return result, None
     command.insert(command.index("--"), "--wait-client")
     probe = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    client = None
-    for _ in range(100):  # the server is up when a connection succeeds
-        client = subprocess.Popen([SPOOR, "itm", "-j", "--reconnect=0", f"tcp:127.0.0.1:{port}"],
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(0.1)
-        if client.poll() is None or client.returncode == 0:
-            break
-        client = None
-    if client is None:
-        probe.kill()
-        raise AssertionError("spoor vprobe: no TCP server")
-    out, err = probe.communicate(timeout=timeout)
-    client_out, client_err = client.communicate(timeout=60)
+    deadline = time.monotonic() + 60
+    while not harness._port_is_listening(port):  # not by connecting: that is its client
+        if probe.poll() is not None or time.monotonic() > deadline:
+            probe.kill()
+            out, err = probe.communicate()
+            raise AssertionError(f"spoor vprobe: no TCP server: {err}")
+        time.sleep(0.05)
+    client = subprocess.Popen([SPOOR, "itm", "-j", "--reconnect=0", f"tcp:127.0.0.1:{port}"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = probe.communicate(timeout=timeout)
+        client_out, client_err = client.communicate(timeout=60)
+    finally:  # nothing left running after a timeout
+        for process in (probe, client):
+            if process.poll() is None:
+                process.kill()
+                process.wait()
     result = subprocess.CompletedProcess(command, probe.returncode, out, err)
     return result, (client.returncode, client_out, client_err)
 
