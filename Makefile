@@ -3,7 +3,7 @@ JOBS ?= $(shell nproc)
 CHECK_DIR := build/check
 DEMO_DIR := build/demo
 
-.PHONY: all demo check deps clean fuzz-long install
+.PHONY: all demo demo-top check deps clean fuzz-long install
 
 all: demo
 
@@ -26,6 +26,13 @@ demo: deps
 	cmake -S . -B $(DEMO_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	cmake --build $(DEMO_DIR) -j $(JOBS) >/dev/null
 	scripts/demo_crash.sh $(DEMO_DIR)
+
+# The scheduler example in QEMU under the virtual trace probe, spoor top live on its stream
+# (docs/vprobe.md); says so and stops when this spoor has no top command yet.
+demo-top: deps
+	cmake -S . -B $(DEMO_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake --build $(DEMO_DIR) -j $(JOBS) >/dev/null
+	tools/vprobe_demo_top.sh $(DEMO_DIR)
 
 # spoor, libspoor (static, shared, pkg-config, CMake package), the man page, bash completion
 # and the target library as sources for firmware builds under PREFIX (docs/integrating.md).

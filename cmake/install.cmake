@@ -64,3 +64,16 @@ install(FILES ${PROJECT_SOURCE_DIR}/target/spoor-target.mk
               # a toolchain file for Debian's gcc-arm-none-eabi, for a firmware that has none
               ${PROJECT_SOURCE_DIR}/cmake/arm-none-eabi.cmake
   DESTINATION ${SPOOR_SHARE_DIR})
+
+# The virtual trace probe (docs/vprobe.md): `spoor vprobe` runs tools/vprobe.py with python3. It
+# is installed with the modules it imports under share/spoor/tools; spoor finds it there relative
+# to its own executable (so an installed tree can be moved), else in the source tree it was
+# built from.
+set(SPOOR_TOOLS_DIR ${SPOOR_SHARE_DIR}/tools)
+file(RELATIVE_PATH SPOOR_TOOLS_RELATIVE ${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}
+     ${CMAKE_INSTALL_PREFIX}/${SPOOR_TOOLS_DIR})
+target_compile_definitions(spoor_cli PRIVATE SPOOR_TOOLS_RELATIVE="${SPOOR_TOOLS_RELATIVE}"
+                                             SPOOR_TOOLS_SOURCE_DIR="${PROJECT_SOURCE_DIR}/tools")
+install(FILES ${PROJECT_SOURCE_DIR}/tools/vprobe.py ${PROJECT_SOURCE_DIR}/tools/vprobe_itm.py
+              ${PROJECT_SOURCE_DIR}/tools/vprobe_stores.py ${PROJECT_SOURCE_DIR}/tools/qemu_log.py
+  DESTINATION ${SPOOR_TOOLS_DIR})

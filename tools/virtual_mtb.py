@@ -23,14 +23,8 @@ The rules (docs/mtb.md has them with their manual references):
     its first branch), or at the end of the log;
   * POSITION.POINTER = byte offset of the next write; WRAP once the pointer has wrapped.
 
-QEMU's log, read with care:
-  * "Trace N: HOST [.../PC/...]" is printed when a one-instruction block starts;
-  * "cpu_io_recompile: rewound execution of TB to PC" and "Stopped execution of TB chain before
-    ... [PC]" mean the block just logged for PC did not run (it is logged again when it does);
-  * an instruction that faults (undefined, data abort, stack limit, ...) is logged but does not
-    retire: the exception's preferred return address is that instruction;
-  * "Taking exception 16 [Semihosting call]" is a BKPT 0xAB that QEMU serviced: execution goes on
-    at the next instruction, no change of flow.
+QEMU's log is read by tools/qemu_log.py (the rules for blocks that did not run, faulting
+instructions and serviced semihosting calls are there).
 
 usage: virtual_mtb.py --elf FW.elf --log LOG --size BYTES --base ADDR --regs-out REGS.bin
                       --buffer-out BUF.bin [--expect-out EXPECT.json] [--start SYMBOL|ADDR]
@@ -38,53 +32,14 @@ usage: virtual_mtb.py --elf FW.elf --log LOG --size BYTES --base ADDR --regs-out
 
 import argparse
 import json
-import re
+import os
 import struct
 import subprocess
 import sys
 
-TRACE = re.compile(r"^Trace \d+: 0x[0-9a-f]+ \[[0-9a-f]+/([0-9a-f]+)/")
-REWOUND = re.compile(r"^cpu_io_recompile: rewound execution of TB to ([0-9a-f]+)")
-STOPPED = re.compile(r"^Stopped execution of TB chain before 0x[0-9a-f]+ \[([0-9a-f]+)\]")
-TAKING = re.compile(r"^Taking exception (\d+) \[([^\]]*)\]")
-FAULT_ADDRESS = re.compile(r"^\.\.\.at fault address (0x[0-9a-f]+)")
-LOADED = re.compile(r"^\.\.\.loaded new PC (0x[0-9a-fA-F]+)")
-MAGIC = re.compile(r"^Exception return: magic PC ([0-9a-f]+)")
-RETURN_OK = "...successful exception return"
-TAILCHAIN = "...tailchaining to pending exception"
-RESET = re.compile(r"^Loaded reset SP")
-
-# QEMU's exception numbers (target/arm/cpu.h) that are not faults of the logged instruction
-EXCP_SWI, EXCP_PREFETCH_ABORT, EXCP_IRQ, EXCP_EXCEPTION_EXIT, EXCP_SEMIHOST = 2, 3, 5, 8, 16
-
-
-class Code:
-    """The ELF's loadable bytes, for Thumb instruction sizes."""
-
-    def __init__(self, path):
-        data = open(path, "rb").read()
-        if data[:4] != b"\x7fELF" or data[4] != 1:
-            raise SystemExit(f"{path}: not a 32-bit ELF")
-        phoff, = struct.unpack_from("<I", data, 28)
-        phentsize, phnum = struct.unpack_from("<HH", data, 42)
-        self.segments = []
-        for i in range(phnum):
-            p_type, off, vaddr, paddr, filesz = struct.unpack_from("<5I", data, phoff + i * phentsize)
-            if p_type == 1 and filesz:
-                self.segments.append((vaddr, data[off:off + filesz]))
-        self.path = path
-
-    def halfword(self, addr):
-        for base, blob in self.segments:
-            if base <= addr and addr + 2 <= base + len(blob):
-                return struct.unpack_from("<H", blob, addr - base)[0]
-        return None
-
-    def size(self, addr):
-        hw = self.halfword(addr)
-        if hw is None:
-            return None
-        return 4 if (hw >> 11) >= 0x1D else 2
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from qemu_log import (  # noqa: E402
+    EXCP_EXCEPTION_EXIT, EXCP_IRQ, EXCP_PREFETCH_ABORT, EXCP_SEMIHOST, EXCP_SWI, Code, read_log)
 
 
 def symbol(elf, name):
@@ -94,51 +49,6 @@ def symbol(elf, name):
         if len(fields) == 3 and fields[2] == name:
             return int(fields[0], 16) & ~1
     raise SystemExit(f"{elf}: no symbol {name}")
-
-
-def read_log(path):
-    """The log as events: ('insn', pc), ('exc', number), ('fault_address', a), ('loaded', pc),
-    ('magic', value), ('return',), ('tailchain',), ('reset',); instructions that did not run
-    are taken out again."""
-    events = []
-    last_insn = None  # index into events of the last ('insn', pc)
-    with open(path, encoding="utf-8", errors="replace") as log:
-        for line in log:
-            m = TRACE.match(line)
-            if m:
-                last_insn = len(events)
-                events.append(("insn", int(m.group(1), 16)))
-                continue
-            m = REWOUND.match(line) or STOPPED.match(line)
-            if m:
-                pc = int(m.group(1), 16)
-                if last_insn is not None and events[last_insn] == ("insn", pc):
-                    del events[last_insn]  # did not run; logged again when it does
-                    last_insn = None
-                continue
-            m = TAKING.match(line)
-            if m:
-                events.append(("exc", int(m.group(1))))
-                continue
-            m = FAULT_ADDRESS.match(line)
-            if m:
-                events.append(("fault_address", int(m.group(1), 16)))
-                continue
-            m = LOADED.match(line)
-            if m:
-                events.append(("loaded", int(m.group(1), 16) & ~1))
-                continue
-            m = MAGIC.match(line)
-            if m:
-                events.append(("magic", int(m.group(1), 16)))
-                continue
-            if line.startswith(RETURN_OK):
-                events.append(("return",))
-            elif line.startswith(TAILCHAIN):
-                events.append(("tailchain",))
-            elif RESET.match(line):
-                events.append(("reset",))
-    return events
 
 
 def replay(events, code, start):
