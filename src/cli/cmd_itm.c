@@ -453,7 +453,20 @@ static void print_stats(struct itm_cli *c, const spoor_tpiu_deframer *t)
 {
     FILE *o = c->out;
     ob_flush(&c->ob); /* the JSON packets come first */
-    if (t) {
+    if (t && c->json) {
+        json_out *j = &c->jout;
+        json_object_begin(j, NULL);
+        json_key_string(j, JSON_KEY("type"), "tpiu");
+        json_key_uint(j, JSON_KEY("bytes"), t->stats.bytes);
+        json_key_uint(j, JSON_KEY("frames"), t->stats.frames);
+        json_key_uint(j, JSON_KEY("full_syncs"), t->stats.full_syncs);
+        json_key_uint(j, JSON_KEY("half_syncs"), t->stats.half_syncs);
+        json_key_uint(j, JSON_KEY("id_changes"), t->stats.id_changes);
+        json_key_uint(j, JSON_KEY("skipped"), t->stats.skipped);
+        json_key_string(j, JSON_KEY("why"), t->why);
+        json_object_end(j);
+        json_finish(j);
+    } else if (t) {
         fprintf(o,
                 "tpiu: %" PRIu64 " bytes, %" PRIu64 " frames, %" PRIu64 " full syncs, %" PRIu64
                 " half syncs, %" PRIu64 " ID changes, %" PRIu64 " bytes skipped; %s\n",

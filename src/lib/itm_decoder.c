@@ -792,8 +792,9 @@ static inline __attribute__((always_inline)) size_t count_loop(spoor_itm_decoder
     uint64_t *count = d->stats.packets; /* not a local array: nothing to add up on leaving */
     uint64_t ts_before = count[SPOOR_ITM_TS_LOCAL];
     const uint8_t *p = data + i, *const last = data + len - 5, *const end = data + len;
-    while (p <= last && otail - ofirst + 4 + STEP_PACKETS <= SPOOR_ITM_RING &&
-           (!text || ttail - thead + 4 + STEP_TEXT <= SPOOR_ITM_TEXT_RING)) {
+    /* the `other` ring holds every packet of the run until it is released: at most
+     * SPOOR_ITM_HOLD + LAZY_RELEASE + 4, so it has room (see the assertion on LAZY_RELEASE) */
+    while (p <= last && (!text || ttail - thead + 4 + STEP_TEXT <= SPOOR_ITM_TEXT_RING)) {
         if (otail - ofirst >= SPOOR_ITM_HOLD + LAZY_RELEASE)
             fast_run_release(d, d->tail, &sealed, otail, &ofirst, ttail, time, &ts_before,
                              first_ts_time);
