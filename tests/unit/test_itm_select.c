@@ -26,6 +26,46 @@ struct run {
     spoor_itm_packet *sw; /* the SW packets returned, in order */
 };
 
+/* What a decoder released, taken after every feed and after the finish. */
+struct taker {
+    void (*take)(spoor_itm_decoder *d, struct taker *t);
+};
+
+/* Feeds data chunk bytes at a time, as a consumer does, then finishes the stream. */
+static void feed_all(spoor_itm_decoder *d, const uint8_t *data, size_t len, size_t chunk,
+                     struct taker *t)
+{
+    size_t off = 0;
+    while (off < len) {
+        size_t n = len - off < chunk ? len - off : chunk;
+        while (n) {
+            size_t k = spoor_itm_feed(d, data + off, n);
+            off += k;
+            n -= k;
+            t->take(d, t);
+        }
+    }
+    spoor_itm_finish(d);
+    t->take(d, t);
+}
+
+struct packet_taker {
+    struct taker t;
+    uint32_t types;
+    struct run *r;
+};
+
+static void take_packets(spoor_itm_decoder *d, struct taker *t)
+{
+    struct packet_taker *pt = (struct packet_taker *)t;
+    spoor_itm_packet p;
+    while (spoor_itm_next(d, &p)) {
+        assert_true(pt->types & (1u << p.type)); /* only what was selected */
+        if (p.type == SPOOR_ITM_SW && pt->r->nsw < MAX_SW)
+            pt->r->sw[pt->r->nsw++] = p;
+    }
+}
+
 static void decode(const uint8_t *data, size_t len, uint32_t types, size_t chunk, struct run *r)
 {
     static spoor_itm_decoder d;
@@ -34,28 +74,30 @@ static void decode(const uint8_t *data, size_t len, uint32_t types, size_t chunk
     r->nsw = 0;
     r->sw = calloc(MAX_SW, sizeof *r->sw);
     assert_non_null(r->sw);
-    spoor_itm_packet p;
-    size_t off = 0;
-    while (off < len) {
-        size_t n = len - off < chunk ? len - off : chunk;
-        while (n) {
-            size_t k = spoor_itm_feed(&d, data + off, n);
-            off += k;
-            n -= k;
-            while (spoor_itm_next(&d, &p)) {
-                assert_true(types & (1u << p.type)); /* only what was selected */
-                if (p.type == SPOOR_ITM_SW && r->nsw < MAX_SW)
-                    r->sw[r->nsw++] = p;
-            }
-        }
-    }
-    spoor_itm_finish(&d);
-    while (spoor_itm_next(&d, &p)) {
-        assert_true(types & (1u << p.type));
-        if (p.type == SPOOR_ITM_SW && r->nsw < MAX_SW)
-            r->sw[r->nsw++] = p;
-    }
+    struct packet_taker pt = {{take_packets}, types, r};
+    feed_all(&d, data, len, chunk, &pt.t);
     r->stats = *spoor_itm_stats_get(&d);
+}
+
+struct text_taker {
+    struct taker t;
+    uint8_t *text;
+    size_t n, cap;
+};
+
+/* Appends the released text; a text-mode decoder returns no packet. */
+static void take_text(spoor_itm_decoder *d, struct taker *t)
+{
+    struct text_taker *tt = (struct text_taker *)t;
+    spoor_itm_packet p;
+    assert_false(spoor_itm_next(d, &p));
+    const uint8_t *b;
+    size_t n;
+    while ((n = spoor_itm_next_text(d, &b)) != 0) {
+        assert_true(tt->n + n <= tt->cap);
+        memcpy(tt->text + tt->n, b, n);
+        tt->n += n;
+    }
 }
 
 /* Text mode: the stats and the text of the ports in ports[]. */
@@ -65,31 +107,9 @@ static void decode_text(const uint8_t *data, size_t len, const uint32_t ports[8]
     static spoor_itm_decoder d;
     spoor_itm_init(&d, false);
     spoor_itm_select_text(&d, ports);
-    *ntext = 0;
-    spoor_itm_packet p;
-    const uint8_t *b;
-    size_t off = 0, n;
-    while (off < len) {
-        size_t m = len - off < chunk ? len - off : chunk;
-        while (m) {
-            size_t k = spoor_itm_feed(&d, data + off, m);
-            off += k;
-            m -= k;
-            assert_false(spoor_itm_next(&d, &p)); /* no packets in text mode */
-            while ((n = spoor_itm_next_text(&d, &b)) != 0) {
-                assert_true(*ntext + n <= cap);
-                memcpy(text + *ntext, b, n);
-                *ntext += n;
-            }
-        }
-    }
-    spoor_itm_finish(&d);
-    assert_false(spoor_itm_next(&d, &p));
-    while ((n = spoor_itm_next_text(&d, &b)) != 0) {
-        assert_true(*ntext + n <= cap);
-        memcpy(text + *ntext, b, n);
-        *ntext += n;
-    }
+    struct text_taker tt = {{take_text}, text, 0, cap};
+    feed_all(&d, data, len, chunk, &tt.t);
+    *ntext = tt.n;
     *stats = *spoor_itm_stats_get(&d);
 }
 
@@ -210,33 +230,28 @@ static void test_no_timestamps(void **state)
             x ^= x >> 17;
             x ^= x << 5;
             unsigned r = x % 1000;
-            const uint8_t *piece;
-            size_t n;
-            static const uint8_t sw0[] = {0x01, 'h'}, sw1b[] = {0x09, 'P'},
-                                 sw1h[] = {0x0a, 'Q', 'R'}, sw1w[] = {0x0b, 'S', 'T', 'U', 'V'},
-                                 sw2[] = {0x11, 'x'}, pc[] = {0x47, 0x10, 0x20, 0x00, 0x08},
-                                 reserved[] = {0x04}, sync[] = {0, 0, 0, 0, 0, 0x80},
-                                 ts[] = {0xc0, 0x85, 0x01};
-            if (r < 900u - 100u * (unsigned)seed)
-                piece = sw0, n = sizeof sw0;
-            else if (r < 920)
-                piece = sw1b, n = sizeof sw1b;
-            else if (r < 940)
-                piece = sw1h, n = sizeof sw1h;
-            else if (r < 950)
-                piece = sw1w, n = sizeof sw1w;
-            else if (r < 970)
-                piece = sw2, n = sizeof sw2;
-            else if (r < 990)
-                piece = pc, n = sizeof pc;
-            else if (r < 993)
-                piece = reserved, n = sizeof reserved;
-            else if (r < 997)
-                piece = sync, n = sizeof sync;
-            else
-                piece = ts, n = sizeof ts;
+            /* pieces by r (0-999): the first while r < its bound (port 0's shrinks by seed) */
+            static const struct {
+                unsigned below;
+                uint8_t n, bytes[6];
+            } pieces[] = {
+                {0, 2, {0x01, 'h'}}, /* port 0, one character (below: set per seed) */
+                {920, 2, {0x09, 'P'}},
+                {940, 3, {0x0a, 'Q', 'R'}},
+                {950, 5, {0x0b, 'S', 'T', 'U', 'V'}},
+                {970, 2, {0x11, 'x'}},
+                {990, 5, {0x47, 0x10, 0x20, 0x00, 0x08}}, /* data trace PC */
+                {993, 1, {0x04}},                         /* reserved header */
+                {997, 6, {0, 0, 0, 0, 0, 0x80}},          /* sync */
+                {1000, 3, {0xc0, 0x85, 0x01}},            /* local timestamp */
+            };
+            size_t k = r < 900u - 100u * (unsigned)seed ? 0 : 1;
+            while (r >= pieces[k].below && k + 1 < sizeof pieces / sizeof pieces[0])
+                k++;
+            const uint8_t *piece = pieces[k].bytes;
+            size_t n = pieces[k].n;
             memcpy(data + i, piece, n);
-            if (piece == sw0)
+            if (k == 0)
                 data[i + 1] = (uint8_t)('a' + x % 26);
             i += n;
         }
