@@ -63,10 +63,14 @@ struct itm_cli {
     int align;   /* -1: find it */
     struct channel ch[MAX_PORTS];
     bool any_channel;
+    /* -c alone and every format is %c: the decoder gathers the ports' bytes (text_ports) and
+     * they go straight to the output buffer */
+    bool text_only;
+    uint32_t text_ports[MAX_PORTS / 32];
     spoor_elf *elf;
     struct stream *streams[MAX_IDS]; /* [0] is the plain ITM stream */
     FILE *out;                       /* text output */
-    outbuf ob;                       /* JSON output (on the same descriptor) */
+    outbuf ob;                       /* JSON and %c output (on the same descriptor) */
     json_out jout;                   /* JSON writer onto ob */
 };
 
@@ -366,32 +370,21 @@ static void drain(struct itm_cli *c, int id, struct stream *s)
     const spoor_itm_packet *p;
     if (!c->json && !c->any_channel && !c->listing) /* --stats alone: counting only */
         return;
+    if (c->text_only) { /* the bytes of the %c ports, gathered by the decoder */
+        const uint8_t *bytes;
+        size_t n;
+        while ((n = spoor_itm_next_text(&s->dec, &bytes)) != 0)
+            ob_write(&c->ob, (const char *)bytes, n);
+        return;
+    }
     if (c->any_channel && !c->json) { /* software channels as text: only SW packets queued */
-        /* %c text is gathered here (at most 4 bytes per packet, and a drain takes at most the
-         * queue) and written in one piece */
-        char text[4 * SPOOR_ITM_HOLD];
-        size_t n = 0;
         while ((p = spoor_itm_next_ref(&s->dec)) != NULL) {
             if (p->type != SPOOR_ITM_SW || p->u.sw.port >= MAX_PORTS)
                 continue;
             const struct channel *ch = &c->ch[p->u.sw.port];
-            if (n > sizeof text - 4) {
-                fwrite(text, 1, n, c->out);
-                n = 0;
-            }
-            if (ch->raw) {
-                uint32_t v = p->u.sw.value;
-                text[n] = (char)(v & 0xFF);
-                for (unsigned i = 1; i < p->u.sw.size; i++)
-                    text[n + i] = (char)(v >> (8 * i) & 0xFF);
-                n += p->u.sw.size;
-            } else if (ch->on) {
-                fwrite(text, 1, n, c->out);
-                n = 0;
+            if (ch->on)
                 print_channel(c->out, ch, p->u.sw.value, p->u.sw.size);
-            }
         }
-        fwrite(text, 1, n, c->out);
         return;
     }
     while ((p = spoor_itm_next_ref(&s->dec)) != NULL) {
@@ -412,6 +405,8 @@ static struct stream *stream_for(struct itm_cli *c, int id)
         spoor_itm_init(&c->streams[id]->dec, c->wait_sync);
         if (!c->json && !c->any_channel && !c->listing)
             spoor_itm_select(&c->streams[id]->dec, 0); /* --stats alone: counters only */
+        else if (c->text_only)
+            spoor_itm_select_text(&c->streams[id]->dec, c->text_ports);
         else if (!c->json && c->any_channel)
             spoor_itm_select(&c->streams[id]->dec, 1u << SPOOR_ITM_SW);
         c->streams[id]->used = true;
@@ -458,7 +453,20 @@ static void print_stats(struct itm_cli *c, const spoor_tpiu_deframer *t)
 {
     FILE *o = c->out;
     ob_flush(&c->ob); /* the JSON packets come first */
-    if (t) {
+    if (t && c->json) {
+        json_out *j = &c->jout;
+        json_object_begin(j, NULL);
+        json_key_string(j, JSON_KEY("type"), "tpiu");
+        json_key_uint(j, JSON_KEY("bytes"), t->stats.bytes);
+        json_key_uint(j, JSON_KEY("frames"), t->stats.frames);
+        json_key_uint(j, JSON_KEY("full_syncs"), t->stats.full_syncs);
+        json_key_uint(j, JSON_KEY("half_syncs"), t->stats.half_syncs);
+        json_key_uint(j, JSON_KEY("id_changes"), t->stats.id_changes);
+        json_key_uint(j, JSON_KEY("skipped"), t->stats.skipped);
+        json_key_string(j, JSON_KEY("why"), t->why);
+        json_object_end(j);
+        json_finish(j);
+    } else if (t) {
         fprintf(o,
                 "tpiu: %" PRIu64 " bytes, %" PRIu64 " frames, %" PRIu64 " full syncs, %" PRIu64
                 " half syncs, %" PRIu64 " ID changes, %" PRIu64 " bytes skipped; %s\n",
@@ -621,6 +629,13 @@ int cmd_itm(int argc, char **argv)
     }
     const char *spec = optind < argc ? argv[optind] : "-";
     c.listing = !c.json && !c.any_channel && !c.stats;
+    c.text_only = !c.json && c.any_channel;
+    for (int port = 0; port < MAX_PORTS; port++) {
+        if (c.ch[port].on && !c.ch[port].raw)
+            c.text_only = false;
+        if (c.ch[port].raw)
+            c.text_ports[port / 32] |= 1u << (port % 32);
+    }
     if (elf_path) {
         c.elf = spoor_elf_open(elf_path);
         if (!c.elf) {
