@@ -290,7 +290,7 @@ static void fake_write(fake_server *s, const char *packet, char *reply, size_t c
     int at = 0;
     s->M_packets++;
     if (!s->first_M[0])
-        snprintf(s->first_M, sizeof s->first_M, "%s", packet);
+        snprintf(s->first_M, sizeof s->first_M, "%.*s", (int)sizeof s->first_M - 1, packet);
     if (s->writes == WRITES_UNSUPPORTED) {
         reply[0] = 0;
         return;
