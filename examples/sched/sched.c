@@ -52,8 +52,9 @@ struct sched_task task_logger = {0, "logger", 1, logger_main, 0, 0, logger_stack
 struct sched_task task_idle = {0, "idle", 0, idle_main, 0, 0, idle_stack, STACK_WORDS};
 struct sched_task *const volatile sched_idle = &task_idle; /* volatile: kept, read at run time */
 
-static struct sched_task *const tasks[] = {&task_sensor, &task_control, &task_logger, &task_idle};
-#define NTASKS (sizeof tasks / sizeof tasks[0])
+/* every task (spoor reads this list for the thread views) */
+struct sched_task *const sched_tasks[] = {&task_sensor, &task_control, &task_logger, &task_idle};
+#define NTASKS (sizeof sched_tasks / sizeof sched_tasks[0])
 
 /* the context main had when the first switch was made (never resumed) */
 static struct sched_task boot_task;
@@ -99,23 +100,17 @@ NOINLINE static void idle_main(void)
         work(10, sched_ticks);
 }
 
-/* A task function that returned: nothing to go back to. */
-NOINLINE static void task_exit(void)
-{
-    semihost_write_string("sched: a task returned\n");
-    semihost_exit(1);
-}
-
 /* The initial context of a task: the hardware frame of an exception taken in thread mode on
- * the process stack (xPSR with the Thumb bit, PC at the entry, LR at task_exit), below it
- * r4-r11 and EXC_RETURN 0xFFFFFFFD, as PendSV_Handler restores them. */
+ * the process stack (xPSR with the Thumb bit, PC at the entry, LR 0xFFFFFFFF: the end of the
+ * call chain for a debugger; the task functions never return), below it r4-r11 and EXC_RETURN
+ * 0xFFFFFFFD, as PendSV_Handler restores them. */
 static void prepare(struct sched_task *t)
 {
     uint32_t *sp = t->stack + t->stack_words;
-    *--sp = 0x01000000u;         /* xPSR */
-    *--sp = (uint32_t)t->entry;  /* PC */
-    *--sp = (uint32_t)task_exit; /* LR */
-    for (int i = 0; i < 5; i++)  /* r12, r3, r2, r1, r0 */
+    *--sp = 0x01000000u;        /* xPSR */
+    *--sp = (uint32_t)t->entry; /* PC */
+    *--sp = 0xFFFFFFFFu;        /* LR */
+    for (int i = 0; i < 5; i++) /* r12, r3, r2, r1, r0 */
         *--sp = 0;
     *--sp = 0xFFFFFFFDu;        /* EXC_RETURN: thread mode, PSP, basic frame */
     for (int i = 0; i < 8; i++) /* r11 .. r4 */
@@ -127,8 +122,8 @@ static struct sched_task *pick(void)
 {
     struct sched_task *best = sched_idle;
     for (unsigned i = 0; i < NTASKS; i++)
-        if (tasks[i]->wake_tick <= sched_ticks && tasks[i]->priority > best->priority)
-            best = tasks[i];
+        if (sched_tasks[i]->wake_tick <= sched_ticks && sched_tasks[i]->priority > best->priority)
+            best = sched_tasks[i];
     return best;
 }
 
@@ -180,8 +175,8 @@ void SysTick_Handler(void)
         sched_checkpoint();
         semihost_write_string("sched: ");
         for (unsigned i = 0; i < NTASKS; i++) {
-            semihost_write_string(tasks[i]->name);
-            semihost_write_string(tasks[i]->runs ? " ran " : " never ran ");
+            semihost_write_string(sched_tasks[i]->name);
+            semihost_write_string(sched_tasks[i]->runs ? " ran " : " never ran ");
         }
         semihost_write_string("\n");
         while (park)
@@ -195,7 +190,7 @@ void SysTick_Handler(void)
 void sched_start(void)
 {
     for (unsigned i = 0; i < NTASKS; i++)
-        prepare(tasks[i]);
+        prepare(sched_tasks[i]);
     boot_task.name = "boot";
     /* the outgoing context of the first switch is saved on this stack */
     __asm__ volatile("msr psp, %0" ::"r"(boot_stack + 32) : "memory");

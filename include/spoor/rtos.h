@@ -21,6 +21,7 @@
 
 #include "spoor/elf.h"
 #include "spoor/memory.h"
+#include "spoor/regs.h"
 
 typedef enum spoor_rtos_kind {
     SPOOR_RTOS_FREERTOS,
@@ -86,5 +87,28 @@ bool spoor_rtos_read_idle(const spoor_rtos *r, spoor_read_fn read, void *ctx, ui
 
 /* Reads the current-thread pointer; false when it cannot be read. */
 bool spoor_rtos_read_current(const spoor_rtos *r, spoor_read_fn read, void *ctx, uint32_t *tcb);
+
+/* A thread the RTOS knows, and the list it was found on. */
+typedef struct spoor_rtos_thread_ref {
+    uint32_t tcb;
+    const char *state; /* "running" (the current thread), "ready", "delayed", "blocked",
+                          "suspended", "deleted", ... as the RTOS's lists say */
+} spoor_rtos_thread_ref;
+
+/* Every thread on the RTOS's lists (FreeRTOS: ready, pending, delayed, suspended and
+ * termination lists; RTX5: ready, delay, wait and terminate lists; Zephyr: the thread monitor
+ * list; ThreadX: the created list; the example: sched_tasks), the current thread first, each
+ * once. Writes at most max, returns how many were written. Lists are walked with a bound (a
+ * corrupt list ends the walk, never loops). */
+size_t spoor_rtos_threads(const spoor_rtos *r, spoor_read_fn read, void *ctx,
+                          spoor_rtos_thread_ref *out, size_t max);
+
+/* The registers a thread that is not running resumes with, from the context its RTOS's port
+ * saved at its saved SP (t from spoor_rtos_read_thread): r4-r11 and the hardware exception
+ * frame. hard_float selects FreeRTOS's ARM_CM4F port over ARM_CM3. false with the error set
+ * when the port's layout is not known ("RTX5: the saved context layout is not known") or the
+ * stack cannot be read. */
+bool spoor_rtos_saved_regs(const spoor_rtos *r, spoor_read_fn read, void *ctx,
+                           const spoor_rtos_thread *t, bool hard_float, spoor_regs *out);
 
 #endif

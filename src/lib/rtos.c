@@ -8,20 +8,7 @@
 #include "spoor/error.h"
 
 #define MAX_TCB 4096u
-#define MAX_PRIORITY_NAMES 128
 #define MAX_EXPR 128
-
-struct spoor_rtos {
-    const rtos_desc *d;
-    const spoor_elf *elf;
-    uint32_t current_addr;
-    uint32_t tcb_size;
-    rtos_field name, prio, entry, sp, stack_end, id;
-    bool has_idle, idle_is_object;
-    uint32_t idle_addr;
-    rtos_enumerator prios[MAX_PRIORITY_NAMES];
-    size_t nprios;
-};
 
 const char *spoor_rtos_kind_name(spoor_rtos_kind kind)
 {
@@ -65,7 +52,7 @@ static bool eval_one(const spoor_elf *elf, const char *expr, uint32_t *addr, rto
     return true;
 }
 
-static bool eval(const spoor_elf *elf, const char *alternatives, uint32_t *addr, rtos_field *field)
+bool rtos_eval(const spoor_elf *elf, const char *alternatives, uint32_t *addr, rtos_field *field)
 {
     char buf[MAX_EXPR];
     const char *rest = alternatives;
@@ -150,7 +137,7 @@ spoor_rtos *spoor_rtos_open(const spoor_elf *elf, const char *kind)
     r->d = d;
     r->elf = elf;
     rtos_field cur;
-    if (!eval(elf, d->current, &r->current_addr, &cur) || !cur.is_pointer) {
+    if (!rtos_eval(elf, d->current, &r->current_addr, &cur) || !cur.is_pointer) {
         spoor_set_error(SPOOR_ERR_UNSUPPORTED,
                         "%s: %s: no current-thread pointer %s in the symbols and DWARF",
                         spoor_elf_path(elf), d->display, d->current);
@@ -170,6 +157,7 @@ spoor_rtos *spoor_rtos_open(const spoor_elf *elf, const char *kind)
         free(r);
         return NULL;
     }
+    r->tcb_type = tcb;
     resolve_member(&tcb, d->name_member, &r->name);
     resolve_member(&tcb, d->prio_member, &r->prio);
     resolve_member(&tcb, d->entry_member, &r->entry);
@@ -187,7 +175,7 @@ spoor_rtos *spoor_rtos_open(const spoor_elf *elf, const char *kind)
         rtos_field idle;
         r->idle_is_object = d->idle[0] == '&';
         r->has_idle =
-            eval(elf, d->idle, &r->idle_addr, &idle) && (r->idle_is_object || idle.is_pointer);
+            rtos_eval(elf, d->idle, &r->idle_addr, &idle) && (r->idle_is_object || idle.is_pointer);
     }
     if (d->prio_enum)
         r->nprios = rtos_dwarf_enumerators(spoor_elf_libdw(elf), d->prio_enum, r->prios,

@@ -19,6 +19,13 @@ const rtos_desc rtos_descs[SPOOR_RTOS_KIND_COUNT] = {
              * pxEndOfStack (configRECORD_STACK_HIGH_ADDRESS) holds it */
             .stack_end_member = "pxEndOfStack",
             .idle = "xIdleTaskHandles[0]|xIdleTaskHandle",
+            .lists = {{RTOS_LIST_FREERTOS, "pxReadyTasksLists", NULL, "ready"},
+                      {RTOS_LIST_FREERTOS, "xPendingReadyList", NULL, "ready"},
+                      {RTOS_LIST_FREERTOS, "xDelayedTaskList1", NULL, "delayed"},
+                      {RTOS_LIST_FREERTOS, "xDelayedTaskList2", NULL, "delayed"},
+                      {RTOS_LIST_FREERTOS, "xSuspendedTaskList", NULL, "suspended"},
+                      {RTOS_LIST_FREERTOS, "xTasksWaitingTermination", NULL, "deleted"}},
+            .context = RTOS_CONTEXT_FREERTOS,
         },
     [SPOOR_RTOS_RTX5] =
         {
@@ -35,6 +42,14 @@ const rtos_desc rtos_descs[SPOOR_RTOS_KIND_COUNT] = {
             .id_value = 0xF1, /* osRtxIdThread */
             .prio_enum = "osPriority_t",
             .idle = "osRtxInfo.thread.idle",
+            .lists = {{RTOS_LIST_LINKED, "osRtxInfo.thread.ready.thread_list", "thread_next",
+                       "ready"},
+                      {RTOS_LIST_LINKED, "osRtxInfo.thread.idle", "thread_next", "ready"},
+                      {RTOS_LIST_LINKED, "osRtxInfo.thread.delay_list", "delay_next", "delayed"},
+                      {RTOS_LIST_LINKED, "osRtxInfo.thread.wait_list", "delay_next", "blocked"},
+                      {RTOS_LIST_LINKED, "osRtxInfo.thread.terminate_list", "thread_next",
+                       "terminated"}},
+            .context = RTOS_CONTEXT_NONE, /* r4-r11, s16-s31 by stack_frame: not yet */
         },
     [SPOOR_RTOS_ZEPHYR] =
         {
@@ -48,6 +63,10 @@ const rtos_desc rtos_descs[SPOOR_RTOS_KIND_COUNT] = {
             .entry_member = "entry.pEntry",
             .sp_member = "callee_saved.psp",
             .idle = "&z_idle_threads",
+            /* CONFIG_THREAD_MONITOR: every thread on one list */
+            .lists = {{RTOS_LIST_LINKED, "_kernel.threads", "next_thread", "ready"}},
+            .context = RTOS_CONTEXT_CALLEE_SAVED,
+            .callee_saved_member = "callee_saved.v1",
         },
     [SPOOR_RTOS_THREADX] =
         {
@@ -61,6 +80,9 @@ const rtos_desc rtos_descs[SPOOR_RTOS_KIND_COUNT] = {
             .entry_member = "tx_thread_entry",
             .sp_member = "tx_thread_stack_ptr",
             .idle = NULL, /* no idle thread: the scheduler waits with no current thread */
+            .lists = {{RTOS_LIST_LINKED, "_tx_thread_created_ptr", "tx_thread_created_next",
+                       "created"}},
+            .context = RTOS_CONTEXT_NONE, /* the port's frame: not yet */
         },
     [SPOOR_RTOS_SCHED] =
         {
@@ -74,5 +96,7 @@ const rtos_desc rtos_descs[SPOOR_RTOS_KIND_COUNT] = {
             .entry_member = "entry",
             .sp_member = "sp",
             .idle = "sched_idle",
+            .lists = {{RTOS_LIST_ARRAY, "sched_tasks", NULL, "not running"}},
+            .context = RTOS_CONTEXT_R4_R11_LR,
         },
 };
