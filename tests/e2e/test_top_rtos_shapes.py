@@ -8,7 +8,10 @@ value packets of comparator 1, ARMv7-M ARM D4) naming each TCB (addresses from a
 What spoor shows for each thread (name, priority and its RTOS's name for it, entry function,
 idle or not) must be what the C source says; -T auto must pick the right RTOS; a TCB that is not
 one (an RTX5 object whose id is not a thread's) and a wrong -T or an ELF without DWARF must be
-reported as such. No member offset is known to spoor or to this test: only names.
+reported as such. `spoor crash --threads` on the same memory must list each RTOS's threads with
+the state of the list they are on (FreeRTOS ready/delayed/suspended lists, RTX5 ready and wait
+lists, the Zephyr and ThreadX thread lists). No member offset is known to spoor or to this test:
+only names.
 """
 
 import json
@@ -46,6 +49,16 @@ SHAPES = {
         "thread_0": ("thread 0", 1, None, "thread_0_entry", False),
         "thread_1": ("thread 1", 16, None, "thread_1_entry", False),
     }),
+}
+
+# spoor crash --threads: (name, state) of every thread, the running one first
+THREAD_LISTS = {
+    "FREERTOS": [("Sensor", "running"), ("IDLE", "ready"), ("Net", "delayed"),
+                 ("Logger", "suspended")],
+    "RTX5": [("main", "running"), ("sensor_task", "ready"), ("osRtxIdleThread", "ready"),
+             ("worker", "blocked")],
+    "ZEPHYR": [("blinky", "running"), ("idle", "ready")],
+    "THREADX": [("thread 0", "running"), ("thread 1", "created")],
 }
 
 failures = []
@@ -101,6 +114,25 @@ def run_shape(shape, work):
             want = (name, prio, prio_name, func, idle)
             have = (t["name"], t["prio"], t["prio_name"], t["func"], t["idle"])
             check(have == want, f"{shape}: {symbol}: {have} != {want}")
+    # the thread lists, through spoor crash --threads on the same memory
+    regs = work / "regs.json"
+    regs.write_text('{"pc": "0x00000100", "sp": "0x20001000", "lr": "0xffffffff", '
+                    '"xpsr": "0x01000000"}')
+    crash = subprocess.run([SPOOR, "crash", "-e", str(elf), "--regs", str(regs), "--mem",
+                            f"0x20000000:{data}", "--threads", "--json"],
+                           capture_output=True, text=True, timeout=60)
+    check(crash.returncode == 0, f"{shape}: spoor crash --threads: {crash.stderr}")
+    if crash.returncode == 0:
+        report = json.loads(crash.stdout)
+        listed = [(t["name"], t["state"]) for t in report["threads"]]
+        check(report["rtos"] == display and listed[:1] == THREAD_LISTS[shape][:1]
+              and sorted(listed) == sorted(THREAD_LISTS[shape]),
+              f"{shape}: threads {listed} != {THREAD_LISTS[shape]}")
+        for t in report["threads"]:
+            check(t["current"] == (t["state"] == "running"), f"{shape}: current flag {t}")
+            if shape in ("RTX5", "THREADX") and not t["current"]:
+                check(t["error"] == f"{display}: the saved context layout is not known"
+                      and t["backtrace"] == [], f"{shape}: {t}")
     if shape == "RTX5":
         check("not a RTX5 thread (id 0xf5)" in result.stderr,
               f"RTX5: no warning for a non-thread object: {result.stderr}")

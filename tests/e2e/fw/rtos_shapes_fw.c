@@ -27,6 +27,17 @@ struct xLIST_ITEM {
     struct xLIST *volatile pxContainer;
 };
 typedef struct xLIST_ITEM ListItem_t;
+struct xMINI_LIST_ITEM {
+    volatile TickType_t xItemValue;
+    struct xLIST_ITEM *volatile pxNext;
+    struct xLIST_ITEM *volatile pxPrevious;
+};
+typedef struct xMINI_LIST_ITEM MiniListItem_t;
+typedef struct xLIST {
+    volatile UBaseType_t uxNumberOfItems;
+    ListItem_t *volatile pxIndex;
+    MiniListItem_t xListEnd;
+} List_t;
 typedef struct tskTaskControlBlock {
     volatile StackType_t *pxTopOfStack;
     ListItem_t xStateListItem;
@@ -70,12 +81,32 @@ static StackType_t net_stack[DEPTH] __attribute__((aligned(8))) = {INITIAL(vNetT
 /* the idle task has run: its initial frame is gone (overwritten by its own frames) */
 static StackType_t idle_stack[DEPTH] __attribute__((aligned(8))) = {[DEPTH - 3] = 0x12345678u};
 
-TCB_t sensor_tcb = {.pxTopOfStack = &sensor_stack[DEPTH - 17], .uxPriority = 3,
+/* the lists of tasks.c: Sensor (running) and IDLE ready, Net delayed, Logger suspended */
+#define END(list) ((ListItem_t *)&(list).xListEnd)
+#define EMPTY(list) {0, END(list), {0xFFFFFFFFu, END(list), END(list)}}
+#define ONE(list, tcb) {1, END(list), {0xFFFFFFFFu, &(tcb).xStateListItem, &(tcb).xStateListItem}}
+#define ITEM(list, tcb) {0, END(list), END(list), &(tcb), (struct xLIST *)&(list)}
+extern TCB_t sensor_tcb, net_tcb, idle_tcb, logger_tcb;
+__attribute__((used)) static List_t pxReadyTasksLists[4];
+__attribute__((used)) static List_t xDelayedTaskList1;
+__attribute__((used)) static List_t xSuspendedTaskList;
+static List_t pxReadyTasksLists[4] = {ONE(pxReadyTasksLists[0], idle_tcb),
+                                      EMPTY(pxReadyTasksLists[1]), EMPTY(pxReadyTasksLists[2]),
+                                      ONE(pxReadyTasksLists[3], sensor_tcb)};
+static List_t xDelayedTaskList1 = ONE(xDelayedTaskList1, net_tcb);
+__attribute__((used)) static List_t xDelayedTaskList2 = EMPTY(xDelayedTaskList2);
+__attribute__((used)) static List_t xPendingReadyList = EMPTY(xPendingReadyList);
+static List_t xSuspendedTaskList = ONE(xSuspendedTaskList, logger_tcb);
+TCB_t logger_tcb = {.xStateListItem = ITEM(xSuspendedTaskList, logger_tcb), .uxPriority = 1,
+                    .pcTaskName = "Logger"};
+
+TCB_t sensor_tcb = {.xStateListItem = ITEM(pxReadyTasksLists[3], sensor_tcb),
+                    .pxTopOfStack = &sensor_stack[DEPTH - 17], .uxPriority = 3,
                     .pxStack = sensor_stack, .pcTaskName = "Sensor",
                     .pxEndOfStack = &sensor_stack[DEPTH - 1], .uxBasePriority = 3};
-TCB_t net_tcb = {.pxTopOfStack = &net_stack[DEPTH - 17], .uxPriority = 2, .pxStack = net_stack,
+TCB_t net_tcb = {.xStateListItem = ITEM(xDelayedTaskList1, net_tcb), .pxTopOfStack = &net_stack[DEPTH - 17], .uxPriority = 2, .pxStack = net_stack,
                  .pcTaskName = "Net", .pxEndOfStack = &net_stack[DEPTH - 1], .uxBasePriority = 2};
-TCB_t idle_tcb = {.pxTopOfStack = &idle_stack[DEPTH - 20], .uxPriority = 0, .pxStack = idle_stack,
+TCB_t idle_tcb = {.xStateListItem = ITEM(pxReadyTasksLists[0], idle_tcb), .pxTopOfStack = &idle_stack[DEPTH - 20], .uxPriority = 0, .pxStack = idle_stack,
                   .pcTaskName = "IDLE", .pxEndOfStack = &idle_stack[DEPTH - 1]};
 TCB_t *volatile pxCurrentTCB = &sensor_tcb;
 __attribute__((used)) static TaskHandle_t xIdleTaskHandle = &idle_tcb;
@@ -148,6 +179,8 @@ typedef struct {
         osRtxObject_t ready;
         osRtxThread_t *idle;
         osRtxThread_t *delay_list;
+        osRtxThread_t *wait_list;
+        osRtxThread_t *terminate_list;
     } thread;
 } osRtxInfo_t;
 
@@ -170,10 +203,19 @@ osRtxThread_t sensor = {.id = 0xF1, .name = "sensor_task", .priority = osPriorit
                         .thread_addr = (uint32_t)sensor_thread};
 osRtxThread_t idle = {.id = 0xF1, .name = "osRtxIdleThread", .priority = osPriorityIdle,
                       .thread_addr = (uint32_t)osRtxIdleThread};
+NOINLINE void worker_thread(void *arg)
+{
+    sink = (uint32_t)arg + 3;
+}
+osRtxThread_t worker = {.id = 0xF1, .name = "worker", .priority = osPriorityBelowNormal,
+                        .thread_addr = (uint32_t)worker_thread};
 osRtxThread_t not_a_thread = {.id = 0xF5, .name = "a mutex"}; /* osRtxIdMutex */
 osRtxInfo_t osRtxInfo = {.os_id = "RTX V5.5.4",
                          .version = 50050004,
-                         .thread = {.run = {.curr = &main_thread}, .idle = &idle}};
+                         .thread = {.run = {.curr = &main_thread},
+                                    .ready = {.thread_list = &sensor},
+                                    .idle = &idle,
+                                    .wait_list = &worker}};
 osPriority_t priority_in_use = osPriorityNormal;
 
 #elif defined(SHAPE_ZEPHYR)
@@ -229,8 +271,10 @@ NOINLINE void z_idle(void *a, void *b, void *c)
 
 struct k_thread z_idle_threads[1] = {
     {.base = {.prio = 15}, .entry = {.pEntry = z_idle}, .name = "idle"}};
-struct k_thread blink_thread = {
-    .base = {.prio = -2}, .entry = {.pEntry = blinky}, .name = "blinky"};
+struct k_thread blink_thread = {.base = {.prio = -2},
+                                .entry = {.pEntry = blinky},
+                                .next_thread = z_idle_threads,
+                                .name = "blinky"};
 struct z_kernel _kernel = {.cpus = {{.current = &blink_thread, .idle_thread = z_idle_threads}},
                            .threads = &blink_thread};
 
@@ -258,6 +302,7 @@ typedef struct TX_THREAD_STRUCT {
     VOID (*tx_thread_schedule_hook)(struct TX_THREAD_STRUCT *thread_ptr, ULONG id);
     VOID (*tx_thread_entry)(ULONG id);
     ULONG tx_thread_entry_parameter;
+    struct TX_THREAD_STRUCT *tx_thread_created_next, *tx_thread_created_previous;
 } TX_THREAD;
 
 NOINLINE VOID thread_0_entry(ULONG id)
@@ -269,10 +314,14 @@ NOINLINE VOID thread_1_entry(ULONG id)
     sink = id + 1;
 }
 
+extern TX_THREAD thread_1;
 TX_THREAD thread_0 = {.tx_thread_id = 0x54485244, .tx_thread_name = "thread 0",
-                      .tx_thread_priority = 1, .tx_thread_entry = thread_0_entry};
+                      .tx_thread_priority = 1, .tx_thread_entry = thread_0_entry,
+                      .tx_thread_created_next = &thread_1, .tx_thread_created_previous = &thread_1};
 TX_THREAD thread_1 = {.tx_thread_id = 0x54485244, .tx_thread_name = "thread 1",
-                      .tx_thread_priority = 16, .tx_thread_entry = thread_1_entry};
+                      .tx_thread_priority = 16, .tx_thread_entry = thread_1_entry,
+                      .tx_thread_created_next = &thread_0, .tx_thread_created_previous = &thread_0};
+TX_THREAD *_tx_thread_created_ptr = &thread_0;
 TX_THREAD *_tx_thread_current_ptr = &thread_0;
 #endif
 
