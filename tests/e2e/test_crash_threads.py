@@ -49,6 +49,37 @@ def saved_registers(ram, tcb):
     return regs
 
 
+def threads_through_gdbserver(elf, qemu_port):
+    """`info threads` and `thread apply all bt` by gdb-multiarch through spoor gdbserver
+    --threads (itself a client of QEMU's gdbstub): the backtrace of each thread by TCB."""
+    server = subprocess.Popen([SPOOR, "gdbserver", "-e", str(elf), "--port", "0", "--threads",
+                               "--gdb", f"127.0.0.1:{qemu_port}"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        line = server.stdout.readline()
+        match = re.match(r"listening on 127\.0\.0\.1:(\d+)", line)
+        if not match:
+            server.kill()
+            check(False, f"spoor gdbserver: {line} {server.stderr.read()}")
+            return {}
+        text = run_gdb(elf, int(match.group(1)), ["info threads", "thread apply all bt",
+                                                  "detach"])
+    finally:
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+    check(text.count("TCB 0x") >= 8, f"info threads shows no TCBs: {text[-1500:]}")
+    result, tcb = {}, None
+    for chunk in re.split(r"\n(?=Thread \d+ )", text):
+        match = re.match(r"Thread \d+ .*?TCB (0x[0-9a-f]+)", chunk)
+        if match:
+            traces = parse_backtraces(chunk)
+            result[int(match.group(1), 16)] = traces[0] if traces else []
+    return result
+
+
 def spoor_functions(thread):
     return [f["function"] if f["kind"] == "frame" else "<signal handler called>"
             for f in thread["backtrace"]]
@@ -75,6 +106,7 @@ def run_core(core, work):
               f"{core}: threads {report.get('rtos')} {list(threads)}")
         check(report["threads"][0]["current"] and report["threads"][0]["state"] == "running",
               f"{core}: the current thread is not first: {report['threads'][0]}")
+        gdbserver_bts = threads_through_gdbserver(elf, qemu.gdb_port)
         ram = (work / "ram.bin").read_bytes()
         current = struct.unpack_from("<I", ram, symbols["sched_current"] - RAM)[0]
         commands, order = [], []
@@ -106,6 +138,12 @@ def run_core(core, work):
                 trace = trace[:-1]
                 check(thread["stop"] == "end of stack", f"{core}: {name}: stop {thread['stop']}")
             check(mine == trace, f"{core}: {name}: spoor {mine} != gdb {trace}")
+            served = gdbserver_bts.get(tcbs[name])
+            check(served is not None and served == trace + (["<signal handler called>"]
+                                                              if served and served[-1:] ==
+                                                              ["<signal handler called>"] else []),
+                  f"{core}: {name}: thread apply all bt through spoor gdbserver {served} != "
+                  f"gdb {trace}")
             check(len(trace) >= 2 and f"{name}_main" in trace,
                   f"{core}: {name}: no {name}_main in {trace}")
     finally:
