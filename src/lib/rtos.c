@@ -12,12 +12,12 @@
 
 const char *spoor_rtos_kind_name(spoor_rtos_kind kind)
 {
-    return (unsigned)kind < SPOOR_RTOS_KIND_COUNT ? rtos_descs[kind].name : NULL;
+    return (unsigned)kind < SPOOR_RTOS_KIND_COUNT ? spoor_rtos_descs[kind].name : NULL;
 }
 
 const char *spoor_rtos_display_name(spoor_rtos_kind kind)
 {
-    return (unsigned)kind < SPOOR_RTOS_KIND_COUNT ? rtos_descs[kind].display : NULL;
+    return (unsigned)kind < SPOOR_RTOS_KIND_COUNT ? spoor_rtos_descs[kind].display : NULL;
 }
 
 /* The next alternative of an '|'-separated list into buf; NULL at the end. */
@@ -45,14 +45,15 @@ static bool eval_one(const spoor_elf *elf, const char *expr, uint32_t *addr, rto
     uint32_t base, size;
     Dwarf_Die type;
     if (!spoor_elf_symbol(elf, sym, &base, &size) ||
-        !rtos_dwarf_variable_type(spoor_elf_libdw(elf), sym, &type) ||
-        !rtos_dwarf_field(&type, expr + n, field))
+        !spoor_rtos_dwarf_variable_type(spoor_elf_libdw(elf), sym, &type) ||
+        !spoor_rtos_dwarf_field(&type, expr + n, field))
         return false;
     *addr = base + field->offset;
     return true;
 }
 
-bool rtos_eval(const spoor_elf *elf, const char *alternatives, uint32_t *addr, rtos_field *field)
+bool spoor_rtos_eval(const spoor_elf *elf, const char *alternatives, uint32_t *addr,
+                     rtos_field *field)
 {
     char buf[MAX_EXPR];
     const char *rest = alternatives;
@@ -81,7 +82,7 @@ static bool find_tcb_type(const spoor_rtos *r, Dwarf_Die *type)
     char buf[MAX_EXPR];
     const char *rest = r->d->tcb_type;
     while ((rest = next_alternative(rest, buf, sizeof buf)) != NULL)
-        if (rtos_dwarf_type(spoor_elf_libdw(r->elf), buf, type))
+        if (spoor_rtos_dwarf_type(spoor_elf_libdw(r->elf), buf, type))
             return true;
     return false;
 }
@@ -93,7 +94,7 @@ static void resolve_member(Dwarf_Die *tcb, const char *alternatives, rtos_field 
     const char *rest = alternatives;
     memset(field, 0, sizeof *field);
     while ((rest = next_alternative(rest, buf, sizeof buf)) != NULL)
-        if (rtos_dwarf_field(tcb, buf, field))
+        if (spoor_rtos_dwarf_field(tcb, buf, field))
             return;
 }
 
@@ -101,7 +102,7 @@ static const rtos_desc *pick(const spoor_elf *elf, const char *kind)
 {
     bool automatic = !kind || !strcmp(kind, "auto");
     for (int k = 0; k < SPOOR_RTOS_KIND_COUNT; k++) {
-        const rtos_desc *d = &rtos_descs[k];
+        const rtos_desc *d = &spoor_rtos_descs[k];
         if (automatic ? has_symbol(elf, d->current) : !strcmp(kind, d->name))
             return d;
     }
@@ -137,7 +138,7 @@ spoor_rtos *spoor_rtos_open(const spoor_elf *elf, const char *kind)
     r->d = d;
     r->elf = elf;
     rtos_field cur;
-    if (!rtos_eval(elf, d->current, &r->current_addr, &cur) || !cur.is_pointer) {
+    if (!spoor_rtos_eval(elf, d->current, &r->current_addr, &cur) || !cur.is_pointer) {
         spoor_set_error(SPOOR_ERR_UNSUPPORTED,
                         "%s: %s: no current-thread pointer %s in the symbols and DWARF",
                         spoor_elf_path(elf), d->display, d->current);
@@ -145,7 +146,7 @@ spoor_rtos *spoor_rtos_open(const spoor_elf *elf, const char *kind)
         return NULL;
     }
     Dwarf_Die tcb;
-    if (!find_tcb_type(r, &tcb) || (r->tcb_size = rtos_dwarf_size(&tcb)) == 0) {
+    if (!find_tcb_type(r, &tcb) || (r->tcb_size = spoor_rtos_dwarf_size(&tcb)) == 0) {
         spoor_set_error(SPOOR_ERR_UNSUPPORTED, "%s: no DWARF type %s (build with -g)",
                         spoor_elf_path(elf), d->tcb_type);
         free(r);
@@ -174,12 +175,12 @@ spoor_rtos *spoor_rtos_open(const spoor_elf *elf, const char *kind)
     if (d->idle) {
         rtos_field idle;
         r->idle_is_object = d->idle[0] == '&';
-        r->has_idle =
-            rtos_eval(elf, d->idle, &r->idle_addr, &idle) && (r->idle_is_object || idle.is_pointer);
+        r->has_idle = spoor_rtos_eval(elf, d->idle, &r->idle_addr, &idle) &&
+                      (r->idle_is_object || idle.is_pointer);
     }
     if (d->prio_enum)
-        r->nprios = rtos_dwarf_enumerators(spoor_elf_libdw(elf), d->prio_enum, r->prios,
-                                           MAX_PRIORITY_NAMES);
+        r->nprios = spoor_rtos_dwarf_enumerators(spoor_elf_libdw(elf), d->prio_enum, r->prios,
+                                                 MAX_PRIORITY_NAMES);
     return r;
 }
 

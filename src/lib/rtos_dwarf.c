@@ -70,7 +70,7 @@ static bool visit_type(Dwarf_Die *die, void *ctx)
     return true;
 }
 
-bool rtos_dwarf_type(Dwarf *dw, const char *name, Dwarf_Die *out)
+bool spoor_rtos_dwarf_type(Dwarf *dw, const char *name, Dwarf_Die *out)
 {
     struct type_query q = {name, out};
     return each_top_die(dw, visit_type, &q);
@@ -87,13 +87,13 @@ static bool visit_variable(Dwarf_Die *die, void *ctx)
     return type_of(die, q->out);
 }
 
-bool rtos_dwarf_variable_type(Dwarf *dw, const char *name, Dwarf_Die *out)
+bool spoor_rtos_dwarf_variable_type(Dwarf *dw, const char *name, Dwarf_Die *out)
 {
     struct type_query q = {name, out};
     return each_top_die(dw, visit_variable, &q);
 }
 
-uint32_t rtos_dwarf_size(Dwarf_Die *type)
+uint32_t spoor_rtos_dwarf_size(Dwarf_Die *type)
 {
     Dwarf_Word size;
     if (dwarf_aggregate_size(type, &size) != 0 || size > UINT32_MAX)
@@ -163,7 +163,7 @@ static void describe(Dwarf_Die *t, rtos_field *out)
 {
     int tag = dwarf_tag(t);
     out->type = *t;
-    out->size = rtos_dwarf_size(t);
+    out->size = spoor_rtos_dwarf_size(t);
     out->is_pointer = tag == DW_TAG_pointer_type;
     out->is_array = tag == DW_TAG_array_type;
     out->is_signed = false;
@@ -179,7 +179,7 @@ static void describe(Dwarf_Die *t, rtos_field *out)
         out->is_signed = enc == DW_ATE_signed || enc == DW_ATE_signed_char;
 }
 
-bool rtos_dwarf_field(Dwarf_Die *type, const char *path, rtos_field *out)
+bool spoor_rtos_dwarf_field(Dwarf_Die *type, const char *path, rtos_field *out)
 {
     memset(out, 0, sizeof *out);
     Dwarf_Die cur = *type;
@@ -196,7 +196,7 @@ bool rtos_dwarf_field(Dwarf_Die *type, const char *path, rtos_field *out)
             Dwarf_Die elem;
             if (*end != ']' || dwarf_tag(&cur) != DW_TAG_array_type || !array_element(&cur, &elem))
                 return false;
-            uint32_t esize = rtos_dwarf_size(&elem);
+            uint32_t esize = spoor_rtos_dwarf_size(&elem);
             if (!esize)
                 return false;
             offset += (uint32_t)index * esize;
@@ -251,7 +251,8 @@ static bool visit_enum(Dwarf_Die *die, void *ctx)
     return true;
 }
 
-size_t rtos_dwarf_enumerators(Dwarf *dw, const char *enum_name, rtos_enumerator *out, size_t cap)
+size_t spoor_rtos_dwarf_enumerators(Dwarf *dw, const char *enum_name, rtos_enumerator *out,
+                                    size_t cap)
 {
     struct enum_query q = {enum_name, out, 0, cap};
     each_top_die(dw, visit_enum, &q);

@@ -24,17 +24,17 @@ typedef struct rtos_field {
 /* The complete (not a declaration) type named name at the top of some compile unit: a typedef
  * or a struct/union tag ("struct k_thread" is looked up as "k_thread"), peeled to the struct.
  * false when there is none. */
-bool rtos_dwarf_type(Dwarf *dw, const char *name, Dwarf_Die *out);
+bool spoor_rtos_dwarf_type(Dwarf *dw, const char *name, Dwarf_Die *out);
 
 /* The type of the global variable name (peeled); false when DWARF does not describe it. */
-bool rtos_dwarf_variable_type(Dwarf *dw, const char *name, Dwarf_Die *out);
+bool spoor_rtos_dwarf_variable_type(Dwarf *dw, const char *name, Dwarf_Die *out);
 
 /* Follows path inside type (a struct, union or array, peeled). Members of anonymous structs
  * and unions are found through them, as C names them. An empty path is the type itself. */
-bool rtos_dwarf_field(Dwarf_Die *type, const char *path, rtos_field *out);
+bool spoor_rtos_dwarf_field(Dwarf_Die *type, const char *path, rtos_field *out);
 
 /* The byte size of a type; 0 when DWARF does not say. */
-uint32_t rtos_dwarf_size(Dwarf_Die *type);
+uint32_t spoor_rtos_dwarf_size(Dwarf_Die *type);
 
 typedef struct rtos_enumerator {
     int64_t value;
@@ -43,7 +43,8 @@ typedef struct rtos_enumerator {
 
 /* The enumerators of the enumeration type (or typedef of one) named enum_name: writes at most
  * cap, returns how many were written (0: no such enumeration). */
-size_t rtos_dwarf_enumerators(Dwarf *dw, const char *enum_name, rtos_enumerator *out, size_t cap);
+size_t spoor_rtos_dwarf_enumerators(Dwarf *dw, const char *enum_name, rtos_enumerator *out,
+                                    size_t cap);
 
 /* Where an RTOS keeps its threads, for the thread views (spoor_rtos_threads). */
 typedef enum rtos_list_kind {
@@ -94,7 +95,7 @@ typedef struct rtos_desc {
     const char *callee_saved_member;
 } rtos_desc;
 
-extern const rtos_desc rtos_descs[SPOOR_RTOS_KIND_COUNT];
+extern const rtos_desc spoor_rtos_descs[SPOOR_RTOS_KIND_COUNT];
 
 #define MAX_PRIORITY_NAMES 128
 
@@ -112,6 +113,7 @@ struct spoor_rtos {
 };
 
 /* SYMBOL.path alternatives ('|'): the address the first the ELF has names, and its field. */
-bool rtos_eval(const spoor_elf *elf, const char *alternatives, uint32_t *addr, rtos_field *field);
+bool spoor_rtos_eval(const spoor_elf *elf, const char *alternatives, uint32_t *addr,
+                     rtos_field *field);
 
 #endif

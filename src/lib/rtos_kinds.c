@@ -4,7 +4,7 @@
  * tx_api.h); examples/sched/sched.h for the example scheduler. */
 #include "rtos_internal.h"
 
-const rtos_desc rtos_descs[SPOOR_RTOS_KIND_COUNT] = {
+const rtos_desc spoor_rtos_descs[SPOOR_RTOS_KIND_COUNT] = {
     [SPOOR_RTOS_FREERTOS] =
         {
             .kind = SPOOR_RTOS_FREERTOS,

@@ -39,7 +39,7 @@ static void walk_array(const spoor_rtos *r, const rtos_list *l, spoor_read_fn re
 {
     uint32_t addr;
     rtos_field f;
-    if (!rtos_eval(r->elf, l->head, &addr, &f) || !f.is_array)
+    if (!spoor_rtos_eval(r->elf, l->head, &addr, &f) || !f.is_array)
         return;
     for (uint32_t off = 0; off + 4 <= f.size && off / 4 < MAX_WALK; off += 4) {
         uint32_t tcb;
@@ -54,8 +54,8 @@ static void walk_linked(const spoor_rtos *r, const rtos_list *l, spoor_read_fn r
     uint32_t addr, first;
     rtos_field f, next;
     Dwarf_Die tcb_type = r->tcb_type;
-    if (!rtos_eval(r->elf, l->head, &addr, &f) || !f.is_pointer ||
-        !rtos_dwarf_field(&tcb_type, l->next, &next) || !read32(read, ctx, addr, &first))
+    if (!spoor_rtos_eval(r->elf, l->head, &addr, &f) || !f.is_pointer ||
+        !spoor_rtos_dwarf_field(&tcb_type, l->next, &next) || !read32(read, ctx, addr, &first))
         return;
     uint32_t tcb = first;
     for (unsigned i = 0; tcb && i < MAX_WALK; i++) {
@@ -74,15 +74,17 @@ static void walk_freertos(const spoor_rtos *r, const rtos_list *l, spoor_read_fn
     Dwarf_Die list, item;
     rtos_field end, end_next, item_next, owner, head;
     uint32_t addr;
-    if (!rtos_eval(r->elf, l->head, &addr, &head) ||
-        (!rtos_dwarf_type(dw, "List_t", &list) && !rtos_dwarf_type(dw, "xLIST", &list)) ||
-        (!rtos_dwarf_type(dw, "ListItem_t", &item) && !rtos_dwarf_type(dw, "xLIST_ITEM", &item)) ||
-        !rtos_dwarf_field(&list, "xListEnd", &end) ||
-        !rtos_dwarf_field(&list, "xListEnd.pxNext", &end_next) ||
-        !rtos_dwarf_field(&item, "pxNext", &item_next) ||
-        !rtos_dwarf_field(&item, "pvOwner", &owner))
+    if (!spoor_rtos_eval(r->elf, l->head, &addr, &head) ||
+        (!spoor_rtos_dwarf_type(dw, "List_t", &list) &&
+         !spoor_rtos_dwarf_type(dw, "xLIST", &list)) ||
+        (!spoor_rtos_dwarf_type(dw, "ListItem_t", &item) &&
+         !spoor_rtos_dwarf_type(dw, "xLIST_ITEM", &item)) ||
+        !spoor_rtos_dwarf_field(&list, "xListEnd", &end) ||
+        !spoor_rtos_dwarf_field(&list, "xListEnd.pxNext", &end_next) ||
+        !spoor_rtos_dwarf_field(&item, "pxNext", &item_next) ||
+        !spoor_rtos_dwarf_field(&item, "pvOwner", &owner))
         return;
-    uint32_t list_size = rtos_dwarf_size(&list);
+    uint32_t list_size = spoor_rtos_dwarf_size(&list);
     uint32_t count = head.is_array && list_size ? head.size / list_size : 1;
     for (uint32_t k = 0; k < count && k < MAX_WALK; k++) {
         uint32_t base = addr + k * list_size, sentinel = base + end.offset, it;
@@ -139,7 +141,7 @@ bool spoor_rtos_saved_regs(const spoor_rtos *r, spoor_read_fn read, void *ctx,
     if (layout == RTOS_CONTEXT_CALLEE_SAVED) {
         rtos_field f;
         Dwarf_Die tcb_type = r->tcb_type;
-        if (!rtos_dwarf_field(&tcb_type, r->d->callee_saved_member, &f) ||
+        if (!spoor_rtos_dwarf_field(&tcb_type, r->d->callee_saved_member, &f) ||
             !read(ctx, t->tcb + f.offset, words, 32)) {
             spoor_set_error(SPOOR_ERR_UNAVAILABLE,
                             "TCB 0x%08x: callee-saved registers not "
