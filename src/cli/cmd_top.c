@@ -17,7 +17,9 @@
 #include "spoor/dump.h"
 #include "spoor/gdb_remote.h"
 #include "spoor/itm.h"
+#include "spoor/itm_watch.h"
 #include "spoor/memory.h"
+#include "spoor/openocd.h"
 #include "spoor/rtos.h"
 #include "spoor/top.h"
 #include "spoor/tpiu.h"
@@ -47,6 +49,11 @@ static const char top_usage[] =
     "      --ftrace FILE     thread switches (and exceptions with -E) as Linux ftrace text\n"
     "      --chrome FILE     Chrome/Perfetto trace-event JSON: a track per thread, exceptions\n"
     "      --gdb HOST:PORT   target memory from a GDB server (OpenOCD, pyOCD, QEMU)\n"
+    "  -W, --telnet [HOST:]PORT  target memory from OpenOCD's telnet server (4444), read while\n"
+    "                        the target runs (one mdw per new thread)\n"
+    "      --setup v7m|v8m|proc  before reading the stream, set up ITM/DWT through -W: write the\n"
+    "                        registers for an ARMv7-M or ARMv8-M core, or call the OpenOCD\n"
+    "                        procedure rtos_dwt_config ADDR (and exception_trace_enable with -E)\n"
     "      --mem ADDR:FILE   target memory from an image (repeatable)\n"
     "      --stats           memory statistics on stderr (reads, GDB round trips)\n"
     "  -h, --help            this text\n\n"
@@ -60,6 +67,7 @@ struct top_cli {
     spoor_rtos *rtos;
     spoor_mem *mem;
     spoor_gdb *gdb;
+    spoor_openocd *openocd;
     spoor_dump *dump;
     spoor_top *stats;
     top_view view;
@@ -87,7 +95,7 @@ static void describe(struct top_cli *c, top_thread_info *info, uint32_t tcb)
         snprintf(info->name, sizeof info->name, "(no thread)");
         return;
     }
-    if (c->gdb) /* a running target: what was read before may have changed */
+    if (c->gdb || c->openocd) /* a running target: what was read before may have changed */
         spoor_mem_invalidate(c->mem);
     spoor_rtos_thread t;
     if (!spoor_rtos_read_thread(c->rtos, spoor_mem_reader, c->mem, tcb, &t)) {
@@ -131,7 +139,7 @@ static const top_thread_info *thread_info(void *ctx, uint32_t tcb)
  * of the threads that ran in the interval, one small read each. */
 static void refresh_priorities(struct top_cli *c, const spoor_top_report *r)
 {
-    if (!c->gdb)
+    if (!c->gdb && !c->openocd)
         return;
     spoor_mem_invalidate(c->mem);
     for (size_t i = 0; i < r->nthreads; i++) {
@@ -282,6 +290,42 @@ static int run(struct top_cli *c, const char *spec, bool tpiu)
 
 /* ---- set-up -------------------------------------------------------------------------------- */
 
+/* ITM and DWT through OpenOCD: the registers of spoor_itm_watch_plan() (after checking that
+ * the comparator exists), or orbtop-rtos's Tcl procedures. */
+static int set_up_trace(struct top_cli *c, const char *how, unsigned comparator)
+{
+    uint32_t watch = spoor_rtos_current_address(c->rtos);
+    char out[1024];
+    if (!strcmp(how, "proc")) {
+        char command[64];
+        snprintf(command, sizeof command, "rtos_dwt_config 0x%08x", watch);
+        if (!spoor_openocd_command(c->openocd, command, out, sizeof out) ||
+            (c->view.exceptions &&
+             !spoor_openocd_command(c->openocd, "exception_trace_enable", out, sizeof out)))
+            return cli_error("top", "%s", spoor_last_error());
+        return 0;
+    }
+    spoor_reg_write w[SPOOR_ITM_WATCH_MAX_WRITES];
+    size_t n = spoor_itm_watch_plan(watch, comparator,
+                                    strcmp(how, "v8m") ? SPOOR_DWT_ARMV7M : SPOOR_DWT_ARMV8M,
+                                    c->view.exceptions, w);
+    if (!n)
+        return cli_error("top", "the current-thread pointer 0x%08x is not word aligned", watch);
+    uint32_t ctrl;
+    if (!spoor_openocd_write(c->openocd, w[0].addr, w[0].value, w[0].mask) || /* TRCENA */
+        !spoor_openocd_read(c->openocd, SPOOR_DWT_CTRL, &ctrl, 4))
+        return cli_error("top", "%s", spoor_last_error());
+    if ((ctrl >> 28) <= comparator)
+        return cli_error("top",
+                         "--setup: DWT_CTRL 0x%08x: the core has %u comparators, no "
+                         "comparator %u",
+                         ctrl, ctrl >> 28, comparator);
+    for (size_t i = 1; i < n; i++)
+        if (!spoor_openocd_write(c->openocd, w[i].addr, w[i].value, w[i].mask))
+            return cli_error("top", "%s", spoor_last_error());
+    return 0;
+}
+
 static int open_udp(const char *port_text, int *fd)
 {
     uint32_t port;
@@ -295,12 +339,21 @@ static int open_udp(const char *port_text, int *fd)
     return 0;
 }
 
-static int open_memory(struct top_cli *c, const char *gdb, const char *dump,
+static int open_memory(struct top_cli *c, const char *gdb, const char *telnet, const char *dump,
                        const spoor_raw_memory *mems, size_t nmems)
 {
     c->mem = spoor_mem_new();
     if (!c->mem)
         return cli_error("top", "out of memory");
+    /* the ELF's read-only contents first: flash does not change while the target runs, and
+     * names in it then cost no round trip */
+    if (!spoor_mem_add_elf(c->mem, c->elf))
+        return cli_error("top", "%s", spoor_last_error());
+    if (telnet) {
+        c->openocd = spoor_openocd_connect(telnet, 5000);
+        if (!c->openocd || !spoor_mem_add_openocd(c->mem, c->openocd))
+            return cli_error("top", "%s", spoor_last_error());
+    }
     if (gdb) {
         c->gdb = spoor_gdb_connect(gdb, 5000);
         if (!c->gdb || !spoor_mem_add_gdb(c->mem, c->gdb))
@@ -314,8 +367,6 @@ static int open_memory(struct top_cli *c, const char *gdb, const char *dump,
     for (size_t i = 0; i < nmems; i++)
         if (!spoor_mem_add_file(c->mem, mems[i].address, mems[i].path))
             return cli_error("top", "%s", spoor_last_error());
-    if (!spoor_mem_add_elf(c->mem, c->elf))
-        return cli_error("top", "%s", spoor_last_error());
     return 0;
 }
 
@@ -336,6 +387,7 @@ static void cleanup(struct top_cli *c)
     spoor_mem_free(c->mem);
     if (c->gdb)
         spoor_gdb_close(c->gdb);
+    spoor_openocd_close(c->openocd);
     if (c->dump)
         spoor_dump_free(c->dump);
     if (c->elf)
@@ -344,7 +396,7 @@ static void cleanup(struct top_cli *c)
 }
 
 struct top_args {
-    const char *elf, *server, *input, *kind, *json, *ftrace, *chrome, *gdb;
+    const char *elf, *server, *input, *kind, *json, *ftrace, *chrome, *gdb, *telnet, *setup;
     bool tpiu, stats;
     uint32_t hz, interval_ms, intervals, comparator;
     spoor_raw_memory mems[MAX_MEMS];
@@ -353,7 +405,16 @@ struct top_args {
 
 static int parse_args(int argc, char **argv, struct top_args *a, struct top_cli *c)
 {
-    enum { OPT_INPUT = 300, OPT_COMPARATOR, OPT_FTRACE, OPT_CHROME, OPT_GDB, OPT_MEM, OPT_STATS };
+    enum {
+        OPT_INPUT = 300,
+        OPT_COMPARATOR,
+        OPT_FTRACE,
+        OPT_CHROME,
+        OPT_GDB,
+        OPT_MEM,
+        OPT_STATS,
+        OPT_SETUP
+    };
     static const struct option opts[] = {{"elf", required_argument, 0, 'e'},
                                          {"server", required_argument, 0, 's'},
                                          {"input", required_argument, 0, OPT_INPUT},
@@ -370,12 +431,14 @@ static int parse_args(int argc, char **argv, struct top_args *a, struct top_cli 
                                          {"gdb", required_argument, 0, OPT_GDB},
                                          {"mem", required_argument, 0, OPT_MEM},
                                          {"stats", no_argument, 0, OPT_STATS},
+                                         {"telnet", required_argument, 0, 'W'},
+                                         {"setup", required_argument, 0, OPT_SETUP},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     int opt;
     optind = 1;
     opterr = 0;
-    while ((opt = getopt_long(argc, argv, "e:s:p:T:F:I:n:Ej:h", opts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "e:s:p:T:F:I:n:Ej:W:h", opts, NULL)) != -1) {
         switch (opt) {
         case 'e': a->elf = optarg; break;
         case 's': a->server = optarg; break;
@@ -418,6 +481,12 @@ static int parse_args(int argc, char **argv, struct top_args *a, struct top_cli 
                 return cli_error("top", "%s", spoor_last_error());
             break;
         case OPT_STATS: a->stats = true; break;
+        case 'W': a->telnet = optarg; break;
+        case OPT_SETUP:
+            if (strcmp(optarg, "v7m") && strcmp(optarg, "v8m") && strcmp(optarg, "proc"))
+                return cli_error("top", "--setup %s: expected v7m, v8m or proc", optarg);
+            a->setup = optarg;
+            break;
         case 'h': fputs(top_usage, stdout); return -1;
         default: return cli_bad_option("top", argv);
         }
@@ -428,6 +497,10 @@ static int parse_args(int argc, char **argv, struct top_args *a, struct top_cli 
         return cli_error("top", "give the CPU clock: -F HZ (timestamps count its cycles)");
     if (argc - optind > 1)
         return cli_error("top", "more than one DUMP given");
+    if (a->setup && !a->telnet)
+        return cli_error("top", "--setup writes through OpenOCD: give -W [HOST:]PORT");
+    if (a->telnet && a->gdb)
+        return cli_error("top", "give one live target: -W or --gdb");
     return 0;
 }
 
@@ -460,7 +533,9 @@ int cmd_top(int argc, char **argv)
         rc = cli_error("top", "%s", spoor_last_error());
         goto out;
     }
-    if ((rc = open_memory(&c, a.gdb, dump, a.mems, a.nmems)) != 0)
+    if ((rc = open_memory(&c, a.gdb, a.telnet, dump, a.mems, a.nmems)) != 0)
+        goto out;
+    if (a.setup && (rc = set_up_trace(&c, a.setup, a.comparator)) != 0)
         goto out;
     c.view.rtos_name = spoor_rtos_display_name(spoor_rtos_kind_of(c.rtos));
     c.view.cpu_hz = a.hz;

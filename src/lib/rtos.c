@@ -221,20 +221,14 @@ static int64_t field_int(const rtos_field *f, const uint8_t *tcb)
     return f->is_signed && size == 4 ? (int64_t)(int32_t)v : (int64_t)v;
 }
 
-/* A NUL-terminated string at addr: one read of the whole buffer, byte by byte when that
- * crosses the end of readable memory. */
+/* A NUL-terminated string at addr, byte by byte: a read never crosses from flash the ELF
+ * holds into memory it does not, and a live layer fetches the page once. */
 static void read_string(spoor_read_fn read, void *ctx, uint32_t addr, char *out, size_t cap)
 {
-    out[0] = '\0';
-    if (!addr)
-        return;
-    if (read(ctx, addr, out, cap - 1)) {
-        out[cap - 1] = '\0';
-        return;
-    }
     size_t i = 0;
-    for (; i + 1 < cap && read(ctx, addr + (uint32_t)i, &out[i], 1) && out[i]; i++)
-        ;
+    if (addr)
+        for (; i + 1 < cap && read(ctx, addr + (uint32_t)i, &out[i], 1) && out[i]; i++)
+            ;
     out[i] = '\0';
 }
 
