@@ -21,19 +21,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import example, parse_backtraces, run_gdb, symbol_addresses  # noqa: E402
+from top_testlib import check, exit_status  # noqa: E402
 from test_top_sched import TASKS, gdb_reference, stop_parked  # noqa: E402
 
 SPOOR = os.environ.get("SPOOR_BIN", "spoor")
 RAM = 0x20000000
-
-failures = []
-
-
-def check(condition, message):
-    if not condition:
-        failures.append(message)
-        print("FAIL:", message)
-
 
 def saved_registers(ram, tcb):
     """A task's registers from its TCB (sp is the first member) and its saved context."""
@@ -156,11 +148,7 @@ def main():
             work = Path(tmp) / core
             work.mkdir()
             run_core(core, work)
-    if failures:
-        print(f"{len(failures)} failures")
-        return 1
-    print("ok")
-    return 0
+    return exit_status()
 
 
 if __name__ == "__main__":

@@ -26,19 +26,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import require_tool, symbol_addresses  # noqa: E402
+from top_testlib import check, exit_status  # noqa: E402
 from test_top_rtos_shapes import build, stream  # noqa: E402
 
 SPOOR = os.environ.get("SPOOR_BIN", "spoor")
 IAC, WILL, DONT = 0xFF, 0xFB, 0xFE
-
-failures = []
-
-
-def check(condition, message):
-    if not condition:
-        failures.append(message)
-        print("FAIL:", message)
-
 
 class OpenOcdPeer:
     def __init__(self, image, base, numcomp=4):
@@ -173,11 +165,7 @@ def main():
         result = top(elf, itm, "-W", str(small.port), "--setup", "v8m", "--comparator", "3")
         check(result.returncode == 2 and "no comparator 3" in result.stderr,
               f"a missing comparator: {result.returncode} {result.stderr}")
-    if failures:
-        print(f"{len(failures)} failures")
-        return 1
-    print("ok")
-    return 0
+    return exit_status()
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import require_tool, symbol_addresses  # noqa: E402
+from top_testlib import check, exit_status  # noqa: E402
 
 SPOOR = os.environ.get("SPOOR_BIN", "spoor")
 FW = Path(__file__).resolve().parent / "fw"
@@ -60,15 +61,6 @@ THREAD_LISTS = {
     "ZEPHYR": [("blinky", "running"), ("idle", "ready")],
     "THREADX": [("thread 0", "running"), ("thread 1", "created")],
 }
-
-failures = []
-
-
-def check(condition, message):
-    if not condition:
-        failures.append(message)
-        print("FAIL:", message)
-
 
 def stream(tcbs):
     """Each TCB switched to in turn, 1000 cycles apart (local timestamps format 1)."""
@@ -154,11 +146,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for shape in SHAPES:
             run_shape(shape, Path(tmp))
-    if failures:
-        print(f"{len(failures)} failures")
-        return 1
-    print("ok")
-    return 0
+    return exit_status()
 
 
 if __name__ == "__main__":

@@ -30,21 +30,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import Qemu, example, require_tool, run_gdb, symbol_addresses  # noqa: E402
+from top_testlib import check, exit_status  # noqa: E402
 
 SPOOR = os.environ.get("SPOOR_BIN", "spoor")
 HZ = 25_000_000
 INTERVAL_MS = 1
 L = HZ // 1000 * INTERVAL_MS  # 25000 cycles per interval
 TASKS = ["sensor", "control", "logger", "idle"]
-
-failures = []
-
-
-def check(condition, message):
-    if not condition:
-        failures.append(message)
-        print("FAIL:", message)
-
 
 # ---------------------------------------------------------------- the ITM encoder (ARMv7-M D4)
 
@@ -409,11 +401,7 @@ def main():
             work = Path(tmp) / core
             work.mkdir()
             run_core(core, work)
-    if failures:
-        print(f"{len(failures)} failures")
-        return 1
-    print("ok")
-    return 0
+    return exit_status()
 
 
 if __name__ == "__main__":
