@@ -16,12 +16,11 @@ import re
 import struct
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import example, parse_backtraces, run_gdb, symbol_addresses  # noqa: E402
-from top_testlib import check, exit_status  # noqa: E402
+from top_testlib import check, run_cores  # noqa: E402
 from test_top_sched import TASKS, gdb_reference, stop_parked  # noqa: E402
 
 SPOOR = os.environ.get("SPOOR_BIN", "spoor")
@@ -143,12 +142,7 @@ def run_core(core, work):
 
 
 def main():
-    with tempfile.TemporaryDirectory() as tmp:
-        for core in ["m3", "m4f"]:
-            work = Path(tmp) / core
-            work.mkdir()
-            run_core(core, work)
-    return exit_status()
+    return run_cores(run_core)
 
 
 if __name__ == "__main__":

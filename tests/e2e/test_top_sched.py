@@ -25,12 +25,11 @@ import re
 import socket
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import Qemu, example, require_tool, run_gdb, symbol_addresses  # noqa: E402
-from top_testlib import check, exit_status  # noqa: E402
+from top_testlib import check, run_cores  # noqa: E402
 
 SPOOR = os.environ.get("SPOOR_BIN", "spoor")
 HZ = 25_000_000
@@ -396,12 +395,7 @@ def self_test_parser():
 def main():
     require_tool("arm-none-eabi-nm")
     self_test_parser()
-    with tempfile.TemporaryDirectory() as tmp:
-        for core in ["m3", "m4f"]:
-            work = Path(tmp) / core
-            work.mkdir()
-            run_core(core, work)
-    return exit_status()
+    return run_cores(run_core)
 
 
 if __name__ == "__main__":

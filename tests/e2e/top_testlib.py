@@ -19,3 +19,16 @@ def exit_status():
         return 1
     print("ok")
     return 0
+
+
+def run_cores(run_core, cores=("m3", "m4f")):
+    """run_core(core, work) for each core of the example scheduler, each in a fresh directory;
+    then the exit status."""
+    import tempfile
+    from pathlib import Path
+    with tempfile.TemporaryDirectory() as tmp:
+        for core in cores:
+            work = Path(tmp) / core
+            work.mkdir()
+            run_core(core, work)
+    return exit_status()
