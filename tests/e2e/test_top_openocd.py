@@ -8,7 +8,8 @@ manual describes it ("Telnet", "Memory access commands"): telnet negotiation on 
 test firmware's .data (tests/e2e/fw/rtos_shapes_fw.c, extracted with arm-none-eabi-objcopy) and
 a register file for the System Control Space (DWT_CTRL says 4 comparators).
 
-Checked: names and RTX5 priority names read over telnet, one mdw per new thread (plus one for
+Checked: names and RTX5 priority names read over telnet; a priority the target changes after
+spoor read the TCB shows from the next interval report on (the re-read); one mdw per new thread (plus one for
 the idle pointer; the memory is 64 KiB of RAM holding .data, zeros after it); --setup v7m leaves ITM/DWT registers as the ARMv7-M ARM encodings say, the
 watched address being gdb-multiarch's `&osRtxInfo.thread.run.curr`; --setup proc calls the
 procedures; a comparator the core lacks is refused.
@@ -34,7 +35,8 @@ IAC, WILL, DONT = 0xFF, 0xFB, 0xFE
 
 class OpenOcdPeer:
     def __init__(self, image, base, numcomp=4):
-        self.image, self.base = image, base
+        self.image, self.base = bytearray(image), base
+        self.after_mdw = {}  # n: (addr, byte): the target writes the byte after the n-th mdw
         self.regs = {0xE0001000: numcomp << 28}
         self.commands = []
         self.sock = socket.socket()
@@ -56,6 +58,7 @@ class OpenOcdPeer:
         if not words:
             return ""
         if words[0] == "mdw":
+            change = self.after_mdw.pop(sum(c.startswith("mdw") for c in self.commands) - 1, None)
             addr, count = int(words[1], 0), int(words[2], 0) if len(words) > 2 else 1
             out = []
             for row in range(0, count, 8):
@@ -63,6 +66,8 @@ class OpenOcdPeer:
                 if None in values:
                     return f"Error reading memory at 0x{addr:08x}\r\n"
                 out.append(f"0x{addr + 4 * row:08x}: " + "".join(f"{v:08x} " for v in values))
+            if change:  # the target runs: memory changes after this read
+                self.image[change[0] - self.base] = change[1]
             return "\r\n".join(out) + "\r\n"
         if words[0] == "mww":
             self.regs[int(words[1], 0)] = int(words[2], 0)
@@ -139,6 +144,22 @@ def main():
         check(len(mdws) == 1 + len(threads), f"{len(mdws)} mdw commands: {mdws}")
         check(re.search(r"(\d+) round trips", result.stderr).group(1) == str(len(mdws)),
               f"--stats: {result.stderr}")
+
+        # a priority that changes while spoor top runs (priority inheritance): main_thread's
+        # priority becomes osPriorityHigh (40) right after spoor read its TCB; the re-read at
+        # the end of the interval it ran in shows it
+        prio_at = gdb_address(elf, "main_thread.priority")
+        changing = OpenOcdPeer(ram, 0x20000000)
+        changing.after_mdw = {1: (prio_at, 40)}  # mdw 0: the idle pointer, 1: main's TCB
+        result = top(elf, itm, "-W", str(changing.port), "-I", "1", "-j",
+                     str(work / "p.jsonl"))
+        check(result.returncode == 0, f"priority change: {result.stderr}")
+        seen = [next((t["prio"], t["prio_name"]) for t in json.loads(x)["threads"]
+                     if t["tcb"] == f"0x{symbols['main_thread']:08x}")
+                for x in (work / "p.jsonl").read_text().splitlines()
+                if f"0x{symbols['main_thread']:08x}" in x]
+        check(seen and seen[0] == (40, "osPriorityHigh") and seen[-1] == (40, "osPriorityHigh"),
+              f"main_thread's priority over the intervals: {seen}")
 
         watch = gdb_address(elf, "osRtxInfo.thread.run.curr")
         peer.commands.clear()
