@@ -1,9 +1,9 @@
-# The two commands of the README. Both install missing Debian packages first.
+# The two commands of the README (both install missing Debian packages first), and install.
 JOBS ?= $(shell nproc)
 CHECK_DIR := build/check
 DEMO_DIR := build/demo
 
-.PHONY: all demo check deps clean fuzz-long
+.PHONY: all demo demo-top check deps clean fuzz-long install
 
 all: demo
 
@@ -26,6 +26,25 @@ demo: deps
 	cmake -S . -B $(DEMO_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	cmake --build $(DEMO_DIR) -j $(JOBS) >/dev/null
 	scripts/demo_crash.sh $(DEMO_DIR)
+
+# The scheduler example in QEMU under the virtual trace probe, spoor top live on its stream
+# (docs/vprobe.md); says so and stops when this spoor has no top command yet.
+demo-top: deps
+	cmake -S . -B $(DEMO_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake --build $(DEMO_DIR) -j $(JOBS) >/dev/null
+	tools/vprobe_demo_top.sh $(DEMO_DIR)
+
+# spoor, libspoor (static, shared, pkg-config, CMake package), the man page, bash completion
+# and the target library as sources for firmware builds under PREFIX (docs/integrating.md).
+# A release build without the tests or the example firmware; needs the build dependencies
+# only (cmake, a C compiler, pkg-config, libdw-dev, libelf-dev, libcapstone-dev, libiberty-dev).
+PREFIX ?= /usr/local
+INSTALL_DIR := build/install
+install:
+	cmake -S . -B $(INSTALL_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSPOOR_TESTS=OFF \
+	  -DSPOOR_FIRMWARE=OFF -DSPOOR_SANITIZE=OFF -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
+	cmake --build $(INSTALL_DIR) -j $(JOBS)
+	cmake --install $(INSTALL_DIR) --prefix $(PREFIX)
 
 clean:
 	rm -rf build

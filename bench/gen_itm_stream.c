@@ -6,8 +6,10 @@
  * Mode "bursts" (default) emits what firmware emits: runs of printf characters, periodic
  * data-trace pairs, exception enter/exit/return sequences, PC samples, each followed by a
  * timestamp. Mode "random" draws every packet independently (a worst case for the branch
- * predictor, not something a target produces).
- * usage: gen_itm_stream BYTES [bursts|random] > FILE */
+ * predictor, not something a target produces). Mode "printf" is printf text only: 1-byte
+ * software packets on port 0, no timestamp, no sync (what `spoor itm -c 0,%c` reads from a
+ * target that only prints).
+ * usage: gen_itm_stream BYTES [bursts|random|printf] > FILE */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,15 +55,23 @@ static uint32_t next_kind(void)
 int main(int argc, char **argv)
 {
     if (argc < 2 || argc > 3) {
-        fprintf(stderr, "usage: gen_itm_stream BYTES [bursts|random] > FILE\n");
+        fprintf(stderr, "usage: gen_itm_stream BYTES [bursts|random|printf] > FILE\n");
         return 2;
     }
     unsigned long long want = strtoull(argv[1], NULL, 0);
     int random_mode = argc == 3 && argv[2][0] == 'r';
+    int printf_mode = argc == 3 && argv[2][0] == 'p';
     static const char text[] = "The quick brown fox jumps over the lazy dog 0123456789.\n";
     static uint8_t buf[1 << 16];
     size_t n = 0, t = 0, since_sync = 0;
     unsigned long long written = 0;
+    if (printf_mode) { /* port 0, one character per 2-byte packet: BYTES / 2 of them */
+        for (unsigned long long i = 0; i < want / 2; i++) {
+            putchar(0x01);
+            putchar(text[t++ % (sizeof text - 1)]);
+        }
+        return 0;
+    }
     while (written < want) {
         uint32_t r = next(), k = random_mode ? r % 100 : next_kind();
         uint8_t *p = buf + n;

@@ -21,6 +21,7 @@ declare -A probe=(
   [python3]=/usr/bin/python3
   [clang]=/usr/bin/clang
   [llvm]=/usr/bin/llvm-symbolizer
+  [man-db]=/usr/bin/man
   [libclang-rt-14-dev]='/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a'
 )
 

@@ -7,9 +7,11 @@
  * REGS holds one register per line as gdb's `info registers` prints it ("name value ..."):
  * r0..r12, sp, lr, pc, xpsr and optionally msp, psp, control. LIST is a comma-separated
  * subset of cfi,ehabi,prologue,scan. Output, one line per frame, tab-separated:
- *   call  METHOD PC SP FUNCTIONS  (FUNCTIONS: the inline chain innermost first, comma-joined)
+ *   call  METHOD PC SP FUNCTIONS [tailcalls-possible]  (FUNCTIONS: the inline chain innermost
+ *         first, comma-joined; the last field when tail calls may be missing above the frame)
  *   exception METHOD EXC_RETURN FRAME_ADDR NUMBER FLAGS  (FLAGS: fp,psp,state or -)
- * then "stop REASON". Memory not covered by --mem is read from the ELF's loadable sections. */
+ * then "stop REASON" ("stop task entry HOOK" names the task-exit hook). Memory not covered by --mem
+ * is read from the ELF's loadable sections. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -254,9 +256,15 @@ int main(int argc, char **argv)
         }
         printf("call\t%s\t0x%08x\t0x%08x\t", spoor_unwind_method_name(f->method), f->pc, f->sp);
         print_functions(elf, f);
-        printf("\n");
+        printf("%s\n", f->tailcalls_possible ? "\ttailcalls-possible" : "");
     }
-    printf("stop\t%s\n", spoor_unwind_stop_name(stop));
+    printf("stop\t%s", spoor_unwind_stop_name(stop));
+    const char *hook = NULL;
+    if (stop == SPOOR_STOP_TASK_ENTRY && n > 0 &&
+        !spoor_elf_function(elf, frames[n - 1].task_exit_hook, &hook, NULL, NULL)) {
+        hook = "??";
+    }
+    printf("%s%s\n", hook ? "\t" : "", hook ? hook : "");
     spoor_elf_close(elf);
     for (size_t i = 0; i < mem.count; i++) {
         free(mem.regions[i].bytes);

@@ -14,7 +14,10 @@ typedef struct spoor_elf spoor_elf;
 
 /* Opens and checks a 32-bit ARM ELF. NULL on failure with spoor_last_error() set to
  * "FILE: cannot open: ...", "FILE: not an ELF file", "FILE: not a 32-bit ARM ELF (machine N)",
- * "FILE: truncated or corrupt ELF: ..." or "FILE: split DWARF (-gsplit-dwarf) ...". */
+ * "FILE: truncated or corrupt ELF: ..." (headers that do not fit together: a section past the
+ * end of the file, a section link or name out of range, a malformed symbol table header; the
+ * message names the section) or "FILE: split DWARF (-gsplit-dwarf) ...". Contents that cannot
+ * be read do not fail the open: they are skipped and listed by spoor_elf_warnings(). */
 spoor_elf *spoor_elf_open(const char *path);
 void spoor_elf_close(spoor_elf *elf);
 /* Whether function names are handed out demangled (C++ and Rust, as `addr2line -C` prints
@@ -22,6 +25,20 @@ void spoor_elf_close(spoor_elf *elf);
  * symbol-table name (as addr2line without -C). Names returned before stay valid. */
 void spoor_elf_set_demangle(spoor_elf *elf, bool demangle);
 const char *spoor_elf_path(const spoor_elf *elf);
+
+/* The parts of the ELF spoor could not read and skipped, one line each naming the file, the
+ * section and, for DWARF, the unit's offset ("FW.elf: .debug_line unit at 0x1a4: line_range 0:
+ * line rows of this unit ignored"), each once. Opening finds problems of the sections and the
+ * symbol table; DWARF units are read on first use, so lookups can add lines: the list only grows
+ * and its earlier entries stay. Returns the number of lines; *list (when list is not NULL) gets
+ * them, valid until the next lookup or spoor_elf_close(). */
+size_t spoor_elf_warnings(const spoor_elf *elf, const char *const **list);
+
+/* True when the answer for addr (spoor_elf_symbolize, spoor_elf_function) may be missing
+ * something because of a part spoor_elf_warnings lists: the DWARF unit whose code holds addr, or
+ * a part that every answer depends on (the symbol table, the list of units). False when nothing
+ * was skipped. Ask after the lookup: units are read on first use. */
+bool spoor_elf_partial(const spoor_elf *elf, uint32_t addr);
 
 /* True when the ELF has DWARF line or function information. */
 bool spoor_elf_has_dwarf(const spoor_elf *elf);

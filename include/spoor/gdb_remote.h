@@ -3,7 +3,7 @@
  * memory layer (spoor/memory.h) wraps it with a page cache; use it through that.
  *
  * Protocol reference: GDB manual, appendix "GDB Remote Serial Protocol": qSupported (PacketSize,
- * qXfer:features:read), '?', 'g', 'p', 'm', qXfer:features:read:target.xml (the target
+ * qXfer:features:read), '?', 'g', 'p', 'm', 'M', qXfer:features:read:target.xml (the target
  * description gives each register's name, number and size). */
 #ifndef SPOOR_GDB_REMOTE_H
 #define SPOOR_GDB_REMOTE_H
@@ -28,9 +28,19 @@ size_t spoor_gdb_packet_size(const spoor_gdb *g);
 /* The most target bytes one 'm' reply can carry under that size. */
 size_t spoor_gdb_max_read(const spoor_gdb *g);
 
+/* The most target bytes one 'M' packet can carry under that size ("$M" ADDR "," LEN ":" hex
+ * "#cs": 8-digit fields, two hex digits a byte, as GDB computes it). */
+size_t spoor_gdb_max_write(const spoor_gdb *g);
+
 /* Reads target memory with as few 'm' packets as the packet size allows; false when the server
  * answered an error for any part (the error names the address). */
 bool spoor_gdb_read_memory(spoor_gdb *g, uint32_t addr, void *buf, size_t len);
+
+/* Writes target memory with 'M' packets of at most spoor_gdb_max_write bytes, in address order,
+ * each answered "OK". False when the server answered an error ("Exx": the error names the
+ * address; the parts before it were written), does not write memory (an empty reply) or
+ * answered anything else. */
+bool spoor_gdb_write_memory(spoor_gdb *g, uint32_t addr, const void *buf, size_t len);
 
 /* The registers by the target description's names (r0-r12, sp, lr, pc, xpsr; msp, psp, control,
  * s0-s31/d0-d15 and fpscr when the server describes them): 'g' first, 'p' for the rest. have
@@ -42,9 +52,11 @@ bool spoor_gdb_read_registers(spoor_gdb *g, spoor_regs *out, char *missing, size
 int spoor_gdb_stop_signal(const spoor_gdb *g);
 
 typedef struct spoor_gdb_stats {
-    uint64_t round_trips; /* request/reply exchanges */
-    uint64_t mem_packets; /* 'm' requests among them */
-    uint64_t mem_bytes;   /* target bytes the 'm' replies carried */
+    uint64_t round_trips;       /* request/reply exchanges */
+    uint64_t mem_packets;       /* 'm' requests among them */
+    uint64_t mem_bytes;         /* target bytes the 'm' replies carried */
+    uint64_t mem_write_packets; /* 'M' requests among them */
+    uint64_t mem_write_bytes;   /* target bytes the server accepted ("OK") */
     uint64_t bytes_sent, bytes_received;
 } spoor_gdb_stats;
 void spoor_gdb_stats_get(const spoor_gdb *g, spoor_gdb_stats *out);

@@ -150,6 +150,10 @@ typedef struct spoor_itm_packet {
 
 /* Packets decoded but not yet released; a full hold queue releases its oldest packet. */
 #define SPOOR_ITM_HOLD 128
+/* Packets queued, released or held: released packets wait here for spoor_itm_next(). */
+#define SPOOR_ITM_RING 512
+/* Bytes of software-channel text queued (spoor_itm_select_text()), released or held. */
+#define SPOOR_ITM_TEXT_RING 16384
 
 /* Every packet type, for spoor_itm_select(). */
 #define SPOOR_ITM_ALL_TYPES ((1u << SPOOR_ITM_TYPE_COUNT) - 1)
@@ -172,7 +176,7 @@ typedef struct spoor_itm_decoder {
     uint8_t got;                 /* payload bytes received */
     uint8_t buf[8];              /* payload bytes received */
     uint8_t page;                /* stimulus port page (extension packet) */
-    uint32_t zeros;              /* zero bytes in the current run of a sync candidate */
+    uint64_t zeros;              /* zero bytes in the current run of a sync candidate */
     uint8_t last_trailing_zeros; /* zero bytes just before the current sync candidate */
     uint32_t hist;               /* the last four bytes fed, newest in the low byte */
     uint64_t pos;                /* stream position of the next byte */
@@ -187,13 +191,20 @@ typedef struct spoor_itm_decoder {
     bool gts_wide;
     /* hold queue: ring of packets of the selected types; [head, sealed) releasable,
      * [sealed, tail) held */
-    spoor_itm_packet q[SPOOR_ITM_HOLD];
+    spoor_itm_packet q[SPOOR_ITM_RING];
     uint32_t head, sealed, tail;
-    /* held packets of the other types, only what the error rules need: offset << 8 | type;
-     * [other_first, other_tail) held. A packet is in one of the two rings. */
-    uint64_t other[SPOOR_ITM_HOLD];
+    /* held packets of the other types, only what the error rules need: offset << 8 | text
+     * bytes << 4 | type; [other_first, other_tail) held. A packet is in one of the two rings. */
+    uint64_t other[SPOOR_ITM_RING];
     uint32_t other_first, other_tail;
     uint32_t selected;        /* bit (1u << type) per type spoor_itm_next() returns */
+    /* software-channel text (spoor_itm_select_text()): the payload bytes of the software
+     * packets of the ports in text_ports, in stream order; [text_head, text_sealed)
+     * released, [text_sealed, text_tail) held (they belong to held packets) */
+    bool text_mode;
+    uint32_t text_ports[8]; /* bit (port % 32) of word port / 32 */
+    uint32_t text_head, text_sealed, text_tail;
+    uint8_t text[SPOOR_ITM_TEXT_RING];
     spoor_itm_packet discard; /* where a packet of an unselected type is written */
     spoor_itm_stats stats;
 } spoor_itm_decoder;
@@ -214,7 +225,8 @@ void spoor_itm_init(spoor_itm_decoder *d, bool require_sync);
 void spoor_itm_select(spoor_itm_decoder *d, uint32_t types);
 
 /* Decodes up to len bytes; returns how many were consumed (fewer than len only when the
- * released packets fill the queue: drain them with spoor_itm_next() and feed the rest). */
+ * released packets or text fill the queue: drain them with spoor_itm_next() or
+ * spoor_itm_next_text() and feed the rest). */
 size_t spoor_itm_feed(spoor_itm_decoder *d, const uint8_t *data, size_t len);
 
 /* Pops the next released packet; false when none is ready. */
@@ -225,8 +237,20 @@ static inline const spoor_itm_packet *spoor_itm_next_ref(spoor_itm_decoder *d)
 {
     if (d->head == d->sealed)
         return NULL;
-    return &d->q[d->head++ % SPOOR_ITM_HOLD];
+    return &d->q[d->head++ % SPOOR_ITM_RING];
 }
+
+/* Software-channel text in bulk, for a consumer that prints the bytes written to some ports
+ * as they are (spoor itm -c 0,%c): the payload bytes of the software packets of the ports
+ * whose bit is set in ports (bit port % 32 of ports[port / 32]; ports 0-255), lowest address
+ * first, in stream order, released and dropped by the same rules as the packets they belong
+ * to. Selects no packet type (spoor_itm_next() returns nothing; the stats are those of any
+ * selection). Call it instead of spoor_itm_select(), before feeding. */
+void spoor_itm_select_text(spoor_itm_decoder *d, const uint32_t ports[8]);
+
+/* Points *bytes at the next released text bytes and returns how many (a contiguous piece;
+ * call again until 0); they stay valid until the next spoor_itm_feed(). */
+size_t spoor_itm_next_text(spoor_itm_decoder *d, const uint8_t **bytes);
 
 /* Drops every released packet at once, for a consumer that only wants the counters; returns
  * how many and, when there were any, the times of the first and the last. */

@@ -1,15 +1,19 @@
 /* The target's address space as one view, for every command that reads target memory.
  *
  * A spoor_mem is a stack of layers searched in the order they were added, first match wins:
- * typically a live GDB server or a crash dump's regions first, then --mem ADDR:FILE images,
- * then the ELF's read-only loadable sections (code and constants: what flash holds when the
- * device runs that ELF). A read is served piecewise: each byte from the first layer that has
+ * a crash dump's regions, then --mem ADDR:FILE images, then the ELF's read-only loadable
+ * contents (code and constants: what flash holds when the device runs that ELF), and last a
+ * live GDB server, which can answer any address (so it must come last for the others to be
+ * used at all). A read is served piecewise: each byte from the first layer that has
  * it, so a read may cross from a dump region into ELF code.
  *
  * The live layer (spoor_mem_add_gdb) caches by page: a page read once is not asked for again
  * until spoor_mem_invalidate() (call it when the target ran). Misses of one read are batched
  * into the fewest 'm' packets the server's PacketSize allows. spoor_mem_stats() counts what
  * went over the wire, for tests and --stats.
+ *
+ * Writes (spoor_mem_write) go to the live layer only: a dump, an image or the ELF is what was
+ * captured, not the target, and a write that a static layer in front would hide is refused.
  *
  * Every reader in libspoor has the one callback type spoor_read_fn; spoor_mem_reader adapts a
  * spoor_mem to it. */
@@ -61,15 +65,24 @@ bool spoor_mem_reader(void *ctx, uint32_t addr, void *buf, size_t len);
  * target (dump regions, images, ELF). */
 bool spoor_mem_has_static(const spoor_mem *m, uint32_t addr, size_t len);
 
+/* Writes [addr, addr+len) to the live target (cached pages it touches take the new bytes).
+ * Fails with SPOOR_ERR_UNAVAILABLE when the view has no live layer, or when a dump, image or ELF
+ * layer in front of it holds a byte of the range ("... at 0x...: held by IMAGE, not the live
+ * target"), and with the server's error when the target refuses. */
+bool spoor_mem_write(spoor_mem *m, uint32_t addr, const void *buf, size_t len);
+
 /* Drops the live layer's cache (the target ran, or memory changed behind our back). */
 void spoor_mem_invalidate(spoor_mem *m);
 
 typedef struct spoor_mem_stats {
-    uint64_t reads;        /* spoor_mem_read calls */
-    uint64_t round_trips;  /* requests sent to a live target ('m' packets) */
-    uint64_t bytes_wire;   /* target bytes those requests returned */
-    uint64_t cache_hits;   /* live pages served from the cache */
-    uint64_t cache_misses; /* live pages that had to be fetched */
+    uint64_t reads;         /* spoor_mem_read calls */
+    uint64_t round_trips;   /* requests sent to a live target ('m' packets) */
+    uint64_t bytes_wire;    /* target bytes those requests returned */
+    uint64_t cache_hits;    /* live pages served from the cache */
+    uint64_t cache_misses;  /* live pages that had to be fetched */
+    uint64_t writes;        /* spoor_mem_write calls */
+    uint64_t write_packets; /* write requests sent to a live target ('M' packets) */
+    uint64_t bytes_written; /* target bytes they wrote */
 } spoor_mem_stats;
 
 void spoor_mem_stats_get(const spoor_mem *m, spoor_mem_stats *out);

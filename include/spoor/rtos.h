@@ -39,6 +39,9 @@ const char *spoor_rtos_kind_name(spoor_rtos_kind kind);
 /* How the RTOS calls itself: "FreeRTOS", "RTX5", "Zephyr", "ThreadX", "sched". */
 const char *spoor_rtos_display_name(spoor_rtos_kind kind);
 
+/* The RTOS whose current-thread symbol the ELF has (what -T auto picks); false when none. */
+bool spoor_rtos_detect(const spoor_elf *elf, spoor_rtos_kind *kind);
+
 /* Opens the RTOS layer of elf (borrowed) for kind, a -T name or "auto" (the first RTOS whose
  * current-thread symbol the ELF has). NULL with the error set: "-T NAME: unknown RTOS (known:
  * ...)", "ELF: no RTOS found (none of pxCurrentTCB, osRtxInfo, _kernel, _tx_thread_current_ptr,

@@ -3,8 +3,8 @@
  *   - a crash dump written by the target library (DUMP),
  *   - raw debugger output: --regs regs.json and --mem ADDR:FILE images,
  *   - a live target behind a GDB server (--gdb HOST:PORT), with --mem images on top if given.
- * The memory view stacks, first match wins: the dump's regions or the live target, then the
- * images, then the ELF's read-only sections. */
+ * The memory view stacks, first match wins: the dump's regions, then the images, then the ELF's
+ * read-only contents, and last the live target (it can answer any address). */
 #ifndef SPOOR_SNAPSHOT_H
 #define SPOOR_SNAPSHOT_H
 

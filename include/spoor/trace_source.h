@@ -1,40 +1,45 @@
 /* Where a trace byte stream comes from: a file, standard input, a TCP server (OpenOCD's or
- * J-Link's SWO port, an Orbuculum server) or a serial tty. Each kind is its own module
- * (trace_source_file.c, trace_source_tcp.c, trace_source_serial.c); trace_source.c parses the
- * SOURCE argument and reads with reconnection for TCP. */
+ * J-Link's SWO port, an Orbuculum server) or a serial tty. A source is an opaque handle with
+ * two operations, receive and close; each kind has its own constructor and module
+ * (trace_source_file.c, trace_source_tcp.c, trace_source_serial.c), and
+ * spoor_trace_source_open() parses a SOURCE argument into one of them.
+ *
+ *     spoor_trace_source *s = spoor_trace_source_open(spec, 10);
+ *     const uint8_t *data;
+ *     ssize_t n;
+ *     while ((n = spoor_trace_source_receive(s, &data, 100)) != SPOOR_TRACE_EOF)
+ *         if (n > 0)
+ *             consume(data, (size_t)n);  // else IDLE, RECONNECTED or ERROR
+ *     spoor_trace_source_close(s);
+ */
 #ifndef SPOOR_TRACE_SOURCE_H
 #define SPOOR_TRACE_SOURCE_H
 
-#include <stdbool.h>
-#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
-typedef enum spoor_trace_kind {
-    SPOOR_TRACE_FILE,   /* a path */
-    SPOOR_TRACE_STDIN,  /* "-" */
-    SPOOR_TRACE_TCP,    /* "tcp:HOST:PORT" */
-    SPOOR_TRACE_SERIAL, /* "serial:/dev/ttyX:BAUD" */
-} spoor_trace_kind;
+typedef struct spoor_trace_source spoor_trace_source;
 
-typedef struct spoor_trace_source {
-    spoor_trace_kind kind;
-    int fd;
-    char host[256];
-    char port[16];
-    char path[512];
-    unsigned baud;
-    unsigned reconnect_s; /* TCP: how long to keep trying after the server goes away */
-    unsigned reconnects;  /* how many times it reconnected */
-    const void *map;      /* a regular file mapped by spoor_trace_source_map() */
-    size_t map_len;
-} spoor_trace_source;
+/* The constructors: NULL with spoor_last_error() set ("FILE: cannot open: ...",
+ * "tcp:HOST:PORT: connection refused", "serial:...: unsupported baud rate N", ...). */
 
-/* Parses and opens SOURCE. false with spoor_last_error() set ("tcp:HOST:PORT: connection
- * refused", "FILE: cannot open: ...", "serial:...: unsupported baud rate N", ...). */
-bool spoor_trace_source_open(spoor_trace_source *s, const char *spec, unsigned reconnect_s);
+/* A capture file. A regular file is read through a window of a few MB whatever its size, so
+ * memory stays bounded; other files (a FIFO, a character device) are read as they come. */
+spoor_trace_source *spoor_trace_source_file(const char *path);
+/* Standard input (live: it may go quiet). */
+spoor_trace_source *spoor_trace_source_stdin(void);
+/* A TCP server. When it closes the connection or a read fails, the source keeps trying to
+ * reconnect for reconnect_s seconds (0: it does not) and reports the gap. */
+spoor_trace_source *spoor_trace_source_tcp(const char *host, const char *port,
+                                           unsigned reconnect_s);
+/* A serial tty in raw mode at baud (one of the termios rates, 9600 to 4000000). */
+spoor_trace_source *spoor_trace_source_serial(const char *device, unsigned baud);
 
-/* Status of a read. */
+/* Parses SOURCE: "-" (standard input), "tcp:HOST:PORT", "serial:/dev/ttyX:BAUD" or a file
+ * path, and opens it with the constructor of its kind (reconnect_s is for TCP). */
+spoor_trace_source *spoor_trace_source_open(const char *spec, unsigned reconnect_s);
+
+/* Status of a receive. */
 enum {
     SPOOR_TRACE_EOF = 0,          /* end of the stream */
     SPOOR_TRACE_ERROR = -1,       /* an I/O error (spoor_last_error() says which) */
@@ -42,23 +47,12 @@ enum {
     SPOOR_TRACE_RECONNECTED = -3, /* the TCP server went away and is back: a gap in the data */
 };
 
-/* Reads up to cap bytes: > 0 bytes read, or one of the statuses above. timeout_ms < 0 waits
- * for data. */
-ssize_t spoor_trace_source_read(spoor_trace_source *s, void *buf, size_t cap, int timeout_ms);
+/* The next bytes of the stream: > 0 is how many are at *data (the source's memory, valid
+ * until the next call on s), otherwise one of the statuses above. timeout_ms < 0 waits for
+ * data; files never wait and never return SPOOR_TRACE_IDLE. */
+ssize_t spoor_trace_source_receive(spoor_trace_source *s, const uint8_t **data, int timeout_ms);
 
-/* True for sources whose data arrives over time (stdin, TCP, serial). */
-bool spoor_trace_source_is_live(const spoor_trace_source *s);
-
-/* For a regular file: maps it whole (read-only, sequential) so that it can be decoded without
- * copying. false for other sources or when mapping fails: then use spoor_trace_source_read().
- * The mapping lives until spoor_trace_source_close(). */
-bool spoor_trace_source_map(spoor_trace_source *s, const uint8_t **data, size_t *len);
-
+/* Closes the source and frees it (NULL is fine). */
 void spoor_trace_source_close(spoor_trace_source *s);
-
-/* The modules: each opens its kind and returns a file descriptor, or -1 with the error set. */
-int spoor_trace_open_file(const char *path);
-int spoor_trace_open_tcp(const char *host, const char *port);
-int spoor_trace_open_serial(const char *device, unsigned baud);
 
 #endif

@@ -6,6 +6,8 @@
  * Exception frames (EXC_RETURN in the return address) are crossed: basic or extended FP
  * frame, MSP or PSP, the ARMv8-M additional state context, the xPSR stack-alignment bit.
  * A PC that is not code (a call through a bad function pointer) is continued from LR.
+ * Functions that left no frame because they tail-called the next one are rebuilt from DWARF
+ * call sites, as gdb does; a task an RTOS started ends the walk at the task's function.
  * Every memory read is bounds-checked by the reader; the walk is bounded. */
 #ifndef SPOOR_UNWIND_H
 #define SPOOR_UNWIND_H
@@ -27,6 +29,9 @@ typedef enum spoor_unwind_method {
     SPOOR_UNWIND_SCAN,      /* a return address found by scanning the stack */
     SPOOR_UNWIND_LINK,      /* PC was not code: continued from LR (bad function pointer) */
     SPOOR_UNWIND_EXCEPTION, /* read from a hardware-stacked exception frame */
+    SPOOR_UNWIND_TAILCALL,  /* a function that tail-called the frame below it (`b.w callee`):
+                               it has no frame of its own on the stack, and is rebuilt from
+                               DWARF call sites; its registers are not known */
 } spoor_unwind_method;
 
 /* Bit masks of the methods a walk may use (SPOOR_UNWIND_ALL by default). */
@@ -61,6 +66,15 @@ typedef struct spoor_frame {
     /* EXCEPTION: the frame was an extended (FP) frame / on PSP / had the additional state
      * context (ARMv8-M). */
     bool fp_frame, on_psp, additional_state;
+    /* CALL: between this frame and the next, tail calls may have been left out: the caller's
+     * call site calls another function and no single chain of tail calls leads from it to
+     * this one (more than one fits, or one on the way is not known). The frames that every
+     * chain has are there; nothing is guessed. */
+    bool tailcalls_possible;
+    /* CALL, the last frame of a walk that stopped with SPOOR_STOP_TASK_ENTRY: the entry of the
+     * function its return address is (the task-exit hook an RTOS put there when it started the
+     * task: prvTaskExitError, osThreadExit, ...). 0 otherwise. */
+    uint32_t task_exit_hook;
 } spoor_frame;
 
 /* Why a walk ended. */
@@ -79,6 +93,10 @@ typedef enum spoor_unwind_stop {
     SPOOR_STOP_BAD_EXCEPTION_FRAME, /* the exception frame was read but cannot be right: its
                                        xPSR names no possible exception, or disagrees with
                                        the EXC_RETURN's mode */
+    SPOOR_STOP_TASK_ENTRY,          /* the last frame is a task's function, started by an RTOS
+                                       (not called): its return address is the first byte of a
+                                       task-exit hook (a known one, or a function nothing calls
+                                       and no call precedes); see task_exit_hook */
 } spoor_unwind_stop;
 
 typedef struct spoor_unwind_options {
@@ -105,11 +123,11 @@ size_t spoor_unwind(const spoor_elf *elf, const spoor_regs *regs, spoor_read_fn 
 bool spoor_regs_from_exception(const spoor_regs *handler, uint32_t exc_return, spoor_read_fn read,
                                void *ctx, spoor_regs *interrupted);
 
-/* "registers", "cfi", "ehabi", "prologue", "scan", "lr", "exception". */
+/* "registers", "cfi", "ehabi", "prologue", "scan", "lr", "exception", "tailcall". */
 const char *spoor_unwind_method_name(spoor_unwind_method method);
 /* "reset handler", "end of stack", "loop", "frame limit", "unreadable memory",
  * "no unwind information", "bad frame", "other stack pointer unknown (no msp/psp in the
- * input)", "bad exception frame". */
+ * input)", "bad exception frame", "task entry". */
 const char *spoor_unwind_stop_name(spoor_unwind_stop stop);
 /* "NMI", "HardFault", ..., "SysTick", "IRQ" for 16 and up, NULL for numbers no exception
  * has (0 thread mode, 1 reset, the reserved 8-10 and 13, negative numbers). */

@@ -29,6 +29,10 @@ int cli_bad_option(const char *cmd, char **argv);
  * not a 32-bit ARM ELF, no symbols at all, ...). */
 struct spoor_elf *cli_open_elf(const char *cmd, const char *path);
 
+/* bytes as lower-case hex into out (NUL-terminated; as many whole bytes as fit in outlen),
+ * e.g. a build-id. */
+void cli_hex_bytes(char *out, size_t outlen, const uint8_t *bytes, size_t n);
+
 /* A command-line number (0x hex or decimal, spoor/number.h) into 32 bits. */
 static inline bool cli_parse_u32(const char *s, uint32_t *out)
 {

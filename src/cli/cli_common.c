@@ -23,6 +23,16 @@ int cli_bad_option(const char *cmd, char **argv)
                      argv[optind - 1], cmd);
 }
 
+void cli_hex_bytes(char *out, size_t outlen, const uint8_t *bytes, size_t n)
+{
+    if (!outlen)
+        return;
+    size_t i = 0;
+    for (; i < n && 2 * i + 2 < outlen; i++)
+        snprintf(out + 2 * i, 3, "%02x", bytes[i]);
+    out[2 * i] = 0;
+}
+
 spoor_elf *cli_open_elf(const char *cmd, const char *path)
 {
     if (!path) {

@@ -28,7 +28,8 @@ static const char crash_usage[] =
     "backtrace with function, file:line and <exception N: name> rows where the stack crosses\n"
     "an exception frame. Each frame says how it was unwound: registers, cfi (DWARF\n"
     ".debug_frame), ehabi (.ARM.exidx), prologue (code analysis), scan (stack scan), lr\n"
-    "(a PC that was not code, continued from LR), exception (a hardware-stacked frame).\n\n"
+    "(a PC that was not code, continued from LR), exception (a hardware-stacked frame),\n"
+    "tailcall (a function that tail-called the frame below it, from DWARF call sites).\n\n"
     "  -e, --elf FILE     the firmware ELF the device ran\n"
     "  -j, --json         one JSON document instead of text\n"
     "      --stats        memory statistics on stderr (reads, GDB round trips, bytes, "
@@ -36,9 +37,11 @@ static const char crash_usage[] =
     "      --threads      every thread of the RTOS (found by its symbols and DWARF types) with\n"
     "                     its state, priority and backtrace from its saved "
     "context\n" TARGET_INPUT_HELP "  -h, --help         this text\n\n"
-    "A build-id in the dump that differs from the ELF's is reported as a warning. Without fault\n"
-    "registers in the input, the fault status is read from target memory when it covers the\n"
-    "System Control Space (CFSR 0xE000ED28 ... BFAR 0xE000ED38).\n"
+    "A build-id in the dump that differs from the ELF's is reported as a warning, and so is\n"
+    "each part of the ELF that cannot be read (a DWARF unit, a line table, a section: skipped,\n"
+    "the rest still names frames). Without fault registers in the input, the fault status is\n"
+    "read from target memory when it covers the System Control Space (CFSR 0xE000ED28 ...\n"
+    "BFAR 0xE000ED38).\n"
     "Exit status: 0 report printed, 2 usage or input error (bad dump, wrong ELF, ...).\n";
 
 struct crash {
@@ -54,14 +57,6 @@ struct crash {
     outbuf out;
 };
 
-static void hex_string(char *out, size_t outlen, const uint8_t *b, size_t n)
-{
-    size_t i = 0;
-    for (; i < n && 2 * i + 2 < outlen; i++)
-        snprintf(out + 2 * i, 3, "%02x", b[i]);
-    out[2 * i] = 0;
-}
-
 static void check_build_id(struct crash *c)
 {
     const uint8_t *eid;
@@ -71,8 +66,8 @@ static void check_build_id(struct crash *c)
     if (elen == c->dump->build_id_len && !memcmp(eid, c->dump->build_id, elen))
         return;
     char d[130], e[130];
-    hex_string(d, sizeof d, c->dump->build_id, c->dump->build_id_len);
-    hex_string(e, sizeof e, eid, elen);
+    cli_hex_bytes(d, sizeof d, c->dump->build_id, c->dump->build_id_len);
+    cli_hex_bytes(e, sizeof e, eid, elen);
     snprintf(c->build_id_warning, sizeof c->build_id_warning,
              "build-id mismatch: the dump is from %s, the ELF is %s; names and lines may be wrong",
              d, e);
@@ -164,6 +159,18 @@ static uint32_t fault_value(const spoor_fault_status *f, int i)
     return vals[i];
 }
 
+/* The task-exit hook a walk that stopped at a task's entry ended at (its name), else NULL. */
+static const char *task_exit_hook(const struct crash *c)
+{
+    const char *name = NULL;
+    if (c->stop != SPOOR_STOP_TASK_ENTRY || c->nframes == 0)
+        return NULL;
+    uint32_t hook = c->frames[c->nframes - 1].task_exit_hook;
+    if (!spoor_elf_function(c->elf, hook, &name, NULL, NULL) || !name)
+        return "??";
+    return name;
+}
+
 static void print_text(struct crash *c)
 {
     outbuf *o = &c->out;
@@ -232,10 +239,18 @@ static void print_text(struct crash *c)
                 ob_printf(o, "  (%zu frames alike)", same + 1);
             ob_printf(o, "\n");
         }
+        if (c->frames[i + same].tailcalls_possible)
+            ob_printf(o, "      (tail calls possible here: frames may be missing between this "
+                         "one and the next)\n");
         num += 1 + (int)same;
         i += same;
     }
-    ob_printf(o, "(stopped: %s)\n", spoor_unwind_stop_name(c->stop));
+    const char *hook = task_exit_hook(c);
+    if (hook)
+        ob_printf(o, "(stopped: %s: the task was started with return address %s, not called)\n",
+                  spoor_unwind_stop_name(c->stop), hook);
+    else
+        ob_printf(o, "(stopped: %s)\n", spoor_unwind_stop_name(c->stop));
 }
 
 static void print_json(struct crash *c)
@@ -323,25 +338,46 @@ static void print_json(struct crash *c)
             json_string(&j, "kind", "frame");
             json_string(&j, "function", loc[k].function);
             json_string(&j, "file", loc[k].file);
-            if (loc[k].line)
+            if (loc[k].file || loc[k].line) /* line 0: DWARF's "no line" in that file */
                 json_uint(&j, "line", loc[k].line);
             else
                 json_null(&j, "line");
             json_bool(&j, "inlined", k + 1 < n);
             json_string(&j, "method", spoor_unwind_method_name(f->method));
+            json_bool(&j, "tailcalls_possible", f->tailcalls_possible);
             json_object_end(&j);
         }
     }
     json_array_end(&j);
     json_string(&j, "stop", spoor_unwind_stop_name(c->stop));
+    json_string(&j, "task_exit_hook", task_exit_hook(c));
     if (c->threads)
         crash_threads_json(&j, c->elf, c->snap, c->frames, c->nframes, c->stop);
     json_array_begin(&j, "warnings");
     if (c->build_id_warning[0])
         json_string(&j, NULL, c->build_id_warning);
+    const char *const *elf_warnings;
+    size_t nwarnings = spoor_elf_warnings(c->elf, &elf_warnings);
+    for (size_t i = 0; i < nwarnings; i++)
+        json_string(&j, NULL, elf_warnings[i]);
     json_array_end(&j);
     json_object_end(&j);
     json_finish(&j);
+}
+
+/* Names every frame once, so that the parts of the ELF that cannot be read are known, and says
+ * which on stderr before the report that uses them (the JSON report lists them too). */
+static void print_elf_warnings(const struct crash *c)
+{
+    for (size_t i = 0; i < c->nframes; i++) {
+        spoor_location loc[MAX_INLINE];
+        if (c->frames[i].kind != SPOOR_FRAME_EXCEPTION)
+            frame_locations(c, &c->frames[i], loc);
+    }
+    const char *const *list;
+    size_t n = spoor_elf_warnings(c->elf, &list);
+    for (size_t i = 0; i < n; i++)
+        fprintf(stderr, "spoor crash: WARNING: %s\n", list[i]);
 }
 
 static void print_stats(const struct crash *c)
@@ -403,6 +439,7 @@ int cmd_crash(int argc, char **argv)
     spoor_fault_decode(&c.snap->fault, c.snap->exception, c.snap->regs.r[15], &c.fault);
     c.nframes = spoor_unwind(c.elf, &c.snap->regs, spoor_mem_reader, c.snap->mem, NULL, c.frames,
                              MAX_FRAMES, &c.stop);
+    print_elf_warnings(&c);
     ob_init(&c.out, 1);
     (c.json ? print_json : print_text)(&c);
     if (c.threads && !c.json)

@@ -1,11 +1,15 @@
 /* spoor itm: decodes an ITM/DWT trace stream (SWO or TPIU-formatted) from a file, standard
  * input, a TCP server or a serial port. */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
+#include "json_out.h"
+#include "outbuf.h"
 #include "spoor/elf.h"
 #include "spoor/itm.h"
 #include "spoor/tpiu.h"
@@ -17,8 +21,9 @@ static const char itm_usage[] =
     "timestamps). SOURCE is a file, - (standard input, the default), tcp:HOST:PORT (e.g.\n"
     "OpenOCD's SWO port) or serial:/dev/ttyX:BAUD.\n\n"
     "  -j, --json            one JSON object per packet (fields: see docs/itm.md)\n"
-    "  -c, --channel P,FMT   print software port P as text with printf-like FMT (%c, %d, %u,\n"
-    "                        %x, %X, with flags/width; \\n \\t escapes); repeatable\n"
+    "  -c, --channel P,FMT   print software port P as text with printf-like FMT: one %c %d\n"
+    "                        %i %u %x or %X with flags (-+ 0#), width and .precision (each at\n"
+    "                        most 64); \\n \\t \\r \\e escapes; repeatable\n"
     "  -s, --stats           counts per packet type, bytes, errors and time span\n"
     "  -t, --tpiu[=ID]       the stream is TPIU-formatted: deframe it first and decode every\n"
     "                        source ID (or only ID)\n"
@@ -34,11 +39,18 @@ static const char itm_usage[] =
 #define MAX_PORTS 256
 #define MAX_IDS 128
 
+/* A -c format, compiled when the option is read: the text around the one conversion (escapes
+ * and %% resolved) and the conversion as a printf spec whose width and precision are bounded. */
 struct channel {
     bool on;
-    bool raw;  /* the format is exactly %c: the bytes as they are */
-    char *fmt; /* with escapes resolved */
+    bool raw;          /* the format is exactly %c: the bytes as they are */
+    char conv;         /* c d u x X (%i is %d), or 0: the format is text only */
+    char spec[16];     /* "%" flags width .precision conv, for d u x X */
+    char *before;      /* the text before the conversion (all of it when there is none) */
+    const char *after; /* the text after it: points into the before allocation */
 };
+
+#define CHANNEL_MAX_WIDTH 64 /* for the width and for the precision */
 
 struct stream {
     spoor_itm_decoder dec;
@@ -51,10 +63,28 @@ struct itm_cli {
     int align;   /* -1: find it */
     struct channel ch[MAX_PORTS];
     bool any_channel;
+    /* -c alone and every format is %c: the decoder gathers the ports' bytes (text_ports) and
+     * they go straight to the output buffer */
+    bool text_only;
+    uint32_t text_ports[MAX_PORTS / 32];
     spoor_elf *elf;
     struct stream *streams[MAX_IDS]; /* [0] is the plain ITM stream */
-    FILE *out;
+    FILE *out;                       /* text output */
+    outbuf ob;                       /* JSON and %c output (on the same descriptor) */
+    json_out jout;                   /* JSON writer onto ob */
 };
+
+/* Writes out what either output holds; false once a write has failed. */
+static bool flush_output(struct itm_cli *c)
+{
+    bool ok = ob_flush(&c->ob);
+    return fflush(c->out) == 0 && !ferror(c->out) && ok;
+}
+
+static bool output_failed(struct itm_cli *c)
+{
+    return c->ob.failed || ferror(c->out);
+}
 
 /* ---- software channel text ----------------------------------------------------------------- */
 
@@ -81,62 +111,96 @@ static char *resolve_escapes(const char *s)
     return r;
 }
 
-/* Validates FMT: any number of literal characters and %% and at most one conversion among
- * c d i u x X with flags and width. */
-static bool channel_format_ok(const char *f)
+/* Reads a width or precision (decimal digits, at most CHANNEL_MAX_WIDTH) at *p into *out,
+ * moving *p past the digits; false when it is larger. */
+static bool bounded_number(const char **p, unsigned *out)
 {
-    int conversions = 0;
-    for (const char *p = f; *p; p++) {
-        if (*p != '%')
-            continue;
-        p++;
-        if (*p == '%')
-            continue;
-        p += strspn(p, "-+ 0#");
-        p += strspn(p, "0123456789");
-        if (!*p || !strchr("cdiuxX", *p))
+    unsigned v = 0;
+    for (; **p >= '0' && **p <= '9'; (*p)++) {
+        v = v * 10 + (unsigned)(**p - '0');
+        if (v > CHANNEL_MAX_WIDTH)
             return false;
-        conversions++;
     }
-    return conversions <= 1;
+    *out = v;
+    return true;
 }
 
-static void print_channel(FILE *out, const char *fmt, uint32_t value, unsigned size)
+/* Compiles the escape-resolved FMT of -c ARG into *ch (which takes fmt); returns 0 or the
+ * exit status of the one-line error. FMT is literal text and %% with at most one conversion
+ * among c d i u x X: flags "-+ 0#" each at most once ('#' only for x and X), a width and a
+ * precision of at most CHANNEL_MAX_WIDTH (none of these for %c). */
+static int compile_channel(struct channel *ch, char *fmt, const char *arg)
 {
+    struct channel n = {.on = true, .before = fmt};
+    char *w = fmt; /* the text is rewritten in place: %% becomes %, the conversion a NUL */
     for (const char *p = fmt; *p; p++) {
-        if (*p != '%') {
-            putc_unlocked(*p, out);
+        if (*p != '%' || p[1] == '%') {
+            *w++ = *p;
+            p += *p == '%';
             continue;
         }
-        if (p[1] == '%') {
-            putc_unlocked('%', out);
+        if (n.conv)
+            return cli_error("itm", "-c %s: FORMAT may hold one conversion, not two", arg);
+        char flags[8] = "";
+        size_t nflags = 0;
+        for (p++; *p && strchr("-+ 0#", *p); p++) {
+            if (memchr(flags, *p, nflags))
+                return cli_error("itm", "-c %s: flag '%c' given twice", arg, *p);
+            flags[nflags++] = *p;
+        }
+        unsigned width = 0, precision = 0;
+        if (!bounded_number(&p, &width))
+            return cli_error("itm", "-c %s: a width is at most %d", arg, CHANNEL_MAX_WIDTH);
+        bool has_precision = *p == '.';
+        if (has_precision) {
             p++;
-            continue;
+            if (!bounded_number(&p, &precision))
+                return cli_error("itm", "-c %s: a precision is at most %d", arg, CHANNEL_MAX_WIDTH);
         }
-        const char *start = p++;
-        p += strspn(p, "-+ 0#");
-        p += strspn(p, "0123456789");
-        if (*p == 'c') { /* every byte written to the port, lowest address first */
-            for (unsigned i = 0; i < size; i++)
-                putc_unlocked((int)(value >> (8 * i) & 0xFF), out);
-            continue;
-        }
-        char spec[32];
-        size_t n = (size_t)(p - start);
-        if (n > sizeof spec - 3)
-            n = sizeof spec - 3;
-        memcpy(spec, start, n);
-        if (*p == 'd' || *p == 'i') {
-            int32_t v = size == 1 ? (int8_t)value : size == 2 ? (int16_t)value : (int32_t)value;
-            spec[n] = 'd';
-            spec[n + 1] = '\0';
-            fprintf(out, spec, (int)v);
-        } else {
-            spec[n] = *p;
-            spec[n + 1] = '\0';
-            fprintf(out, spec, (unsigned)value);
-        }
+        if (!*p || !strchr("cdiuxX", *p))
+            return cli_error(
+                "itm", "-c %s: FORMAT may hold one %%c %%d %%i %%u %%x or %%X conversion", arg);
+        if (*p == 'c' && (nflags || width || has_precision)) /* it writes bytes as they are */
+            return cli_error("itm", "-c %s: %%c takes no flags, width or precision", arg);
+        if (memchr(flags, '#', nflags) && *p != 'x' && *p != 'X')
+            return cli_error("itm", "-c %s: flag '#' is for %%x and %%X only", arg);
+        n.conv = *p == 'i' ? 'd' : *p;
+        char *e = n.spec + snprintf(n.spec, sizeof n.spec, "%%%s", flags);
+        if (width)
+            e += snprintf(e, 4, "%u", width);
+        if (has_precision)
+            e += snprintf(e, 5, ".%u", precision);
+        e[0] = n.conv;
+        e[1] = '\0';
+        *w++ = '\0';
+        n.after = w;
     }
+    *w = '\0';
+    if (!n.conv)
+        n.after = w;
+    n.raw = n.conv == 'c' && !*n.before && !*n.after;
+    free(ch->before);
+    *ch = n;
+    return 0;
+}
+
+static void print_channel(FILE *out, const struct channel *ch, uint32_t value, unsigned size)
+{
+    fputs(ch->before, out);
+    switch (ch->conv) {
+    case 'c': /* every byte written to the port, lowest address first */
+        for (unsigned i = 0; i < size; i++)
+            putc_unlocked((int)(value >> (8 * i) & 0xFF), out);
+        break;
+    case 'd': {
+        int32_t v = size == 1 ? (int8_t)value : size == 2 ? (int16_t)value : (int32_t)value;
+        fprintf(out, ch->spec, (int)v);
+        break;
+    }
+    case 0: break;
+    default: fprintf(out, ch->spec, (unsigned)value); break;
+    }
+    fputs(ch->after, out);
 }
 
 /* ---- packet output ------------------------------------------------------------------------- */
@@ -160,67 +224,82 @@ static void print_symbol(struct itm_cli *c, uint32_t pc)
 
 static void print_json(struct itm_cli *c, int id, const spoor_itm_packet *p)
 {
-    FILE *o = c->out;
-    fprintf(o, "{\"type\":\"%s\",\"offset\":%" PRIu64 ",\"time\":%" PRIu64,
-            spoor_itm_type_name(p->type), p->offset, p->time);
+    json_out *j = &c->jout;
+    json_object_begin(j, NULL);
+    json_key_string(j, JSON_KEY("type"), spoor_itm_type_name(p->type));
+    json_key_uint(j, JSON_KEY("offset"), p->offset);
+    json_key_uint(j, JSON_KEY("time"), p->time);
     if (c->tpiu)
-        fprintf(o, ",\"stream\":%d", id);
+        json_key_uint(j, JSON_KEY("stream"), (unsigned)id);
     switch (p->type) {
     case SPOOR_ITM_SYNC:
     case SPOOR_ITM_OVERFLOW:
     case SPOOR_ITM_TYPE_COUNT: break;
     case SPOOR_ITM_TS_LOCAL:
-        fprintf(o, ",\"delta\":%u,\"tc\":%u", p->u.ts_local.delta, p->u.ts_local.tc);
+        json_key_uint(j, JSON_KEY("delta"), p->u.ts_local.delta);
+        json_key_uint(j, JSON_KEY("tc"), p->u.ts_local.tc);
         break;
     case SPOOR_ITM_TS_GLOBAL1:
-        fprintf(o, ",\"value\":%" PRIu64 ",\"wrap\":%s,\"clkch\":%s", p->u.ts_global1.value,
-                p->u.ts_global1.wrap ? "true" : "false", p->u.ts_global1.clkch ? "true" : "false");
+        json_key_uint(j, JSON_KEY("value"), p->u.ts_global1.value);
+        json_key_bool(j, JSON_KEY("wrap"), p->u.ts_global1.wrap);
+        json_key_bool(j, JSON_KEY("clkch"), p->u.ts_global1.clkch);
         break;
-    case SPOOR_ITM_TS_GLOBAL2: fprintf(o, ",\"value\":%" PRIu64, p->u.ts_global2.value); break;
+    case SPOOR_ITM_TS_GLOBAL2: json_key_uint(j, JSON_KEY("value"), p->u.ts_global2.value); break;
     case SPOOR_ITM_EXTENSION:
-        fprintf(o, ",\"page\":%u", p->u.ext.page);
+        json_key_uint(j, JSON_KEY("page"), p->u.ext.page);
         if (p->u.ext.hw)
-            fputs(",\"hw\":true", o);
+            json_key_bool(j, JSON_KEY("hw"), true);
         break;
     case SPOOR_ITM_SW:
-        fprintf(o, ",\"port\":%u,\"size\":%u,\"value\":%u", p->u.sw.port, p->u.sw.size,
-                p->u.sw.value);
+        json_key_uint(j, JSON_KEY("port"), p->u.sw.port);
+        json_key_uint(j, JSON_KEY("size"), p->u.sw.size);
+        json_key_uint(j, JSON_KEY("value"), p->u.sw.value);
         break;
     case SPOOR_ITM_EVENT_COUNTER: {
         uint8_t b = p->u.event_counter.bits;
-        fprintf(o, ",\"cpi\":%d,\"exc\":%d,\"sleep\":%d,\"lsu\":%d,\"fold\":%d,\"cyc\":%d", b & 1,
-                b >> 1 & 1, b >> 2 & 1, b >> 3 & 1, b >> 4 & 1, b >> 5 & 1);
+        json_key_uint(j, JSON_KEY("cpi"), b & 1);
+        json_key_uint(j, JSON_KEY("exc"), b >> 1 & 1);
+        json_key_uint(j, JSON_KEY("sleep"), b >> 2 & 1);
+        json_key_uint(j, JSON_KEY("lsu"), b >> 3 & 1);
+        json_key_uint(j, JSON_KEY("fold"), b >> 4 & 1);
+        json_key_uint(j, JSON_KEY("cyc"), b >> 5 & 1);
         break;
     }
     case SPOOR_ITM_EXCEPTION:
-        fprintf(o, ",\"number\":%u,\"action\":\"%s\"", p->u.exception.number,
-                action_name(p->u.exception.action));
+        json_key_uint(j, JSON_KEY("number"), p->u.exception.number);
+        json_key_string(j, JSON_KEY("action"), action_name(p->u.exception.action));
         break;
     case SPOOR_ITM_PC_SAMPLE:
         if (p->u.pc_sample.sleep)
-            fputs(",\"pc\":null", o);
+            json_key_null(j, JSON_KEY("pc"));
         else
-            fprintf(o, ",\"pc\":%u", p->u.pc_sample.pc);
+            json_key_uint(j, JSON_KEY("pc"), p->u.pc_sample.pc);
         break;
     case SPOOR_ITM_DWT_PC:
-        fprintf(o, ",\"comparator\":%u,\"pc\":%u", p->u.dwt_pc.comparator, p->u.dwt_pc.pc);
+        json_key_uint(j, JSON_KEY("comparator"), p->u.dwt_pc.comparator);
+        json_key_uint(j, JSON_KEY("pc"), p->u.dwt_pc.pc);
         break;
     case SPOOR_ITM_DWT_ADDR:
-        fprintf(o, ",\"comparator\":%u,\"addr_offset\":%u", p->u.dwt_addr.comparator,
-                p->u.dwt_addr.offset);
+        json_key_uint(j, JSON_KEY("comparator"), p->u.dwt_addr.comparator);
+        json_key_uint(j, JSON_KEY("addr_offset"), p->u.dwt_addr.offset);
         break;
     case SPOOR_ITM_DWT_DATA:
-        fprintf(o, ",\"comparator\":%u,\"write\":%s,\"size\":%u,\"value\":%u",
-                p->u.dwt_data.comparator, p->u.dwt_data.write ? "true" : "false",
-                p->u.dwt_data.size, p->u.dwt_data.value);
+        json_key_uint(j, JSON_KEY("comparator"), p->u.dwt_data.comparator);
+        json_key_bool(j, JSON_KEY("write"), p->u.dwt_data.write);
+        json_key_uint(j, JSON_KEY("size"), p->u.dwt_data.size);
+        json_key_uint(j, JSON_KEY("value"), p->u.dwt_data.value);
         break;
-    case SPOOR_ITM_ERROR:
-        fprintf(o, ",\"bytes_lost\":%" PRIu64 ",\"why\":\"%s (detected at %" PRIu64 ")\"",
-                p->u.error.bytes_lost, spoor_itm_error_text(p->u.error.why),
-                p->u.error.detected_at);
+    case SPOOR_ITM_ERROR: {
+        char why[160];
+        snprintf(why, sizeof why, "%s (detected at %" PRIu64 ")",
+                 spoor_itm_error_text(p->u.error.why), p->u.error.detected_at);
+        json_key_uint(j, JSON_KEY("bytes_lost"), p->u.error.bytes_lost);
+        json_key_string(j, JSON_KEY("why"), why);
         break;
     }
-    fputs("}\n", o);
+    }
+    json_object_end(j);
+    json_finish(j);
 }
 
 static void print_text(struct itm_cli *c, int id, const spoor_itm_packet *p)
@@ -291,32 +370,21 @@ static void drain(struct itm_cli *c, int id, struct stream *s)
     const spoor_itm_packet *p;
     if (!c->json && !c->any_channel && !c->listing) /* --stats alone: counting only */
         return;
+    if (c->text_only) { /* the bytes of the %c ports, gathered by the decoder */
+        const uint8_t *bytes;
+        size_t n;
+        while ((n = spoor_itm_next_text(&s->dec, &bytes)) != 0)
+            ob_write(&c->ob, (const char *)bytes, n);
+        return;
+    }
     if (c->any_channel && !c->json) { /* software channels as text: only SW packets queued */
-        /* %c text is gathered here (at most 4 bytes per packet, and a drain takes at most the
-         * queue) and written in one piece */
-        char text[4 * SPOOR_ITM_HOLD];
-        size_t n = 0;
         while ((p = spoor_itm_next_ref(&s->dec)) != NULL) {
             if (p->type != SPOOR_ITM_SW || p->u.sw.port >= MAX_PORTS)
                 continue;
             const struct channel *ch = &c->ch[p->u.sw.port];
-            if (n > sizeof text - 4) {
-                fwrite(text, 1, n, c->out);
-                n = 0;
-            }
-            if (ch->raw) {
-                uint32_t v = p->u.sw.value;
-                text[n] = (char)(v & 0xFF);
-                for (unsigned i = 1; i < p->u.sw.size; i++)
-                    text[n + i] = (char)(v >> (8 * i) & 0xFF);
-                n += p->u.sw.size;
-            } else if (ch->on) {
-                fwrite(text, 1, n, c->out);
-                n = 0;
-                print_channel(c->out, ch->fmt, p->u.sw.value, p->u.sw.size);
-            }
+            if (ch->on)
+                print_channel(c->out, ch, p->u.sw.value, p->u.sw.size);
         }
-        fwrite(text, 1, n, c->out);
         return;
     }
     while ((p = spoor_itm_next_ref(&s->dec)) != NULL) {
@@ -337,6 +405,8 @@ static struct stream *stream_for(struct itm_cli *c, int id)
         spoor_itm_init(&c->streams[id]->dec, c->wait_sync);
         if (!c->json && !c->any_channel && !c->listing)
             spoor_itm_select(&c->streams[id]->dec, 0); /* --stats alone: counters only */
+        else if (c->text_only)
+            spoor_itm_select_text(&c->streams[id]->dec, c->text_ports);
         else if (!c->json && c->any_channel)
             spoor_itm_select(&c->streams[id]->dec, 1u << SPOOR_ITM_SW);
         c->streams[id]->used = true;
@@ -382,12 +452,27 @@ static void finish_all(struct itm_cli *c, bool flush_only)
 static void print_stats(struct itm_cli *c, const spoor_tpiu_deframer *t)
 {
     FILE *o = c->out;
-    if (t) {
+    ob_flush(&c->ob); /* the JSON packets come first */
+    if (t && c->json) {
+        json_out *j = &c->jout;
+        json_object_begin(j, NULL);
+        json_key_string(j, JSON_KEY("type"), "tpiu");
+        json_key_uint(j, JSON_KEY("bytes"), t->stats.bytes);
+        json_key_uint(j, JSON_KEY("frames"), t->stats.frames);
+        json_key_uint(j, JSON_KEY("full_syncs"), t->stats.full_syncs);
+        json_key_uint(j, JSON_KEY("half_syncs"), t->stats.half_syncs);
+        json_key_uint(j, JSON_KEY("id_changes"), t->stats.id_changes);
+        json_key_uint(j, JSON_KEY("skipped"), t->stats.skipped);
+        json_key_string(j, JSON_KEY("why"), t->why);
+        json_object_end(j);
+        json_finish(j);
+    } else if (t) {
         fprintf(o,
                 "tpiu: %" PRIu64 " bytes, %" PRIu64 " frames, %" PRIu64 " full syncs, %" PRIu64
                 " half syncs, %" PRIu64 " ID changes, %" PRIu64 " bytes skipped; %s\n",
                 t->stats.bytes, t->stats.frames, t->stats.full_syncs, t->stats.half_syncs,
                 t->stats.id_changes, t->stats.skipped, t->why);
+        fflush(o); /* before the JSON lines */
     }
     for (int id = 0; id < MAX_IDS; id++) {
         struct stream *s = c->streams[id];
@@ -399,17 +484,20 @@ static void print_stats(struct itm_cli *c, const spoor_tpiu_deframer *t)
         for (int k = 0; k < SPOOR_ITM_TYPE_COUNT; k++)
             total += st->packets[k];
         if (c->json) {
-            fprintf(o, "{\"type\":\"stats\"");
+            json_out *j = &c->jout;
+            json_object_begin(j, NULL);
+            json_key_string(j, JSON_KEY("type"), "stats");
             if (c->tpiu)
-                fprintf(o, ",\"stream\":%d", id);
-            fprintf(o, ",\"bytes\":%" PRIu64 ",\"packets\":%" PRIu64, st->bytes, total);
+                json_key_uint(j, JSON_KEY("stream"), (unsigned)id);
+            json_key_uint(j, JSON_KEY("bytes"), st->bytes);
+            json_key_uint(j, JSON_KEY("packets"), total);
             for (int k = 0; k < SPOOR_ITM_TYPE_COUNT; k++)
-                fprintf(o, ",\"%s\":%" PRIu64, spoor_itm_type_name((spoor_itm_type)k),
-                        st->packets[k]);
-            fprintf(o,
-                    ",\"bytes_lost\":%" PRIu64 ",\"time_first\":%" PRIu64 ",\"time_last\":%" PRIu64
-                    "}\n",
-                    st->bytes_lost, first_time, last_time);
+                json_uint(j, spoor_itm_type_name((spoor_itm_type)k), st->packets[k]);
+            json_key_uint(j, JSON_KEY("bytes_lost"), st->bytes_lost);
+            json_key_uint(j, JSON_KEY("time_first"), first_time);
+            json_key_uint(j, JSON_KEY("time_last"), last_time);
+            json_object_end(j);
+            json_finish(j);
             continue;
         }
         if (c->tpiu)
@@ -431,25 +519,19 @@ static void print_stats(struct itm_cli *c, const spoor_tpiu_deframer *t)
 static int add_channel(struct itm_cli *c, const char *arg)
 {
     const char *comma = strchr(arg, ',');
-    char num[16];
     uint32_t port;
-    size_t n = comma ? (size_t)(comma - arg) : 0;
-    if (!comma || n == 0 || n >= sizeof num)
+    if (!comma || comma == arg)
         return cli_error("itm", "-c %s: expected PORT,FORMAT (e.g. 0,%%c)", arg);
-    memcpy(num, arg, n);
-    num[n] = '\0';
-    if (!cli_parse_u32(num, &port) || port >= MAX_PORTS)
+    if (!spoor_parse_u32(arg, (size_t)(comma - arg), SPOOR_NUM_AUTO, &port) || port >= MAX_PORTS)
         return cli_error("itm", "-c %s: port must be 0..255", arg);
     char *fmt = resolve_escapes(comma + 1);
-    if (!fmt || !channel_format_ok(fmt)) {
+    if (!fmt)
+        return cli_error("itm", "out of memory");
+    int rc = compile_channel(&c->ch[port], fmt, arg);
+    if (rc) {
         free(fmt);
-        return cli_error("itm", "-c %s: FORMAT may hold one %%c %%d %%u %%x or %%X conversion",
-                         arg);
+        return rc;
     }
-    free(c->ch[port].fmt);
-    c->ch[port].fmt = fmt;
-    c->ch[port].on = true;
-    c->ch[port].raw = !strcmp(fmt, "%c");
     c->any_channel = true;
     return 0;
 }
@@ -457,7 +539,7 @@ static int add_channel(struct itm_cli *c, const char *arg)
 static void cleanup(struct itm_cli *c)
 {
     for (int i = 0; i < MAX_PORTS; i++)
-        free(c->ch[i].fmt);
+        free(c->ch[i].before);
     for (int i = 0; i < MAX_IDS; i++)
         free(c->streams[i]);
     if (c->elf)
@@ -484,6 +566,8 @@ int cmd_itm(int argc, char **argv)
     c.tpiu_id = -1;
     c.align = -1;
     c.out = stdout;
+    ob_init(&c.ob, STDOUT_FILENO);
+    json_init(&c.jout, &c.ob);
     const char *elf_path = NULL;
     uint32_t reconnect_s = 10;
     int opt, rc;
@@ -545,6 +629,13 @@ int cmd_itm(int argc, char **argv)
     }
     const char *spec = optind < argc ? argv[optind] : "-";
     c.listing = !c.json && !c.any_channel && !c.stats;
+    c.text_only = !c.json && c.any_channel;
+    for (int port = 0; port < MAX_PORTS; port++) {
+        if (c.ch[port].on && !c.ch[port].raw)
+            c.text_only = false;
+        if (c.ch[port].raw)
+            c.text_ports[port / 32] |= 1u << (port % 32);
+    }
     if (elf_path) {
         c.elf = spoor_elf_open(elf_path);
         if (!c.elf) {
@@ -552,53 +643,38 @@ int cmd_itm(int argc, char **argv)
             return cli_error("itm", "%s", spoor_last_error());
         }
     }
-    spoor_trace_source src;
-    if (!spoor_trace_source_open(&src, spec, reconnect_s)) {
+    spoor_trace_source *src = spoor_trace_source_open(spec, reconnect_s);
+    if (!src) {
         cleanup(&c);
         return cli_error("itm", "%s", spoor_last_error());
     }
     static spoor_tpiu_deframer tpiu;
     if (c.tpiu)
         spoor_tpiu_init(&tpiu, c.align, tpiu_sink, &c);
-    static char outbuf[1 << 16];
-    setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
+    static char text_buffer[1 << 16];
+    setvbuf(stdout, text_buffer, _IOFBF, sizeof text_buffer);
 
-    enum { CHUNK = 1 << 20 };
-    uint8_t *buf = malloc(CHUNK);
-    if (!buf) {
-        spoor_trace_source_close(&src);
-        cleanup(&c);
-        return cli_error("itm", "out of memory");
-    }
-    bool live = spoor_trace_source_is_live(&src);
     int status = SPOOR_EXIT_OK;
-    const uint8_t *mapped;
-    size_t mapped_len;
-    if (spoor_trace_source_map(&src, &mapped, &mapped_len)) {
-        /* a regular file: decode it in place, in pieces so that output starts early */
-        for (size_t at = 0; at < mapped_len; at += CHUNK) {
-            size_t n = mapped_len - at < CHUNK ? mapped_len - at : CHUNK;
-            if (c.tpiu)
-                spoor_tpiu_feed(&tpiu, mapped + at, n);
-            else
-                decode(&c, 0, mapped + at, n);
-        }
-    }
-    for (; !src.map;) {
-        ssize_t n = spoor_trace_source_read(&src, buf, CHUNK, live ? 100 : -1);
+    for (;;) {
+        const uint8_t *data;
+        /* live sources that go quiet for 100 ms release what they hold; files never wait */
+        ssize_t n = spoor_trace_source_receive(src, &data, 100);
         if (n > 0) {
             if (c.tpiu)
-                spoor_tpiu_feed(&tpiu, buf, (size_t)n);
+                spoor_tpiu_feed(&tpiu, data, (size_t)n);
             else
-                decode(&c, 0, buf, (size_t)n);
+                decode(&c, 0, data, (size_t)n);
+            if (output_failed(&c))
+                break;
             continue;
         }
         if (n == SPOOR_TRACE_IDLE) {
             finish_all(&c, true);
-            fflush(stdout);
+            flush_output(&c);
             continue;
         }
         if (n == SPOOR_TRACE_RECONNECTED) {
+            flush_output(&c);
             fprintf(stderr, "spoor itm: %s: reconnected; the stream has a gap here\n", spec);
             if (c.tpiu) {
                 spoor_tpiu_finish(&tpiu);
@@ -608,7 +684,7 @@ int cmd_itm(int argc, char **argv)
             continue;
         }
         if (n == SPOOR_TRACE_ERROR) {
-            fflush(stdout);
+            flush_output(&c);
             fprintf(stderr, "spoor itm: %s\n", spoor_last_error());
             status = SPOOR_EXIT_USAGE;
         }
@@ -616,15 +692,17 @@ int cmd_itm(int argc, char **argv)
     }
     if (c.tpiu) {
         spoor_tpiu_finish(&tpiu);
-        if (!c.stats)
+        if (!c.stats) {
+            flush_output(&c);
             fprintf(stderr, "spoor itm: tpiu: %s\n", tpiu.why);
+        }
     }
     finish_all(&c, false);
     if (c.stats)
         print_stats(&c, c.tpiu ? &tpiu : NULL);
-    fflush(stdout);
-    free(buf);
-    spoor_trace_source_close(&src);
+    if (!flush_output(&c))
+        status = cli_error("itm", "cannot write output: %s", strerror(errno));
+    spoor_trace_source_close(src);
     cleanup(&c);
     return status;
 }

@@ -6,12 +6,11 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "json_out.h"
 #include "outbuf.h"
 #include "spoor/elf.h"
 
 #define MAX_FRAMES 64
-
-#define OB_LITERAL(ob, s) ob_write(ob, s, sizeof s - 1)
 
 static const char sym_usage[] =
     "usage: spoor sym -e FW.elf [--json] [--no-demangle] [ADDR ...]\n"
@@ -22,13 +21,18 @@ static const char sym_usage[] =
     "  -j, --json       one JSON object per address:\n"
     "                   {\"addr\":\"0x..\",\"function\":..,\"offset\":..,\"file\":..,\"line\":..,\n"
     "                    \"inlined\":[{\"function\":..,\"file\":..,\"line\":..}]}\n"
+    "                   with \"partial\":true added when a part of the ELF the answer needs\n"
+    "                   could not be read (see the warning on stderr)\n"
     "      --no-demangle  C++ and Rust names as the ELF has them (mangled linkage names),\n"
     "                     not demangled with parameters as 'addr2line -C' prints them\n"
     "  -h, --help       this text\n\n"
     "Text output: '0x000001a4 main+0xc at src/main.c:42', then for an address in inlined\n"
     "code one line '  inlined in CALLER at FILE:LINE' per enclosing function, innermost first.\n"
     "Unknown parts print as ?? (JSON: null). Line 0 is DWARF's 'no line' for code of a known\n"
-    "file (compiler-generated code): 'FILE:0' (addr2line prints 'FILE:?').\n";
+    "file (compiler-generated code): 'FILE:0' (addr2line prints 'FILE:?').\n"
+    "A part of the ELF that cannot be read (a DWARF unit, a line table, a section) is skipped\n"
+    "with one 'WARNING:' line on stderr naming it, printed before the first answer it affects;\n"
+    "the rest still answers. An ELF whose section headers do not fit together is refused.\n";
 
 struct sym_ctx {
     spoor_elf *elf;
@@ -39,6 +43,8 @@ struct sym_ctx {
         size_t len;
     } lengths[1024]; /* strlen of the names and files printed, by address of the string */
     outbuf out;
+    json_out jout; /* JSON writer onto out */
+    size_t warned; /* the ELF's warnings printed so far */
 };
 
 /* strlen(s), remembered: the symbolizer hands out the same few thousand strings again and again. */
@@ -59,8 +65,10 @@ static size_t length_of(struct sym_ctx *c, const char *s)
 /* One text line: head ("0x%08x " or "  inlined in "), the function ("??" when unknown) with
  * "+0x%x" of its offset when has_offset, " at FILE:LINE" (LINE 0: no line) when the file is
  * known, newline. Written in one piece into the output buffer. */
-static void print_frame(struct sym_ctx *c, const char *head, size_t head_len,
-                        const spoor_location *f, bool has_offset)
+static inline __attribute__((always_inline)) void print_frame(struct sym_ctx *c, const char *head,
+                                                              size_t head_len,
+                                                              const spoor_location *f,
+                                                              bool has_offset)
 {
     const char *fn = f->function ? f->function : "??";
     size_t fn_len = f->function ? length_of(c, f->function) : 2;
@@ -111,50 +119,66 @@ static void print_text(struct sym_ctx *c, uint32_t addr, const spoor_location *f
 }
 
 /* The line; null only when the file is unknown too (line 0: DWARF's "no line" in that file). */
-static void print_json_line(outbuf *ob, const spoor_location *f)
+static void json_line(json_out *j, const spoor_location *f)
 {
     if (f->file || f->line)
-        ob_u32(ob, f->line);
+        json_key_uint(j, JSON_KEY("line"), f->line);
     else
-        ob_write(ob, "null", 4);
+        json_key_null(j, JSON_KEY("line"));
 }
 
-static void print_json(outbuf *ob, uint32_t addr, const spoor_location *f, size_t n)
+static void print_json(json_out *j, uint32_t addr, const spoor_location *f, size_t n, bool partial)
 {
-    OB_LITERAL(ob, "{\"addr\":\"");
-    ob_hex8(ob, addr);
-    OB_LITERAL(ob, "\",\"function\":");
-    ob_json_string(ob, f[0].function);
-    OB_LITERAL(ob, ",\"offset\":");
+    json_object_begin(j, NULL);
+    json_key_hex32(j, JSON_KEY("addr"), addr);
+    json_key_string(j, JSON_KEY("function"), f[0].function);
     if (f[0].has_offset)
-        ob_u32(ob, f[0].offset);
+        json_key_uint(j, JSON_KEY("offset"), f[0].offset);
     else
-        ob_write(ob, "null", 4);
-    OB_LITERAL(ob, ",\"file\":");
-    ob_json_string(ob, f[0].file);
-    OB_LITERAL(ob, ",\"line\":");
-    print_json_line(ob, &f[0]);
-    OB_LITERAL(ob, ",\"inlined\":[");
+        json_key_null(j, JSON_KEY("offset"));
+    json_key_string(j, JSON_KEY("file"), f[0].file);
+    json_line(j, &f[0]);
+    json_key_array_begin(j, JSON_KEY("inlined"));
     for (size_t i = 1; i < n; i++) {
-        if (i > 1)
-            ob_char(ob, ',');
-        OB_LITERAL(ob, "{\"function\":");
-        ob_json_string(ob, f[i].function);
-        OB_LITERAL(ob, ",\"file\":");
-        ob_json_string(ob, f[i].file);
-        OB_LITERAL(ob, ",\"line\":");
-        print_json_line(ob, &f[i]);
-        ob_char(ob, '}');
+        json_object_begin(j, NULL);
+        json_key_string(j, JSON_KEY("function"), f[i].function);
+        json_key_string(j, JSON_KEY("file"), f[i].file);
+        json_line(j, &f[i]);
+        json_object_end(j);
     }
-    OB_LITERAL(ob, "]}\n");
+    json_array_end(j);
+    if (partial)
+        json_key_bool(j, JSON_KEY("partial"), true);
+    json_object_end(j);
+    json_finish(j);
+}
+
+/* Prints the ELF's warnings not printed yet on stderr, after the answers before them. Units are
+ * read on first use, so a lookup can add some: each shows up before the answer it affects. */
+__attribute__((noinline, cold)) static void print_new_warnings(struct sym_ctx *c)
+{
+    const char *const *list;
+    size_t n = spoor_elf_warnings(c->elf, &list);
+    if (n > c->warned) {
+        ob_flush(&c->out);
+        for (; c->warned < n; c->warned++)
+            fprintf(stderr, "spoor sym: WARNING: %s\n", list[c->warned]);
+    }
 }
 
 static void symbolize_address(struct sym_ctx *c, uint32_t addr)
 {
     spoor_location frames[MAX_FRAMES];
     size_t n = spoor_elf_symbolize(c->elf, addr, frames, MAX_FRAMES);
+    bool partial = false;
+    size_t warnings = spoor_elf_warnings(c->elf, NULL);
+    if (warnings) { /* a damaged ELF: the rare case */
+        if (warnings > c->warned)
+            print_new_warnings(c);
+        partial = spoor_elf_partial(c->elf, addr);
+    }
     if (c->json)
-        print_json(&c->out, addr, frames, n);
+        print_json(&c->jout, addr, frames, n, partial);
     else
         print_text(c, addr, frames, n);
 }
@@ -169,24 +193,6 @@ static void symbolize_token(struct sym_ctx *c, const char *tok, size_t len)
         return;
     }
     symbolize_address(c, addr);
-}
-
-/* The common token, 0x or 0X and 1 to 8 hex digits, parsed at s; *end is set to the first byte
- * after the digits. False for anything else (spoor_parse_u32 decides those). */
-static bool parse_short_hex(const char *s, uint32_t *addr, const char **end)
-{
-    if (s[0] != '0' || (s[1] | 0x20) != 'x')
-        return false;
-    const unsigned char *p = (const unsigned char *)s + 2, *digits = p, *limit = p + 8;
-    uint32_t v = 0;
-    int d;
-    while (p < limit && (d = spoor_hex_digit(*p)) >= 0) {
-        v = v << 4 | (uint32_t)d;
-        p++;
-    }
-    *addr = v;
-    *end = (const char *)p;
-    return p > digits;
 }
 
 /* Reads white-space separated tokens from stdin in blocks. Unless stdin is a regular file,
@@ -213,11 +219,6 @@ static int symbolize_stdin(struct sym_ctx *c)
             if (p == end)
                 break;
             tok = p;
-            uint32_t addr;
-            if (parse_short_hex(tok, &addr, &p) && (unsigned char)*p <= ' ' && p < end) {
-                symbolize_address(c, addr);
-                continue;
-            }
             while ((unsigned char)*p > ' ')
                 p++;
             if (p == end && n != 0 && (size_t)(end - tok) < BLOCK) {
@@ -247,6 +248,7 @@ int cmd_sym(int argc, char **argv)
     static struct sym_ctx c;
     memset(&c, 0, sizeof c);
     ob_init(&c.out, 1);
+    json_init(&c.jout, &c.out);
     int opt;
     optind = 1;
     opterr = 0;
@@ -262,6 +264,7 @@ int cmd_sym(int argc, char **argv)
     if (!(c.elf = cli_open_elf("sym", elf_path)))
         return SPOOR_EXIT_USAGE;
     spoor_elf_set_demangle(c.elf, demangle);
+    print_new_warnings(&c);
     int rc = SPOOR_EXIT_OK;
     if (optind < argc)
         for (int i = optind; i < argc; i++)

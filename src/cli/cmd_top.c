@@ -51,16 +51,16 @@ static const char top_usage[] =
     "      --gdb HOST:PORT   target memory from a GDB server (OpenOCD, pyOCD, QEMU)\n"
     "  -W, --telnet [HOST:]PORT  target memory from OpenOCD's telnet server (4444), read while\n"
     "                        the target runs (one mdw per new thread)\n"
-    "      --setup v7m|v8m|proc  before reading the stream, set up ITM/DWT through -W: write the\n"
-    "                        registers for an ARMv7-M or ARMv8-M core, or call the OpenOCD\n"
-    "                        procedure rtos_dwt_config ADDR (and exception_trace_enable with -E)\n"
+    "      --setup v7m|v8m|proc  before reading the stream, set up ITM/DWT through -W or --gdb:\n"
+    "                        write the registers for an ARMv7-M or ARMv8-M core, or (-W) call\n"
+    "                        the OpenOCD procedure rtos_dwt_config ADDR (and\n"
+    "                        exception_trace_enable with -E)\n"
     "      --mem ADDR:FILE   target memory from an image (repeatable)\n"
     "      --stats           memory statistics on stderr (reads, GDB round trips)\n"
     "  -h, --help            this text\n\n"
     "A DUMP argument (a crash dump) supplies target memory too. See docs/top.md.\n";
 
 #define MAX_MEMS 64
-#define CHUNK (1u << 16)
 
 struct top_cli {
     spoor_elf *elf;
@@ -95,6 +95,8 @@ static void describe(struct top_cli *c, top_thread_info *info, uint32_t tcb)
         snprintf(info->name, sizeof info->name, "(no thread)");
         return;
     }
+    if (!c->rtos) /* no RTOS known: a thread is its TCB address */
+        return;
     if (c->gdb || c->openocd) /* a running target: what was read before may have changed */
         spoor_mem_invalidate(c->mem);
     spoor_rtos_thread t;
@@ -145,7 +147,7 @@ static void refresh_priorities(struct top_cli *c, const spoor_top_report *r)
     for (size_t i = 0; i < r->nthreads; i++) {
         top_thread_info *info = find_thread(c, r->threads[i].tcb);
         int32_t prio;
-        if (!info || !info->read_ok || !r->threads[i].cycles ||
+        if (!c->rtos || !info || !info->read_ok || !r->threads[i].cycles ||
             !spoor_rtos_read_priority(c->rtos, spoor_mem_reader, c->mem, info->tcb, &prio))
             continue;
         info->prio = prio;
@@ -240,8 +242,8 @@ static void tpiu_sink(void *ctx, uint8_t id, const uint8_t *data, size_t len)
 
 static int run(struct top_cli *c, const char *spec, bool tpiu)
 {
-    spoor_trace_source src;
-    if (!spoor_trace_source_open(&src, spec, 10))
+    spoor_trace_source *src = spoor_trace_source_open(spec, 10);
+    if (!src)
         return cli_error("top", "%s", spoor_last_error());
     static struct decode_ctx d;
     d.c = c;
@@ -249,20 +251,16 @@ static int run(struct top_cli *c, const char *spec, bool tpiu)
     static spoor_tpiu_deframer tp;
     if (tpiu)
         spoor_tpiu_init(&tp, -1, tpiu_sink, &d);
-    uint8_t *buf = malloc(CHUNK);
-    if (!buf) {
-        spoor_trace_source_close(&src);
-        return cli_error("top", "out of memory");
-    }
-    bool live = spoor_trace_source_is_live(&src);
     int status = SPOOR_EXIT_OK;
     while (!c->stop) {
-        ssize_t n = spoor_trace_source_read(&src, buf, CHUNK, live ? 100 : -1);
+        const uint8_t *data;
+        /* files never wait; a live source going quiet releases what the decoder holds */
+        ssize_t n = spoor_trace_source_receive(src, &data, 100);
         if (n > 0) {
             if (tpiu)
-                spoor_tpiu_feed(&tp, buf, (size_t)n);
+                spoor_tpiu_feed(&tp, data, (size_t)n);
             else
-                decode(&d, buf, (size_t)n);
+                decode(&d, data, (size_t)n);
         } else if (n == SPOOR_TRACE_IDLE) {
             spoor_itm_flush(&d.dec);
             drain(&d);
@@ -283,21 +281,37 @@ static int run(struct top_cli *c, const char *spec, bool tpiu)
         drain(&d);
         spoor_top_finish(c->stats, c->last_time);
     }
-    free(buf);
-    spoor_trace_source_close(&src);
+    spoor_trace_source_close(src);
     return status;
 }
 
 /* ---- set-up -------------------------------------------------------------------------------- */
 
-/* ITM and DWT through OpenOCD: the registers of spoor_itm_watch_plan() (after checking that
- * the comparator exists), or orbtop-rtos's Tcl procedures. */
+/* A register through the live layer: whole, or the bits of mask (read-modify-write). */
+static bool write_register(spoor_mem *m, const spoor_reg_write *w)
+{
+    uint32_t v = w->value;
+    if (w->mask != 0xFFFFFFFFu) {
+        uint32_t old;
+        if (!spoor_mem_read_u32(m, w->addr, &old))
+            return false;
+        v = (old & ~w->mask) | (w->value & w->mask);
+    }
+    uint8_t b[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
+    return spoor_mem_write(m, w->addr, b, 4);
+}
+
+/* ITM and DWT through the live target (OpenOCD -W or a GDB server --gdb): the registers of
+ * spoor_itm_watch_plan() (after checking that the comparator exists), or, over OpenOCD,
+ * orbtop-rtos's Tcl procedures. */
 static int set_up_trace(struct top_cli *c, const char *how, unsigned comparator)
 {
     uint32_t watch = spoor_rtos_current_address(c->rtos);
     char out[1024];
     if (!strcmp(how, "proc")) {
         char command[64];
+        if (!c->openocd)
+            return cli_error("top", "--setup proc calls OpenOCD procedures: give -W");
         snprintf(command, sizeof command, "rtos_dwt_config 0x%08x", watch);
         if (!spoor_openocd_command(c->openocd, command, out, sizeof out) ||
             (c->view.exceptions &&
@@ -312,17 +326,17 @@ static int set_up_trace(struct top_cli *c, const char *how, unsigned comparator)
     if (!n)
         return cli_error("top", "the current-thread pointer 0x%08x is not word aligned", watch);
     uint32_t ctrl;
-    if (!spoor_openocd_write(c->openocd, w[0].addr, w[0].value, w[0].mask) || /* TRCENA */
-        !spoor_openocd_read(c->openocd, SPOOR_DWT_CTRL, &ctrl, 4))
-        return cli_error("top", "%s", spoor_last_error());
+    if (!write_register(c->mem, &w[0]) || /* DEMCR.TRCENA: the DWT reads as zero without it */
+        !spoor_mem_read_u32(c->mem, SPOOR_DWT_CTRL, &ctrl))
+        return cli_error("top", "--setup: %s", spoor_last_error());
     if ((ctrl >> 28) <= comparator)
         return cli_error("top",
                          "--setup: DWT_CTRL 0x%08x: the core has %u comparators, no "
                          "comparator %u",
                          ctrl, ctrl >> 28, comparator);
     for (size_t i = 1; i < n; i++)
-        if (!spoor_openocd_write(c->openocd, w[i].addr, w[i].value, w[i].mask))
-            return cli_error("top", "%s", spoor_last_error());
+        if (!write_register(c->mem, &w[i]))
+            return cli_error("top", "--setup: %s", spoor_last_error());
     return 0;
 }
 
@@ -497,8 +511,8 @@ static int parse_args(int argc, char **argv, struct top_args *a, struct top_cli 
         return cli_error("top", "give the CPU clock: -F HZ (timestamps count its cycles)");
     if (argc - optind > 1)
         return cli_error("top", "more than one DUMP given");
-    if (a->setup && !a->telnet)
-        return cli_error("top", "--setup writes through OpenOCD: give -W [HOST:]PORT");
+    if (a->setup && !a->telnet && !a->gdb)
+        return cli_error("top", "--setup writes to the live target: give -W [HOST:]PORT or --gdb");
     if (a->telnet && a->gdb)
         return cli_error("top", "give one live target: -W or --gdb");
     return 0;
@@ -530,14 +544,20 @@ int cmd_top(int argc, char **argv)
         return SPOOR_EXIT_USAGE;
     }
     if (!(c.rtos = spoor_rtos_open(c.elf, a.kind))) {
-        rc = cli_error("top", "%s", spoor_last_error());
-        goto out;
+        spoor_rtos_kind found;
+        if (strcmp(a.kind, "auto") != 0 || a.setup || spoor_rtos_detect(c.elf, &found)) {
+            rc = cli_error("top", "%s", spoor_last_error());
+            goto out;
+        }
+        /* no RTOS at all: the statistics need none, threads are then TCB addresses */
+        fprintf(stderr, "spoor top: warning: %s; threads are shown by TCB address only\n",
+                spoor_last_error());
     }
     if ((rc = open_memory(&c, a.gdb, a.telnet, dump, a.mems, a.nmems)) != 0)
         goto out;
     if (a.setup && (rc = set_up_trace(&c, a.setup, a.comparator)) != 0)
         goto out;
-    c.view.rtos_name = spoor_rtos_display_name(spoor_rtos_kind_of(c.rtos));
+    c.view.rtos_name = c.rtos ? spoor_rtos_display_name(spoor_rtos_kind_of(c.rtos)) : "no RTOS";
     c.view.cpu_hz = a.hz;
     c.view.interval_ms = a.interval_ms;
     c.view.thread = thread_info;
@@ -577,7 +597,7 @@ int cmd_top(int argc, char **argv)
         goto out;
     }
     uint32_t idle;
-    if (spoor_rtos_read_idle(c.rtos, spoor_mem_reader, c.mem, &idle))
+    if (c.rtos && spoor_rtos_read_idle(c.rtos, spoor_mem_reader, c.mem, &idle))
         spoor_top_set_idle(c.stats, idle);
     spoor_top_set_idle(c.stats, 0); /* no thread at all: the scheduler waits */
     char spec[300];

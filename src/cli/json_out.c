@@ -73,7 +73,7 @@ void json_hex32(json_out *j, const char *key, uint32_t value)
 void json_uint(json_out *j, const char *key, uint64_t value)
 {
     item(j, key);
-    ob_printf(j->ob, "%" PRIu64, value);
+    ob_commit(j->ob, ob_put_u64(ob_reserve(j->ob, 20), value));
 }
 
 void json_int(json_out *j, const char *key, int64_t value)
@@ -106,4 +106,6 @@ void json_null(json_out *j, const char *key)
 void json_finish(json_out *j)
 {
     ob_char(j->ob, '\n');
+    j->depth = 0;
+    j->has_items[0] = false;
 }

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "spoor/dump_format.h"
 
 struct command {
     const char *name;
@@ -39,7 +40,9 @@ int main(int argc, char **argv)
         return SPOOR_EXIT_OK;
     }
     if (!strcmp(argv[1], "--version")) {
-        printf("spoor %s\n", SPOOR_VERSION);
+        /* the dump reader accepts exactly the format version of spoor/dump_format.h */
+        printf("spoor %s (dump format versions read: %u)\n", SPOOR_VERSION,
+               (unsigned)SPOOR_DUMP_VERSION);
         return SPOOR_EXIT_OK;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)

@@ -120,6 +120,27 @@ static inline char *ob_put_u32(char *p, uint32_t v) /* %u: at most 10 bytes */
     return end;
 }
 
+static inline char *ob_put_u64(char *p, uint64_t v) /* %llu: at most 20 bytes */
+{
+    if (v <= UINT32_MAX)
+        return ob_put_u32(p, (uint32_t)v);
+    char tmp[20], *q = tmp + sizeof tmp;
+    do {
+        q -= 2;
+        memcpy(q, ob_decimal_pairs + 2 * (v % 100), 2);
+        v /= 100;
+    } while (v >= 100);
+    if (v >= 10) {
+        q -= 2;
+        memcpy(q, ob_decimal_pairs + 2 * v, 2);
+    } else {
+        *--q = (char)('0' + v);
+    }
+    size_t n = (size_t)(tmp + sizeof tmp - q);
+    memcpy(p, q, n);
+    return p + n;
+}
+
 static inline char *ob_put(char *p, const char *s, size_t n)
 {
     memcpy(p, s, n);

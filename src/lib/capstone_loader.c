@@ -32,7 +32,7 @@ static bool load(capstone_api *api)
     return true; /* the library stays loaded for the life of the process */
 }
 
-const capstone_api *capstone_get(void)
+const capstone_api *spoor_capstone_get(void)
 {
     static capstone_api api;
     static int state; /* 0 not tried, 1 loaded, -1 failed */

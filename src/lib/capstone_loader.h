@@ -17,6 +17,6 @@ typedef struct capstone_api {
 } capstone_api;
 
 /* The library's functions, loaded the first time; NULL when it cannot be loaded. */
-const capstone_api *capstone_get(void);
+const capstone_api *spoor_capstone_get(void);
 
 #endif

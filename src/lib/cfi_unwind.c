@@ -2,7 +2,9 @@
  * ARM DWARF register numbers: r0-r15 are 0-15; the return address column is r14 (LR);
  * the CFA is the caller's SP. */
 #include <dwarf.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "elf_internal.h" /* spoor_elf_libdw */
 #include "unwind_internal.h"
@@ -57,7 +59,7 @@ static unwind_result evaluate(const unwind_env *env, const unwind_state *in, uin
             if (depth < 1) {
                 return UNWIND_NO_INFO;
             }
-            if (!unwind_read_word(env, stack[depth - 1], &stack[depth - 1])) {
+            if (!spoor_unwind_read_word(env, stack[depth - 1], &stack[depth - 1])) {
                 return UNWIND_UNREADABLE;
             }
         } else if (atom == DW_OP_stack_value) {
@@ -121,7 +123,7 @@ static unwind_result apply_frame(const unwind_env *env, Dwarf_Frame *frame, cons
             }
             continue;
         }
-        if (!is_value && !unwind_read_word(env, value, &value)) {
+        if (!is_value && !spoor_unwind_read_word(env, value, &value)) {
             if (reg == ra_reg) {
                 return UNWIND_UNREADABLE;
             }
@@ -145,7 +147,100 @@ static unwind_result apply_frame(const unwind_env *env, Dwarf_Frame *frame, cons
     return UNWIND_OK;
 }
 
-unwind_result unwind_cfi_step(const unwind_env *env, const unwind_state *in, unwind_state *out)
+/* libdw's message for an address no FDE covers (DWARF_E_NO_MATCH; the code itself is not in
+ * libdw's public headers): the one failure of dwarf_cfi_addrframe that is no damage. */
+static bool no_fde_for_address(int err)
+{
+    const char *msg = dwarf_errmsg(err);
+    return msg && !strcmp(msg, "no matching address range");
+}
+
+static void warn_unreadable(const spoor_elf *elf, const char *why)
+{
+    spoor_elf_warn(elf, ".debug_frame: call frame information unreadable (%s)", why);
+}
+
+/* A lookup reads .debug_frame only up to the entry it needs and runs an FDE's instructions only
+ * up to the address, so damage elsewhere (an entry length that runs into the next entries, a
+ * CIE pointer to nowhere, an instruction libdw does not know) may show at no lookup, or give a
+ * different frame without an error. Reads every entry once, as readelf --debug-dump=frames
+ * does, and runs each FDE's instructions to its last address: what fails is warned about. */
+static void check_debug_frame(const spoor_elf *elf, Dwarf_CFI *cfi)
+{
+    ((spoor_elf *)elf)->cfi_checked = true; /* checked on first use: the caller's ELF */
+    const struct elf_section *sec = spoor_elf_debug_section(elf, ".debug_frame");
+    const char *ident = elf_getident(spoor_elf_libelf(elf), NULL);
+    if (!sec || !ident || sec->size < 8)
+        return;
+    Elf_Data data = {.d_buf = (void *)sec->data, .d_size = sec->size, .d_type = ELF_T_BYTE};
+    bool big = ident[EI_DATA] == ELFDATA2MSB;
+    Dwarf_Off off, next;
+    char why[160];
+    /* the CIEs, where each FDE's CIE pointer must lead */
+    size_t ncies = 0, cap = 0;
+    Dwarf_Off *cies = NULL;
+    for (off = 0; off < sec->size; off = next) {
+        Dwarf_CFI_Entry entry;
+        if (dwarf_next_cfi((const unsigned char *)ident, &data, false, off, &next, &entry) != 0)
+            break; /* the end, or an error the next loop reports */
+        if (!dwarf_cfi_cie_p(&entry))
+            continue;
+        if (ncies == cap) {
+            Dwarf_Off *more = realloc(cies, (cap = cap ? 2 * cap : 16) * sizeof *cies);
+            if (!more)
+                break;
+            cies = more;
+        }
+        cies[ncies++] = off;
+    }
+    for (off = 0; off < sec->size;) {
+        Dwarf_CFI_Entry entry;
+        int r = dwarf_next_cfi((const unsigned char *)ident, &data, false, off, &next, &entry);
+        if (r > 0)
+            break; /* the end */
+        if (r < 0) {
+            snprintf(why, sizeof why, "entry at 0x%llx: libdw: %s", (unsigned long long)off,
+                     dwarf_errmsg(-1));
+            warn_unreadable(elf, why);
+            break;
+        }
+        if (dwarf_cfi_cie_p(&entry)) {
+            off = next;
+            continue;
+        }
+        size_t c = 0;
+        while (c < ncies && cies[c] != entry.fde.CIE_pointer)
+            c++;
+        if (c == ncies || entry.fde.end - entry.fde.start < 8) {
+            snprintf(why, sizeof why, "FDE at 0x%llx: %s", (unsigned long long)off,
+                     c == ncies ? "its CIE pointer leads to no CIE" : "too short");
+            warn_unreadable(elf, why);
+            break;
+        }
+        /* an FDE of a 32-bit target: initial_location and address_range, 4 bytes each */
+        const uint8_t *b = entry.fde.start;
+        uint32_t start = big ? (uint32_t)b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3]
+                             : (uint32_t)b[3] << 24 | b[2] << 16 | b[1] << 8 | b[0];
+        uint32_t range = big ? (uint32_t)b[4] << 24 | b[5] << 16 | b[6] << 8 | b[7]
+                             : (uint32_t)b[7] << 24 | b[6] << 16 | b[5] << 8 | b[4];
+        Dwarf_Frame *frame = NULL;
+        if (range != 0 && dwarf_cfi_addrframe(cfi, start + range - 1, &frame) != 0) {
+            int err = dwarf_errno();
+            if (!no_fde_for_address(err)) {
+                snprintf(why, sizeof why, "FDE at 0x%llx: libdw: %s", (unsigned long long)off,
+                         dwarf_errmsg(err));
+                warn_unreadable(elf, why);
+                break;
+            }
+        }
+        free(frame);
+        off = next;
+    }
+    free(cies);
+}
+
+unwind_result spoor_unwind_cfi_step(const unwind_env *env, const unwind_state *in,
+                                    unwind_state *out)
 {
     struct Dwarf *dwarf = env->elf != NULL ? spoor_elf_libdw(env->elf) : NULL;
     if (dwarf == NULL) {
@@ -153,10 +248,19 @@ unwind_result unwind_cfi_step(const unwind_env *env, const unwind_state *in, unw
     }
     Dwarf_CFI *cfi = dwarf_getcfi(dwarf); /* .debug_frame; owned by the Dwarf handle */
     if (cfi == NULL) {
+        if (spoor_elf_debug_section(env->elf, ".debug_frame") != NULL)
+            warn_unreadable(env->elf, dwarf_errmsg(-1));
         return UNWIND_NO_INFO;
     }
+    if (!env->elf->cfi_checked)
+        check_debug_frame(env->elf, cfi);
     Dwarf_Frame *frame = NULL;
     if (dwarf_cfi_addrframe(cfi, unwind_lookup_pc(in), &frame) != 0) {
+        /* no FDE for the address is no damage (the unwinder's other methods follow); any other
+         * failure is a .debug_frame that cannot be read, which the answer must say */
+        int err = dwarf_errno();
+        if (!no_fde_for_address(err))
+            warn_unreadable(env->elf, dwarf_errmsg(err));
         return UNWIND_NO_INFO;
     }
     unwind_result r = apply_frame(env, frame, in, out);

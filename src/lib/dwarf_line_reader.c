@@ -10,6 +10,8 @@
  * DW_LNE_define_file, VLIW op_index, 64-bit addresses, malformed data) makes it give up on the
  * unit, and the unit goes through libdw. */
 #include <dwarf.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "symbols_internal.h"
@@ -110,11 +112,12 @@ static char *name_space(struct name_block **names, size_t n)
     return p;
 }
 
-/* A DWARF 5 directory or file entry: its DW_LNCT_path string and DW_LNCT_directory_index;
- * false when a form is not one the reader knows. */
-static bool read_entry(struct line_reader *r, const uint64_t (*format)[2], size_t nformat,
-                       unsigned offset_size, const struct elf_section *str,
-                       const struct elf_section *line_str, const char **path, uint64_t *dir)
+/* A DWARF 5 directory or file entry: its DW_LNCT_path string and DW_LNCT_directory_index.
+ * 0: read; 1: a form the reader does not know (libdw may); 2: malformed (a string offset past
+ * its section, data past the unit, no path). */
+static int read_entry(struct line_reader *r, const uint64_t (*format)[2], size_t nformat,
+                      unsigned offset_size, const struct elf_section *str,
+                      const struct elf_section *line_str, const char **path, uint64_t *dir)
 {
     *path = NULL;
     *dir = 0;
@@ -137,23 +140,39 @@ static bool read_entry(struct line_reader *r, const uint64_t (*format)[2], size_
         case DW_FORM_block: {
             uint64_t n = rd_uleb(r);
             if (n > (uint64_t)(r->end - r->p))
-                return false;
+                return 2;
             r->p += n;
             break;
         }
-        default: return false;
+        default: return 1;
         }
         if (r->bad)
-            return false;
+            return 2;
         if (type == DW_LNCT_path) {
             if (!sv)
-                return false;
+                return 2;
             *path = sv;
         } else if (type == DW_LNCT_directory_index) {
             *dir = v;
         }
     }
-    return *path != NULL;
+    return *path ? 0 : 2;
+}
+
+/* Says why a line program is malformed (u->problem); its file names are kept only when the
+ * header was read to its end. Returns 2. */
+static int malformed(struct unit_lines *u, bool header_read, const char *fmt, ...)
+    SPOOR_PRINTF(3, 4);
+static int malformed(struct unit_lines *u, bool header_read, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(u->problem, sizeof u->problem, fmt, ap);
+    va_end(ap);
+    if (!header_read)
+        u->nfiles = 0;
+    u->nrows = 0;
+    return 2;
 }
 
 #define MAX_LINE_FORMATS 16
@@ -191,8 +210,12 @@ int spoor_line_program_read(const spoor_elf *e, struct name_block **names, uint6
 {
     const struct elf_section *sec = spoor_elf_debug_section(e, ".debug_line");
     u->nfiles = u->ndirs = u->nrows = 0;
-    if (!sec || off >= sec->size || sec->size - off < 4)
-        return 1;
+    u->problem[0] = 0;
+    if (!sec)
+        return 1; /* absent or compressed: libdw decides */
+    if (off >= sec->size || sec->size - off < 4)
+        return malformed(u, false, "DW_AT_stmt_list 0x%llx past the end of .debug_line",
+                         (unsigned long long)off);
     struct line_reader r = {sec->data + off, sec->data + sec->size, 0};
     unsigned offset_size = 4;
     uint64_t length = rd_fixed(&r, 4);
@@ -200,23 +223,27 @@ int spoor_line_program_read(const spoor_elf *e, struct name_block **names, uint6
         offset_size = 8;
         length = rd_fixed(&r, 8);
     } else if (length >= 0xfffffff0u) {
-        return 1;
+        return malformed(u, false, "reserved unit length 0x%llx", (unsigned long long)length);
     }
     if (r.bad || length > (uint64_t)(r.end - r.p))
-        return 1;
+        return malformed(u, false, "unit length 0x%llx past the end of the section",
+                         (unsigned long long)length);
     r.end = r.p + length;
     unsigned version = (unsigned)rd_fixed(&r, 2);
-    if (version < 2 || version > 5)
-        return 1;
+    if (r.bad || version < 2 || version > 5)
+        return malformed(u, false, "version %u", version);
     if (version >= 5) {
         unsigned address_size = (unsigned)rd_fixed(&r, 1);
         unsigned seg_size = (unsigned)rd_fixed(&r, 1);
+        if (r.bad || (address_size != 4 && address_size != 8))
+            return malformed(u, false, "address size %u", address_size);
         if (address_size != 4 || seg_size != 0)
             return 1;
     }
     uint64_t header_length = rd_fixed(&r, offset_size);
     if (r.bad || header_length > (uint64_t)(r.end - r.p))
-        return 1;
+        return malformed(u, false, "header_length 0x%llx past the unit",
+                         (unsigned long long)header_length);
     const uint8_t *program = r.p + header_length;
     unsigned min_inst = (unsigned)rd_fixed(&r, 1);
     unsigned max_ops = version >= 4 ? (unsigned)rd_fixed(&r, 1) : 1;
@@ -224,9 +251,15 @@ int spoor_line_program_read(const spoor_elf *e, struct name_block **names, uint6
     int line_base = (int8_t)rd_fixed(&r, 1);
     unsigned line_range = (unsigned)rd_fixed(&r, 1);
     unsigned opcode_base = (unsigned)rd_fixed(&r, 1);
-    if (r.bad || max_ops != 1 || line_range == 0 || opcode_base == 0 ||
-        (size_t)(r.end - r.p) < opcode_base - 1)
-        return 1;
+    if (r.bad || (size_t)(program - r.p) < (opcode_base ? opcode_base - 1 : 0))
+        return malformed(u, false, "header ends early");
+    if (line_range == 0 || opcode_base == 0 || max_ops == 0)
+        return malformed(u, false, "%s 0",
+                         line_range == 0    ? "line_range"
+                         : opcode_base == 0 ? "opcode_base"
+                                            : "maximum_operations_per_instruction");
+    if (max_ops != 1)
+        return 1;                    /* VLIW */
     const uint8_t *op_lengths = r.p; /* of opcodes 1 .. opcode_base - 1 */
     r.p += opcode_base - 1;
 
@@ -235,6 +268,7 @@ int spoor_line_program_read(const spoor_elf *e, struct name_block **names, uint6
         str = spoor_elf_debug_section(e, ".debug_str");
         line_str = spoor_elf_debug_section(e, ".debug_line_str");
         for (int pass = 0; pass < 2; pass++) { /* directories, then files */
+            const char *what = pass ? "file" : "directory";
             uint64_t format[MAX_LINE_FORMATS][2];
             size_t nformat = (size_t)rd_fixed(&r, 1);
             if (nformat > MAX_LINE_FORMATS)
@@ -245,19 +279,25 @@ int spoor_line_program_read(const spoor_elf *e, struct name_block **names, uint6
             }
             uint64_t count = rd_uleb(&r);
             if (r.bad || count > (uint64_t)(r.end - r.p))
-                return 1;
+                return malformed(u, false, "%s count %llu past the unit", what,
+                                 (unsigned long long)count);
             for (uint64_t k = 0; k < count; k++) {
                 const char *path;
                 uint64_t dir;
-                if (!read_entry(&r, (const uint64_t(*)[2])format, nformat, offset_size, str,
-                                line_str, &path, &dir))
+                int got = read_entry(&r, (const uint64_t(*)[2])format, nformat, offset_size, str,
+                                     line_str, &path, &dir);
+                if (got == 1)
                     return 1;
+                if (got)
+                    return malformed(u, false, "%s entry %llu unreadable", what,
+                                     (unsigned long long)k);
                 if (pass == 0) {
                     if (!add_name(&u->dirs, &u->ndirs, &u->cap_dirs, path))
                         return -1;
                 } else {
                     if (dir >= u->ndirs)
-                        return 1;
+                        return malformed(u, false, "file %llu: directory %llu of %zu",
+                                         (unsigned long long)k, (unsigned long long)dir, u->ndirs);
                     const char *name = file_name(names, u, path, dir);
                     if (!name || !add_name(&u->files, &u->nfiles, &u->cap_files, name))
                         return -1;
@@ -271,7 +311,7 @@ int spoor_line_program_read(const spoor_elf *e, struct name_block **names, uint6
         for (;;) {
             const char *d = rd_cstr(&r);
             if (r.bad)
-                return 1;
+                return malformed(u, false, "header ends inside the directories");
             if (!*d)
                 break;
             if (!add_name(&u->dirs, &u->ndirs, &u->cap_dirs, d))
@@ -280,27 +320,32 @@ int spoor_line_program_read(const spoor_elf *e, struct name_block **names, uint6
         for (;;) {
             const char *f = rd_cstr(&r);
             if (r.bad)
-                return 1;
+                return malformed(u, false, "header ends inside the file names");
             if (!*f)
                 break;
             uint64_t dir = rd_uleb(&r);
             rd_uleb(&r); /* modification time */
             rd_uleb(&r); /* length */
-            if (r.bad || dir >= u->ndirs)
-                return 1;
+            if (r.bad)
+                return malformed(u, false, "header ends inside the file names");
+            if (dir >= u->ndirs)
+                return malformed(u, false, "file %zu: directory %llu of %zu", u->nfiles,
+                                 (unsigned long long)dir, u->ndirs);
             const char *name = file_name(names, u, f, dir);
             if (!name || !add_name(&u->files, &u->nfiles, &u->cap_files, name))
                 return -1;
         }
     }
     if (r.bad || r.p > program)
-        return 1;
+        return malformed(u, false, "header longer than its header_length 0x%llx",
+                         (unsigned long long)header_length);
     r.p = program;
 
     uint64_t addr = 0, file = 1;
     int64_t line = 1;
     bool dropped_high = false; /* a row above 32 bits was left out */
     while (r.p < r.end) {
+        const uint8_t *op_at = r.p;
         unsigned op = *r.p++;
         bool emit = false, end = false;
         if (op >= opcode_base) {
@@ -311,19 +356,27 @@ int spoor_line_program_read(const spoor_elf *e, struct name_block **names, uint6
         } else if (op == 0) {
             uint64_t len = rd_uleb(&r);
             if (r.bad || len == 0 || len > (uint64_t)(r.end - r.p))
-                return 1;
+                return malformed(u, true, "extended opcode at 0x%llx: length past the unit",
+                                 (unsigned long long)(op_at - sec->data));
             const uint8_t *next = r.p + len;
             unsigned sub = *r.p++;
             switch (sub) {
             case DW_LNE_end_sequence: emit = end = true; break;
             case DW_LNE_set_address:
-                if (len != 5)
-                    return 1;
+                if (len != 5) /* 1 + the address size, 4 (the header says so in DWARF 5) */
+                    return malformed(u, true, "DW_LNE_set_address at 0x%llx of length %llu",
+                                     (unsigned long long)(op_at - sec->data),
+                                     (unsigned long long)len);
                 addr = rd_fixed(&r, 4);
                 break;
             case DW_LNE_set_discriminator: break;
             case DW_LNE_define_file: return 1;
-            default: break;
+            case 0x80: break; /* DW_LNE_HP_source_file_correlation */
+            default:
+                /* DWARF defines 1 to 4; of the producers' 0x80 to 0xff, no ARM compiler emits
+                 * one, and binutils knows only HP's: another one is a damaged program */
+                return malformed(u, true, "unknown extended opcode 0x%x at 0x%llx", sub,
+                                 (unsigned long long)(op_at - sec->data));
             }
             r.p = next;
         } else {
@@ -331,7 +384,13 @@ int spoor_line_program_read(const spoor_elf *e, struct name_block **names, uint6
             case DW_LNS_copy: emit = true; break;
             case DW_LNS_advance_pc: addr += rd_uleb(&r) * min_inst; break;
             case DW_LNS_advance_line: line += rd_sleb(&r); break;
-            case DW_LNS_set_file: file = rd_uleb(&r); break;
+            case DW_LNS_set_file:
+                file = rd_uleb(&r);
+                if (!r.bad && file >= u->nfiles) /* as binutils: a file the header lacks */
+                    return malformed(u, true, "DW_LNS_set_file %llu of %zu at 0x%llx",
+                                     (unsigned long long)file, u->nfiles,
+                                     (unsigned long long)(op_at - sec->data));
+                break;
             case DW_LNS_const_add_pc:
                 addr += (uint64_t)((255 - opcode_base) / line_range) * min_inst;
                 break;
@@ -343,9 +402,12 @@ int spoor_line_program_read(const spoor_elf *e, struct name_block **names, uint6
             }
         }
         if (r.bad)
-            return 1;
+            return malformed(u, true, "the program ends inside an opcode");
         if (emit && addr <= UINT32_MAX) {
-            if (file >= u->nfiles || line < INT32_MIN || line > INT32_MAX)
+            if (file >= u->nfiles)
+                return malformed(u, true, "row at 0x%llx: file %llu of %zu",
+                                 (unsigned long long)addr, (unsigned long long)file, u->nfiles);
+            if (line < INT32_MIN || line > INT32_MAX)
                 return 1;
             if (spoor_grow((void **)&u->rows, &u->cap_rows, u->nrows + 1, sizeof *u->rows))
                 return -1;
@@ -408,9 +470,11 @@ static int add_row(struct dw_line **rows, size_t *nrows, size_t *cap, uint32_t a
     return 0;
 }
 
-/* The unit's rows and files through libdw (for units the reader does not handle). */
-static int libdw_rows(Dwarf_Die *cu, const struct unit_claims *claims, bool keep_zero,
-                      struct unit_lines *u, struct dw_line **rows, size_t *nrows, size_t *cap)
+/* The unit's rows and files through libdw (for units the reader does not handle). 0: read;
+ * 1: libdw could not read the line program (warned); -1: out of memory. */
+static int libdw_rows(const spoor_elf *e, uint64_t off, Dwarf_Die *cu,
+                      const struct unit_claims *claims, bool keep_zero, struct unit_lines *u,
+                      struct dw_line **rows, size_t *nrows, size_t *cap)
 {
     Dwarf_Files *files = NULL;
     size_t nfiles = 0;
@@ -422,8 +486,11 @@ static int libdw_rows(Dwarf_Die *cu, const struct unit_claims *claims, bool keep
                 return -1;
     Dwarf_Lines *lines;
     size_t n;
-    if (dwarf_getsrclines(cu, &lines, &n) != 0)
-        return 0; /* a unit without a line program */
+    if (dwarf_getsrclines(cu, &lines, &n) != 0) {
+        spoor_elf_warn(e, ".debug_line unit at 0x%llx: %s (libdw): line rows of this unit ignored",
+                       (unsigned long long)off, dwarf_errmsg(-1));
+        return 1;
+    }
     for (size_t i = 0; i < n; i++) {
         Dwarf_Line *l = dwarf_onesrcline(lines, i);
         Dwarf_Addr addr;
@@ -446,14 +513,32 @@ int spoor_line_rows(const spoor_elf *e, struct name_block **names, Dwarf_Die *cu
 {
     Dwarf_Attribute attr, dir_attr;
     Dwarf_Word stmt_list;
-    int own = 1; /* 0: read here; 1: through libdw */
-    if (dwarf_attr(cu, DW_AT_stmt_list, &attr) && !dwarf_formudata(&attr, &stmt_list))
-        own = spoor_line_program_read(
-            e, names, stmt_list, dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &dir_attr)), u);
+    u->nfiles = 0;
+    if (!dwarf_attr(cu, DW_AT_stmt_list, &attr))
+        return 0; /* a unit without a line program */
+    if (dwarf_formudata(&attr, &stmt_list)) {
+        spoor_elf_warn(e, ".debug_info unit at 0x%llx: DW_AT_stmt_list unreadable (%s): no lines",
+                       (unsigned long long)(dwarf_dieoffset(cu) - dwarf_cuoffset(cu)),
+                       dwarf_errmsg(-1));
+        return 1;
+    }
+    const char *comp_dir = NULL;
+    if (dwarf_attr(cu, DW_AT_comp_dir, &dir_attr) && !(comp_dir = dwarf_formstring(&dir_attr))) {
+        spoor_elf_warn(e, ".debug_info unit at 0x%llx: DW_AT_comp_dir unreadable (%s): no lines",
+                       (unsigned long long)(dwarf_dieoffset(cu) - dwarf_cuoffset(cu)),
+                       dwarf_errmsg(-1));
+        return 1;
+    }
+    int own = spoor_line_program_read(e, names, stmt_list, comp_dir, u);
     if (own < 0)
         return -1;
-    if (own > 0)
-        return libdw_rows(cu, claims, keep_zero, u, rows, nrows, cap_rows);
+    if (own == 1)
+        return libdw_rows(e, stmt_list, cu, claims, keep_zero, u, rows, nrows, cap_rows);
+    if (own == 2) {
+        spoor_elf_warn(e, ".debug_line unit at 0x%llx: %s: line rows of this unit ignored",
+                       (unsigned long long)stmt_list, u->problem);
+        return 1;
+    }
     for (size_t i = 0; i < u->nrows; i++) {
         const struct raw_line *l = &u->rows[i];
         if (keep_row(claims, keep_zero, l->addr, l->end) &&

@@ -25,7 +25,8 @@ static bool read_elf_tables(void *ctx, uint32_t addr, void *buf, size_t len)
     return false;
 }
 
-unwind_result unwind_ehabi_step(const unwind_env *env, const unwind_state *in, unwind_state *out)
+unwind_result spoor_unwind_ehabi_step(const unwind_env *env, const unwind_state *in,
+                                      unwind_state *out)
 {
     uint32_t base;
     const uint8_t *data;

@@ -3,11 +3,14 @@
 #include <dwarf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "byteorder.h"
 #include "elf_internal.h"
 #include "spoor/error.h"
 
@@ -17,35 +20,83 @@ static int corrupt(spoor_elf *e, const char *what)
     return -1;
 }
 
-static int load_sections(spoor_elf *e, size_t file_size)
+/* Refuses the file for a section header that does not fit with the rest (readelf complains,
+ * binutils does not load the file): one line naming section i. */
+static int bad_section(spoor_elf *e, size_t i, const char *name, const char *fmt, ...)
+    SPOOR_PRINTF(4, 5);
+static int bad_section(spoor_elf *e, size_t i, const char *name, const char *fmt, ...)
+{
+    char what[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    spoor_set_error(SPOOR_ERR_FORMAT, "%s: truncated or corrupt ELF: section [%zu] %s: %s", e->path,
+                    i, name, what);
+    return -1;
+}
+
+/* The section headers, checked as binutils checks them before it loads a file: names inside the
+ * section name table, contents inside the file, sh_link (and sh_info where it names a section)
+ * naming a section. The contents are taken from the file as they are, whatever the type says (a
+ * linker script can give initialised data the type SHT_REL, which libelf then will not hand
+ * out). */
+static int load_sections(spoor_elf *e, const uint8_t *file, size_t file_size)
 {
     size_t shnum, shstrndx;
     if (elf_getshdrnum(e->elf, &shnum) || elf_getshdrstrndx(e->elf, &shstrndx))
         return corrupt(e, elf_errmsg(-1));
+    if (shnum > 1) {
+        GElf_Shdr sh;
+        char what[96];
+        if (shstrndx == SHN_UNDEF || shstrndx >= shnum) {
+            snprintf(what, sizeof what, "section name table index %zu is not a section (%zu)",
+                     shstrndx, shnum);
+            return corrupt(e, what);
+        }
+        if (!gelf_getshdr(elf_getscn(e->elf, shstrndx), &sh))
+            return corrupt(e, elf_errmsg(-1));
+        if (sh.sh_type != SHT_STRTAB) {
+            snprintf(what, sizeof what, "section name table [%zu] is not a string table (type %u)",
+                     shstrndx, (unsigned)sh.sh_type);
+            return corrupt(e, what);
+        }
+    }
     e->sections = calloc(shnum ? shnum : 1, sizeof *e->sections);
     if (!e->sections)
         return corrupt(e, "out of memory");
-    Elf_Scn *scn = NULL;
-    while ((scn = elf_nextscn(e->elf, scn))) {
+    for (size_t i = 1; i < shnum; i++) {
         GElf_Shdr sh;
-        if (!gelf_getshdr(scn, &sh))
+        if (!gelf_getshdr(elf_getscn(e->elf, i), &sh))
             return corrupt(e, elf_errmsg(-1));
-        if (sh.sh_type != SHT_NOBITS && sh.sh_offset + sh.sh_size > file_size)
-            return corrupt(e, "a section lies past the end of the file");
         struct elf_section *s = &e->sections[e->nsections++];
         s->name = elf_strptr(e->elf, shstrndx, sh.sh_name);
         if (!s->name)
-            s->name = "";
+            return bad_section(e, i, "?", "name at 0x%x is not in the section name table",
+                               (unsigned)sh.sh_name);
+        if (sh.sh_type != SHT_NOBITS &&
+            (sh.sh_offset > file_size || sh.sh_size > file_size - sh.sh_offset))
+            return bad_section(e, i, s->name,
+                               "contents at 0x%llx (0x%llx bytes) past the end of the file "
+                               "(0x%zx bytes)",
+                               (unsigned long long)sh.sh_offset, (unsigned long long)sh.sh_size,
+                               file_size);
+        if (sh.sh_link >= shnum)
+            return bad_section(e, i, s->name, "sh_link %u is not a section (there are %zu)",
+                               (unsigned)sh.sh_link, shnum);
+        if ((sh.sh_type == SHT_REL || sh.sh_type == SHT_RELA || (sh.sh_flags & SHF_INFO_LINK)) &&
+            sh.sh_info >= shnum)
+            return bad_section(e, i, s->name, "sh_info %u is not a section (there are %zu)",
+                               (unsigned)sh.sh_info, shnum);
         s->addr = (uint32_t)sh.sh_addr;
         s->size = (uint32_t)sh.sh_size;
         s->type = sh.sh_type;
         s->flags = sh.sh_flags;
-        if (sh.sh_type != SHT_NOBITS && sh.sh_size) {
-            Elf_Data *d = elf_rawdata(scn, NULL);
-            if (!d || d->d_size != sh.sh_size)
-                return corrupt(e, "unreadable section data");
-            s->data = d->d_buf;
-        }
+        s->link = sh.sh_link;
+        s->info = sh.sh_info;
+        s->entsize = (uint32_t)sh.sh_entsize;
+        if (sh.sh_type != SHT_NOBITS && sh.sh_size)
+            s->data = file + sh.sh_offset;
         if (sh.sh_type == SHT_NOTE && s->data && !e->build_id) {
             /* Elf32_Nhdr records: namesz, descsz, type, name (4-aligned), desc (4-aligned) */
             size_t off = 0;
@@ -82,36 +133,92 @@ static int cmp_symbol(const void *a, const void *b)
     return x->index > y->index ? -1 : x->index < y->index;
 }
 
+#define ELF32_SYM_SIZE 16
+
+struct raw_symbol { /* an Elf32_Sym */
+    uint32_t name, value, size;
+    uint8_t info;
+    uint16_t shndx;
+};
+
+static struct raw_symbol raw_symbol(const spoor_elf *e, size_t i)
+{
+    const uint8_t *p = e->symtab + i * ELF32_SYM_SIZE;
+    return (struct raw_symbol){spoor_le32(p), spoor_le32(p + 4), spoor_le32(p + 8), p[12],
+                               spoor_le16(p + 14)};
+}
+
+/* A symbol's name in the string table, NULL when it lies outside. */
+static const char *symbol_name(const spoor_elf *e, uint32_t off)
+{
+    const struct elf_section *s = e->strtab;
+    if (!s->data || off >= s->size || !memchr(s->data + off, 0, s->size - off))
+        return NULL;
+    return (const char *)s->data + off;
+}
+
+/* The first symbol table: its header checked as binutils does (entry size, a string table as
+ * its link, sh_info within it); a size that is no multiple of an entry loses the partial entry
+ * with a warning. */
+static int find_symtab(spoor_elf *e)
+{
+    for (size_t i = 0; i < e->nsections; i++) {
+        const struct elf_section *s = &e->sections[i];
+        if (s->type != SHT_SYMTAB)
+            continue;
+        size_t index = i + 1; /* e->sections starts at section 1 */
+        if (s->entsize != ELF32_SYM_SIZE)
+            return bad_section(e, index, s->name, "symbol size %u, not %d", s->entsize,
+                               ELF32_SYM_SIZE);
+        if (!s->link || e->sections[s->link - 1].type != SHT_STRTAB)
+            return bad_section(e, index, s->name, "sh_link %u is not a string table", s->link);
+        if (s->info > s->size / ELF32_SYM_SIZE)
+            return bad_section(e, index, s->name, "sh_info %u past its %u symbols", s->info,
+                               s->size / ELF32_SYM_SIZE);
+        if (s->size % ELF32_SYM_SIZE) {
+            spoor_elf_warn(e,
+                           "section [%zu] %s: size 0x%x is no multiple of a symbol: the last "
+                           "%u bytes ignored",
+                           index, s->name, s->size, s->size % ELF32_SYM_SIZE);
+            e->damaged = true;
+        }
+        e->symtab = s->data;
+        e->nsymtab = s->data ? s->size / ELF32_SYM_SIZE : 0;
+        e->strtab = &e->sections[s->link - 1];
+        return 0;
+    }
+    return 0;
+}
+
 static int load_symbols(spoor_elf *e)
 {
-    Elf_Scn *scn = NULL;
-    while ((scn = elf_nextscn(e->elf, scn))) {
-        GElf_Shdr sh;
-        if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize)
+    if (find_symtab(e))
+        return -1;
+    e->symbols = calloc(e->nsymtab ? e->nsymtab : 1, sizeof *e->symbols);
+    if (!e->symbols)
+        return corrupt(e, "out of memory");
+    size_t unnamed = 0;
+    for (size_t i = 0; i < e->nsymtab; i++) {
+        struct raw_symbol sym = raw_symbol(e, i);
+        if (ELF32_ST_TYPE(sym.info) != STT_FUNC || sym.shndx == SHN_UNDEF)
             continue;
-        Elf_Data *d = elf_getdata(scn, NULL);
-        if (!d)
-            return corrupt(e, "unreadable symbol table");
-        size_t n = sh.sh_size / sh.sh_entsize;
-        e->symbols = calloc(n ? n : 1, sizeof *e->symbols);
-        if (!e->symbols)
-            return corrupt(e, "out of memory");
-        for (size_t i = 0; i < n; i++) {
-            GElf_Sym sym;
-            if (!gelf_getsym(d, (int)i, &sym))
-                return corrupt(e, "unreadable symbol");
-            if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF)
-                continue;
-            const char *name = elf_strptr(e->elf, sh.sh_link, sym.st_name);
-            if (!name || !*name)
-                continue;
-            struct elf_symbol *s = &e->symbols[e->nsymbols++];
-            s->start = (uint32_t)sym.st_value & ~1u; /* Thumb bit */
-            s->size = (uint32_t)sym.st_size;
-            s->name = name;
-            s->index = (uint32_t)i;
+        const char *name = symbol_name(e, sym.name);
+        if (!name) {
+            unnamed++;
+            continue;
         }
-        break;
+        if (!*name)
+            continue;
+        struct elf_symbol *s = &e->symbols[e->nsymbols++];
+        s->start = sym.value & ~1u; /* Thumb bit */
+        s->size = sym.size;
+        s->name = name;
+        s->index = (uint32_t)i;
+    }
+    if (unnamed) {
+        spoor_elf_warn(e, "section %s: %zu function symbols with names past %s: ignored", ".symtab",
+                       unnamed, e->strtab->name);
+        e->damaged = true;
     }
     if (e->nsymbols)
         qsort(e->symbols, e->nsymbols, sizeof *e->symbols, cmp_symbol);
@@ -184,9 +291,20 @@ spoor_elf *spoor_elf_open(const char *path)
             (unsigned long long)size);
         goto fail;
     }
-    if (load_sections(e, (size_t)st.st_size) || load_symbols(e))
+    size_t raw_size;
+    const uint8_t *raw = (const uint8_t *)elf_rawfile(e->elf, &raw_size);
+    if (!raw || raw_size < size) {
+        corrupt(e, elf_errmsg(-1));
+        goto fail;
+    }
+    if (load_sections(e, raw, (size_t)size) || load_symbols(e))
         goto fail;
     e->dwarf = dwarf_begin_elf(e->elf, DWARF_C_READ, NULL);
+    if (!e->dwarf && spoor_elf_debug_section(e, ".debug_info")) {
+        spoor_elf_warn(e, "DWARF unreadable (%s): names from the symbol table only, no lines",
+                       dwarf_errmsg(-1));
+        e->damaged = true;
+    }
     const char *dwo = e->dwarf ? split_unit(e->dwarf) : NULL;
     if (dwo) {
         spoor_set_error(SPOOR_ERR_UNSUPPORTED,
@@ -214,8 +332,11 @@ void spoor_elf_close(spoor_elf *e)
         close(e->fd);
     free(e->sections);
     free(e->symbols);
+    spoor_elf_warnings_free(e);
     if (e->symbolizer)
         e->release_symbolizer(e->symbolizer);
+    if (e->call_sites)
+        e->release_call_sites(e->call_sites);
     spoor_demangle_cache_free(&e->demangled);
     free(e->path);
     free(e);
@@ -306,28 +427,20 @@ bool spoor_elf_build_id(const spoor_elf *e, const uint8_t **id, size_t *len)
 
 bool spoor_elf_symbol(const spoor_elf *e, const char *name, uint32_t *addr, uint32_t *size)
 {
-    Elf_Scn *scn = NULL;
-    while ((scn = elf_nextscn(e->elf, scn))) {
-        GElf_Shdr sh;
-        if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize)
+    for (size_t i = 0; i < e->nsymtab; i++) {
+        struct raw_symbol sym = raw_symbol(e, i);
+        if (sym.shndx == SHN_UNDEF)
             continue;
-        Elf_Data *d = elf_getdata(scn, NULL);
-        size_t n = d ? sh.sh_size / sh.sh_entsize : 0;
-        for (size_t i = 0; i < n; i++) {
-            GElf_Sym sym;
-            if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
-                continue;
-            const char *s = elf_strptr(e->elf, sh.sh_link, sym.st_name);
-            if (s && !strcmp(s, name)) {
-                uint32_t v = (uint32_t)sym.st_value;
-                if (GELF_ST_TYPE(sym.st_info) == STT_FUNC)
-                    v &= ~1u;
-                if (addr)
-                    *addr = v;
-                if (size)
-                    *size = (uint32_t)sym.st_size;
-                return true;
-            }
+        const char *s = symbol_name(e, sym.name);
+        if (s && !strcmp(s, name)) {
+            uint32_t v = sym.value;
+            if (ELF32_ST_TYPE(sym.info) == STT_FUNC)
+                v &= ~1u;
+            if (addr)
+                *addr = v;
+            if (size)
+                *size = sym.size;
+            return true;
         }
     }
     return false;

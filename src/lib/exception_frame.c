@@ -23,7 +23,7 @@
 #define ADDITIONAL_STATE_WORDS 10u
 #define XPSR_STACK_ALIGN (1u << 9)
 
-bool unwind_is_exc_return(uint32_t value)
+bool spoor_unwind_is_exc_return(uint32_t value)
 {
     /* 0xFFFFFFFF is the reset value of LR, not an exception return; bits 31:8 of
      * EXC_RETURN are all ones on ARMv7-M and ARMv8-M. (FNC_RETURN, 0xFEFFFFFx, is the
@@ -34,7 +34,7 @@ bool unwind_is_exc_return(uint32_t value)
     return (value & 0xFFFFFF00u) == 0xFFFFFF00u;
 }
 
-exception_frame_layout unwind_exception_layout(uint32_t exc_return)
+exception_frame_layout spoor_unwind_exception_layout(uint32_t exc_return)
 {
     exception_frame_layout layout = {
         .fp_frame = (exc_return & EXC_RETURN_FTYPE) == 0,
@@ -44,10 +44,10 @@ exception_frame_layout unwind_exception_layout(uint32_t exc_return)
     return layout;
 }
 
-unwind_result unwind_exception_step(const unwind_env *env, uint32_t exc_return, uint32_t frame_addr,
-                                    unwind_state *out, uint32_t *xpsr)
+unwind_result spoor_unwind_exception_step(const unwind_env *env, uint32_t exc_return,
+                                          uint32_t frame_addr, unwind_state *out, uint32_t *xpsr)
 {
-    exception_frame_layout layout = unwind_exception_layout(exc_return);
+    exception_frame_layout layout = spoor_unwind_exception_layout(exc_return);
     uint32_t addr = frame_addr;
     out->known = 0;
     out->pc_is_return = false;
@@ -61,7 +61,7 @@ unwind_result unwind_exception_step(const unwind_env *env, uint32_t exc_return, 
         /* signature, reserved, r4..r11 */
         for (int reg = 4; reg <= 11; reg++) {
             uint32_t value;
-            if (!unwind_read_word(env, addr + 8u + 4u * (uint32_t)(reg - 4), &value)) {
+            if (!spoor_unwind_read_word(env, addr + 8u + 4u * (uint32_t)(reg - 4), &value)) {
                 return UNWIND_UNREADABLE;
             }
             unwind_set(out, reg, value);
@@ -72,12 +72,12 @@ unwind_result unwind_exception_step(const unwind_env *env, uint32_t exc_return, 
     static const int basic_regs[BASIC_FRAME_WORDS - 1] = {0, 1, 2, 3, 12, UNWIND_LR, UNWIND_PC};
     for (unsigned i = 0; i < BASIC_FRAME_WORDS - 1; i++) {
         uint32_t value;
-        if (!unwind_read_word(env, addr + 4u * i, &value)) {
+        if (!spoor_unwind_read_word(env, addr + 4u * i, &value)) {
             return UNWIND_UNREADABLE;
         }
         unwind_set(out, basic_regs[i], value);
     }
-    if (!unwind_read_word(env, addr + 4u * (BASIC_FRAME_WORDS - 1), xpsr)) {
+    if (!spoor_unwind_read_word(env, addr + 4u * (BASIC_FRAME_WORDS - 1), xpsr)) {
         return UNWIND_UNREADABLE;
     }
 
@@ -96,11 +96,11 @@ unwind_result unwind_exception_step(const unwind_env *env, uint32_t exc_return, 
 bool spoor_regs_from_exception(const spoor_regs *handler, uint32_t exc_return, spoor_read_fn read,
                                void *ctx, spoor_regs *interrupted)
 {
-    if (!unwind_is_exc_return(exc_return)) {
+    if (!spoor_unwind_is_exc_return(exc_return)) {
         spoor_set_error(SPOOR_ERR_ARGUMENT, "0x%08x is not an EXC_RETURN value", exc_return);
         return false;
     }
-    exception_frame_layout layout = unwind_exception_layout(exc_return);
+    exception_frame_layout layout = spoor_unwind_exception_layout(exc_return);
     uint32_t frame_addr = (handler->have & SPOOR_HAVE_BANKED_SP)
                               ? (layout.on_psp ? handler->psp : handler->msp)
                               : handler->r[UNWIND_SP];
@@ -112,7 +112,7 @@ bool spoor_regs_from_exception(const spoor_regs *handler, uint32_t exc_return, s
     unwind_env env = {.elf = NULL, .read = read, .ctx = ctx, .scan_words = 0};
     unwind_state state = {0};
     uint32_t xpsr = 0;
-    if (unwind_exception_step(&env, exc_return, frame_addr, &state, &xpsr) != UNWIND_OK) {
+    if (spoor_unwind_exception_step(&env, exc_return, frame_addr, &state, &xpsr) != UNWIND_OK) {
         spoor_set_error(SPOOR_ERR_UNAVAILABLE, "cannot read the exception frame at 0x%08x",
                         frame_addr);
         return false;

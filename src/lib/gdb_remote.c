@@ -1,9 +1,9 @@
 /* The GDB remote serial protocol client: one TCP connection to a GDB server, the request/reply
  * exchange (ack mode with resend, or QStartNoAckMode when offered), the handshake (qSupported,
- * target description, '?') and the register and memory reads. Packets are framed and parsed by
- * the same codec as spoor gdbserver (gdb_rsp.c); replies are decoded by gdb_remote_reply.c and
- * the description by gdb_remote_tdesc.c. Every wait is bounded by the timeout; every reply by
- * the codec's packet size. */
+ * target description, '?'), the register and memory reads and the memory writes. Packets are framed
+ * and parsed by the same codec as spoor gdbserver (gdb_rsp.c); replies are decoded by
+ * gdb_remote_reply.c and the description by gdb_remote_tdesc.c. Every wait is bounded by the
+ * timeout; every reply by the codec's packet size. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -505,6 +505,13 @@ size_t spoor_gdb_max_read(const spoor_gdb *g)
     return ps / 2 ? ps / 2 : 1;
 }
 
+size_t spoor_gdb_max_write(const spoor_gdb *g)
+{
+    /* "$M" 8 digits "," 8 digits ":" ... "#cs": 23 bytes around the data */
+    size_t ps = g->packet_size < SPOOR_RSP_MAX_PACKET ? g->packet_size : SPOOR_RSP_MAX_PACKET;
+    return ps > 23 + 2 ? (ps - 23) / 2 : 1;
+}
+
 int spoor_gdb_stop_signal(const spoor_gdb *g)
 {
     return g->stop_signal;
@@ -549,6 +556,55 @@ bool spoor_gdb_read_memory(spoor_gdb *g, uint32_t addr, void *buf, size_t len)
         }
         g->stats.mem_bytes += (uint64_t)n;
         pos += (uint64_t)n; /* a short reply: ask again for the rest */
+    }
+    return true;
+}
+
+bool spoor_gdb_write_memory(spoor_gdb *g, uint32_t addr, const void *buf, size_t len)
+{
+    const uint8_t *in = buf;
+    uint64_t pos = addr, end = (uint64_t)addr + len;
+    if (end > 0x100000000ull) {
+        spoor_set_error(SPOOR_ERR_ARGUMENT, "%s: %zu bytes at 0x%08" PRIx32 " run past 4 GiB",
+                        g->name, len, addr);
+        return false;
+    }
+    static const char digits[] = "0123456789abcdef";
+    const size_t max = spoor_gdb_max_write(g);
+    char req[2 * SPOOR_RSP_MAX_PACKET + 32];
+    while (pos < end) {
+        size_t want = end - pos < max ? (size_t)(end - pos) : max;
+        int n = snprintf(req, sizeof req, "M%" PRIx64 ",%zx:", pos, want);
+        for (size_t i = 0; i < want; i++) {
+            uint8_t b = in[pos - addr + i];
+            req[n++] = digits[b >> 4];
+            req[n++] = digits[b & 15];
+        }
+        req[n] = 0;
+        if (!exchange(g, req, false))
+            return false;
+        g->stats.mem_write_packets++;
+        switch (spoor_gdb_parse_write_reply(g->reply, g->reply_len)) {
+        case GDB_WRITE_OK: break;
+        case GDB_WRITE_ERROR:
+            spoor_set_error(
+                SPOOR_ERR_UNAVAILABLE,
+                "%s: target memory at 0x%08" PRIx64 " (%zu bytes) cannot be written (%.*s)",
+                g->name, pos, want, (int)(g->reply_len < 16 ? g->reply_len : 16), g->reply);
+            return false;
+        case GDB_WRITE_UNSUPPORTED:
+            spoor_set_error(SPOOR_ERR_UNSUPPORTED,
+                            "%s: the server does not write memory ('M' not supported)", g->name);
+            return false;
+        default: {
+            char detail[200];
+            excerpt((const uint8_t *)g->reply, g->reply_len, detail, sizeof detail);
+            return fail(g, SPOOR_ERR_PROTOCOL, "a malformed reply to a memory write \"%s\"",
+                        detail);
+        }
+        }
+        g->stats.mem_write_bytes += want;
+        pos += want;
     }
     return true;
 }

@@ -66,6 +66,16 @@ bool spoor_gdb_parse_supported(const char *reply, size_t len, gdb_supported *out
  * *signal (the signal, or the exit status for W); 0 for anything else. */
 char spoor_gdb_parse_stop_reply(const char *reply, size_t len, int *signal);
 
+/* What a server answered to 'M' (GDB manual, "Packets": 'M addr,length:XX...' replies "OK" or
+ * "E NN"; an empty reply means the packet is not supported). */
+typedef enum gdb_write_reply {
+    GDB_WRITE_OK,
+    GDB_WRITE_ERROR,       /* "Exx" or "E.text" */
+    GDB_WRITE_UNSUPPORTED, /* "" */
+    GDB_WRITE_MALFORMED,   /* anything else */
+} gdb_write_reply;
+gdb_write_reply spoor_gdb_parse_write_reply(const char *reply, size_t len);
+
 /* ---- registers (gdb_remote_regs.c) --------------------------------------------------------- */
 
 /* Which registers of spoor_regs a server gave so far. */

@@ -1,6 +1,6 @@
-/* Decoding what a GDB server answers (GDB manual, "Overview", "Stop Reply Packets",
- * "General Query Packets"): run-length encoding, hex data, error replies, qSupported features
- * and stop replies. Sans I/O. */
+/* Decoding what a GDB server answers (GDB manual, "Overview", "Packets", "Stop Reply Packets",
+ * "General Query Packets"): run-length encoding, hex data, error replies, the reply to a memory
+ * write, qSupported features and stop replies. Sans I/O. */
 #include <string.h>
 
 #include "spoor/number.h"
@@ -78,6 +78,15 @@ long spoor_gdb_decode_hex_reply(const char *reply, size_t len, uint8_t *out, siz
         prev = c;
     }
     return nibbles & 1 ? -1 : (long)n;
+}
+
+gdb_write_reply spoor_gdb_parse_write_reply(const char *reply, size_t len)
+{
+    if (!len)
+        return GDB_WRITE_UNSUPPORTED;
+    if (len == 2 && reply[0] == 'O' && reply[1] == 'K')
+        return GDB_WRITE_OK;
+    return is_error_reply(reply, len) ? GDB_WRITE_ERROR : GDB_WRITE_MALFORMED;
 }
 
 bool spoor_gdb_parse_supported(const char *reply, size_t len, gdb_supported *out)

@@ -21,10 +21,21 @@ enum {
     /* D4 'Synchronization packet': at least 47 zero bits then a one, so at least five zero
      * bytes before the 0x80 */
     SYNC_MIN_ZEROS = 5,
-    ZEROS_MAX = 0xFFFF, /* a run of zero bytes is counted up to this */
     /* packets one step of the general loop can queue: an error, a sync and one more */
     STEP_PACKETS = 3,
+    /* text bytes one step can queue: one software packet's */
+    STEP_TEXT = 4,
+    /* the fast loops release the packets beyond the hold queue's size in batches, once this
+     * many more are held (what the general loop does one packet at a time before each step,
+     * the fast loops do before a timestamp, every LAZY_RELEASE packets and on leaving: the
+     * packets released and their times are the same, see release_excess) */
+    LAZY_RELEASE = 128,
 };
+
+_Static_assert(SPOOR_ITM_HOLD + LAZY_RELEASE + 4 + STEP_PACKETS <= SPOOR_ITM_RING,
+               "the rings hold the held packets of a fast run and one more step");
+_Static_assert(SPOOR_ITM_RING * 4 + 16 + STEP_TEXT <= SPOOR_ITM_TEXT_RING,
+               "the text ring holds the bytes of a full packet ring");
 
 const char *spoor_itm_type_name(spoor_itm_type type)
 {
@@ -83,15 +94,23 @@ void spoor_itm_select(spoor_itm_decoder *d, uint32_t types)
  * the hold queue of the protocol rules: offsets grow with the push order in both rings, so
  * the oldest and the newest held packet are found by comparing the two rings' ends. */
 
-#define HOLD_INDEX(i) ((i) % SPOOR_ITM_HOLD)
+#define RING_INDEX(i) ((i) % SPOOR_ITM_RING)
+#define TEXT_INDEX(i) ((i) % SPOOR_ITM_TEXT_RING)
 
-_Static_assert((SPOOR_ITM_HOLD & (SPOOR_ITM_HOLD - 1)) == 0, "ring indices wrap at 2^32");
-_Static_assert(SPOOR_ITM_TYPE_COUNT <= 16, "a type fits the low byte of an `other` entry");
+_Static_assert((SPOOR_ITM_RING & (SPOOR_ITM_RING - 1)) == 0, "ring indices wrap at 2^32");
+_Static_assert((SPOOR_ITM_TEXT_RING & (SPOOR_ITM_TEXT_RING - 1)) == 0, "indices wrap at 2^32");
+_Static_assert(SPOOR_ITM_TYPE_COUNT <= 16, "a type fits the low 4 bits of an `other` entry");
 
-/* An entry of the `other` ring: the packet's stream offset and its type. */
+/* An entry of the `other` ring: the packet's stream offset, its type, and how many bytes of
+ * text it added (0-4: a software packet in text mode). */
 static inline uint64_t other_entry(uint64_t offset, spoor_itm_type type)
 {
-    return (offset << 8) + type; /* type < 256 */
+    return (offset << 8) + type; /* type < 16 */
+}
+
+static inline uint64_t other_text_entry(uint64_t offset, unsigned text_bytes)
+{
+    return (offset << 8) + (text_bytes << 4) + SPOOR_ITM_SW;
 }
 
 static inline uint64_t other_offset(uint64_t entry)
@@ -101,18 +120,26 @@ static inline uint64_t other_offset(uint64_t entry)
 
 static inline spoor_itm_type other_type(uint64_t entry)
 {
-    return (spoor_itm_type)(entry & 0xFF);
+    return (spoor_itm_type)(entry & 0x0F);
 }
 
-/* Packets in the queue: released but not yet taken, and held. */
-static inline uint32_t queued(const spoor_itm_decoder *d)
+static inline uint32_t other_text_bytes(uint64_t entry)
 {
-    return (d->tail - d->head) + (d->other_tail - d->other_first);
+    return (uint32_t)(entry >> 4 & 7);
 }
 
 static inline uint32_t held(const spoor_itm_decoder *d)
 {
     return (d->tail - d->sealed) + (d->other_tail - d->other_first);
+}
+
+/* No room in a ring for what one step of the general loop can queue (then released packets
+ * or text fill it: the caller takes them first). */
+static inline bool rings_full(const spoor_itm_decoder *d)
+{
+    return d->tail - d->head + STEP_PACKETS > SPOOR_ITM_RING ||
+           d->other_tail - d->other_first + STEP_PACKETS > SPOOR_ITM_RING ||
+           d->text_tail - d->text_head + STEP_TEXT > SPOOR_ITM_TEXT_RING;
 }
 
 /* Something was released at the current time. */
@@ -130,11 +157,11 @@ static inline spoor_itm_packet *push(spoor_itm_decoder *d, spoor_itm_type type, 
 {
     d->stats.packets[type]++;
     if (!(d->selected >> type & 1)) {
-        d->other[HOLD_INDEX(d->other_tail)] = other_entry(offset, type);
+        d->other[RING_INDEX(d->other_tail)] = other_entry(offset, type);
         d->other_tail++;
         return &d->discard;
     }
-    spoor_itm_packet *p = &d->q[HOLD_INDEX(d->tail)];
+    spoor_itm_packet *p = &d->q[RING_INDEX(d->tail)];
     d->tail++;
     packet_start(p, type, offset, size);
     return p;
@@ -146,12 +173,13 @@ static inline void seal_all(spoor_itm_decoder *d, bool exact)
     if (held(d) == 0)
         return;
     for (uint32_t i = d->sealed; i != d->tail; i++) {
-        spoor_itm_packet *p = &d->q[HOLD_INDEX(i)];
+        spoor_itm_packet *p = &d->q[RING_INDEX(i)];
         p->time = d->time;
         p->time_exact = exact;
     }
     d->sealed = d->tail;
     d->other_first = d->other_tail;
+    d->text_sealed = d->text_tail;
     note_release(d);
 }
 
@@ -166,22 +194,65 @@ static inline spoor_itm_packet *push_sealed(spoor_itm_decoder *d, spoor_itm_type
     return p;
 }
 
+/* Releases the n oldest held packets (of both rings, by offset) with the time known so far. */
+static void release_oldest_n(spoor_itm_decoder *d, uint32_t n)
+{
+    uint32_t sealed = d->sealed, first = d->other_first, text = 0;
+    if (sealed == d->tail) { /* only the `other` ring holds packets (a consumer of counters or
+                              * text): its n oldest */
+        while (n) {          /* in contiguous pieces of the ring: a loop the compiler vectorizes */
+            const uint64_t *e = d->other + RING_INDEX(first);
+            uint32_t piece = SPOOR_ITM_RING - RING_INDEX(first);
+            if (piece > n)
+                piece = n;
+            uint64_t sum = 0; /* of the text fields in place (bits 4-6): at most 4 * 512 << 4 */
+            for (uint32_t i = 0; i < piece; i++)
+                sum += e[i] & 0x70;
+            text += (uint32_t)(sum >> 4);
+            first += piece;
+            n -= piece;
+        }
+    } else if (first == d->other_tail) { /* only the packet ring */
+        for (; n; n--, sealed++) {
+            d->q[RING_INDEX(sealed)].time = d->time;
+            d->q[RING_INDEX(sealed)].time_exact = false;
+        }
+    }
+    for (; n; n--) {
+        bool in_q = sealed != d->tail;
+        if (in_q && first != d->other_tail)
+            in_q = d->q[RING_INDEX(sealed)].offset < other_offset(d->other[RING_INDEX(first)]);
+        if (in_q) {
+            spoor_itm_packet *p = &d->q[RING_INDEX(sealed)];
+            p->time = d->time;
+            p->time_exact = false;
+            sealed++;
+        } else {
+            text += other_text_bytes(d->other[RING_INDEX(first)]);
+            first++;
+        }
+    }
+    d->sealed = sealed;
+    d->other_first = first;
+    d->text_sealed += text;
+    note_release(d);
+}
+
 /* The hold queue is full: releases its oldest packet with the time known so far. */
 static void release_oldest(spoor_itm_decoder *d)
 {
-    bool in_q = d->sealed != d->tail;
-    if (in_q && d->other_first != d->other_tail)
-        in_q =
-            d->q[HOLD_INDEX(d->sealed)].offset < other_offset(d->other[HOLD_INDEX(d->other_first)]);
-    if (in_q) {
-        spoor_itm_packet *p = &d->q[HOLD_INDEX(d->sealed)];
-        p->time = d->time;
-        p->time_exact = false;
-        d->sealed++;
-    } else {
-        d->other_first++;
-    }
-    note_release(d);
+    release_oldest_n(d, 1);
+}
+
+/* Releases the oldest held packets until one step of the general loop may follow: the rule
+ * the general loop applies before each step (a fast loop applies it in batches: the time
+ * does not change between two timestamps, and nothing drops held packets in a fast loop, so
+ * the same packets are released at the same time). */
+static void release_excess(spoor_itm_decoder *d)
+{
+    uint32_t n = held(d);
+    if (n + STEP_PACKETS > SPOOR_ITM_HOLD)
+        release_oldest_n(d, n + STEP_PACKETS - SPOOR_ITM_HOLD);
 }
 
 /* Drops the newest held packet (there is one); returns its offset. */
@@ -190,17 +261,18 @@ static uint64_t drop_newest(spoor_itm_decoder *d)
     bool in_q = d->sealed != d->tail;
     uint64_t other = 0;
     if (d->other_first != d->other_tail) {
-        other = d->other[HOLD_INDEX(d->other_tail - 1)];
+        other = d->other[RING_INDEX(d->other_tail - 1)];
         if (in_q)
-            in_q = d->q[HOLD_INDEX(d->tail - 1)].offset > other_offset(other);
+            in_q = d->q[RING_INDEX(d->tail - 1)].offset > other_offset(other);
     }
     if (in_q) {
-        const spoor_itm_packet *last = &d->q[HOLD_INDEX(d->tail - 1)];
+        const spoor_itm_packet *last = &d->q[RING_INDEX(d->tail - 1)];
         d->stats.packets[last->type]--;
         d->tail--;
         return last->offset;
     }
     d->stats.packets[other_type(other)]--;
+    d->text_tail -= other_text_bytes(other);
     d->other_tail--;
     return other_offset(other);
 }
@@ -209,20 +281,21 @@ static uint64_t drop_newest(spoor_itm_decoder *d)
 static uint64_t drop_held(spoor_itm_decoder *d, uint64_t from)
 {
     if (d->sealed != d->tail) {
-        uint64_t first = d->q[HOLD_INDEX(d->sealed)].offset;
+        uint64_t first = d->q[RING_INDEX(d->sealed)].offset;
         if (first < from)
             from = first;
         for (uint32_t i = d->sealed; i != d->tail; i++)
-            d->stats.packets[d->q[HOLD_INDEX(i)].type]--;
+            d->stats.packets[d->q[RING_INDEX(i)].type]--;
         d->tail = d->sealed;
     }
     if (d->other_first != d->other_tail) {
-        uint64_t first = other_offset(d->other[HOLD_INDEX(d->other_first)]);
+        uint64_t first = other_offset(d->other[RING_INDEX(d->other_first)]);
         if (first < from)
             from = first;
         for (uint32_t i = d->other_first; i != d->other_tail; i++)
-            d->stats.packets[other_type(d->other[HOLD_INDEX(i)])]--;
+            d->stats.packets[other_type(d->other[RING_INDEX(i)])]--;
         d->other_tail = d->other_first;
+        d->text_tail = d->text_sealed;
     }
     return from;
 }
@@ -231,11 +304,42 @@ size_t spoor_itm_skip(spoor_itm_decoder *d, uint64_t *first_time, uint64_t *last
 {
     size_t n = d->sealed - d->head;
     if (n) {
-        *first_time = d->q[HOLD_INDEX(d->head)].time;
-        *last_time = d->q[HOLD_INDEX(d->sealed - 1)].time;
+        *first_time = d->q[RING_INDEX(d->head)].time;
+        *last_time = d->q[RING_INDEX(d->sealed - 1)].time;
         d->head = d->sealed;
     }
     return n;
+}
+
+void spoor_itm_select_text(spoor_itm_decoder *d, const uint32_t ports[8])
+{
+    d->selected = 0;
+    d->text_mode = true;
+    memcpy(d->text_ports, ports, sizeof d->text_ports);
+}
+
+size_t spoor_itm_next_text(spoor_itm_decoder *d, const uint8_t **bytes)
+{
+    uint32_t start = TEXT_INDEX(d->text_head), n = d->text_sealed - d->text_head;
+    if (n > SPOOR_ITM_TEXT_RING - start)
+        n = SPOOR_ITM_TEXT_RING - start; /* up to the end of the ring, the rest next call */
+    *bytes = d->text + start;
+    d->text_head += n;
+    return n;
+}
+
+/* Whether the software packets of port go to the text (text mode). */
+static inline bool text_port(const spoor_itm_decoder *d, uint32_t port)
+{
+    return port < 256 && (d->text_ports[port / 32] >> (port % 32) & 1);
+}
+
+/* Appends the n payload bytes of v to the text, lowest address first. */
+static inline uint32_t text_put(uint8_t *restrict text, uint32_t tail, uint32_t v, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++)
+        text[TEXT_INDEX(tail + i)] = (uint8_t)(v >> (8 * i));
+    return tail + n;
 }
 
 bool spoor_itm_next(spoor_itm_decoder *d, spoor_itm_packet *out)
@@ -289,6 +393,10 @@ static inline void source_packet(spoor_itm_decoder *d, unsigned k, uint8_t h, ui
     }
     spoor_itm_packet *q = push(d, itm_source_type[k], off, (uint8_t)(n + 1));
     source_fields(q, k, h, v, n, d->page * 32u);
+    if (d->text_mode && hdr_is_sw(k) && text_port(d, q->u.sw.port)) { /* in the `other` ring */
+        d->text_tail = text_put(d->text, d->text_tail, v, n);
+        d->other[RING_INDEX(d->other_tail - 1)] = other_text_entry(off, n);
+    }
 }
 
 /* A local timestamp packet of kind k, header h: the delta dates the packets held since the
@@ -336,8 +444,10 @@ static void cont_packet(spoor_itm_decoder *d, unsigned k, uint8_t h, const uint8
     }
 }
 
-/* A synchronization packet ended at `end` (the 0x80 byte) after `zeros` zero bytes. */
-static void sync_packet(spoor_itm_decoder *d, uint64_t end, uint32_t zeros)
+/* A synchronization packet ended at `end` (the 0x80 byte) after `zeros` zero bytes: D4 has it
+ * as at least 47 zero bits then a one, so every zero byte of the run belongs to it, however
+ * many there are, and its offset is the run's first byte (its size saturates at 255). */
+static void sync_packet(spoor_itm_decoder *d, uint64_t end, uint64_t zeros)
 {
     uint64_t start = end - zeros;
     push_sealed(d, SPOOR_ITM_SYNC, start, zeros + 1 > 255 ? 255 : (uint8_t)(zeros + 1), false);
@@ -348,7 +458,7 @@ static void sync_packet(spoor_itm_decoder *d, uint64_t end, uint32_t zeros)
 /* The 0x80 of a sync arrived in ST_SYNC; pkt_start is the first 0x00 after the last packet. */
 static void sync_end(spoor_itm_decoder *d, uint64_t at)
 {
-    uint32_t total = d->zeros + d->last_trailing_zeros;
+    uint64_t total = d->zeros + d->last_trailing_zeros;
     if (d->zeros >= SYNC_MIN_ZEROS) {
         sync_packet(d, at, d->zeros);
         return;
@@ -414,7 +524,7 @@ static inline void date_held(spoor_itm_packet *restrict q, uint32_t from, uint32
                              uint64_t time)
 {
     for (uint32_t k = from; k != to; k++)
-        q[HOLD_INDEX(k)].time = time;
+        q[RING_INDEX(k)].time = time;
 }
 
 /* Stores what a fast run kept in locals: the time, the other-type ring, and (when the run saw
@@ -447,14 +557,15 @@ static __attribute__((noinline)) size_t fast_all(spoor_itm_decoder *d, const uin
     const uint32_t others = d->other_tail - d->other_first; /* sealed by the first timestamp */
     uint32_t room = SPOOR_ITM_HOLD - others;
     uint64_t first_ts_time = 0;
-    while (i + 5 <= len && tail - head + STEP_PACKETS <= room) {
+    while (i + 5 <= len && tail - sealed + STEP_PACKETS <= room &&
+           tail - head + STEP_PACKETS <= SPOOR_ITM_RING) {
         uint8_t h = data[i];
         unsigned k = itm_header_kind[h];
         uint32_t v = spoor_le32(data + i + 1); /* may read past the payload, not the buffer */
         spoor_itm_packet *p;
         if (hdr_is_sw(k)) {
             unsigned n = source_payload_size(h);
-            p = &q[HOLD_INDEX(tail++)];
+            p = &q[RING_INDEX(tail++)];
             packet_start(p, SPOOR_ITM_SW, base + i, n + 1);
             sw_fields(p, h, source_payload_value(v, n), n, page32);
             n_sw++;
@@ -462,7 +573,7 @@ static __attribute__((noinline)) size_t fast_all(spoor_itm_decoder *d, const uin
             continue;
         }
         if (k == HDR_DATA4) {
-            p = &q[HOLD_INDEX(tail++)];
+            p = &q[RING_INDEX(tail++)];
             packet_start(p, SPOOR_ITM_DWT_DATA, base + i, 5);
             dwt_data_fields(p, h, v, 4);
             n_data++;
@@ -470,7 +581,7 @@ static __attribute__((noinline)) size_t fast_all(spoor_itm_decoder *d, const uin
             continue;
         }
         if (k == HDR_PC) {
-            p = &q[HOLD_INDEX(tail++)];
+            p = &q[RING_INDEX(tail++)];
             packet_start(p, SPOOR_ITM_DWT_PC, base + i, 5);
             dwt_pc_fields(p, h, v);
             n_pc++;
@@ -478,7 +589,7 @@ static __attribute__((noinline)) size_t fast_all(spoor_itm_decoder *d, const uin
             continue;
         }
         if (k == HDR_EXC && source_payload_ok(HDR_EXC, v)) {
-            p = &q[HOLD_INDEX(tail++)];
+            p = &q[RING_INDEX(tail++)];
             packet_start(p, SPOOR_ITM_EXCEPTION, base + i, 3);
             exception_fields(p, v);
             n_exc++;
@@ -486,7 +597,7 @@ static __attribute__((noinline)) size_t fast_all(spoor_itm_decoder *d, const uin
             continue;
         }
         if (k == HDR_PCS) {
-            p = &q[HOLD_INDEX(tail++)];
+            p = &q[RING_INDEX(tail++)];
             packet_start(p, SPOOR_ITM_PC_SAMPLE, base + i, 5);
             pc_sample_fields(p, false, v);
             n_pcs++;
@@ -499,7 +610,7 @@ static __attribute__((noinline)) size_t fast_all(spoor_itm_decoder *d, const uin
             break;
         time += delta;
         date_held(q, sealed, tail, time);
-        p = &q[HOLD_INDEX(tail++)];
+        p = &q[RING_INDEX(tail++)];
         packet_start(p, SPOOR_ITM_TS_LOCAL, base + i, size);
         p->time = time;
         ts_local_fields(p, k, h, delta);
@@ -533,10 +644,29 @@ static inline bool fast_other(unsigned k, uint32_t v, uint64_t off, uint64_t *re
     if (!source_payload_ok(k, v))
         return false;
     spoor_itm_type type = itm_source_type[k];
-    other[HOLD_INDEX(*otail)] = other_entry(off, type);
+    other[RING_INDEX(*otail)] = other_entry(off, type);
     (*otail)++;
     count[type]++;
     return true;
+}
+
+/* Stores the locals of a fast run (fast_sw, count_loop) in the decoder, releases what the hold
+ * rule releases at this point (release_excess) and returns the new indices of the oldest held
+ * packets in *sealed and *ofirst: done before a timestamp when more than the hold queue's size
+ * are held, once LAZY_RELEASE more are held, and on leaving the run. */
+static void fast_run_release(spoor_itm_decoder *d, uint32_t tail, uint32_t *sealed, uint32_t otail,
+                             uint32_t *ofirst, uint32_t text_tail, uint64_t time,
+                             uint64_t *ts_before, uint64_t first_ts_time)
+{
+    d->tail = tail;
+    d->sealed = *sealed;
+    d->text_tail = text_tail;
+    uint64_t ts = d->stats.packets[SPOOR_ITM_TS_LOCAL];
+    end_fast_run(d, ts != *ts_before, first_ts_time, time, otail, *ofirst);
+    *ts_before = ts;
+    release_excess(d);
+    *sealed = d->sealed;
+    *ofirst = d->other_first;
 }
 
 /* A 1-byte software packet at stream offset off: header and payload byte in hv (header in
@@ -562,21 +692,24 @@ static __attribute__((noinline)) size_t fast_sw(spoor_itm_decoder *d, const uint
     spoor_itm_packet *restrict q = d->q;
     uint64_t *restrict other = d->other;
     uint64_t *count = d->stats.packets; /* not a local array: nothing to add up on leaving */
-    const uint64_t ts_before = count[SPOOR_ITM_TS_LOCAL];
+    uint64_t ts_before = count[SPOOR_ITM_TS_LOCAL];
     const uint8_t *p = data + i, *const last = data + len - 5, *const end = data + len;
-    while (p <= last && (tail - head) + (otail - ofirst) + STEP_PACKETS <= SPOOR_ITM_HOLD) {
+    while (p <= last && tail - head + 4 + STEP_PACKETS <= SPOOR_ITM_RING &&
+           otail - ofirst + STEP_PACKETS <= SPOOR_ITM_RING) {
+        if ((tail - sealed) + (otail - ofirst) >= SPOOR_ITM_HOLD + LAZY_RELEASE)
+            fast_run_release(d, tail, &sealed, otail, &ofirst, d->text_tail, time, &ts_before,
+                             first_ts_time);
         uint8_t h = p[0];
         uint32_t v = spoor_le32(p + 1); /* may read past the payload, not past the buffer */
         unsigned k = itm_header_kind[h];
-        if (k == HDR_SW1 && p + 8 <= end &&
-            (tail - head) + (otail - ofirst) + STEP_PACKETS + 3 <= SPOOR_ITM_HOLD) {
+        if (k == HDR_SW1 && p + 8 <= end) {
             uint64_t w = spoor_le64(p);
             if (four_sw1_packets(w)) {
                 uint64_t off = base + (uint64_t)(p - data);
-                sw1_packet(&q[HOLD_INDEX(tail)], off, (uint16_t)w, page32);
-                sw1_packet(&q[HOLD_INDEX(tail + 1)], off + 2, (uint16_t)(w >> 16), page32);
-                sw1_packet(&q[HOLD_INDEX(tail + 2)], off + 4, (uint16_t)(w >> 32), page32);
-                sw1_packet(&q[HOLD_INDEX(tail + 3)], off + 6, (uint16_t)(w >> 48), page32);
+                sw1_packet(&q[RING_INDEX(tail)], off, (uint16_t)w, page32);
+                sw1_packet(&q[RING_INDEX(tail + 1)], off + 2, (uint16_t)(w >> 16), page32);
+                sw1_packet(&q[RING_INDEX(tail + 2)], off + 4, (uint16_t)(w >> 32), page32);
+                sw1_packet(&q[RING_INDEX(tail + 3)], off + 6, (uint16_t)(w >> 48), page32);
                 tail += 4;
                 count[SPOOR_ITM_SW] += 4;
                 p += 8;
@@ -585,7 +718,7 @@ static __attribute__((noinline)) size_t fast_sw(spoor_itm_decoder *d, const uint
         }
         if (hdr_is_sw(k)) {
             unsigned n = source_payload_size(h);
-            spoor_itm_packet *o = &q[HOLD_INDEX(tail)];
+            spoor_itm_packet *o = &q[RING_INDEX(tail)];
             tail++;
             packet_start(o, SPOOR_ITM_SW, base + (uint64_t)(p - data), n + 1);
             sw_fields(o, h, source_payload_value(v, n), n, page32);
@@ -604,6 +737,9 @@ static __attribute__((noinline)) size_t fast_sw(spoor_itm_decoder *d, const uint
         if (!size)
             break;
         /* a local timestamp: dates and releases the held packets and itself */
+        if ((tail - sealed) + (otail - ofirst) + STEP_PACKETS > SPOOR_ITM_HOLD)
+            fast_run_release(d, tail, &sealed, otail, &ofirst, d->text_tail, time, &ts_before,
+                             first_ts_time);
         time += delta;
         date_held(q, sealed, tail, time);
         sealed = tail;
@@ -612,47 +748,86 @@ static __attribute__((noinline)) size_t fast_sw(spoor_itm_decoder *d, const uint
             first_ts_time = time;
         p += size;
     }
-    d->tail = tail;
-    d->sealed = sealed;
-    end_fast_run(d, count[SPOOR_ITM_TS_LOCAL] != ts_before, first_ts_time, time, otail, ofirst);
+    fast_run_release(d, tail, &sealed, otail, &ofirst, d->text_tail, time, &ts_before,
+                     first_ts_time);
     return (size_t)(p - data);
 }
 
-/* The hot loop for a consumer of the counters only (nothing selected): one branch for every
- * source packet (type and checks from tables), so that a stream of unpredictable packet types
- * costs few mispredicted branches; runs of 1-byte software packets go four at a time. */
-static __attribute__((noinline)) size_t
-fast_count(spoor_itm_decoder *d, const uint8_t *restrict data, size_t i, size_t len, uint64_t base)
+/* Eight stream bytes w that are four 1-byte software packets (four_sw1_packets) of the same
+ * port. */
+static inline bool four_sw1_one_port(uint64_t w)
+{
+    return (w & 0x00FF00FF00FF00FFu) == (w & 0xFF) * 0x0001000100010001u;
+}
+
+/* The four payload bytes of four_sw1_packets w, the first in the low byte. */
+static inline uint32_t four_sw1_payload(uint64_t w)
+{
+    return (uint32_t)((w >> 8 & 0xFF) | (w >> 16 & 0xFF00) | (w >> 24 & 0xFF0000) |
+                      (w >> 32 & 0xFF000000));
+}
+
+/* The hot loop for a consumer of the counters only (nothing selected), and (with text) of the
+ * text of some software ports: one branch for every source packet (type and checks from
+ * tables), so that a stream of unpredictable packet types costs few mispredicted branches;
+ * runs of 1-byte software packets go four at a time, their text bytes too when they are of
+ * one port. */
+static inline __attribute__((always_inline)) size_t count_loop(spoor_itm_decoder *d,
+                                                               const uint8_t *restrict data,
+                                                               size_t i, size_t len, uint64_t base,
+                                                               const bool text)
 {
     /* packets of selected types still held (the selection changed): the general loop first */
-    if (d->tail != d->sealed || d->tail - d->head + STEP_PACKETS > SPOOR_ITM_HOLD || len < 5)
+    if (d->tail != d->sealed || len < 5)
         return i;
-    uint32_t otail = d->other_tail, ofirst = d->other_first;
-    const uint32_t room = SPOOR_ITM_HOLD - STEP_PACKETS - (d->tail - d->head);
+    uint32_t otail = d->other_tail, ofirst = d->other_first, sealed = d->sealed;
+    uint32_t ttail = d->text_tail;
+    const uint32_t thead = d->text_head;
+    /* bit A: the port of header 0bAAAAA0SS on the current page is one of the text's */
+    const uint32_t page = d->page;
+    const uint32_t text_a = text && page < 8 ? d->text_ports[page] : 0;
     uint64_t time = d->time, first_ts_time = 0;
     uint64_t *restrict other = d->other;
+    uint8_t *restrict tx = d->text;
     uint64_t *count = d->stats.packets; /* not a local array: nothing to add up on leaving */
-    const uint64_t ts_before = count[SPOOR_ITM_TS_LOCAL];
+    uint64_t ts_before = count[SPOOR_ITM_TS_LOCAL];
     const uint8_t *p = data + i, *const last = data + len - 5, *const end = data + len;
-    while (p <= last && otail - ofirst <= room) {
+    /* the `other` ring holds every packet of the run until it is released: at most
+     * SPOOR_ITM_HOLD + LAZY_RELEASE + 4, so it has room (see the assertion on LAZY_RELEASE) */
+    while (p <= last && (!text || ttail - thead + 4 + STEP_TEXT <= SPOOR_ITM_TEXT_RING)) {
+        if (otail - ofirst >= SPOOR_ITM_HOLD + LAZY_RELEASE)
+            fast_run_release(d, d->tail, &sealed, otail, &ofirst, ttail, time, &ts_before,
+                             first_ts_time);
         uint8_t h = p[0];
         uint32_t v = spoor_le32(p + 1); /* may read past the payload, not past the buffer */
         unsigned k = itm_header_kind[h];
         if (k >= HDR_SW1) { /* a source packet */
-            if (p + 8 <= end && otail - ofirst + 3 <= room) {
-                uint64_t w = spoor_le64(p);
-                if (four_sw1_packets(w)) {
-                    /* entries 2 bytes apart: the offset is linear in the entry */
-                    uint64_t e = other_entry(base + (uint64_t)(p - data), SPOOR_ITM_SW);
-                    other[HOLD_INDEX(otail)] = e;
-                    other[HOLD_INDEX(otail + 1)] = e + other_entry(2, 0);
-                    other[HOLD_INDEX(otail + 2)] = e + other_entry(4, 0);
-                    other[HOLD_INDEX(otail + 3)] = e + other_entry(6, 0);
-                    otail += 4;
-                    count[SPOOR_ITM_SW] += 4;
-                    p += 8;
-                    continue;
+            uint64_t w;
+            if (p + 8 <= end && four_sw1_packets(w = spoor_le64(p)) &&
+                (!text || four_sw1_one_port(w))) {
+                /* entries 2 bytes apart: the offset is linear in the entry */
+                uint64_t e = other_entry(base + (uint64_t)(p - data), SPOOR_ITM_SW);
+                if (text && (text_a >> (h >> 3) & 1)) {
+                    e = other_text_entry(base + (uint64_t)(p - data), 1);
+                    ttail = text_put(tx, ttail, four_sw1_payload(w), 4);
                 }
+                other[RING_INDEX(otail)] = e;
+                other[RING_INDEX(otail + 1)] = e + other_entry(2, 0);
+                other[RING_INDEX(otail + 2)] = e + other_entry(4, 0);
+                other[RING_INDEX(otail + 3)] = e + other_entry(6, 0);
+                otail += 4;
+                count[SPOOR_ITM_SW] += 4;
+                p += 8;
+                continue;
+            }
+            if (text && hdr_is_sw(k) && (text_a >> (h >> 3) & 1)) {
+                unsigned n = source_payload_size(h);
+                other[RING_INDEX(otail)] = other_text_entry(base + (uint64_t)(p - data), n);
+                otail++;
+                ttail = text_put(tx, ttail, v, n);
+                count[SPOOR_ITM_SW]++;
+                p += 1 + n;
+                continue;
             }
             if (!fast_other(k, v, base + (uint64_t)(p - data), other, &otail, count))
                 break;
@@ -663,14 +838,31 @@ fast_count(spoor_itm_decoder *d, const uint8_t *restrict data, size_t i, size_t 
         unsigned size = local_timestamp_decode(k, h, v, &delta);
         if (!size)
             break;
+        if (otail - ofirst + STEP_PACKETS > SPOOR_ITM_HOLD)
+            fast_run_release(d, d->tail, &sealed, otail, &ofirst, ttail, time, &ts_before,
+                             first_ts_time);
         time += delta; /* dates and releases the held packets and itself */
         ofirst = otail;
+        if (text)
+            d->text_sealed = ttail;
         if (count[SPOOR_ITM_TS_LOCAL]++ == ts_before)
             first_ts_time = time;
         p += size;
     }
-    end_fast_run(d, count[SPOOR_ITM_TS_LOCAL] != ts_before, first_ts_time, time, otail, ofirst);
+    fast_run_release(d, d->tail, &sealed, otail, &ofirst, ttail, time, &ts_before, first_ts_time);
     return (size_t)(p - data);
+}
+
+static __attribute__((noinline)) size_t
+fast_count(spoor_itm_decoder *d, const uint8_t *restrict data, size_t i, size_t len, uint64_t base)
+{
+    return count_loop(d, data, i, len, base, false);
+}
+
+static __attribute__((noinline)) size_t
+fast_text(spoor_itm_decoder *d, const uint8_t *restrict data, size_t i, size_t len, uint64_t base)
+{
+    return count_loop(d, data, i, len, base, true);
 }
 
 static size_t fast_run(spoor_itm_decoder *d, const uint8_t *restrict data, size_t i, size_t len,
@@ -678,7 +870,8 @@ static size_t fast_run(spoor_itm_decoder *d, const uint8_t *restrict data, size_
 {
     switch (d->selected) {
     case SPOOR_ITM_ALL_TYPES: return fast_all(d, data, i, len, base);
-    case 0: return fast_count(d, data, i, len, base);
+    case 0:
+        return d->text_mode ? fast_text(d, data, i, len, base) : fast_count(d, data, i, len, base);
     case 1u << SPOOR_ITM_SW: return fast_sw(d, data, i, len, base);
     default: return i; /* other selections: the general loop only */
     }
@@ -696,14 +889,13 @@ size_t spoor_itm_feed(spoor_itm_decoder *d, const uint8_t *data, size_t len)
             if (i >= len)
                 break;
         }
-        if (queued(d) + STEP_PACKETS > SPOOR_ITM_HOLD) {
-            if (d->head != d->sealed)
-                break; /* the caller drains released packets first */
-            /* Nothing released and the queue is full of held packets: release the oldest
-             * with the time known so far. */
+        if (held(d) + STEP_PACKETS > SPOOR_ITM_HOLD) {
+            /* The hold queue is full: release the oldest with the time known so far. */
             release_oldest(d);
             continue;
         }
+        if (rings_full(d))
+            break; /* the caller takes released packets or text first */
         uint8_t b = data[i];
         uint64_t off = base + i;
         switch (d->state) {
@@ -774,8 +966,7 @@ size_t spoor_itm_feed(spoor_itm_decoder *d, const uint8_t *data, size_t len)
         case ST_SYNC:
             i++;
             if (b == 0x00) {
-                if (d->zeros < ZEROS_MAX)
-                    d->zeros++;
+                d->zeros++;
             } else if (b == 0x80) {
                 sync_end(d, off);
             } else {
@@ -786,12 +977,11 @@ size_t spoor_itm_feed(spoor_itm_decoder *d, const uint8_t *data, size_t len)
         default: {
             /* Skip to the next 0x80 preceded by enough zero bytes for a sync. */
             size_t j = i;
-            uint32_t z = d->zeros;
+            uint64_t z = d->zeros;
             while (j < len) {
                 uint8_t c = data[j];
                 if (c == 0x00) {
-                    if (z < ZEROS_MAX)
-                        z++;
+                    z++;
                 } else if (c == 0x80 && z >= SYNC_MIN_ZEROS) {
                     break;
                 } else {

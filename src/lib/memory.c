@@ -23,6 +23,7 @@ typedef struct mem_layer {
     mem_range *ranges; /* static layer: sorted by addr, not overlapping; NULL for a live one */
     size_t nranges;
     uint8_t *owned; /* bytes this layer copied */
+    char *name;     /* a static layer's origin, for messages ("the dump", a file name) */
     const mem_live_ops *live;
     void *impl;
 } mem_layer;
@@ -30,7 +31,7 @@ typedef struct mem_layer {
 struct spoor_mem {
     mem_layer *layers;
     size_t nlayers;
-    uint64_t reads;
+    uint64_t reads, writes;
 };
 
 spoor_mem *spoor_mem_new(void)
@@ -48,6 +49,7 @@ void spoor_mem_free(spoor_mem *m)
     for (size_t i = 0; i < m->nlayers; i++) {
         free(m->layers[i].ranges);
         free(m->layers[i].owned);
+        free(m->layers[i].name);
         if (m->layers[i].live && m->layers[i].live->free)
             m->layers[i].live->free(m->layers[i].impl);
     }
@@ -55,17 +57,31 @@ void spoor_mem_free(spoor_mem *m)
     free(m);
 }
 
-static mem_layer *push_layer(spoor_mem *m)
+static mem_layer *push_layer(spoor_mem *m, const char *name)
 {
+    char *copy = NULL;
+    if (name && !(copy = strdup(name))) {
+        spoor_set_error(SPOOR_ERR_NOMEM, "memory view: out of memory");
+        return NULL;
+    }
     mem_layer *more = realloc(m->layers, (m->nlayers + 1) * sizeof *more);
     if (!more) {
+        free(copy);
         spoor_set_error(SPOOR_ERR_NOMEM, "memory view: out of memory");
         return NULL;
     }
     m->layers = more;
     mem_layer *l = &m->layers[m->nlayers++];
     memset(l, 0, sizeof *l);
+    l->name = copy;
     return l;
+}
+
+/* Takes back the layer push_layer just added (its setup failed). */
+static void pop_layer(spoor_mem *m)
+{
+    m->nlayers--;
+    free(m->layers[m->nlayers].name);
 }
 
 static int cmp_range(const void *a, const void *b)
@@ -103,11 +119,11 @@ static void finish_static(mem_layer *l)
 
 bool spoor_mem_add_dump(spoor_mem *m, const spoor_dump *dump)
 {
-    mem_layer *l = push_layer(m);
+    mem_layer *l = push_layer(m, "the dump");
     if (!l)
         return false;
     if (dump->region_count && !(l->ranges = calloc(dump->region_count, sizeof *l->ranges))) {
-        m->nlayers--;
+        pop_layer(m);
         spoor_set_error(SPOOR_ERR_NOMEM, "memory view: out of memory");
         return false;
     }
@@ -128,7 +144,7 @@ bool spoor_mem_add_bytes(spoor_mem *m, uint32_t addr, const void *bytes, size_t 
                         name ? name : "memory", len, addr);
         return false;
     }
-    mem_layer *l = push_layer(m);
+    mem_layer *l = push_layer(m, name ? name : "a memory image");
     if (!l)
         return false;
     l->owned = malloc(len ? len : 1);
@@ -136,7 +152,7 @@ bool spoor_mem_add_bytes(spoor_mem *m, uint32_t addr, const void *bytes, size_t 
     if (!l->owned || !l->ranges) {
         free(l->owned);
         free(l->ranges);
-        m->nlayers--;
+        pop_layer(m);
         spoor_set_error(SPOOR_ERR_NOMEM, "memory view: out of memory");
         return false;
     }
@@ -166,9 +182,9 @@ bool spoor_mem_add_elf(spoor_mem *m, const spoor_elf *elf)
     size_t nsec = spoor_elf_ranges(elf, NULL, 0), nseg = spoor_elf_load_segments(elf, NULL, 0);
     size_t n = nsec + nseg;
     spoor_elf_range *r = calloc(n ? n : 1, sizeof *r);
-    mem_layer *l = r ? push_layer(m) : NULL;
+    mem_layer *l = r ? push_layer(m, "the ELF") : NULL;
     if (l && n && !(l->ranges = calloc(n, sizeof *l->ranges))) {
-        m->nlayers--;
+        pop_layer(m);
         l = NULL;
     }
     if (!l) {
@@ -188,7 +204,7 @@ bool spoor_mem_add_elf(spoor_mem *m, const spoor_elf *elf)
 
 bool spoor_mem_add_live(spoor_mem *m, const mem_live_ops *ops, void *impl)
 {
-    mem_layer *l = push_layer(m);
+    mem_layer *l = push_layer(m, NULL);
     if (!l) {
         if (ops->free)
             ops->free(impl);
@@ -302,6 +318,40 @@ bool spoor_mem_has_static(const spoor_mem *m, uint32_t addr, size_t len)
     return true;
 }
 
+bool spoor_mem_write(spoor_mem *m, uint32_t addr, const void *buf, size_t len)
+{
+    const uint64_t end = (uint64_t)addr + len;
+    m->writes++;
+    if (end > 0x100000000ull) {
+        spoor_set_error(SPOOR_ERR_ARGUMENT,
+                        "cannot write %zu bytes at 0x%08" PRIx32 ": past the 4 GiB address space",
+                        len, addr);
+        return false;
+    }
+    size_t live = 0;
+    while (live < m->nlayers && !m->layers[live].live)
+        live++;
+    if (live == m->nlayers || !m->layers[live].live->write) {
+        spoor_set_error(SPOOR_ERR_UNAVAILABLE,
+                        "cannot write %zu bytes at 0x%08" PRIx32
+                        ": no live target (dumps, images and the ELF are read-only)",
+                        len, addr);
+        return false;
+    }
+    for (size_t i = 0; i < live && len; i++) { /* a layer in front would hide the write */
+        const mem_range *r = range_at_or_after(&m->layers[i], addr);
+        if (r && r->addr < end) {
+            uint32_t at = r->addr > addr ? r->addr : addr;
+            spoor_set_error(SPOOR_ERR_UNAVAILABLE,
+                            "cannot write %zu bytes at 0x%08" PRIx32 ": 0x%08" PRIx32
+                            " is held by %s, not the live target",
+                            len, addr, at, m->layers[i].name);
+            return false;
+        }
+    }
+    return !len || m->layers[live].live->write(m->layers[live].impl, addr, buf, len);
+}
+
 void spoor_mem_invalidate(spoor_mem *m)
 {
     for (size_t i = 0; i < m->nlayers; i++)
@@ -313,6 +363,7 @@ void spoor_mem_stats_get(const spoor_mem *m, spoor_mem_stats *out)
 {
     memset(out, 0, sizeof *out);
     out->reads = m->reads;
+    out->writes = m->writes;
     for (size_t i = 0; i < m->nlayers; i++)
         if (m->layers[i].live && m->layers[i].live->stats)
             m->layers[i].live->stats(m->layers[i].impl, out);

@@ -16,6 +16,10 @@
  * unreadable page are read exactly, uncached, so a read that ends at the end of RAM (in the
  * middle of a page) still works.
  *
+ * A write ('M' packets) goes through to the target; the cached pages it touches take the new
+ * bytes (a page known to be unreadable stays so: write-only memory exists), and a write the
+ * target refused part of drops the whole cache, as the parts before the refusal were written.
+ *
  * Peripheral and system addresses (0x40000000-0x5FFFFFFF, 0xA0000000 and up: Device and
  * System regions of the ARMv7-M/ARMv8-M default memory map) are read exactly as asked and
  * never cached: reading a device register can have side effects (a FIFO pops), and a page
@@ -196,6 +200,27 @@ static bool gdb_read(void *impl, uint32_t addr, void *buf, size_t len)
     return true;
 }
 
+static bool gdb_write(void *impl, uint32_t addr, const void *buf, size_t len)
+{
+    mem_gdb *m = impl;
+    if (!spoor_gdb_write_memory(m->gdb, addr, buf, len)) {
+        clear(m);
+        return false;
+    }
+    if (is_device(addr, len))
+        return true; /* never cached */
+    const uint8_t *in = buf;
+    const uint64_t end = (uint64_t)addr + len;
+    for (uint64_t p = addr & ~(PAGE - 1); p < end; p += PAGE) {
+        const slot *s = find(m, (uint32_t)p);
+        if (s->index < 0)
+            continue;
+        uint64_t lo = p > addr ? p : addr, hi = end < p + PAGE ? end : p + PAGE;
+        memcpy(m->pool[s->index] + (lo - p), in + (lo - addr), (size_t)(hi - lo));
+    }
+    return true;
+}
+
 static void gdb_invalidate(void *impl)
 {
     clear(impl);
@@ -208,6 +233,8 @@ static void gdb_stats(void *impl, spoor_mem_stats *st)
     spoor_gdb_stats_get(m->gdb, &now);
     st->round_trips += now.mem_packets - m->base.mem_packets;
     st->bytes_wire += now.mem_bytes - m->base.mem_bytes;
+    st->write_packets += now.mem_write_packets - m->base.mem_write_packets;
+    st->bytes_written += now.mem_write_bytes - m->base.mem_write_bytes;
     st->cache_hits += m->hits;
     st->cache_misses += m->misses;
 }
@@ -219,7 +246,7 @@ static void gdb_free(void *impl)
     free(m);
 }
 
-static const mem_live_ops gdb_ops = {gdb_read, gdb_invalidate, gdb_stats, gdb_free};
+static const mem_live_ops gdb_ops = {gdb_read, gdb_write, gdb_invalidate, gdb_stats, gdb_free};
 
 bool spoor_mem_add_gdb(spoor_mem *mem, spoor_gdb *gdb)
 {

@@ -9,8 +9,12 @@
 typedef struct mem_live_ops {
     /* All-or-nothing read of [addr, addr+len). */
     bool (*read)(void *impl, uint32_t addr, void *buf, size_t len);
+    /* All of [addr, addr+len) written to the target, or false with the error set; NULL for a
+     * layer that cannot write. */
+    bool (*write)(void *impl, uint32_t addr, const void *buf, size_t len);
     void (*invalidate)(void *impl);
-    /* Adds its counters (round_trips, bytes_wire, cache_hits, cache_misses) to *st. */
+    /* Adds its counters (round_trips, bytes_wire, cache_hits, cache_misses, write_packets,
+     * bytes_written) to *st. */
     void (*stats)(void *impl, spoor_mem_stats *st);
     void (*free)(void *impl);
 } mem_live_ops;

@@ -92,6 +92,26 @@ static bool openocd_read(void *impl, uint32_t addr, void *buf, size_t len)
     return true;
 }
 
+/* Whole aligned words, one mww each; the cached pages they touch are dropped. */
+static bool openocd_write(void *impl, uint32_t addr, const void *buf, size_t len)
+{
+    openocd_layer *l = impl;
+    const uint8_t *b = buf;
+    if ((addr & 3u) || (len & 3u)) {
+        spoor_set_error(SPOOR_ERR_ARGUMENT, "openocd: writes are whole words (%zu bytes at 0x%08x)",
+                        len, addr);
+        return false;
+    }
+    for (size_t i = 0; i < len; i += 4) {
+        uint32_t v = (uint32_t)b[i] | (uint32_t)b[i + 1] << 8 | (uint32_t)b[i + 2] << 16 |
+                     (uint32_t)b[i + 3] << 24;
+        if (!spoor_openocd_write(l->o, addr + (uint32_t)i, v, 0xFFFFFFFFu))
+            return false;
+    }
+    memset(l->valid, 0, sizeof l->valid);
+    return true;
+}
+
 static void openocd_invalidate(void *impl)
 {
     openocd_layer *l = impl;
@@ -111,8 +131,8 @@ static void openocd_free(void *impl)
     free(impl); /* the connection is borrowed */
 }
 
-static const mem_live_ops openocd_ops = {openocd_read, openocd_invalidate, openocd_stats,
-                                         openocd_free};
+static const mem_live_ops openocd_ops = {openocd_read, openocd_write, openocd_invalidate,
+                                         openocd_stats, openocd_free};
 
 bool spoor_mem_add_openocd(spoor_mem *m, spoor_openocd *o)
 {

@@ -160,10 +160,10 @@ static bool analyze(const unwind_env *env, uint32_t start, uint32_t end, frame_m
     if (len == 0) {
         return true;
     }
-    if (!unwind_read_code(env, start, code, len)) {
+    if (!spoor_unwind_read_code(env, start, code, len)) {
         return false;
     }
-    const capstone_api *cs = capstone_get();
+    const capstone_api *cs = spoor_capstone_get();
     csh handle;
     if (cs == NULL || cs->open(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS, &handle) != CS_ERR_OK) {
         return false;
@@ -189,7 +189,8 @@ static bool analyze(const unwind_env *env, uint32_t start, uint32_t end, frame_m
     return ok;
 }
 
-unwind_result unwind_prologue_step(const unwind_env *env, const unwind_state *in, unwind_state *out)
+unwind_result spoor_unwind_prologue_step(const unwind_env *env, const unwind_state *in,
+                                         unwind_state *out)
 {
     uint32_t pc = in->r[UNWIND_PC] & ~1u;
     const char *name;
@@ -221,7 +222,7 @@ unwind_result unwind_prologue_step(const unwind_env *env, const unwind_state *in
     for (int reg = 0; reg < 16; reg++) {
         if (m.saved_mask & (1u << reg)) {
             uint32_t value;
-            if (!unwind_read_word(env, cfa + (uint32_t)m.saved[reg], &value)) {
+            if (!spoor_unwind_read_word(env, cfa + (uint32_t)m.saved[reg], &value)) {
                 return UNWIND_UNREADABLE;
             }
             unwind_set(out, reg, value);

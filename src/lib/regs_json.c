@@ -1,7 +1,6 @@
 /* The regs.json reader: one flat JSON object of register names to hex strings, e.g.
  *   {"r0": "0x00000000", "sp": "0x20001fd0", "pc": "0x000001a4", "cfsr": "0x00020000"}
  * A small hand-written parser for exactly that shape (no nesting, no arrays). */
-#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -93,15 +92,15 @@ static bool find_slot(spoor_dump *d, const char *name, reg_slot *slot)
     uint32_t *fault_fields[] = {&d->fault.cfsr, &d->fault.hfsr, &d->fault.dfsr, &d->fault.mmfar,
                                 &d->fault.bfar, &d->fault.afsr, &d->fault.sfsr, &d->fault.sfar};
     *slot = (reg_slot){NULL, GROUP_CORE, 0};
-    unsigned n;
-    char tail;
-    if ((name[0] == 'r' || name[0] == 'R') && sscanf(name + 1, "%u%c", &n, &tail) == 1 &&
-        isdigit((unsigned char)name[1]) && n <= 15) {
+    uint32_t n;
+    /* r0..r15, s0..s15: a letter and decimal digits only (spoor/number.h reads them) */
+    bool indexed = name[0] && name[1] && strspn(name + 1, "0123456789") == strlen(name + 1) &&
+                   spoor_parse_u32z(name + 1, SPOOR_NUM_AUTO, &n);
+    if ((name[0] == 'r' || name[0] == 'R') && indexed && n <= 15) {
         slot->value = &r->r[n];
         return true;
     }
-    if ((name[0] == 's' || name[0] == 'S') && isdigit((unsigned char)name[1]) &&
-        sscanf(name + 1, "%u%c", &n, &tail) == 1 && n < 16) {
+    if ((name[0] == 's' || name[0] == 'S') && indexed && n < 16) {
         slot->value = &r->s[n];
         slot->group = GROUP_FP;
         return true;

@@ -119,6 +119,16 @@ static const rtos_desc *pick(const spoor_elf *elf, const char *kind)
     return NULL;
 }
 
+bool spoor_rtos_detect(const spoor_elf *elf, spoor_rtos_kind *kind)
+{
+    for (int k = 0; k < SPOOR_RTOS_KIND_COUNT; k++)
+        if (has_symbol(elf, spoor_rtos_descs[k].current)) {
+            *kind = (spoor_rtos_kind)k;
+            return true;
+        }
+    return false;
+}
+
 spoor_rtos *spoor_rtos_open(const spoor_elf *elf, const char *kind)
 {
     const rtos_desc *d = pick(elf, kind);

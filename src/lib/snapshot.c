@@ -105,9 +105,7 @@ static bool open_gdb(spoor_snapshot *s, const spoor_snapshot_source *src)
                                src->gdb_timeout_ms ? src->gdb_timeout_ms : DEFAULT_GDB_TIMEOUT_MS);
     if (!s->gdb)
         return false;
-    if (!spoor_gdb_read_registers(s->gdb, &s->regs, s->missing, sizeof s->missing))
-        return false;
-    return spoor_mem_add_gdb(s->mem, s->gdb);
+    return spoor_gdb_read_registers(s->gdb, &s->regs, s->missing, sizeof s->missing);
 }
 
 spoor_snapshot *spoor_snapshot_open(const spoor_snapshot_source *src, const spoor_elf *elf)
@@ -122,8 +120,12 @@ spoor_snapshot *spoor_snapshot_open(const spoor_snapshot_source *src, const spoo
     }
     s->exception = -1;
     bool ok = src->gdb ? open_gdb(s, src) : open_dump(s, src);
+    /* Layers, first match wins: a dump's regions, the --mem images, the ELF's read-only
+     * contents, and last the live target (it can answer any address, so what the user gave and
+     * what flash holds per the ELF are not asked over the wire). */
     if (ok)
-        ok = add_images(s, src) && (!elf || spoor_mem_add_elf(s->mem, elf));
+        ok = add_images(s, src) && (!elf || spoor_mem_add_elf(s->mem, elf)) &&
+             (!s->gdb || spoor_mem_add_gdb(s->mem, s->gdb));
     if (!ok) {
         spoor_snapshot_close(s);
         return NULL;

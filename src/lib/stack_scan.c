@@ -18,14 +18,14 @@ static uint16_t load_le16(const uint8_t *p)
 static bool follows_call(const unwind_env *env, uint32_t return_pc)
 {
     uint8_t b[4];
-    if (return_pc >= 4 && unwind_read_code(env, return_pc - 4, b, 4)) {
+    if (return_pc >= 4 && spoor_unwind_read_code(env, return_pc - 4, b, 4)) {
         uint16_t hw1 = load_le16(b), hw2 = load_le16(b + 2);
         /* BL: 11110 S imm10 : 11 J1 1 J2 imm11 */
         if ((hw1 & 0xF800u) == 0xF000u && (hw2 & 0xD000u) == 0xD000u) {
             return true;
         }
     }
-    if (return_pc >= 2 && unwind_read_code(env, return_pc - 2, b, 2)) {
+    if (return_pc >= 2 && spoor_unwind_read_code(env, return_pc - 2, b, 2)) {
         uint16_t hw = load_le16(b);
         if ((hw & 0xFF87u) == 0x4780u) { /* BLX Rm: 0100 0111 1 Rm 000 */
             return true;
@@ -59,7 +59,8 @@ static bool link_returns_elsewhere(const unwind_env *env, const unwind_state *in
     return !(call >= start && call - start < size);
 }
 
-unwind_result unwind_scan_step(const unwind_env *env, const unwind_state *in, unwind_state *out)
+unwind_result spoor_unwind_scan_step(const unwind_env *env, const unwind_state *in,
+                                     unwind_state *out)
 {
     if (!unwind_known(in, UNWIND_SP) || env->elf == NULL) {
         return UNWIND_NO_INFO;
@@ -78,10 +79,10 @@ unwind_result unwind_scan_step(const unwind_env *env, const unwind_state *in, un
             break; /* wrapped around the address space */
         }
         uint32_t word;
-        if (!unwind_read_word(env, slot, &word)) {
+        if (!spoor_unwind_read_word(env, slot, &word)) {
             return i == 0 ? UNWIND_UNREADABLE : UNWIND_NO_INFO;
         }
-        if (!unwind_is_exc_return(word) && !is_return_address(env, word)) {
+        if (!spoor_unwind_is_exc_return(word) && !is_return_address(env, word)) {
             continue;
         }
         out->known = 0;

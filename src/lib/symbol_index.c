@@ -751,3 +751,22 @@ bool spoor_elf_has_dwarf(const spoor_elf *e)
     const struct lookup_table *m = e->symbolizer ? e->symbolizer->merged : NULL;
     return m && (m->nlines > 0 || m->nfunctions > 0);
 }
+
+bool spoor_elf_partial(const spoor_elf *e, uint32_t addr)
+{
+    if (!e->warnings.n)
+        return false;
+    if (e->damaged)
+        return true;
+    const struct symbol_tables *t = e->symbolizer;
+    if (!t)
+        return false;
+    if (t->merged_only) { /* no unit can be told apart by address: any one may answer */
+        for (size_t i = 0; i < t->nunits; i++)
+            if (t->units[i].damaged)
+                return true;
+        return false;
+    }
+    size_t a = anchor(t, addr & ~1u);
+    return a && t->units[t->claims[a - 1].unit].damaged;
+}

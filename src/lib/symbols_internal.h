@@ -53,6 +53,7 @@ struct unit_lines {
     size_t ndirs, cap_dirs;
     struct raw_line *rows;
     size_t nrows, cap_rows;
+    char problem[128]; /* why the program is malformed (spoor_line_program_read returned 2) */
 };
 
 struct dw_line {
@@ -72,14 +73,17 @@ struct unit_claims {
 };
 
 /* Reads spoor's own decoding of the line table at offset off of .debug_line into u (names the
- * reader composes go to *names). 0: done; 1: not handled here (use libdw); -1: out of memory. */
+ * reader composes go to *names). 0: done; 1: not handled here (use libdw); 2: malformed (line_range
+ * 0, lengths past the unit or section, a bad version, file or directory index, ...; u->problem
+ * says what, no rows, u's files only when the header was whole); -1: out of memory. */
 int spoor_line_program_read(const spoor_elf *e, struct name_block **names, uint64_t off,
                             const char *comp_dir, struct unit_lines *u);
 
 /* The line rows of unit cu whose code the unit really has (see struct unit_claims; code the
  * linker discarded keeps rows at address 0 and up), appended to *rows, through the reader above
  * or libdw; and the unit's file names into u->files (for DW_AT_call_file), u->nfiles 0 when the
- * unit has none. -1 without memory. */
+ * unit has none. 0: done; 1: the line program could not be read (a warning names it, the unit
+ * has no rows); -1 without memory. */
 int spoor_line_rows(const spoor_elf *e, struct name_block **names, Dwarf_Die *cu,
                     const struct unit_claims *claims, bool keep_zero, struct unit_lines *u,
                     struct dw_line **rows, size_t *nrows, size_t *cap_rows);
@@ -107,8 +111,10 @@ struct dw_range { /* a code range of a scope, or the part of it in one unit's re
 /* One compile unit: what it claims, and once built its scopes' ranges and its line rows. */
 struct dw_unit {
     Dwarf_Off header, die;     /* offsets of the unit's header and DIE in .debug_info */
+    Dwarf_Off abbrev;          /* of its abbreviations in .debug_abbrev */
     struct unit_claims claims; /* what .debug_aranges lists for it, else its DIE's ranges */
     bool built;
+    bool damaged; /* a part of it could not be read (warned): its answers may be partial */
     struct dw_range *ranges; /* scope indices are into symbol_tables.scopes */
     size_t nranges;
     struct dw_line *rows; /* in the order libdw or the reader hands them out */

@@ -2,12 +2,20 @@
  * put in raw mode at the requested baud rate with termios. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <termios.h>
 #include <unistd.h>
 
 #include "spoor/error.h"
-#include "spoor/trace_source.h"
+#include "trace_source_internal.h"
+
+typedef struct serial_source {
+    spoor_trace_source base;
+    int fd;
+    const char *device;
+    uint8_t buffer[TRACE_SOURCE_CHUNK];
+} serial_source;
 
 static bool baud_constant(unsigned baud, speed_t *out)
 {
@@ -29,7 +37,8 @@ static bool baud_constant(unsigned baud, speed_t *out)
     return false;
 }
 
-int spoor_trace_open_serial(const char *device, unsigned baud)
+/* The tty opened raw at baud, or -1 with the error set. */
+static int open_tty(const char *device, unsigned baud)
 {
     speed_t speed;
     if (!baud_constant(baud, &speed)) {
@@ -61,4 +70,39 @@ int spoor_trace_open_serial(const char *device, unsigned baud)
     }
     tcflush(fd, TCIFLUSH);
     return fd;
+}
+
+static ssize_t serial_receive(spoor_trace_source *s, const uint8_t **data, int timeout_ms)
+{
+    serial_source *t = (serial_source *)s;
+    *data = t->buffer;
+    ssize_t n = spoor_trace_fd_read(t->fd, t->buffer, sizeof t->buffer, timeout_ms);
+    if (n == SPOOR_TRACE_ERROR && errno == EIO)
+        return SPOOR_TRACE_EOF; /* the tty hung up (e.g. the probe was unplugged) */
+    if (n == SPOOR_TRACE_ERROR)
+        spoor_set_error(SPOOR_ERR_IO, "serial:%s: read error: %s", t->device, strerror(errno));
+    return n;
+}
+
+static void serial_close(spoor_trace_source *s)
+{
+    serial_source *t = (serial_source *)s;
+    close(t->fd);
+    free(t);
+}
+
+static const trace_source_ops serial_ops = {serial_receive, serial_close};
+
+spoor_trace_source *spoor_trace_source_serial(const char *device, unsigned baud)
+{
+    int fd = open_tty(device, baud);
+    if (fd < 0)
+        return NULL;
+    const char *copy;
+    serial_source *t = spoor_trace_source_new(sizeof *t, &serial_ops, fd, device, &copy);
+    if (!t)
+        return NULL;
+    t->fd = fd;
+    t->device = copy;
+    return &t->base;
 }

@@ -2,6 +2,7 @@
  * first method that gives a plausible caller, exception frames crossed on EXC_RETURN. */
 #include <string.h>
 
+#include "dwarf_call_sites.h"
 #include "spoor/unwind.h"
 #include "unwind_internal.h"
 
@@ -18,6 +19,7 @@ const char *spoor_unwind_method_name(spoor_unwind_method method)
     case SPOOR_UNWIND_SCAN: return "scan";
     case SPOOR_UNWIND_LINK: return "lr";
     case SPOOR_UNWIND_EXCEPTION: return "exception";
+    case SPOOR_UNWIND_TAILCALL: return "tailcall";
     }
     return "?";
 }
@@ -34,6 +36,7 @@ const char *spoor_unwind_stop_name(spoor_unwind_stop stop)
     case SPOOR_STOP_BAD_FRAME: return "bad frame";
     case SPOOR_STOP_OTHER_STACK: return "other stack pointer unknown (no msp/psp in the input)";
     case SPOOR_STOP_BAD_EXCEPTION_FRAME: return "bad exception frame";
+    case SPOOR_STOP_TASK_ENTRY: return "task entry";
     }
     return "?";
 }
@@ -94,7 +97,7 @@ static bool possible_return(const spoor_elf *elf, uint32_t ra, int ipsr)
     if (ra == 0 || ra == RESET_LR) {
         return true;
     }
-    if (unwind_is_exc_return(ra)) {
+    if (spoor_unwind_is_exc_return(ra)) {
         return possible_exception(ipsr);
     }
     return (ra & ~1u) != 0 && is_code(elf, unwind_call_site(ra));
@@ -116,18 +119,42 @@ static bool plausible(const spoor_elf *elf, const unwind_state *callee, const un
 
 typedef unwind_result (*step_fn)(const unwind_env *, const unwind_state *, unwind_state *);
 
-/* Tries the enabled methods in order; returns the method used or -1 with *failure set. */
+/* The entry of the function a frame is in; 0 when it is in none. */
+static uint32_t function_entry(const spoor_elf *elf, const unwind_state *s)
+{
+    uint32_t start;
+    if (elf == NULL || !spoor_elf_function(elf, unwind_lookup_pc(s), NULL, &start, NULL)) {
+        return 0;
+    }
+    return start & ~1u;
+}
+
+/* What a plausible caller's return address is: an end marker and EXC_RETURN are taken as they
+ * are; a function's first byte can be a task's start or no return at all (task_entry.c). */
+static unwind_return_kind return_kind(const unwind_env *env, const unwind_state *callee,
+                                      const unwind_state *caller, uint32_t *hook)
+{
+    uint32_t ra = caller->r[UNWIND_PC];
+    if (ra == 0 || ra == RESET_LR || spoor_unwind_is_exc_return(ra)) {
+        return UNWIND_RETURN_CALL;
+    }
+    return spoor_unwind_return_kind(env, ra, function_entry(env->elf, callee), hook);
+}
+
+/* Tries the enabled methods in order; returns the method used or -1 with *failure set. A
+ * return address that is a task's start is taken (*hook set: the walk ends there); one that
+ * cannot be a return address makes the method's answer implausible. */
 static int step_frame(const unwind_env *env, unsigned methods, const unwind_state *in, int ipsr,
-                      unwind_state *out, spoor_unwind_stop *failure)
+                      unwind_state *out, spoor_unwind_stop *failure, uint32_t *hook)
 {
     static const struct {
         spoor_unwind_method method;
         step_fn step;
     } order[] = {
-        {SPOOR_UNWIND_CFI, unwind_cfi_step},
-        {SPOOR_UNWIND_EHABI, unwind_ehabi_step},
-        {SPOOR_UNWIND_PROLOGUE, unwind_prologue_step},
-        {SPOOR_UNWIND_SCAN, unwind_scan_step},
+        {SPOOR_UNWIND_CFI, spoor_unwind_cfi_step},
+        {SPOOR_UNWIND_EHABI, spoor_unwind_ehabi_step},
+        {SPOOR_UNWIND_PROLOGUE, spoor_unwind_prologue_step},
+        {SPOOR_UNWIND_SCAN, spoor_unwind_scan_step},
     };
     *failure = SPOOR_STOP_NO_INFO;
     for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
@@ -136,7 +163,8 @@ static int step_frame(const unwind_env *env, unsigned methods, const unwind_stat
         }
         unwind_state candidate = {0};
         unwind_result r = order[i].step(env, in, &candidate);
-        if (r == UNWIND_OK && plausible(env->elf, in, &candidate, ipsr)) {
+        if (r == UNWIND_OK && plausible(env->elf, in, &candidate, ipsr) &&
+            return_kind(env, in, &candidate, hook) != UNWIND_RETURN_NONE) {
             *out = candidate;
             return (int)order[i].method;
         }
@@ -202,6 +230,39 @@ static bool possible_stacked_state(uint32_t exc_return, uint32_t stacked_xpsr)
     return to_thread ? ipsr == 0 : possible_exception(ipsr);
 }
 
+/* The functions between the frame last written (state callee) and its caller (return address
+ * ra, SP caller_sp) that tail-called their way to the callee, from DWARF call sites
+ * (dwarf_call_sites.h): written as SPOOR_UNWIND_TAILCALL frames with the caller's SP, the
+ * frame before an unknown gap marked tailcalls_possible. False when the array filled up. */
+static bool add_tail_calls(const spoor_elf *elf, const unwind_state *callee, uint32_t ra,
+                           uint32_t caller_sp, spoor_frame *frames, size_t *count, size_t max)
+{
+    uint32_t entry = function_entry(elf, callee);
+    if (entry == 0) {
+        return true;
+    }
+    call_site_chain chain;
+    spoor_call_site_chain(elf, ra, entry, &chain);
+    if (chain.possible && chain.gap == 0) {
+        frames[*count - 1].tailcalls_possible = true;
+    }
+    for (size_t i = 0; i < chain.count; i++) {
+        if (*count == max) {
+            return false;
+        }
+        frames[(*count)++] = (spoor_frame){
+            .kind = SPOOR_FRAME_CALL,
+            .method = SPOOR_UNWIND_TAILCALL,
+            .pc = chain.pc[i] & ~1u,
+            .sp = caller_sp,
+            .pc_is_return = true,
+            .exception = -1,
+            .tailcalls_possible = chain.possible && chain.gap == i + 1,
+        };
+    }
+    return true;
+}
+
 size_t spoor_unwind(const spoor_elf *elf, const spoor_regs *regs, spoor_read_fn read, void *ctx,
                     const spoor_unwind_options *options, spoor_frame *frames, size_t max,
                     spoor_unwind_stop *stop)
@@ -258,7 +319,7 @@ size_t spoor_unwind(const spoor_elf *elf, const spoor_regs *regs, spoor_read_fn 
                 caller.r[UNWIND_PC] = lr;
                 method = SPOOR_UNWIND_LINK;
             } else if ((methods & SPOOR_UNWIND_USE_SCAN) &&
-                       unwind_scan_step(&env, &cur, &caller) == UNWIND_OK &&
+                       spoor_unwind_scan_step(&env, &cur, &caller) == UNWIND_OK &&
                        plausible(elf, &cur, &caller, ipsr)) {
                 method = SPOOR_UNWIND_SCAN;
             } else {
@@ -267,9 +328,15 @@ size_t spoor_unwind(const spoor_elf *elf, const spoor_regs *regs, spoor_read_fn 
             }
         } else {
             spoor_unwind_stop failure;
-            int used = step_frame(&env, methods, &cur, ipsr, &caller, &failure);
+            uint32_t hook = 0;
+            int used = step_frame(&env, methods, &cur, ipsr, &caller, &failure, &hook);
             if (used < 0) {
                 why = failure;
+                break;
+            }
+            if (hook != 0) {
+                frames[count - 1].task_exit_hook = hook;
+                why = SPOOR_STOP_TASK_ENTRY;
                 break;
             }
             method = (spoor_unwind_method)used;
@@ -280,9 +347,9 @@ size_t spoor_unwind(const spoor_elf *elf, const spoor_regs *regs, spoor_read_fn 
             why = SPOOR_STOP_END_OF_STACK;
             break;
         }
-        if (unwind_is_exc_return(ra)) {
+        if (spoor_unwind_is_exc_return(ra)) {
             /* plausible(): the frame below is a handler with a possible number (ipsr). */
-            exception_frame_layout layout = unwind_exception_layout(ra);
+            exception_frame_layout layout = spoor_unwind_exception_layout(ra);
             uint32_t frame_addr;
             if (!exception_frame_address(regs, stack, &caller, layout.on_psp, &frame_addr)) {
                 why = SPOOR_STOP_OTHER_STACK;
@@ -308,7 +375,7 @@ size_t spoor_unwind(const spoor_elf *elf, const spoor_regs *regs, spoor_read_fn 
             frames[count++] = boundary;
             uint32_t stacked_xpsr = 0;
             unwind_state interrupted = {0};
-            if (unwind_exception_step(&env, ra, frame_addr, &interrupted, &stacked_xpsr) !=
+            if (spoor_unwind_exception_step(&env, ra, frame_addr, &interrupted, &stacked_xpsr) !=
                 UNWIND_OK) {
                 why = SPOOR_STOP_UNREADABLE;
                 break;
@@ -328,6 +395,9 @@ size_t spoor_unwind(const spoor_elf *elf, const spoor_regs *regs, spoor_read_fn 
             cur = interrupted;
             method = SPOOR_UNWIND_EXCEPTION;
             continue;
+        }
+        if (!add_tail_calls(elf, &cur, ra, caller.r[UNWIND_SP], frames, &count, max)) {
+            break;
         }
         caller.r[UNWIND_PC] = ra & ~1u;
         caller.pc_is_return = true;

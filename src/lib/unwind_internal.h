@@ -48,9 +48,9 @@ static inline void unwind_set(unwind_state *s, int reg, uint32_t value)
 }
 
 /* unwind_memory.c. One 32-bit little-endian word of target memory through the reader. */
-bool unwind_read_word(const unwind_env *env, uint32_t addr, uint32_t *value);
+bool spoor_unwind_read_word(const unwind_env *env, uint32_t addr, uint32_t *value);
 /* Code bytes: from the ELF's loadable sections, else through the reader. */
-bool unwind_read_code(const unwind_env *env, uint32_t addr, void *buf, size_t len);
+bool spoor_unwind_read_code(const unwind_env *env, uint32_t addr, void *buf, size_t len);
 /* An address inside the call instruction that return_address returns from (Thumb bit
  * ignored): the byte before the return address. A call to a noreturn function can be the
  * last instruction of a function, and then its return address is the first byte after the
@@ -71,17 +71,33 @@ static inline uint32_t unwind_lookup_pc(const unwind_state *s)
     return s->pc_is_return ? unwind_call_site(pc) : pc;
 }
 
+/* task_entry.c. What a return address that is a function's first byte is (any other return
+ * address is UNWIND_RETURN_CALL). callee_entry is the entry of the frame's own function (0
+ * when unknown). */
+typedef enum unwind_return_kind {
+    UNWIND_RETURN_CALL,       /* a return from a call (the instruction before it can be one) */
+    UNWIND_RETURN_TASK_START, /* a task-exit hook an RTOS made a task's first return address:
+                                 the frame is the task's function; *hook is the hook's entry */
+    UNWIND_RETURN_NONE,       /* a function's first byte no call returns to: not believable */
+} unwind_return_kind;
+
+unwind_return_kind spoor_unwind_return_kind(const unwind_env *env, uint32_t return_address,
+                                            uint32_t callee_entry, uint32_t *hook);
+
 /* Each method turns the state of a frame (callee) into the state of its caller: on
  * UNWIND_OK, out->r[15] is the raw return address (Thumb bit set, or an EXC_RETURN value),
  * out->r[13] the caller's SP, and callee-saved registers the method restored are known. */
-unwind_result unwind_cfi_step(const unwind_env *env, const unwind_state *in, unwind_state *out);
-unwind_result unwind_ehabi_step(const unwind_env *env, const unwind_state *in, unwind_state *out);
-unwind_result unwind_prologue_step(const unwind_env *env, const unwind_state *in,
-                                   unwind_state *out);
-unwind_result unwind_scan_step(const unwind_env *env, const unwind_state *in, unwind_state *out);
+unwind_result spoor_unwind_cfi_step(const unwind_env *env, const unwind_state *in,
+                                    unwind_state *out);
+unwind_result spoor_unwind_ehabi_step(const unwind_env *env, const unwind_state *in,
+                                      unwind_state *out);
+unwind_result spoor_unwind_prologue_step(const unwind_env *env, const unwind_state *in,
+                                         unwind_state *out);
+unwind_result spoor_unwind_scan_step(const unwind_env *env, const unwind_state *in,
+                                     unwind_state *out);
 
 /* EXC_RETURN (and FNC_RETURN) values: 0xFFxxxxxx with the prefix of the architecture. */
-bool unwind_is_exc_return(uint32_t value);
+bool spoor_unwind_is_exc_return(uint32_t value);
 
 /* A hardware-stacked exception frame at frame_addr as described by exc_return. */
 typedef struct exception_frame_layout {
@@ -90,12 +106,12 @@ typedef struct exception_frame_layout {
     bool additional_state; /* ARMv8-M: integrity signature + r4-r11 precede the frame */
 } exception_frame_layout;
 
-exception_frame_layout unwind_exception_layout(uint32_t exc_return);
+exception_frame_layout spoor_unwind_exception_layout(uint32_t exc_return);
 
 /* Reads the exception frame at frame_addr into out (r0-r3, r12, lr, pc, the stacked xPSR
  * in *xpsr, r4-r11 when the additional state context is there) and sets out->r[13] to
  * the interrupted context's SP. */
-unwind_result unwind_exception_step(const unwind_env *env, uint32_t exc_return, uint32_t frame_addr,
-                                    unwind_state *out, uint32_t *xpsr);
+unwind_result spoor_unwind_exception_step(const unwind_env *env, uint32_t exc_return,
+                                          uint32_t frame_addr, unwind_state *out, uint32_t *xpsr);
 
 #endif

@@ -4,7 +4,7 @@
  * these helpers live apart from the walk (no call back up into unwind.c). */
 #include "unwind_internal.h"
 
-bool unwind_read_word(const unwind_env *env, uint32_t addr, uint32_t *value)
+bool spoor_unwind_read_word(const unwind_env *env, uint32_t addr, uint32_t *value)
 {
     uint8_t b[4];
     if ((addr & 3u) != 0 || addr > 0xFFFFFFFCu || !env->read(env->ctx, addr, b, sizeof b)) {
@@ -14,7 +14,7 @@ bool unwind_read_word(const unwind_env *env, uint32_t addr, uint32_t *value)
     return true;
 }
 
-bool unwind_read_code(const unwind_env *env, uint32_t addr, void *buf, size_t len)
+bool spoor_unwind_read_code(const unwind_env *env, uint32_t addr, void *buf, size_t len)
 {
     if (env->elf != NULL && spoor_elf_read(env->elf, addr, buf, len) == len) {
         return true;

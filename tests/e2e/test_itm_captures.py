@@ -127,6 +127,18 @@ def test_tpiu_capture():
     check(b"frames start at offset 0" in r.stderr, f"alignment not reported: {r.stderr}")
     r = run(["--tpiu=2", "--json", TB])
     check({o["stream"] for o in json_lines(r.stdout)} == {2}, "--tpiu=2 selects ID 2")
+    # --json --stats: the deframer's counts are a JSON object too (every stdout line parses),
+    # before the per-stream stats; the frames are the file's 16-byte pieces
+    r = run(["--tpiu", "--json", "--stats", TB])
+    lines = json_lines(r.stdout)  # raises on a line that is not JSON
+    tpiu = [o for o in lines if o["type"] == "tpiu"]
+    size = os.path.getsize(TB)
+    check(len(tpiu) == 1 and tpiu[0]["bytes"] == size and tpiu[0]["frames"] == size // 16
+          and "frames start at offset 0" in tpiu[0]["why"], f"--json --stats tpiu {tpiu}")
+    check([o["type"] for o in lines[-3:]] == ["tpiu", "stats", "stats"], "tpiu before stats")
+    r = run(["--tpiu", "--stats", TB])
+    check(r.stdout.startswith(b"tpiu: %d bytes, %d frames" % (size, size // 16)),
+          "text --stats keeps its tpiu line")
 
 
 def test_rust_itm():
@@ -155,6 +167,48 @@ def test_channels():
     # port 0 and port 1 interleave in stream order
     check(sorted(got) == sorted(want) and got.startswith(b"H[90]\ne[90]\n"),
           f"-c output {got[:60]!r}")
+
+
+def test_channel_text_without_timestamps():
+    # printf text with no timestamp at all (the hold queue releases packets as it fills), on
+    # ports 0 and 1, with 2- and 4-byte writes and other packets between: -c %c prints every
+    # byte of the ports asked for, in stream order
+    import random
+    rng = random.Random(12)
+    stream, want0, want01 = bytearray(), bytearray(), bytearray()
+    for i in range(20000):
+        r = rng.random()
+        ch = rng.randrange(32, 127)
+        if r < 0.8:
+            stream += bytes([0x01, ch])
+            want0.append(ch)
+            want01.append(ch)
+        elif r < 0.9:
+            stream += bytes([0x09, ch])
+            want01.append(ch)
+        elif r < 0.93:
+            stream += bytes([0x02, ch, ch + 1 & 0x7F])
+            want0 += bytes([ch, ch + 1 & 0x7F])
+            want01 += bytes([ch, ch + 1 & 0x7F])
+        elif r < 0.96:
+            stream += bytes([0x0B]) + b"word"
+            want01 += b"word"
+        else:
+            stream += bytes([0x47, 0x10, 0x20, 0x00, 0x08])  # a data trace PC
+    with tempfile.NamedTemporaryFile(suffix=".itm") as f:
+        f.write(stream)
+        f.flush()
+        for args, want in ((["-c", "0,%c"], want0), (["-c", "0,%c", "-c", "1,%c"], want01),
+                           (["-c", "1,%c", "-c", "0,%c", "--stats"], None)):
+            r = run(args + [f.name])
+            if want is None:  # the text, then the stats
+                check(r.stdout.startswith(bytes(want01)) and b"sw             " in r.stdout,
+                      "-c with --stats")
+                continue
+            check(r.returncode == 0 and r.stdout == bytes(want),
+                  f"-c {args}: {len(r.stdout)} bytes, want {len(want)}")
+            r = run(args + ["-"], stdin=bytes(stream))  # the pipe path: other chunks
+            check(r.stdout == bytes(want), f"-c {args} from a pipe")
 
 
 def test_bad_input():
@@ -242,6 +296,7 @@ def test_symbols():
 
 
 for t in (test_json_fields, test_swo_capture, test_tpiu_capture, test_rust_itm, test_channels,
+          test_channel_text_without_timestamps,
           test_bad_input, test_tcp_reconnect, test_serial_pty, test_symbols):
     try:
         t()

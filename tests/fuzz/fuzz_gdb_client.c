@@ -1,8 +1,8 @@
 /* libFuzzer harness: what a GDB server may send the client (src/lib/gdb_remote_*.c). The first
  * byte picks a parser: target description XML (the iterator and the register table), an 'm'
  * reply (hex with run-length encoding), a received payload's run-length expansion, a stop
- * reply, a qSupported reply, or a register value by name. Nothing may crash, read out of
- * bounds or return more than it was given room for. */
+ * reply, a qSupported reply, a register value by name, or the reply to a memory write ('M').
+ * Nothing may crash, read out of bounds or return more than it was given room for. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +15,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     const char *text = (const char *)data + 1;
     size_t len = size - 1;
-    switch (data[0] % 6) {
+    switch (data[0] % 7) {
     case 0: {
         static spoor_gdb_reg regs[GDB_MAX_REGS];
         unsigned next = 0;
@@ -74,6 +74,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         char missing[64];
         spoor_gdb_reg_store(&r, &seen, name, (const uint8_t *)text + n, len - n < 8 ? len - n : 8);
         spoor_gdb_regs_finish(&r, &seen, missing, sizeof missing);
+        break;
+    }
+    case 6: {
+        gdb_write_reply k = spoor_gdb_parse_write_reply(text, len);
+        if (k == GDB_WRITE_OK && (len != 2 || memcmp(text, "OK", 2)))
+            abort();
+        if (k == GDB_WRITE_UNSUPPORTED && len)
+            abort();
         break;
     }
     }

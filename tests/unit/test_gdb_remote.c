@@ -2,7 +2,9 @@
  * captured from QEMU 7.2's gdbstub, and the whole client plus the live memory layer against an
  * in-process server (spoor's own request handler, gdb_rsp.c, behind a socket) that acts like
  * a stricter or odder server: a small PacketSize, QStartNoAckMode, a refused first packet
- * ('-'), run-length encoded replies, short 'm' replies and memory that ends mid-page. */
+ * ('-'), run-length encoded replies, short 'm' replies and memory that ends mid-page. Memory
+ * writes ('M') are answered by the test's server itself (spoor's handler, like spoor gdbserver,
+ * is read-only and answers them E01): it parses them with sscanf, independently of the client. */
 #include <netinet/in.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -21,6 +23,7 @@
 #include "spoor/gdb_remote.h"
 #include "spoor/gdb_rsp.h"
 #include "spoor/memory.h"
+#include "spoor/snapshot.h"
 
 #include "gdb_remote_internal.h"
 
@@ -67,6 +70,20 @@ static void rle_marks(void **state)
     assert_int_equal(spoor_gdb_expand_rle("a*!", 3, literal, out, sizeof out), 3);
     assert_string_equal(out, "a*!");
     assert_int_equal(spoor_gdb_expand_rle("a*~", 3, rle, out, 8), -1); /* 98 more: too long */
+}
+
+static void write_replies(void **state)
+{
+    (void)state;
+    /* GDB manual, "Packets": 'M addr,length:XX...' answers "OK" or "E NN"; "" = unsupported */
+    assert_int_equal(spoor_gdb_parse_write_reply("OK", 2), GDB_WRITE_OK);
+    assert_int_equal(spoor_gdb_parse_write_reply("E0e", 3), GDB_WRITE_ERROR);
+    assert_int_equal(spoor_gdb_parse_write_reply("E.denied", 8), GDB_WRITE_ERROR);
+    assert_int_equal(spoor_gdb_parse_write_reply("", 0), GDB_WRITE_UNSUPPORTED);
+    assert_int_equal(spoor_gdb_parse_write_reply("OKAY", 4), GDB_WRITE_MALFORMED);
+    assert_int_equal(spoor_gdb_parse_write_reply("O", 1), GDB_WRITE_MALFORMED);
+    assert_int_equal(spoor_gdb_parse_write_reply("E1", 2), GDB_WRITE_MALFORMED);
+    assert_int_equal(spoor_gdb_parse_write_reply("S05", 3), GDB_WRITE_MALFORMED);
 }
 
 static void supported_and_stop(void **state)
@@ -252,11 +269,50 @@ typedef struct fake_server {
     const char *packet_size; /* "PacketSize=..." in qSupported */
     bool offer_no_ack;
     bool nack_first; /* answer the first packet with '-' */
+    enum {
+        WRITES_REFUSED,
+        WRITES_DONE,
+        WRITES_UNSUPPORTED
+    } writes; /* 'M': E01 (spoor's handler), OK, "" */
     /* counters */
     int m_packets;
     unsigned largest_m;
     int nacks_sent;
+    int M_packets;
+    unsigned largest_M;
+    char first_M[64]; /* the first 'M' packet's start */
 } fake_server;
+
+/* An 'M' packet, parsed here (GDB manual: "M addr,length:XX..."), into s->ram. */
+static void fake_write(fake_server *s, const char *packet, char *reply, size_t cap)
+{
+    unsigned addr, len;
+    int at = 0;
+    s->M_packets++;
+    if (!s->first_M[0])
+        snprintf(s->first_M, sizeof s->first_M, "%s", packet);
+    if (s->writes == WRITES_UNSUPPORTED) {
+        reply[0] = 0;
+        return;
+    }
+    if (sscanf(packet, "M%x,%x:%n", &addr, &len, &at) != 2 || !at ||
+        strlen(packet + at) != 2 * (size_t)len) {
+        snprintf(reply, cap, "E02");
+        return;
+    }
+    if (len > s->largest_M)
+        s->largest_M = len;
+    if (addr < RAM || addr - RAM > RAM_LEN || len > RAM_LEN - (addr - RAM)) {
+        snprintf(reply, cap, "E0e");
+        return;
+    }
+    for (unsigned i = 0; i < len; i++) {
+        unsigned b;
+        sscanf(packet + at + 2 * i, "%2x", &b);
+        s->ram[addr - RAM + i] = (uint8_t)b;
+    }
+    snprintf(reply, cap, "OK");
+}
 
 static bool fake_read(void *ctx, uint32_t addr, void *buf, size_t len)
 {
@@ -334,6 +390,8 @@ static void *serve(void *arg)
                      s->offer_no_ack ? ";QStartNoAckMode+" : "");
         else if (!strcmp(p.packet, "QStartNoAckMode"))
             snprintf(reply, sizeof reply, "OK");
+        else if (p.packet[0] == 'M' && s->writes != WRITES_REFUSED)
+            fake_write(s, p.packet, reply, sizeof reply);
         else
             spoor_rsp_handle(&t, p.packet, reply, sizeof reply, &detach);
         if (p.packet[0] == 'm') {
@@ -436,6 +494,42 @@ static void client_small_packets(void **state)
     stop_server(&s);
 }
 
+/* A live snapshot with a --mem image on top: the image's bytes are read, not the server's (the
+ * live target can answer any address, so it is the last layer), and nothing goes over the wire
+ * for them. */
+static void snapshot_image_over_live(void **state)
+{
+    (void)state;
+    static fake_server s = {.packet_size = "PacketSize=1000", .offer_no_ack = true};
+    start_server(&s);
+    char path[] = "/tmp/spoor-test-image-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    uint8_t image[64];
+    memset(image, 0xA5, sizeof image);
+    assert_int_equal(write(fd, image, sizeof image), (ssize_t)sizeof image);
+    close(fd);
+    char hp[32];
+    snprintf(hp, sizeof hp, "127.0.0.1:%d", s.port);
+    spoor_raw_memory mem = {.address = RAM + 0x40, .path = path};
+    spoor_snapshot_source src = {.gdb = hp, .mems = &mem, .nmems = 1};
+    spoor_snapshot *snap = spoor_snapshot_open(&src, NULL);
+    if (!snap)
+        fail_msg("snapshot: %s", spoor_last_error());
+    uint8_t buf[64];
+    int before = s.m_packets;
+    assert_true(spoor_mem_read(snap->mem, RAM + 0x40, buf, sizeof buf));
+    assert_memory_equal(buf, image, sizeof image);
+    assert_int_equal(s.m_packets - before, 0);
+    /* outside the image: the live target */
+    assert_true(spoor_mem_read(snap->mem, RAM + 0x100, buf, 8));
+    assert_memory_equal(buf, s.ram + 0x100, 8);
+    assert_true(s.m_packets - before > 0);
+    spoor_snapshot_close(snap);
+    unlink(path);
+    stop_server(&s);
+}
+
 static void client_end_of_ram(void **state)
 {
     (void)state;
@@ -468,6 +562,111 @@ static void client_end_of_ram(void **state)
     stop_server(&s);
 }
 
+static void client_writes(void **state)
+{
+    (void)state;
+    static fake_server s = {.packet_size = "PacketSize=100", .writes = WRITES_DONE};
+    start_server(&s);
+    spoor_gdb *g = connect_to(&s);
+    /* PacketSize 0x100: 256 - 23 ("$M" 8 digits "," 8 digits ":" "#cs") = 233, 116 bytes */
+    assert_int_equal(spoor_gdb_max_write(g), 116);
+    const uint8_t word[4] = {0xde, 0xad, 0xbe, 0xef};
+    assert_true(spoor_gdb_write_memory(g, RAM + 8, word, 4));
+    assert_string_equal(s.first_M, "M20000008,4:deadbeef");
+    assert_memory_equal(s.ram + 8, word, 4);
+    /* 300 bytes: ceil(300 / 116) = 3 packets, none above 116 bytes */
+    uint8_t big[300];
+    for (unsigned i = 0; i < sizeof big; i++)
+        big[i] = (uint8_t)(0x5a ^ i);
+    int before = s.M_packets;
+    assert_true(spoor_gdb_write_memory(g, RAM + 500, big, sizeof big));
+    assert_int_equal(s.M_packets - before, 3);
+    assert_int_equal(s.largest_M, 116);
+    assert_memory_equal(s.ram + 500, big, sizeof big);
+    spoor_gdb_stats gs;
+    spoor_gdb_stats_get(g, &gs);
+    assert_int_equal(gs.mem_write_packets, 4);
+    assert_int_equal(gs.mem_write_bytes, 304);
+    /* Past the end of RAM: the server's error names the address of the refused packet. */
+    assert_false(spoor_gdb_write_memory(g, RAM + RAM_LEN - 2, word, 4));
+    assert_int_equal(spoor_last_status(), SPOOR_ERR_UNAVAILABLE);
+    assert_non_null(strstr(spoor_last_error(), "0x200003e6 (4 bytes) cannot be written (E0e)"));
+
+    /* Through the memory view: a cached page takes the written bytes (no 'm' to read them
+     * back), and the write is counted. */
+    spoor_mem *m = spoor_mem_new();
+    assert_true(spoor_mem_add_gdb(m, g));
+    uint8_t buf[16];
+    assert_true(spoor_mem_read(m, RAM + 0x100, buf, 16));
+    const uint8_t other[4] = {1, 2, 3, 4};
+    assert_true(spoor_mem_write(m, RAM + 0x104, other, 4));
+    assert_memory_equal(s.ram + 0x104, other, 4);
+    int reads = s.m_packets;
+    assert_true(spoor_mem_read(m, RAM + 0x100, buf, 16));
+    assert_int_equal(s.m_packets, reads);
+    assert_memory_equal(buf + 4, other, 4);
+    assert_memory_equal(buf, s.ram + 0x100, 16);
+    spoor_mem_stats st;
+    spoor_mem_stats_get(m, &st);
+    assert_int_equal(st.writes, 1);
+    assert_int_equal(st.write_packets, 1);
+    assert_int_equal(st.bytes_written, 4);
+    /* A refused write drops the cache: the page is read again. */
+    assert_false(spoor_mem_write(m, RAM + RAM_LEN - 2, other, 4));
+    reads = s.m_packets;
+    assert_true(spoor_mem_read(m, RAM + 0x100, buf, 16));
+    assert_int_equal(s.m_packets - reads, 2); /* one page, 128 bytes a packet */
+    spoor_mem_free(m);
+
+    /* An image in front of the live target would hide the write: refused, nothing sent. */
+    m = spoor_mem_new();
+    assert_true(spoor_mem_add_bytes(m, RAM + 0x200, big, 16, "regs.bin"));
+    assert_true(spoor_mem_add_gdb(m, g));
+    before = s.M_packets;
+    assert_false(spoor_mem_write(m, RAM + 0x1fe, other, 4));
+    assert_string_equal(spoor_last_error(),
+                        "cannot write 4 bytes at 0x200001fe: 0x20000200 is held by regs.bin, "
+                        "not the live target");
+    assert_true(spoor_mem_write(m, RAM + 0x1fc, other, 4)); /* just below it: live */
+    assert_int_equal(s.M_packets - before, 1);
+    spoor_mem_free(m);
+    /* No live layer at all. */
+    m = spoor_mem_new();
+    assert_true(spoor_mem_add_bytes(m, RAM, big, 16, NULL));
+    assert_false(spoor_mem_write(m, RAM, other, 4));
+    assert_int_equal(spoor_last_status(), SPOOR_ERR_UNAVAILABLE);
+    assert_string_equal(spoor_last_error(), "cannot write 4 bytes at 0x20000000: no live target "
+                                            "(dumps, images and the ELF are read-only)");
+    spoor_mem_free(m);
+    spoor_gdb_close(g);
+    stop_server(&s);
+}
+
+static void client_write_refused(void **state)
+{
+    (void)state;
+    const uint8_t word[4] = {1, 2, 3, 4};
+    /* spoor's own handler (spoor gdbserver serves a dump: read-only) answers 'M' with E01 */
+    static fake_server ro = {.packet_size = "PacketSize=1000"};
+    start_server(&ro);
+    spoor_gdb *g = connect_to(&ro);
+    assert_false(spoor_gdb_write_memory(g, RAM, word, 4));
+    assert_non_null(strstr(spoor_last_error(), "0x20000000 (4 bytes) cannot be written (E01)"));
+    assert_memory_not_equal(ro.ram, word, 4);
+    spoor_gdb_close(g);
+    stop_server(&ro);
+    /* a server without 'M' answers "" */
+    static fake_server none = {.packet_size = "PacketSize=1000", .writes = WRITES_UNSUPPORTED};
+    start_server(&none);
+    g = connect_to(&none);
+    assert_false(spoor_gdb_write_memory(g, RAM, word, 4));
+    assert_int_equal(spoor_last_status(), SPOOR_ERR_UNSUPPORTED);
+    assert_non_null(strstr(spoor_last_error(), "does not write memory"));
+    assert_int_equal(none.M_packets, 1);
+    spoor_gdb_close(g);
+    stop_server(&none);
+}
+
 static void client_refused(void **state)
 {
     (void)state;
@@ -495,7 +694,9 @@ int main(void)
         cmocka_unit_test(hex_replies),        cmocka_unit_test(rle_marks),
         cmocka_unit_test(supported_and_stop), cmocka_unit_test(tdesc_qemu_m4f),
         cmocka_unit_test(tdesc_malformed),    cmocka_unit_test(client_small_packets),
-        cmocka_unit_test(client_end_of_ram),  cmocka_unit_test(client_refused),
+        cmocka_unit_test(client_end_of_ram),  cmocka_unit_test(snapshot_image_over_live),
+        cmocka_unit_test(client_refused),     cmocka_unit_test(write_replies),
+        cmocka_unit_test(client_writes),      cmocka_unit_test(client_write_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

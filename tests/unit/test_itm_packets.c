@@ -85,6 +85,49 @@ static void test_sync(void **state)
     assert_int_equal(R.p[1].offset, 8);
 }
 
+/* A sync is at least 47 zero bits then a one, whatever the number of zeros: a run of zero
+ * bytes longer than 65535 (the count once stopped there, leaving the sync's offset 65535
+ * bytes before its 0x80 and the zeros before it neither sync nor lost) is one sync packet
+ * from its first zero byte; its size saturates at 255. The same after an error (the zeros
+ * end the lost region) and while waiting for the first sync. */
+static void test_long_zero_run(void **state)
+{
+    (void)state;
+    enum { ZEROS = 100000 };
+    static uint8_t v[2 + ZEROS + 2];
+    memset(v, 0, sizeof v);
+    v[0] = 0x01;
+    v[1] = 'a';
+    v[2 + ZEROS] = 0x80;
+    v[3 + ZEROS] = 0x70;
+    decode(v, sizeof v);
+    no_errors();
+    assert_int_equal(R.n, 3);
+    assert_int_equal(R.p[0].type, SPOOR_ITM_SW);
+    assert_int_equal(R.p[1].type, SPOOR_ITM_SYNC);
+    assert_int_equal(R.p[1].offset, 2);
+    assert_int_equal(R.p[1].size, 255);
+    assert_int_equal(R.p[2].type, SPOOR_ITM_OVERFLOW);
+    assert_int_equal(R.p[2].offset, 3 + ZEROS);
+
+    v[0] = 0x04; /* a reserved header: lost up to the zeros */
+    decode(v, sizeof v);
+    assert_int_equal(R.n, 3);
+    assert_int_equal(R.p[0].type, SPOOR_ITM_ERROR);
+    assert_int_equal(R.p[0].offset, 0);
+    assert_int_equal(R.p[0].u.error.bytes_lost, 2);
+    assert_int_equal(R.p[1].type, SPOOR_ITM_SYNC);
+    assert_int_equal(R.p[1].offset, 2);
+    assert_int_equal(R.p[2].offset, 3 + ZEROS);
+
+    decode_step(v + 2, sizeof v - 2, 4096, true, &R); /* waiting for a sync: nothing lost */
+    assert_int_equal(R.n, 2);
+    assert_int_equal(R.p[0].type, SPOOR_ITM_SYNC);
+    assert_int_equal(R.p[0].offset, 0);
+    assert_int_equal(R.p[1].type, SPOOR_ITM_OVERFLOW);
+    assert_int_equal(R.p[1].offset, 1 + ZEROS);
+}
+
 /* D4 'Overflow packet': overflow is the single byte 0x70. */
 static void test_overflow(void **state)
 {
@@ -459,6 +502,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sync),
+        cmocka_unit_test(test_long_zero_run),
         cmocka_unit_test(test_overflow),
         cmocka_unit_test(test_local_timestamps),
         cmocka_unit_test(test_global_timestamps),

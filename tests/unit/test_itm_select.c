@@ -1,7 +1,10 @@
 /* spoor_itm_select(): a decoder that returns only some packet types (or none, for the
  * counters) must count, time and drop exactly as one that returns every packet, and return
- * the same packets of the selected types. Inputs: the real captures, and pseudo-random bytes
- * (errors, resynchronisation, truncation), each fed in odd-sized chunks. */
+ * the same packets of the selected types; spoor_itm_select_text() likewise, and its text must
+ * be the payload bytes of the software packets of its ports that the full decoder returns.
+ * Inputs: the real captures, pseudo-random bytes (errors, resynchronisation, truncation) and
+ * printf-like streams without timestamps (the hold queue overflows all the time), each fed in
+ * odd-sized chunks. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,6 +26,46 @@ struct run {
     spoor_itm_packet *sw; /* the SW packets returned, in order */
 };
 
+/* What a decoder released, taken after every feed and after the finish. */
+struct taker {
+    void (*take)(spoor_itm_decoder *d, struct taker *t);
+};
+
+/* Feeds data chunk bytes at a time, as a consumer does, then finishes the stream. */
+static void feed_all(spoor_itm_decoder *d, const uint8_t *data, size_t len, size_t chunk,
+                     struct taker *t)
+{
+    size_t off = 0;
+    while (off < len) {
+        size_t n = len - off < chunk ? len - off : chunk;
+        while (n) {
+            size_t k = spoor_itm_feed(d, data + off, n);
+            off += k;
+            n -= k;
+            t->take(d, t);
+        }
+    }
+    spoor_itm_finish(d);
+    t->take(d, t);
+}
+
+struct packet_taker {
+    struct taker t;
+    uint32_t types;
+    struct run *r;
+};
+
+static void take_packets(spoor_itm_decoder *d, struct taker *t)
+{
+    struct packet_taker *pt = (struct packet_taker *)t;
+    spoor_itm_packet p;
+    while (spoor_itm_next(d, &p)) {
+        assert_true(pt->types & (1u << p.type)); /* only what was selected */
+        if (p.type == SPOOR_ITM_SW && pt->r->nsw < MAX_SW)
+            pt->r->sw[pt->r->nsw++] = p;
+    }
+}
+
 static void decode(const uint8_t *data, size_t len, uint32_t types, size_t chunk, struct run *r)
 {
     static spoor_itm_decoder d;
@@ -31,28 +74,43 @@ static void decode(const uint8_t *data, size_t len, uint32_t types, size_t chunk
     r->nsw = 0;
     r->sw = calloc(MAX_SW, sizeof *r->sw);
     assert_non_null(r->sw);
-    spoor_itm_packet p;
-    size_t off = 0;
-    while (off < len) {
-        size_t n = len - off < chunk ? len - off : chunk;
-        while (n) {
-            size_t k = spoor_itm_feed(&d, data + off, n);
-            off += k;
-            n -= k;
-            while (spoor_itm_next(&d, &p)) {
-                assert_true(types & (1u << p.type)); /* only what was selected */
-                if (p.type == SPOOR_ITM_SW && r->nsw < MAX_SW)
-                    r->sw[r->nsw++] = p;
-            }
-        }
-    }
-    spoor_itm_finish(&d);
-    while (spoor_itm_next(&d, &p)) {
-        assert_true(types & (1u << p.type));
-        if (p.type == SPOOR_ITM_SW && r->nsw < MAX_SW)
-            r->sw[r->nsw++] = p;
-    }
+    struct packet_taker pt = {{take_packets}, types, r};
+    feed_all(&d, data, len, chunk, &pt.t);
     r->stats = *spoor_itm_stats_get(&d);
+}
+
+struct text_taker {
+    struct taker t;
+    uint8_t *text;
+    size_t n, cap;
+};
+
+/* Appends the released text; a text-mode decoder returns no packet. */
+static void take_text(spoor_itm_decoder *d, struct taker *t)
+{
+    struct text_taker *tt = (struct text_taker *)t;
+    spoor_itm_packet p;
+    assert_false(spoor_itm_next(d, &p));
+    const uint8_t *b;
+    size_t n;
+    while ((n = spoor_itm_next_text(d, &b)) != 0) {
+        assert_true(tt->n + n <= tt->cap);
+        memcpy(tt->text + tt->n, b, n);
+        tt->n += n;
+    }
+}
+
+/* Text mode: the stats and the text of the ports in ports[]. */
+static void decode_text(const uint8_t *data, size_t len, const uint32_t ports[8], size_t chunk,
+                        spoor_itm_stats *stats, uint8_t *text, size_t *ntext, size_t cap)
+{
+    static spoor_itm_decoder d;
+    spoor_itm_init(&d, false);
+    spoor_itm_select_text(&d, ports);
+    struct text_taker tt = {{take_text}, text, 0, cap};
+    feed_all(&d, data, len, chunk, &tt.t);
+    *ntext = tt.n;
+    *stats = *spoor_itm_stats_get(&d);
 }
 
 static void same_stats(const spoor_itm_stats *a, const spoor_itm_stats *b)
@@ -76,6 +134,25 @@ static void check_input(const uint8_t *data, size_t len)
         decode(data, len, 1u << SPOOR_ITM_SW, chunks[c], &sw);
         same_stats(&all.stats, &none.stats);
         same_stats(&all.stats, &sw.stats);
+        assert_true(all.nsw < MAX_SW);
+        /* text of ports 0 and 1 (the common ones), and of port 0 alone */
+        static const uint32_t port_sets[2][8] = {{0x3}, {0x1}};
+        static uint8_t want[4 * MAX_SW], got[4 * MAX_SW];
+        for (int t = 0; t < 2; t++) {
+            size_t nwant = 0, ngot;
+            for (size_t i = 0; i < all.nsw; i++) {
+                const spoor_itm_packet *p = &all.sw[i];
+                if (p->u.sw.port < 256 &&
+                    (port_sets[t][p->u.sw.port / 32] >> (p->u.sw.port % 32) & 1))
+                    for (unsigned b = 0; b < p->u.sw.size; b++)
+                        want[nwant++] = (uint8_t)(p->u.sw.value >> (8 * b));
+            }
+            spoor_itm_stats text_stats;
+            decode_text(data, len, port_sets[t], chunks[c], &text_stats, got, &ngot, sizeof got);
+            same_stats(&all.stats, &text_stats);
+            assert_int_equal(ngot, nwant);
+            assert_memory_equal(got, want, nwant);
+        }
         assert_int_equal(none.nsw, 0);
         assert_int_equal(all.nsw, sw.nsw);
         for (size_t i = 0; i < all.nsw; i++) {
@@ -137,11 +214,57 @@ static void test_random_bytes(void **state)
     }
 }
 
+/* printf text on port 0 (four packets at a time), with a few writes to port 1 (1, 2 and 4
+ * bytes), DWT PC packets, rarely a reserved header (drops the held packets), a sync, a
+ * timestamp or a port-0 run broken in the middle of a group of four; no timestamps for long
+ * stretches, so the hold queue releases its oldest packets all the time. */
+static void test_no_timestamps(void **state)
+{
+    (void)state;
+    static uint8_t data[1 << 17];
+    uint32_t x = 0x9e3779b9u;
+    for (int seed = 0; seed < 4; seed++) {
+        size_t i = 0;
+        while (i + 16 < sizeof data) {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            unsigned r = x % 1000;
+            /* pieces by r (0-999): the first while r < its bound (port 0's shrinks by seed) */
+            static const struct {
+                unsigned below;
+                uint8_t n, bytes[6];
+            } pieces[] = {
+                {0, 2, {0x01, 'h'}}, /* port 0, one character (below: set per seed) */
+                {920, 2, {0x09, 'P'}},
+                {940, 3, {0x0a, 'Q', 'R'}},
+                {950, 5, {0x0b, 'S', 'T', 'U', 'V'}},
+                {970, 2, {0x11, 'x'}},
+                {990, 5, {0x47, 0x10, 0x20, 0x00, 0x08}}, /* data trace PC */
+                {993, 1, {0x04}},                         /* reserved header */
+                {997, 6, {0, 0, 0, 0, 0, 0x80}},          /* sync */
+                {1000, 3, {0xc0, 0x85, 0x01}},            /* local timestamp */
+            };
+            size_t k = r < 900u - 100u * (unsigned)seed ? 0 : 1;
+            while (r >= pieces[k].below && k + 1 < sizeof pieces / sizeof pieces[0])
+                k++;
+            const uint8_t *piece = pieces[k].bytes;
+            size_t n = pieces[k].n;
+            memcpy(data + i, piece, n);
+            if (k == 0)
+                data[i + 1] = (uint8_t)('a' + x % 26);
+            i += n;
+        }
+        check_input(data, i);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_captures),
         cmocka_unit_test(test_random_bytes),
+        cmocka_unit_test(test_no_timestamps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

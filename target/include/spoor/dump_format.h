@@ -189,4 +189,47 @@ enum spoor_reason {
 #define SPOOR_CALLS_NEXT 12u
 #define SPOOR_CALLS_BYTES 16u
 
+/* ---- The function-call recorder (target/include/spoor/calls.h, docs/calls.md) ---------
+ * Not a dump record: the layout of the recorder's state object and of its ring in target RAM.
+ * The host finds the state object in the ELF by its symbol SPOOR_CALLS_STATE_SYMBOL and reads
+ * it and the ring from any memory view (dump regions, RAM images, a live target).
+ *
+ * State object, SPOOR_CALLS_STATE_SIZE bytes, every field a little-endian u32: */
+#define SPOOR_CALLS_STATE_SYMBOL "spoor_calls_state"
+#define SPOOR_CALLS_MAGIC 0x4C435053u /* "SPCL" as bytes 53 50 43 4c; 0 before init */
+#define SPOOR_CALLS_ST_MAGIC 0u
+#define SPOOR_CALLS_ST_FORMAT 4u    /* bits 0-7 record size in bytes, bits 8-15 SPOOR_CALLS_HAS_* */
+#define SPOOR_CALLS_ST_RING 8u      /* address of the ring (4-byte aligned) */
+#define SPOOR_CALLS_ST_CAPACITY 12u /* records the ring holds */
+#define SPOOR_CALLS_ST_NEXT 16u     /* index (0..capacity-1) of the slot written next */
+#define SPOOR_CALLS_ST_FLAGS 20u    /* SPOOR_CALLS_FLAG_* */
+#define SPOOR_CALLS_STATE_SIZE 24u
+
+/* format bits 8-15: optional words after the two address words, in this order */
+#define SPOOR_CALLS_HAS_TIME 0x01u    /* u32 timestamp (DWT CYCCNT, or SysTick VAL counting down) */
+#define SPOOR_CALLS_HAS_CONTEXT 0x02u /* u32 context id (IPSR, or the thread hook's value) */
+#define SPOOR_CALLS_TIME_SYSTICK 0x04u /* the timestamp is SysTick VAL (24 bits, counts down) */
+
+/* flags */
+#define SPOOR_CALLS_FLAG_READY 0x1u   /* spoor_calls_init() set the ring up */
+#define SPOOR_CALLS_FLAG_ENABLED 0x2u /* spoor_calls_enable(true) */
+#define SPOOR_CALLS_FLAG_ITM 0x4u     /* records also go to an ITM stimulus port */
+#define SPOOR_CALLS_FLAG_FROZEN 0x8u  /* the fault handler stopped recording */
+
+/* Record, (format & 0xFF) bytes, little-endian u32 words:
+ *   +0 function: the entered function's address (this_fn) with bit 0 replaced by the kind:
+ *      1 enter, 0 exit. (Thumb code addresses always have bit 0 set, so it carries nothing.)
+ *   +4 call site: the return address into the caller (LR at the function's entry, bit 0 set),
+ *      or an EXC_RETURN value (0xF0000000 and up) when the function is an exception handler.
+ *      0 marks a slot never written (the ring is zeroed at init).
+ *   +8 timestamp (SPOOR_CALLS_HAS_TIME), then the context id (SPOOR_CALLS_HAS_CONTEXT).
+ * Slots are written in index order, wrapping at capacity: when the slot at next is written
+ * (call site != 0) the ring has wrapped and that slot is the oldest record; otherwise the
+ * records are slots 0 .. next-1. */
+#define SPOOR_CALLS_REC_FUNCTION 0u
+#define SPOOR_CALLS_REC_SITE 4u
+#define SPOOR_CALLS_REC_EXTRA 8u
+#define SPOOR_CALLS_REC_SIZE 8u /* the default record: no timestamp, no context */
+#define SPOOR_CALLS_KIND_ENTER 0x1u
+
 #endif

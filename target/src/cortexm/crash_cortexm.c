@@ -61,6 +61,10 @@ enum {
 __attribute__((used)) uint32_t spoor_fault_save[16];
 /* The top of the reserved handler stack (8-byte aligned), set by spoor_crash_init(). */
 __attribute__((used)) uint32_t spoor_fault_stack_top;
+/* The MTB register block (0: none), set by spoor_crash_init(), and MTB_MASTER as the fault
+ * entry found it before clearing MASTER.EN: the trace ends at the fault (docs/mtb.md). */
+__attribute__((used)) uint32_t spoor_fault_mtb;
+__attribute__((used)) uint32_t spoor_fault_mtb_master;
 
 static uint64_t builtin_stack[64]; /* 512 bytes */
 static volatile uint32_t in_fault;
@@ -73,6 +77,8 @@ extern const uint8_t __exidx_start[] __attribute__((weak));
 extern const uint8_t __exidx_end[] __attribute__((weak));
 
 void spoor_fault_capture(void) __attribute__((used, noreturn));
+/* The call recorder (spoor/calls.h) when it is linked in: stopped first on the fault path. */
+void spoor_calls_freeze(void) __attribute__((weak));
 bool spoor_crash_capture_impl(const spoor_crash_event *event, const uint32_t *block)
     __attribute__((used));
 void spoor_crash_fatal_impl(const spoor_crash_event *event, const uint32_t *block)
@@ -94,14 +100,21 @@ uint32_t spoor_backtrace_impl(uint32_t *pcs, uint32_t max, const uint32_t *block
 #define MASK_FAULTS "cpsid i\n cpsid f\n"
 #endif
 
+/* Stops the MTB before the first branch of the handler (sequential code writes no packet; a
+ * not-taken conditional branch neither): MASTER.EN = 0, the old MASTER kept for the dump. */
+#define FREEZE_MTB                                                                                 \
+    "ldr r1, =spoor_fault_mtb\n ldr r1, [r1]\n cmp r1, #0\n beq 2f\n"                              \
+    "ldr r2, [r1, #4]\n ldr r3, =spoor_fault_mtb_master\n str r2, [r3]\n"                          \
+    "lsl r2, r2, #1\n lsr r2, r2, #1\n str r2, [r1, #4]\n"                                         \
+    "2:\n"
+
 /* Saves the state, changes to the reserved stack, never returns. The live r12 is given up
  * (it holds r0 for a moment); r12 is in the stacked frame whenever the frame is readable. */
 #define FAULT_ENTRY                                                                                \
     MASK_FAULTS                                                                                    \
     "mov r12, r0\n"                                                                                \
     "ldr r0, =spoor_fault_save\n"                                                                  \
-    "stmia r0!, {r1-r7}\n"                                                                         \
-    "mov r1, r8\n mov r2, r9\n mov r3, r10\n mov r4, r11\n"                                        \
+    "stmia r0!, {r1-r7}\n" FREEZE_MTB "mov r1, r8\n mov r2, r9\n mov r3, r10\n mov r4, r11\n"      \
     "stmia r0!, {r1-r4}\n"                                                                         \
     "mov r1, r12\n mov r2, lr\n mrs r3, msp\n mrs r4, psp\n"                                       \
     "stmia r0!, {r1-r4}\n" CLEAR_MSPLIM "ldr r0, =spoor_fault_stack_top\n"                         \
@@ -243,7 +256,9 @@ static void add_mtb(spoor_capture *c, const spoor_crash_config *cfg)
         return;
     uint32_t base = cfg->mtb_registers;
     for (uint32_t i = 0; i < 4u; i++)
-        c->mtb_regs[i] = REG32(base + 4u * i);       /* POSITION, MASTER, FLOW, BASE */
+        c->mtb_regs[i] = REG32(base + 4u * i); /* POSITION, MASTER, FLOW, BASE */
+    if (spoor_fault_mtb == base)
+        c->mtb_regs[1] = spoor_fault_mtb_master;     /* as before the fault entry froze it */
     REG32(base + 4u) = c->mtb_regs[1] & 0x7FFFFFFFu; /* MASTER.EN = 0: stop tracing */
     c->has_mtb = true;
 }
@@ -299,6 +314,8 @@ static void run_hook(const spoor_crash_config *cfg)
 
 void spoor_fault_capture(void)
 {
+    if (spoor_calls_freeze)
+        spoor_calls_freeze();
     const spoor_crash_config *cfg = spoor_crash_current_config();
     const spoor_memory *m = spoor_crash_current_memory();
     if (in_fault)
@@ -520,6 +537,8 @@ bool spoor_crash_capture_impl(const spoor_crash_event *event, const uint32_t *bl
 
 void spoor_crash_fatal_impl(const spoor_crash_event *event, const uint32_t *block)
 {
+    if (spoor_calls_freeze)
+        spoor_calls_freeze();
     capture_masked(event, block);
     __asm volatile("cpsid i" ::: "memory");
     run_hook(spoor_crash_current_config());
@@ -564,6 +583,7 @@ bool spoor_crash_init(const spoor_crash_config *config)
     else
         top = (uint32_t)(uintptr_t)builtin_stack + (uint32_t)sizeof builtin_stack;
     spoor_fault_stack_top = top & ~7u;
+    spoor_fault_mtb = config->mtb_registers;
     in_fault = 0;
 #if !SPOOR_V6M
     /* separate MemManage, BusFault, UsageFault (and SecureFault) handlers */

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# spoor vprobe throughput: target instructions emulated per second with tracing on, for the
+# scheduler example (examples/vprobe, TICKS SysTick ticks of 1 ms, default 60), against QEMU
+# alone on the same run (-icount, no log) and QEMU writing the same log to a file.
+# usage: bench/vprobe.sh [BUILD_DIR]   (default build/check; needs spoor and the firmware)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$root/build/check}
+spoor=$build/spoor
+elf=$build/firmware/examples/vprobe_sched-m3.elf
+ticks=${TICKS:-60}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+qemu=(qemu-system-arm -M mps2-an385 -nographic -monitor none -serial none
+      -semihosting-config "enable=on,target=native,arg=vprobe_sched,arg=$ticks" -kernel "$elf")
+seconds() { local s; s=$(date +%s.%N); "$@" >/dev/null 2>&1; echo "$(date +%s.%N) - $s" | bc; }
+"$spoor" vprobe -q --gdb 0 -p 0 -o "$tmp/s.itm" --stats "$tmp/stats.json" -- "${qemu[@]}"
+insns=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['instructions'])" "$tmp/stats.json")
+probe=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['seconds'])" "$tmp/stats.json")
+alone=$(seconds "${qemu[@]}" -icount shift=5,sleep=off)
+logged=$(seconds "${qemu[@]}" -icount shift=5,sleep=off -singlestep -d exec,nochain,int,cpu -D "$tmp/q.log")
+bytes=$(stat -c %s "$tmp/q.log")
+rate() { python3 -c "print(f'{$insns / $1:,.0f} instructions/s ({$1:.2f} s)')"; }
+echo "instructions: $insns ($ticks ticks), stream $(stat -c %s "$tmp/s.itm") bytes, log $bytes bytes"
+echo "QEMU alone (-icount):               $(rate "$alone")"
+echo "QEMU, -singlestep -d ...cpu to file: $(rate "$logged")"
+echo "spoor vprobe (tracing on):          $(rate "$probe")"

@@ -1,0 +1,703 @@
+/* spoor mtb: the Micro Trace Buffer of a crash dump, of memory images or of a live target, as
+ * the packets it holds, the instructions executed between them (--flow), the calls recovered
+ * from them (--calls) or a Chrome/Perfetto trace (--chrome). docs/mtb.md. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chrome_trace.h"
+#include "cli.h"
+#include "json_out.h"
+#include "outbuf.h"
+#include "spoor/dump.h"
+#include "spoor/elf.h"
+#include "spoor/mtb_trace.h"
+#include "spoor/snapshot.h"
+#include "target_input.h"
+
+#define MAX_CALL_DEPTH 256
+#define MAX_SOURCES 64
+
+static const char mtb_usage[] =
+    "usage: spoor mtb -e FW.elf [OPTIONS] DUMP\n"
+    "       spoor mtb -e FW.elf [OPTIONS] --mem 0xE0043000:regs.bin --mem BASE:buffer.bin\n"
+    "       spoor mtb -e FW.elf [OPTIONS] --gdb HOST:PORT\n"
+    "Decodes the Micro Trace Buffer (Cortex-M33 MTB-M33, Cortex-M0+ MTB-M0+): the register\n"
+    "block (POSITION, MASTER, FLOW, BASE) says where the circular buffer lies and which packet\n"
+    "is the oldest; each packet is one change of flow, source and destination, oldest first.\n\n"
+    "  -e, --elf FILE     the firmware ELF the device ran\n"
+    "  -n, --limit N      only the newest N packets\n"
+    "      --flow         every instruction executed between packets, disassembled, with\n"
+    "                     the source lines (like gdb's disassemble /s)\n"
+    "      --calls        the call tree recovered from the flow (BL/BLX, returns, exceptions)\n"
+    "      --chrome FILE  the recovered calls as Chrome/Perfetto trace-event JSON\n"
+    "  -j, --json         one JSON object per line: packets, or instructions with --flow\n"
+    "      --mtb-regs ADDR  the MTB register block (default 0xE0043000, the MTB-M33's; an\n"
+    "                     MTB-M0+ block is where the vendor put it)\n"
+    "      --freeze       with --gdb: clear MASTER.EN (and TSTARTEN) before reading, so the\n"
+    "                     buffer stops moving, and write MASTER back afterwards\n" TARGET_INPUT_HELP
+    "  -h, --help         this text\n\n"
+    "A crash dump with an MTB record uses the registers and buffer the fault handler saved.\n"
+    "Otherwise the register block and the buffer are read from target memory: --mem images\n"
+    "(no --regs needed), or a live target over GDB (stop it first, or give --freeze: a running\n"
+    "MTB moves on).\n"
+    "Exit status: 0 trace printed, 2 usage or input error (no MTB, empty or all-zero buffer, "
+    "...).\n";
+
+typedef struct source_file {
+    char *path;
+    char *text;
+    char **lines;
+    unsigned nlines;
+} source_file;
+
+struct mtb {
+    spoor_elf *elf;
+    spoor_mem *mem;
+    outbuf out;
+    int json, flow, calls;
+    const char *chrome_path;
+    chrome_trace chrome;
+    json_out jout; /* JSON writer onto out */
+    /* --flow text: the last location printed */
+    const char *last_function, *last_file;
+    unsigned last_line;
+    /* --calls / --chrome */
+    struct frame {
+        const char *function;
+        uint32_t ret; /* the address execution continues at when this frame returns */
+        bool exception;
+    } stack[MAX_CALL_DEPTH];
+    unsigned depth;
+    uint64_t insns; /* instructions executed so far: the time base of --chrome */
+    source_file sources[MAX_SOURCES];
+    unsigned nsources;
+};
+
+/* ---- names ------------------------------------------------------------------------------- */
+
+static spoor_location locate(struct mtb *m, uint32_t addr)
+{
+    spoor_location loc[8];
+    spoor_elf_symbolize(m->elf, addr, loc, 8);
+    return loc[0];
+}
+
+/* "func @ file:line", or "0x... @ ?:?" for an address the ELF does not know. */
+static void put_place(struct mtb *m, uint32_t addr)
+{
+    spoor_location l = locate(m, addr);
+    if (l.function)
+        ob_str(&m->out, l.function);
+    else
+        ob_hex8(&m->out, addr);
+    ob_str(&m->out, " @ ");
+    ob_str(&m->out, l.file ? l.file : "?");
+    ob_char(&m->out, ':');
+    if (l.line)
+        ob_u32(&m->out, l.line);
+    else
+        ob_char(&m->out, '?');
+}
+
+static const char *function_of(struct mtb *m, uint32_t addr)
+{
+    const char *name = NULL;
+    if (!spoor_elf_function(m->elf, addr, &name, NULL, NULL))
+        return NULL;
+    return name;
+}
+
+/* ---- the packet listing ------------------------------------------------------------------ */
+
+static void print_packet_text(struct mtb *m, const spoor_mtb_packet *p)
+{
+    outbuf *o = &m->out;
+    if (p->s)
+        ob_str(o, "Begin Trace Session\n");
+    ob_str(o, ">S: ");
+    ob_hex8(o, p->src);
+    ob_str(o, " - ");
+    if (p->a && spoor_mtb_is_exc_return(p->src)) {
+        ob_str(o, "Exception Return (EXC_RETURN)\n");
+    } else {
+        if (p->a)
+            ob_str(o, "Exception (or debug) Entry from ");
+        put_place(m, p->src);
+        ob_char(o, '\n');
+    }
+    ob_str(o, " D: ");
+    ob_hex8(o, p->dst);
+    ob_str(o, " - ");
+    if (!p->a && spoor_mtb_is_exc_return(p->dst))
+        ob_str(o, "Exception Return (EXC_RETURN)");
+    else
+        put_place(m, p->dst);
+    ob_char(o, '\n');
+}
+
+static void print_packet_json(struct mtb *m, const spoor_mtb_packet *p)
+{
+    json_out *j = &m->jout;
+    json_object_begin(j, NULL);
+    json_key_hex32(j, JSON_KEY("src"), p->src);
+    json_key_hex32(j, JSON_KEY("dst"), p->dst);
+    json_key_uint(j, JSON_KEY("a"), p->a);
+    json_key_uint(j, JSON_KEY("s"), p->s);
+    json_key_string(j, JSON_KEY("kind"), spoor_mtb_kind_name(p->kind));
+    json_object_end(j);
+    json_finish(j);
+}
+
+/* ---- --flow -------------------------------------------------------------------------------- */
+
+static source_file *source(struct mtb *m, const char *path)
+{
+    for (unsigned i = 0; i < m->nsources; i++)
+        if (!strcmp(m->sources[i].path, path))
+            return &m->sources[i];
+    if (m->nsources == MAX_SOURCES)
+        return NULL;
+    source_file *f = &m->sources[m->nsources++];
+    memset(f, 0, sizeof *f);
+    f->path = strdup(path);
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return f;
+    size_t cap = 0, len = 0;
+    char buf[4096];
+    size_t got;
+    while ((got = fread(buf, 1, sizeof buf, fp)) > 0 && len < (16u << 20)) {
+        if (len + got + 1 > cap) {
+            cap = (len + got + 1) * 2;
+            char *t = realloc(f->text, cap);
+            if (!t)
+                break;
+            f->text = t;
+        }
+        memcpy(f->text + len, buf, got);
+        len += got;
+    }
+    fclose(fp);
+    if (!f->text)
+        return f;
+    f->text[len] = 0;
+    unsigned n = 1;
+    for (size_t i = 0; i < len; i++)
+        n += f->text[i] == '\n';
+    f->lines = malloc(sizeof *f->lines * n);
+    if (!f->lines)
+        return f;
+    char *p = f->text;
+    for (unsigned i = 0; i < n; i++) {
+        f->lines[i] = p;
+        char *nl = strchr(p, '\n');
+        if (!nl) {
+            f->nlines = i + 1;
+            break;
+        }
+        *nl = 0;
+        p = nl + 1;
+        f->nlines = i + 1;
+    }
+    return f;
+}
+
+static void flow_location_text(struct mtb *m, const spoor_location *l)
+{
+    outbuf *o = &m->out;
+    if (l->function != m->last_function ||
+        (l->function && m->last_function && strcmp(l->function, m->last_function))) {
+        ob_str(o, l->function ? l->function : "??");
+        ob_str(o, ":\n");
+    }
+    if (l->file && l->line &&
+        (l->line != m->last_line || !m->last_file || strcmp(l->file, m->last_file))) {
+        source_file *f = source(m, l->file);
+        ob_str(o, l->file);
+        ob_char(o, ':');
+        ob_u32(o, l->line);
+        if (f && l->line <= f->nlines) {
+            ob_char(o, '\t');
+            ob_str(o, f->lines[l->line - 1]);
+        }
+        ob_char(o, '\n');
+    }
+    m->last_function = l->function;
+    m->last_file = l->file;
+    m->last_line = l->line;
+}
+
+static void flow_insn(struct mtb *m, const spoor_mtb_step *s)
+{
+    outbuf *o = &m->out;
+    char text[128];
+    spoor_thumb_disassemble(s->pc, s->code, s->size, text, sizeof text);
+    spoor_location l = locate(m, s->pc);
+    if (m->json) {
+        json_out *j = &m->jout;
+        json_object_begin(j, NULL);
+        json_key_hex32(j, JSON_KEY("pc"), s->pc);
+        json_key_string(j, JSON_KEY("insn"), text);
+        json_key_string(j, JSON_KEY("function"), l.function);
+        json_key_string(j, JSON_KEY("file"), l.file);
+        if (l.file || l.line) /* line 0: DWARF's "no line" in that file */
+            json_key_uint(j, JSON_KEY("line"), l.line);
+        else
+            json_key_null(j, JSON_KEY("line"));
+        json_object_end(j);
+        json_finish(j);
+        return;
+    }
+    flow_location_text(m, &l);
+    ob_str(o, "   ");
+    ob_hex8(o, s->pc);
+    if (l.function && l.has_offset) {
+        ob_str(o, " <+");
+        ob_u32(o, l.offset);
+        ob_char(o, '>');
+    }
+    ob_str(o, ":\t");
+    ob_str(o, text);
+    ob_char(o, '\n');
+}
+
+static void flow_packet(struct mtb *m, const spoor_mtb_packet *p)
+{
+    outbuf *o = &m->out;
+    if (m->json)
+        return;
+    if (p->s)
+        ob_str(o, "--- Begin Trace Session\n");
+    switch (p->kind) {
+    case SPOOR_MTB_EXCEPTION_ENTRY:
+        ob_printf(o, "--- exception entry (return address 0x%08x) to 0x%08x\n", p->src, p->dst);
+        break;
+    case SPOOR_MTB_EXCEPTION_RETURN:
+        if (!p->a)
+            ob_printf(o, "--- exception return (to EXC_RETURN 0x%08x)\n", p->dst);
+        else
+            ob_printf(o, "--- exception return continues at 0x%08x\n", p->dst);
+        break;
+    default: ob_printf(o, "--- branch to 0x%08x\n", p->dst); break;
+    }
+    m->last_function = NULL;
+    m->last_file = NULL;
+    m->last_line = 0;
+}
+
+static void flow_gap(struct mtb *m, const spoor_mtb_step *s)
+{
+    if (m->json) {
+        json_object_begin(&m->jout, NULL);
+        json_key_hex32(&m->jout, JSON_KEY("gap"), s->pc);
+        json_key_string(&m->jout, JSON_KEY("why"), s->why);
+        json_object_end(&m->jout);
+        json_finish(&m->jout);
+    } else
+        ob_printf(&m->out, "--- ?? the instructions from 0x%08x are unknown: %s\n", s->pc, s->why);
+}
+
+/* ---- --calls and --chrome ---------------------------------------------------------------- */
+
+static void chrome_event(struct mtb *m, const char *phase, const char *name)
+{
+    if (m->chrome.ob)
+        chrome_trace_event(&m->chrome, name ? name : "??", phase, m->insns, 1, 1);
+}
+
+static void call_line(struct mtb *m, const char *prefix, const char *name, uint32_t addr)
+{
+    if (!m->calls)
+        return;
+    for (unsigned i = 1; i < m->depth; i++)
+        ob_str(&m->out, "  ");
+    ob_str(&m->out, prefix);
+    ob_str(&m->out, name ? name : "??");
+    ob_str(&m->out, " (");
+    ob_hex8(&m->out, addr);
+    ob_str(&m->out, ")\n");
+}
+
+static void push(struct mtb *m, const char *function, uint32_t ret, bool exception,
+                 const char *prefix, uint32_t addr)
+{
+    if (m->depth == MAX_CALL_DEPTH) { /* runaway recursion: keep the newest frames */
+        memmove(m->stack, m->stack + 1, sizeof m->stack[0] * (MAX_CALL_DEPTH - 1));
+        m->depth--;
+    }
+    m->stack[m->depth++] = (struct frame){function, ret, exception};
+    call_line(m, prefix, function, addr);
+    chrome_event(m, "B", function);
+}
+
+static void pop(struct mtb *m)
+{
+    chrome_event(m, "E", m->stack[m->depth - 1].function);
+    m->depth--;
+}
+
+/* A new bottom frame when the trace leaves every frame it knows (a return or exception return
+ * into code from before the trace). */
+static void restart(struct mtb *m, uint32_t addr)
+{
+    while (m->depth)
+        pop(m);
+    push(m, function_of(m, addr), 0, false, "", addr);
+}
+
+static void calls_packet(struct mtb *m, const spoor_mtb_packet *p, bool first)
+{
+    if (first || p->s || m->depth == 0) { /* nothing known before: start from here */
+        if (spoor_mtb_is_exc_return(p->dst)) {
+            while (m->depth)
+                pop(m); /* the next packet says where the exception return went */
+        } else {
+            restart(m, p->dst);
+        }
+        return;
+    }
+    if (p->kind == SPOOR_MTB_EXCEPTION_ENTRY) {
+        push(m, function_of(m, p->dst), p->src, true, "[exception] ", p->dst);
+        return;
+    }
+    if (p->kind == SPOOR_MTB_EXCEPTION_RETURN) {
+        if (!p->a)
+            return; /* the second packet says where execution continues */
+        unsigned i = m->depth;
+        while (i > 0 && !m->stack[i - 1].exception)
+            i--;
+        if (i == 0) {
+            restart(m, p->dst);
+            return;
+        }
+        uint32_t ret = m->stack[i - 1].ret;
+        while (m->depth >= i)
+            pop(m);
+        if (p->dst != ret) /* not back where it was taken: tail-chained into the next one */
+            push(m, function_of(m, p->dst), ret, true, "[tail-chained exception] ", p->dst);
+        return;
+    }
+    uint8_t code[4];
+    unsigned size = 0;
+    if (spoor_mem_read(m->mem, p->src, code, 2)) {
+        size = spoor_thumb_size((uint16_t)(code[0] | code[1] << 8));
+        if (size == 4 && !spoor_mem_read(m->mem, p->src, code, 4))
+            size = 0;
+    }
+    if (size && spoor_thumb_is_call(code, size)) {
+        push(m, function_of(m, p->dst), p->src + size, false, "", p->dst);
+        return;
+    }
+    for (unsigned i = m->depth; i > 0 && !m->stack[i - 1].exception; i--) {
+        if (m->stack[i - 1].ret == p->dst && i > 1) { /* a return to a caller we saw */
+            while (m->depth >= i)
+                pop(m);
+            return;
+        }
+    }
+    const char *target = function_of(m, p->dst);
+    const char *here = m->depth ? m->stack[m->depth - 1].function : NULL;
+    if (target && here && strcmp(target, here) && m->depth) {
+        /* a branch into another function that is no return we know: a tail call, or a return
+         * into a frame from before the trace */
+        struct frame *top = &m->stack[m->depth - 1];
+        chrome_event(m, "E", top->function);
+        top->function = target;
+        call_line(m, "-> ", target, p->dst);
+        chrome_event(m, "B", target);
+    }
+}
+
+/* ---- the walk ------------------------------------------------------------------------------ */
+
+struct walk {
+    struct mtb *m;
+    const spoor_mtb_packet *first;
+};
+
+static bool on_step(void *ctx, const spoor_mtb_step *s)
+{
+    struct walk *w = ctx;
+    struct mtb *m = w->m;
+    switch (s->kind) {
+    case SPOOR_MTB_STEP_INSN:
+        m->insns++;
+        if (m->flow)
+            flow_insn(m, s);
+        break;
+    case SPOOR_MTB_STEP_PACKET:
+        if (m->flow)
+            flow_packet(m, s->packet);
+        if (m->calls || m->chrome.ob)
+            calls_packet(m, s->packet, s->packet == w->first);
+        break;
+    case SPOOR_MTB_STEP_GAP:
+        if (m->flow)
+            flow_gap(m, s);
+        break;
+    }
+    return !m->out.failed;
+}
+
+/* ---- input ------------------------------------------------------------------------------- */
+
+/* The trace buffer of a dump's MTB record; NULL with a message printed. */
+static const uint8_t *dump_buffer(const spoor_dump *d, const spoor_mtb_layout *l, const char *name)
+{
+    uint64_t end = (uint64_t)d->mtb_address + d->mtb_len;
+    if (l->address < d->mtb_address || (uint64_t)l->address + l->size > end) {
+        cli_error("mtb",
+                  "%s: the MTB registers place the %u-byte buffer at 0x%08x, the dump's MTB "
+                  "record holds 0x%08x..0x%08llx",
+                  name, l->size, l->address, d->mtb_address, (unsigned long long)end);
+        return NULL;
+    }
+    return d->mtb_bytes + (l->address - d->mtb_address);
+}
+
+static int run(struct mtb *m, const spoor_mtb_regs *regs, const uint8_t *given, uint32_t limit,
+               const char *name)
+{
+    spoor_mtb_layout l;
+    if (!spoor_mtb_layout_get(regs, &l))
+        return cli_error("mtb", "%s: %s", name, spoor_last_error());
+    uint8_t *bytes = NULL;
+    spoor_mtb_packet *packets = malloc(sizeof *packets * (l.size / 8u));
+    int rc = SPOOR_EXIT_OK;
+    if (!packets) {
+        rc = cli_error("mtb", "out of memory");
+        goto out;
+    }
+    if (!given) {
+        bytes = malloc(l.size);
+        if (!bytes || !spoor_mem_read(m->mem, l.address, bytes, l.size)) {
+            rc = cli_error("mtb",
+                           "%s: cannot read the %u-byte trace buffer at 0x%08x (MTB_BASE 0x%08x, "
+                           "MTB_POSITION 0x%08x; give it with --mem 0x%08x:FILE)",
+                           name, l.size, l.address, regs->base, regs->position, l.address);
+            goto out;
+        }
+        given = bytes;
+    }
+    size_t n;
+    if (!spoor_mtb_decode(&l, given, l.size, packets, &n)) {
+        rc = cli_error("mtb", "%s: %s", name, spoor_last_error());
+        goto out;
+    }
+    const spoor_mtb_packet *p = packets;
+    if (limit && limit < n) {
+        p += n - limit;
+        n = limit;
+    }
+    if (m->chrome_path) {
+        if (!chrome_trace_open(&m->chrome, m->chrome_path)) {
+            rc = cli_error("mtb", "%s: cannot open: %s", m->chrome_path, strerror(errno));
+            goto out;
+        }
+        chrome_trace_track(&m->chrome, 1, 1, "core (time: instructions executed)");
+    }
+    if (m->flow || m->calls || m->chrome.ob) {
+        struct walk w = {m, p};
+        spoor_mtb_flow(p, n, spoor_mem_reader, m->mem, 0, on_step, &w);
+        while (m->depth)
+            pop(m);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            (m->json ? print_packet_json : print_packet_text)(m, &p[i]);
+    }
+    if (m->chrome.ob && !chrome_trace_close(&m->chrome))
+        rc = cli_error("mtb", "%s: cannot write: %s", m->chrome_path, strerror(errno));
+out:
+    free(bytes);
+    free(packets);
+    return rc;
+}
+
+/* The register block (POSITION, MASTER, FLOW, BASE) from target memory; false after printing the
+ * error. */
+static bool read_registers(struct mtb *m, uint32_t regs_addr, spoor_mtb_regs *regs,
+                           const char *name)
+{
+    uint32_t w[4];
+    for (unsigned i = 0; i < 4; i++)
+        if (!spoor_mem_read_u32(m->mem, regs_addr + 4u * i, &w[i])) {
+            cli_error("mtb",
+                      "%s: cannot read the MTB registers at 0x%08x (give them with --mem "
+                      "0x%08x:FILE, or --mtb-regs ADDR for a block elsewhere)",
+                      name, regs_addr, regs_addr);
+            return false;
+        }
+    *regs = (spoor_mtb_regs){w[0], w[1], w[2], w[3]};
+    return true;
+}
+
+static int run_memory(struct mtb *m, uint32_t regs_addr, uint32_t limit, const char *name)
+{
+    spoor_mtb_regs regs;
+    if (!read_registers(m, regs_addr, &regs, name))
+        return SPOOR_EXIT_USAGE;
+    return run(m, &regs, NULL, limit, name);
+}
+
+#define MTB_MASTER_EN (1u << 31)
+#define MTB_MASTER_TSTARTEN (1u << 5)
+
+static bool write_master(struct mtb *m, uint32_t at, uint32_t value)
+{
+    uint8_t b[4] = {(uint8_t)value, (uint8_t)(value >> 8), (uint8_t)(value >> 16),
+                    (uint8_t)(value >> 24)};
+    return spoor_mem_write(m->mem, at, b, sizeof b);
+}
+
+/* --freeze: MASTER is read and written with EN (and TSTARTEN, so that a DWT match cannot start
+ * it again) clear before POSITION and the buffer are read, and written back as it was after
+ * them, on the error paths too. The trace is decoded with MASTER as found. */
+static int run_frozen(struct mtb *m, uint32_t regs_addr, uint32_t limit, const char *name)
+{
+    const uint32_t at = regs_addr + 4u;
+    uint32_t master;
+    if (!spoor_mem_read_u32(m->mem, at, &master))
+        return cli_error("mtb", "%s: --freeze: cannot read MTB_MASTER at 0x%08x: %s", name, at,
+                         spoor_last_error());
+    const uint32_t stopped = master & ~(MTB_MASTER_EN | MTB_MASTER_TSTARTEN);
+    const bool write = stopped != master; /* a stopped MTB needs nothing */
+    if (write && !write_master(m, at, stopped))
+        return cli_error("mtb", "%s: --freeze: cannot stop the MTB: %s", name, spoor_last_error());
+    spoor_mem_invalidate(m->mem); /* everything else is read after the stop */
+    spoor_mtb_regs regs;
+    int rc = SPOOR_EXIT_USAGE;
+    if (read_registers(m, regs_addr, &regs, name)) {
+        regs.master = master;
+        rc = run(m, &regs, NULL, limit, name);
+    }
+    if (write && !write_master(m, at, master)) {
+        int wrc = cli_error("mtb",
+                            "%s: --freeze: cannot write MTB_MASTER 0x%08x back, the MTB stays "
+                            "stopped: %s",
+                            name, master, spoor_last_error());
+        if (rc == SPOOR_EXIT_OK)
+            rc = wrc;
+    }
+    return rc;
+}
+
+int cmd_mtb(int argc, char **argv)
+{
+    enum { OPT_FLOW = 300, OPT_CALLS, OPT_CHROME, OPT_MTB_REGS, OPT_FREEZE };
+    static const struct option opts[] = {{"elf", required_argument, 0, 'e'},
+                                         {"json", no_argument, 0, 'j'},
+                                         {"limit", required_argument, 0, 'n'},
+                                         {"flow", no_argument, 0, OPT_FLOW},
+                                         {"calls", no_argument, 0, OPT_CALLS},
+                                         {"chrome", required_argument, 0, OPT_CHROME},
+                                         {"mtb-regs", required_argument, 0, OPT_MTB_REGS},
+                                         {"freeze", no_argument, 0, OPT_FREEZE},
+                                         {"help", no_argument, 0, 'h'},
+                                         TARGET_INPUT_LONG_OPTIONS,
+                                         {0, 0, 0, 0}};
+    static struct mtb m;
+    memset(&m, 0, sizeof m);
+    static target_input in;
+    memset(&in, 0, sizeof in);
+    const char *elf_path = NULL;
+    uint32_t limit = 0, regs_addr = SPOOR_MTB_M33_REGISTERS;
+    int opt, rc, freeze = 0;
+    optind = 1;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "e:jn:h", opts, NULL)) != -1) {
+        switch (opt) {
+        case 'e': elf_path = optarg; break;
+        case 'j': m.json = 1; break;
+        case 'n':
+            if (!cli_parse_u32(optarg, &limit) || limit == 0)
+                return cli_error("mtb", "--limit: expected a packet count > 0, got '%s'", optarg);
+            break;
+        case OPT_FLOW: m.flow = 1; break;
+        case OPT_CALLS: m.calls = 1; break;
+        case OPT_CHROME: m.chrome_path = optarg; break;
+        case OPT_MTB_REGS:
+            if (!cli_parse_u32(optarg, &regs_addr) || (regs_addr & 3u))
+                return cli_error("mtb", "--mtb-regs: expected a word-aligned address, got '%s'",
+                                 optarg);
+            break;
+        case OPT_FREEZE: freeze = 1; break;
+        case TARGET_OPT_REGS:
+        case TARGET_OPT_MEM:
+        case TARGET_OPT_GDB:
+            if ((rc = target_input_option("mtb", &in, opt, optarg)))
+                return rc;
+            break;
+        case 'h': fputs(mtb_usage, stdout); return SPOOR_EXIT_OK;
+        default: return cli_bad_option("mtb", argv);
+        }
+    }
+    if (m.flow && m.calls)
+        return cli_error("mtb", "give --flow or --calls, not both");
+    if (m.json && m.calls)
+        return cli_error("mtb", "--json covers packets and --flow; --calls is text only");
+    if (freeze && !in.src.gdb)
+        return cli_error("mtb", "--freeze stops a live MTB: it needs --gdb HOST:PORT");
+    if (!(m.elf = cli_open_elf("mtb", elf_path)))
+        return SPOOR_EXIT_USAGE;
+    ob_init(&m.out, 1);
+    json_init(&m.jout, &m.out);
+    spoor_snapshot *snap = NULL;
+    if (argc - optind == 0 && !in.src.gdb && !in.src.regs_path && in.src.nmems) {
+        /* images only: the MTB needs no CPU registers */
+        if (!(m.mem = spoor_mem_new())) {
+            rc = cli_error("mtb", "out of memory");
+            goto out;
+        }
+        for (size_t i = 0; i < in.src.nmems; i++)
+            if (!spoor_mem_add_file(m.mem, in.mems[i].address, in.mems[i].path)) {
+                rc = cli_error("mtb", "%s", spoor_last_error());
+                goto out;
+            }
+        if (!spoor_mem_add_elf(m.mem, m.elf)) {
+            rc = cli_error("mtb", "%s", spoor_last_error());
+            goto out;
+        }
+        rc = run_memory(&m, regs_addr, limit, "--mem");
+    } else {
+        if (!(snap = target_input_open("mtb", &in, argv + optind, argc - optind, m.elf))) {
+            rc = SPOOR_EXIT_USAGE;
+            goto out;
+        }
+        m.mem = snap->mem;
+        const spoor_dump *d = snap->dump;
+        if (d && d->has_mtb && !in.src.regs_path) {
+            spoor_mtb_regs regs = {d->mtb_position, d->mtb_master, d->mtb_flow, d->mtb_base};
+            spoor_mtb_layout l;
+            const uint8_t *bytes;
+            if (!spoor_mtb_layout_get(&regs, &l))
+                rc = cli_error("mtb", "%s: %s", snap->input, spoor_last_error());
+            else if (!(bytes = dump_buffer(d, &l, snap->input)))
+                rc = SPOOR_EXIT_USAGE;
+            else
+                rc = run(&m, &regs, bytes, limit, snap->input);
+        } else if (d && !in.src.regs_path) {
+            rc = cli_error("mtb",
+                           "%s: no MTB record in the dump (was spoor_crash_config."
+                           "mtb_registers set?)",
+                           snap->input);
+        } else {
+            rc = (freeze ? run_frozen : run_memory)(&m, regs_addr, limit, snap->input);
+        }
+    }
+    if (!ob_flush(&m.out) && rc == SPOOR_EXIT_OK)
+        rc = cli_error("mtb", "cannot write the trace: %s", strerror(errno));
+out:
+    if (snap)
+        spoor_snapshot_close(snap);
+    else
+        spoor_mem_free(m.mem);
+    for (unsigned i = 0; i < m.nsources; i++) {
+        free(m.sources[i].path);
+        free(m.sources[i].text);
+        free(m.sources[i].lines);
+    }
+    spoor_elf_close(m.elf);
+    return rc;
+}

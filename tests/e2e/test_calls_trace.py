@@ -1,0 +1,341 @@
+"""spoor calls against QEMU's own record of every hook call.
+
+The calls_trace example (examples/calls_trace) runs the seed's demo with -finstrument-functions
+on the M3 (mps2-an385), the M0 (microbit) and the M33 (mps2-an505): once plainly, once with
+SysTick and a device interrupt firing inside instrumented calls, once wrapping the ring many
+times, and once faulting (the ring then comes back in spoor's crash dump).
+
+Ground truth: QEMU runs the firmware with -icount shift=0 -singlestep and logs the CPU state
+(-d exec,nochain,cpu) at a few instructions only (-dfilter): the first instruction of each hook
+(r0 = this_fn, r1 = call_site, IPSR from XPSR) and the instructions that claim the ring slot
+(found with arm-none-eabi-objdump): the STREX and the instruction after it, which shows whether
+the STREX succeeded, or on Armv6-M the first instruction after CPSID. An interrupt may arrive
+between a hook's entry and its claim; its hooks then claim first. So the entry is kept per
+exception level (one hook in flight per level) and lands in the sequence where its successful
+STREX ran. With -icount a block can be logged and then left unexecuted (its instruction budget
+ran out) and logged again when it runs; an exception taken in between clears the exclusive
+monitor, so the STREX after it fails and only the repeat counts.
+
+Checked: the records `spoor calls --json` prints are exactly the newest part of that sequence;
+when the ring wrapped they are at least 90 % of its capacity (the ring's size from nm -S, 8
+bytes a record); function and caller names agree with arm-none-eabi-nm; the depth agrees with
+the nesting the log implies; records that ran in an exception handler (IPSR != 0) and only those
+are shown in a handler context; the text output of the plain run is the seed's format, rebuilt
+here from the log and nm.
+"""
+
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import harness  # noqa: E402
+
+CORES = ["m3", "m0", "m33"]
+OBJDUMP = "arm-none-eabi-objdump"
+RECORD_SIZE = 8
+EXC_RETURN_MIN = 0xF0000000
+
+_TRACE = re.compile(r"^Trace \d+: 0x[0-9a-f]+ \[[0-9a-f]+/([0-9a-f]+)/")
+_REG = re.compile(r"R(\d\d)=([0-9a-f]{8})")
+_XPSR = re.compile(r"XPSR=([0-9a-f]{8})")
+
+
+def spoor():
+    import os
+    return os.environ["SPOOR_BIN"]
+
+
+def symbols_with_sizes(elf):
+    """name -> (address without Thumb bit, size) from nm -S."""
+    out = subprocess.run([harness.require_tool("arm-none-eabi-nm"), "-S", str(elf)], check=True,
+                         capture_output=True, text=True).stdout
+    table = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 4:
+            table[parts[3]] = (int(parts[0], 16) & ~1, int(parts[1], 16))
+    return table
+
+
+def functions(elf):
+    """Sorted (start, end, name) of the function symbols (nm -S, types T/t)."""
+    out = subprocess.run([harness.require_tool("arm-none-eabi-nm"), "-S", "--defined-only",
+                          str(elf)], check=True, capture_output=True, text=True).stdout
+    funcs = []
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 4 and parts[2] in "Tt":
+            start = int(parts[0], 16) & ~1
+            funcs.append((start, start + int(parts[1], 16), parts[3]))
+    return sorted(funcs)
+
+
+def containing(funcs, addr):
+    for start, end, name in funcs:
+        if start <= addr < end:
+            return name, addr - start
+    return None, 0
+
+
+def hook_points(elf, hook):
+    """(entry, claim, confirm, status register) of one hook from its disassembly.
+
+    ARMv7-M/v8-M: the slot is claimed by the STREX that succeeds; the instruction after it
+    shows the STREX status in its register. ARMv6-M: the claim lies between CPSID and MSR, where
+    no interrupt can come; the instruction after CPSID stands for it (confirm None)."""
+    out = subprocess.run([harness.require_tool(OBJDUMP), "-d", str(elf),
+                          f"--disassemble={hook}"], check=True, capture_output=True,
+                         text=True).stdout
+    insns = []
+    for line in out.splitlines():
+        m = re.match(r"^\s*([0-9a-f]+):\s+(?:[0-9a-f]{4}\s?)+\s+(\S+)\s*(\S*)", line)
+        if m:
+            insns.append((int(m.group(1), 16), m.group(2), m.group(3)))
+    mnemonics = [m for _, m, _ in insns]
+    if "strex" in mnemonics:
+        i = mnemonics.index("strex")
+        status = int(insns[i][2].rstrip(",").lstrip("r"))
+        return insns[0][0], insns[i][0], insns[i + 1][0], status
+    i = mnemonics.index("cpsid")
+    return insns[0][0], insns[i + 1][0], None, None
+
+
+def run_with_log(elf, machine, mode, out_file, log, extra=(), shift=0):
+    """Runs the example under QEMU with the CPU log at the hooks' points (and at the addresses
+    in extra); -icount shift=SHIFT (2**SHIFT ns a instruction)."""
+    points = [hook_points(elf, h) for h in ("__cyg_profile_func_enter",
+                                              "__cyg_profile_func_exit")]
+    addresses = [a for p in points for a in p[:3] if a is not None] + list(extra)
+    dfilter = ",".join(f"0x{a:x}+2" for a in addresses)
+    command = [harness.require_tool(harness.QEMU), "-M", machine, "-icount", f"shift={shift}",
+               "-nographic", "-monitor", "none", "-serial", "none", "-semihosting-config",
+               f"enable=on,target=native,arg=calls_trace,arg={mode},arg={out_file}",
+               "-kernel", str(elf), "-singlestep", "-d", "exec,nochain,cpu", "-dfilter",
+               dfilter, "-D", str(log)]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    return result, points
+
+
+def ground_truth(log, points, stores=None):
+    """The hook calls in ring order: dicts kind, fn, site, ipsr. stores: {pc: (key, register)}
+    of instructions that store a record's further words: the record last claimed at that
+    exception level gets key = the register's value there."""
+    entries = {p[0]: ("enter", "exit")[i] for i, p in enumerate(points)}
+    claims = {p[1] for p in points}
+    confirms = {p[2]: p[3] for p in points if p[2] is not None}
+    pending = {}    # IPSR -> the hook entry in flight at that level
+    tentative = {}  # IPSR -> position in records where its STREX ran
+    records = []
+    claimed = {}  # IPSR -> the record last claimed at that level
+    stores = stores or {}
+
+    def flush(pc, regs, xpsr):
+        ipsr = xpsr & 0x1FF
+        if pc in stores and ipsr in claimed:
+            key, reg = stores[pc]
+            claimed[ipsr][key] = regs[reg]
+        if pc in entries:
+            site = regs[1] if regs[1] >= EXC_RETURN_MIN else regs[1] & ~1
+            pending[ipsr] = {"kind": entries[pc], "fn": regs[0] & ~1, "site": site,
+                             "ipsr": ipsr}
+        elif pc in claims and not confirms:  # Armv6-M: claimed, interrupts masked
+            if ipsr in pending:
+                claimed[ipsr] = pending.pop(ipsr)
+                records.append(claimed[ipsr])
+        elif pc in claims:
+            tentative[ipsr] = len(records)
+        elif pc in confirms and ipsr in tentative and ipsr in pending:
+            position = tentative.pop(ipsr)
+            if regs[confirms[pc]] == 0:  # the STREX succeeded
+                claimed[ipsr] = pending.pop(ipsr)
+                records.insert(position, claimed[ipsr])
+
+    pc, regs, xpsr = None, {}, 0
+    with open(log, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            m = _TRACE.match(line)
+            if m:
+                if pc is not None:
+                    flush(pc, regs, xpsr)
+                pc, regs = int(m.group(1), 16), {}
+                continue
+            for n, v in _REG.findall(line):
+                regs[int(n)] = int(v, 16)
+            m = _XPSR.search(line)
+            if m:
+                xpsr = int(m.group(1), 16)
+    if pc is not None:
+        flush(pc, regs, xpsr)
+    return records
+
+
+def truth_depths(records):
+    """Depth of each record in its context (thread, or one handler invocation) and the
+    invocation it belongs to (0 = thread)."""
+    stack = [[0, 0]]  # [invocation id, depth]
+    next_id = 1
+    out = []
+    for r in records:
+        if r["kind"] == "enter" and r["site"] >= EXC_RETURN_MIN:
+            stack.append([next_id, 0])
+            next_id += 1
+        top = stack[-1]
+        if r["kind"] == "enter":
+            out.append((top[0], top[1]))
+            top[1] += 1
+        else:
+            top[1] -= 1
+            out.append((top[0], top[1]))
+            if r["site"] >= EXC_RETURN_MIN and len(stack) > 1:
+                stack.pop()
+    return out
+
+
+class CallsTrace(unittest.TestCase):
+    def run_mode(self, cpu, mode, tmp, dump=False):
+        elf, machine = harness.example("calls_trace", cpu)
+        out = Path(tmp) / f"{cpu}-{mode}.bin"
+        log = Path(tmp) / f"{cpu}-{mode}.log"
+        result, points = run_with_log(elf, machine, mode, out, log)
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        truth = ground_truth(log, points)
+        self.assertGreater(len(truth), 0)
+        if dump:
+            args = [str(out)]
+        else:
+            m = re.search(r"image (0x[0-9a-f]+) (\d+)", result.stdout + result.stderr)
+            self.assertIsNotNone(m, result.stdout)
+            args = ["--mem", f"{m.group(1)}:{out}"]
+        return elf, truth, args
+
+    def spoor_json(self, elf, args):
+        p = subprocess.run([spoor(), "calls", "-e", str(elf), "--json"] + args,
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return [json.loads(line) for line in p.stdout.splitlines()]
+
+    def check_against_truth(self, elf, truth, got, wrapped):
+        funcs = functions(elf)
+        capacity = symbols_with_sizes(elf)["call_ring"][1] // RECORD_SIZE
+        if wrapped:
+            self.assertGreater(len(truth), capacity)
+            self.assertGreaterEqual(len(got), 0.9 * capacity)
+        else:
+            self.assertEqual(len(got), len(truth))
+        tail = truth[len(truth) - len(got):]
+        depths = truth_depths(truth)[len(truth) - len(got):]
+        low = {}
+        for inv, d in depths:
+            low[inv] = min(low.get(inv, d), d)
+        for i, (g, t) in enumerate(zip(got, tail)):
+            where = f"record {i} of {len(got)}: {g} vs {t}"
+            self.assertEqual(g["kind"], t["kind"], where)
+            self.assertEqual(int(g["fn"], 16), t["fn"], where)
+            self.assertEqual(int(g["site"], 16), t["site"], where)
+            name, off = containing(funcs, t["fn"])
+            self.assertEqual(g["function"], name if not off else f"{name}+0x{off:x}", where)
+            if t["site"] < EXC_RETURN_MIN:
+                name, off = containing(funcs, t["site"])
+                self.assertEqual(g["caller"], f"{name}+0x{off:x}", where)
+            else:
+                self.assertTrue(g["caller"].startswith("<exception from"), where)
+            self.assertEqual("handler" in g, t["ipsr"] != 0, where)
+            inv, d = depths[i]
+            self.assertEqual(g["depth"], d - low[inv], where)
+
+    def test_seed_program(self):
+        for cpu in CORES:
+            with self.subTest(cpu=cpu), tempfile.TemporaryDirectory() as tmp:
+                elf, truth, args = self.run_mode(cpu, "seed", tmp)
+                got = self.spoor_json(elf, args)
+                self.check_against_truth(elf, truth, got, wrapped=False)
+                # the seed's text format, rebuilt from the log and nm
+                funcs = functions(elf)
+                expected = []
+                for (inv, depth), t in zip(truth_depths(truth), truth):
+                    fname, _ = containing(funcs, t["fn"])
+                    sname, soff = containing(funcs, t["site"])
+                    arrow = "->" if t["kind"] == "enter" else "<-"
+                    brace = "{" if t["kind"] == "enter" else "}"
+                    expected.append(f"{' ' * depth}{brace} {t['site']:08X}{arrow}{t['fn']:08X}"
+                                    f"  {sname}:0x{soff:04X}{arrow}{fname}")
+                p = subprocess.run([spoor(), "calls", "-e", str(elf)] + args,
+                                   capture_output=True, text=True, timeout=60)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertEqual(p.stdout.splitlines(), expected)
+                names = [containing(funcs, t["fn"])[0] for t in truth if t["kind"] == "enter"]
+                self.assertEqual(names[:6], ["DEMO_Init", "DEMO_Run", "decide", "calcValue",
+                                             "getValue", "calcValue"])
+
+    def test_interrupts_during_calls(self):
+        for cpu in CORES:
+            with self.subTest(cpu=cpu), tempfile.TemporaryDirectory() as tmp:
+                elf, truth, args = self.run_mode(cpu, "irq", tmp)
+                capacity = symbols_with_sizes(elf)["call_ring"][1] // RECORD_SIZE
+                got = self.spoor_json(elf, args)
+                self.check_against_truth(elf, truth, got, wrapped=len(truth) > capacity)
+                self.assertTrue(any("handler" in g for g in got))
+                # interrupts did arrive between a hook's entry and its claim at least once
+                # somewhere (then the ring order differs from the entry order); not required
+
+    def test_wrapping_ring(self):
+        for cpu in CORES:
+            with self.subTest(cpu=cpu), tempfile.TemporaryDirectory() as tmp:
+                elf, truth, args = self.run_mode(cpu, "wrap", tmp)
+                capacity = symbols_with_sizes(elf)["call_ring"][1] // RECORD_SIZE
+                self.assertGreater(len(truth), 5 * capacity)  # wrapped many times
+                got = self.spoor_json(elf, args)
+                self.check_against_truth(elf, truth, got, wrapped=True)
+                p = subprocess.run([spoor(), "calls", "-e", str(elf)] + args,
+                                   capture_output=True, text=True, timeout=60)
+                self.assertTrue(p.stdout.startswith("--- ring wrapped"), p.stdout[:200])
+
+    def test_crash_dump_after_fault(self):
+        for cpu in CORES:
+            with self.subTest(cpu=cpu), tempfile.TemporaryDirectory() as tmp:
+                elf, truth, args = self.run_mode(cpu, "fault", tmp, dump=True)
+                got = self.spoor_json(elf, args)
+                self.check_against_truth(elf, truth, got, wrapped=False)
+                # the newest record is the call into decide() that faulted
+                funcs = functions(elf)
+                self.assertEqual(got[-1]["kind"], "enter")
+                self.assertEqual(containing(funcs, int(got[-1]["fn"], 16))[0], "decide")
+
+    def test_live_target_over_gdb(self):
+        """--gdb reads the same ring as the RAM image of the same deterministic run."""
+        for cpu in ("m3", "m0"):
+            with self.subTest(cpu=cpu), tempfile.TemporaryDirectory() as tmp:
+                elf, truth, args = self.run_mode(cpu, "seed", tmp)
+                from_image = self.spoor_json(elf, args)
+                port = harness.free_port()
+                command = harness.qemu_command(elf, harness.machine_for(cpu)) + [
+                    "-gdb", f"tcp:127.0.0.1:{port}"]
+                command[command.index("enable=on,target=native")] += \
+                    ",arg=calls_trace,arg=hold"
+                qemu = subprocess.Popen(command, stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL)
+                try:
+                    live = None
+                    for _ in range(50):  # until the port is up and the demo has run
+                        time.sleep(0.2)
+                        p = subprocess.run([spoor(), "calls", "-e", str(elf), "--json", "--gdb",
+                                            f"127.0.0.1:{port}"], capture_output=True,
+                                           text=True, timeout=60)
+                        if p.returncode == 0:
+                            live = [json.loads(line) for line in p.stdout.splitlines()]
+                            if len(live) == len(from_image):
+                                break
+                    self.assertEqual(live, from_image)
+                finally:
+                    qemu.kill()
+                    qemu.wait()
+
+
+if __name__ == "__main__":
+    unittest.main()

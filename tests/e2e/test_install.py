@@ -1,0 +1,334 @@
+"""spoor as a package: install into a temporary prefix, then use only what was installed.
+
+1. `cmake --install BUILD --prefix P` lays out bin/spoor, libspoor.a, libspoor.so.MAJOR (soname
+   from the project version in CMakeLists.txt, exporting spoor_* names only, by nm -D), the
+   public headers (include/spoor/*.h and dump_format.h, no internal src/lib header; each compiles
+   on its own with the installed pkg-config flags), spoor.pc, the CMake package, the man page,
+   bash completion and share/spoor (target sources, spoor-target.mk/.cmake, spoor-sections.ld).
+2. `spoor --version` names the project version and SPOOR_DUMP_VERSION of dump_format.h.
+3. Firmware outside spoor's tree (tests/e2e/install/firmware, copied to a temporary directory)
+   is built twice for QEMU's mps2-an385 (Cortex-M3): with plain Make and the installed
+   spoor-target.mk, and with CMake and the installed spoor-target.cmake (spoor_target_add). Each
+   runs in QEMU until it faults, resets, and hands its dump over through semihosting; the
+   installed `spoor crash` must name the fault the source causes (a precise BusFault, BFAR the
+   sensor address of sensor.c) and give the backtrace gdb-multiarch gives when stopped at the
+   faulting instruction, function by function (frame 0 read_channel); frame 0's file:line must
+   be arm-none-eabi-addr2line's.
+4. A host program that opens an ELF and symbolizes an address (tests/e2e/install/host) is built
+   against `pkg-config --cflags --libs spoor` (libspoor.so), against
+   `pkg-config --static --libs spoor` with libspoor.a, and with find_package(spoor) against
+   spoor::spoor and spoor::shared; each must print arm-none-eabi-addr2line's function and line.
+5. `man -l` renders the installed spoor(1) without warnings; every command of `spoor --help`
+   has its section, and every flag of every command's --help appears in that section.
+6. The installed bash completion registers itself for spoor and offers the commands and, for
+   each command, every flag of its --help (bash's own complete/compgen, no bash-completion).
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import harness  # noqa: E402
+
+SOURCE_DIR = Path(os.environ.get("SPOOR_SOURCE_DIR", Path(__file__).resolve().parents[2]))
+BUILD_DIR = Path(os.environ.get("SPOOR_BUILD_DIR", SOURCE_DIR / "build" / "check"))
+INSTALL_TEST_DIR = Path(__file__).resolve().parent / "install"
+MACHINE = "mps2-an385"
+SENSOR_BASE = 0x60001230  # sensor.c: the first register read_channel() reads
+BACKTRACE = ["read_channel", "sample_sensors", "main", "Reset_Handler"]  # sensor.c, startup.c
+
+
+def run(command, timeout=120, **kwargs):
+    """Runs a command; raises with its output when it fails."""
+    result = subprocess.run([str(c) for c in command], capture_output=True, text=True,
+                            timeout=timeout, **kwargs)
+    if result.returncode != 0:
+        raise AssertionError(f"{' '.join(map(str, command))} exited {result.returncode}:\n"
+                             f"{result.stdout}{result.stderr}")
+    return result.stdout
+
+
+def project_version():
+    text = (SOURCE_DIR / "CMakeLists.txt").read_text()
+    return re.search(r"project\(spoor VERSION (\d+)\.(\d+)\.(\d+)", text).groups()
+
+
+def dump_format_version():
+    text = (SOURCE_DIR / "target" / "include" / "spoor" / "dump_format.h").read_text()
+    return int(re.search(r"#define SPOOR_DUMP_VERSION (\d+)u", text).group(1))
+
+
+def install_libdir():
+    """CMAKE_INSTALL_LIBDIR of the build (GNUInstallDirs: "lib" for a prefix outside /usr)."""
+    cache = (BUILD_DIR / "CMakeCache.txt").read_text()
+    return re.search(r"^CMAKE_INSTALL_LIBDIR:PATH=(.*)$", cache, re.M).group(1)
+
+
+def help_flags(text):
+    """The flags an --help text defines: its option lines ("  -e, --elf FILE",
+    "      --align=N", "  -t, --tpiu[=ID]")."""
+    flags = set()
+    for line in text.splitlines():
+        match = re.match(r"^ {2,}(-[A-Za-z])?(?:, )?(--[a-z][a-z0-9-]*)?", line)
+        if match and (match.group(1) or match.group(2)):
+            flags.update(flag for flag in match.groups() if flag)
+    return flags
+
+
+def addr2line(elf, address):
+    """(function, file name, line) from arm-none-eabi-addr2line -f."""
+    out = run([harness.require_tool("arm-none-eabi-addr2line"), "-f", "-e", elf,
+               f"{address:#x}"]).splitlines()
+    file_name, line = out[1].rsplit(":", 1)
+    return out[0], Path(file_name).name, int(line.split()[0])
+
+
+def function_address(elf, name):
+    return harness.symbol_addresses(elf)[name]
+
+
+class Install(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="spoor-install-")
+        cls.work = Path(cls.tmp.name)
+        cls.prefix = cls.work / "prefix"
+        run(["cmake", "--install", BUILD_DIR, "--prefix", cls.prefix])
+        cls.spoor = cls.prefix / "bin" / "spoor"
+        cls.libdir = cls.prefix / install_libdir()
+        cls.env = dict(os.environ, PKG_CONFIG_PATH=str(cls.libdir / "pkgconfig"))
+        # the Make firmware: also the ELF the host programs symbolize
+        cls.make_elf = cls.build_make_firmware()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    @classmethod
+    def firmware_copy(cls, name):
+        """tests/e2e/install/firmware copied out of spoor's tree."""
+        directory = cls.work / name
+        shutil.copytree(INSTALL_TEST_DIR / "firmware", directory)
+        return directory
+
+    @classmethod
+    def build_make_firmware(cls):
+        directory = cls.firmware_copy("fw-make")
+        run(["make", "-C", directory, f"SPOOR_PREFIX={cls.prefix}", "BUILD=out"])
+        return directory / "out" / "sensor.elf"
+
+    def pkg_config(self, *args):
+        return run(["pkg-config", *args, "spoor"], env=self.env).split()
+
+    # ------------------------------------------------------------ 1, 2: what is installed
+
+    def test_installed_files(self):
+        major = project_version()[0]
+        for relative in ["bin/spoor", "share/man/man1/spoor.1",
+                         "share/bash-completion/completions/spoor",
+                         "share/spoor/spoor-target.mk", "share/spoor/spoor-target.cmake",
+                         "share/spoor/spoor-sections.ld", "share/spoor/arm-none-eabi.cmake",
+                         "share/spoor/target/include/spoor/crash.h",
+                         "share/spoor/target/src/cortexm/crash_cortexm.c"]:
+            self.assertTrue((self.prefix / relative).is_file(), relative)
+        for relative in ["libspoor.a", f"libspoor.so.{major}", "libspoor.so",
+                         "pkgconfig/spoor.pc", "cmake/spoor/spoorConfig.cmake",
+                         "cmake/spoor/spoorConfigVersion.cmake", "cmake/spoor/spoorTargets.cmake"]:
+            self.assertTrue((self.libdir / relative).exists(), relative)
+        # the target sources, all of them
+        for source in (SOURCE_DIR / "target").glob("src/**/*.c"):
+            relative = source.relative_to(SOURCE_DIR / "target")
+            self.assertTrue((self.prefix / "share/spoor/target" / relative).is_file(), relative)
+        # public headers only
+        installed = sorted(p.name for p in (self.prefix / "include" / "spoor").iterdir())
+        public = sorted([p.name for p in (SOURCE_DIR / "include" / "spoor").glob("*.h")] +
+                        ["dump_format.h"])
+        self.assertEqual(installed, public)
+        internal = {p.name for p in (SOURCE_DIR / "src" / "lib").glob("*.h")}
+        self.assertFalse(internal & set(installed), "internal headers installed")
+
+    def test_shared_library(self):
+        major = project_version()[0]
+        library = self.libdir / f"libspoor.so.{major}"
+        dynamic = run(["readelf", "-d", library])
+        self.assertIn(f"Library soname: [libspoor.so.{major}]", dynamic)
+        names = [line.split()[-1] for line in
+                 run(["nm", "-D", "--defined-only", library]).splitlines() if line.strip()]
+        self.assertIn("spoor_elf_open", names)
+        self.assertIn("spoor_crc32", names)  # the portable target code is part of libspoor
+        self.assertEqual([n for n in names if not n.startswith("spoor_")], [],
+                         "libspoor.so exports names without the spoor_ prefix")
+        # the static library holds the portable target code too
+        self.assertRegex(run(["nm", "--defined-only", self.libdir / "libspoor.a"]),
+                         r"(?m) T spoor_crc32$")
+
+    def test_version(self):
+        version = ".".join(project_version())
+        self.assertEqual(run([self.spoor, "--version"]).strip(),
+                         f"spoor {version} (dump format versions read: {dump_format_version()})")
+
+    def test_public_headers_compile_alone(self):
+        cflags = self.pkg_config("--cflags")
+        for header in sorted((self.prefix / "include" / "spoor").glob("*.h")):
+            unit = self.work / f"header_{header.stem}.c"
+            unit.write_text(f'#include "spoor/{header.name}"\n')
+            with self.subTest(header=header.name):
+                run(["cc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-fsyntax-only", *cflags,
+                     unit])
+
+    # ------------------------------------------------------------ 3: firmware
+
+    def check_firmware(self, elf):
+        """Runs the firmware to its dump, reads it with the installed spoor, compares with
+        gdb-multiarch stopped at the faulting instruction."""
+        dump = elf.parent / "crash.bin"
+        with harness.Qemu(elf, MACHINE, semihosting_args=f"arg={dump}") as qemu:
+            result = qemu.wait(30)
+        self.assertEqual(result.returncode, 0, result.output)
+        self.assertIn("crash dump saved", result.output)
+        report = json.loads(run([self.spoor, "crash", "--json", "-e", elf, dump]))
+        self.assertEqual(report["warnings"], [], "the dump names another ELF?")
+        fault = report["fault"]
+        self.assertEqual(fault["type"], "BusFault")
+        self.assertIn("PRECISERR", {bit["name"] for bit in fault["bits"]})
+        self.assertEqual(int(fault["address"], 16), SENSOR_BASE)
+
+        pc = int(report["registers"]["pc"], 16)
+        sp = int(report["registers"]["sp"], 16)
+        with harness.Qemu(elf, MACHINE, gdb=True, semihosting_args="arg=/dev/null") as qemu:
+            text = harness.run_gdb(elf, qemu.gdb_port, [
+                "set backtrace past-main on", f"break *{pc:#x} if $sp == {sp:#x}", "continue",
+                "bt", "kill"])
+        self.assertIn("Breakpoint 1,", text)
+        gdb_frames = harness.parse_backtrace(text)
+        self.assertEqual(gdb_frames, BACKTRACE, text)
+        spoor_frames = [frame["function"] for frame in report["backtrace"]]
+        self.assertEqual(spoor_frames, gdb_frames)
+
+        function, file_name, line = addr2line(elf, pc)
+        frame = report["backtrace"][0]
+        self.assertEqual((frame["function"], Path(frame["file"]).name, frame["line"]),
+                         (function, file_name, line))
+        # and the text report of the installed spoor says the same
+        text = run([self.spoor, "crash", "-e", elf, dump])
+        self.assertIn(f"BFAR {SENSOR_BASE:#010x}", text)
+        self.assertRegex(text, rf"#0 +{pc:#010x} read_channel\+0x[0-9a-f]+ at \S*sensor\.c:{line}")
+
+    def test_firmware_make(self):
+        self.check_firmware(self.make_elf)
+
+    def test_firmware_cmake(self):
+        directory = self.firmware_copy("fw-cmake")
+        run(["cmake", "-S", directory, "-B", directory / "out",
+             f"-DCMAKE_TOOLCHAIN_FILE={self.prefix}/share/spoor/arm-none-eabi.cmake",
+             f"-DSPOOR_PREFIX={self.prefix}"])
+        run(["cmake", "--build", directory / "out"])
+        self.check_firmware(directory / "out" / "sensor.elf")
+
+    # ------------------------------------------------------------ 4: host programs
+
+    def check_symbolize(self, program):
+        address = function_address(self.make_elf, "sample_sensors") + 4
+        function, file_name, line = addr2line(self.make_elf, address)
+        out = run([program, self.make_elf, f"{address:#x}"]).split()
+        self.assertEqual(out[0], function)
+        self.assertEqual(out[0], "sample_sensors")
+        got_file, got_line = out[1].rsplit(":", 1)
+        self.assertEqual((Path(got_file).name, int(got_line)), (file_name, line))
+        failed = subprocess.run([str(program), "/bin/sh", "0"], capture_output=True, text=True,
+                                timeout=60)
+        self.assertEqual(failed.returncode, 2)
+        self.assertIn("not a 32-bit ARM ELF", failed.stderr)
+
+    def test_host_pkg_config(self):
+        source = INSTALL_TEST_DIR / "host" / "symbolize.c"
+        libdir = self.pkg_config("--variable=libdir")[0]
+        shared = self.work / "symbolize-pc"
+        run(["cc", "-std=c11", "-Wall", "-Wextra", "-Werror", source, "-o", shared,
+             *self.pkg_config("--cflags", "--libs"), f"-Wl,-rpath,{libdir}"])
+        self.assertIn("libspoor.so", run(["readelf", "-d", shared]))
+        self.check_symbolize(shared)
+        # static: libspoor.a by name, everything else from --static (Requires/Libs.private)
+        static = self.work / "symbolize-pc-static"
+        libs = ["-l:libspoor.a" if flag == "-lspoor" else flag
+                for flag in self.pkg_config("--static", "--libs")]
+        run(["cc", "-std=c11", "-Wall", "-Wextra", "-Werror", source, "-o", static,
+             *self.pkg_config("--cflags"), *libs])
+        self.assertNotIn("libspoor.so", run(["readelf", "-d", static]))
+        self.check_symbolize(static)
+
+    def test_host_cmake(self):
+        build = self.work / "host-cmake"
+        run(["cmake", "-S", INSTALL_TEST_DIR / "host", "-B", build,
+             f"-DCMAKE_PREFIX_PATH={self.prefix}"])
+        run(["cmake", "--build", build])
+        self.assertNotIn("libspoor.so", run(["readelf", "-d", build / "symbolize"]))
+        self.check_symbolize(build / "symbolize")
+        self.assertIn("libspoor.so", run(["readelf", "-d", build / "symbolize_shared"]))
+        self.check_symbolize(build / "symbolize_shared")
+
+    # ------------------------------------------------------------ 5, 6: man page, completion
+
+    def commands(self):
+        text = run([self.spoor, "--help"])
+        block = text.split("commands:\n", 1)[1].split("\n\n", 1)[0]
+        return [line.split()[0] for line in block.splitlines() if line.strip()]
+
+    def test_man_page(self):
+        page = self.prefix / "share" / "man" / "man1" / "spoor.1"
+        rendered = subprocess.run(["man", "--warnings", "-l", str(page)], capture_output=True,
+                                  text=True, timeout=60, env=dict(os.environ, MANWIDTH="80"))
+        self.assertEqual(rendered.returncode, 0, rendered.stderr)
+        self.assertEqual(rendered.stderr, "", "warnings while rendering")
+        self.assertIn("SPOOR(1)", rendered.stdout)
+        self.assertIn("--version", rendered.stdout)
+        source = page.read_text()
+        plain = re.sub(r"\\f[BIRP]", "", source).replace("\\-", "-")
+        sections = dict(re.findall(r'(?ms)^\.SS "spoor (\w+)"\n(.*?)(?=^\.S[SH] )', plain))
+        commands = self.commands()
+        self.assertEqual(sorted(sections), sorted(commands))
+        for command in commands:
+            flags = help_flags(run([self.spoor, command, "--help"]))
+            self.assertGreater(len(flags), 2, command)
+            for flag in sorted(flags):
+                with self.subTest(command=command, flag=flag):
+                    found = re.search(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", sections[command])
+                    self.assertTrue(found, f"{flag} is not in the man page's {command} section")
+
+    def complete(self, *words):
+        """What the installed completion offers for `spoor WORDS...` (the last is the word
+        being completed)."""
+        script = self.prefix / "share" / "bash-completion" / "completions" / "spoor"
+        words = ["spoor", *words]
+        # the completion asks the installed spoor for its commands and flags, found on PATH as a
+        # user's shell finds it
+        program = (f"PATH={self.prefix / 'bin'}:$PATH\nsource {script}\ncomplete -p spoor\n"
+                   f"COMP_WORDS=({' '.join(repr(w) for w in words)})\n"
+                   f"COMP_CWORD={len(words) - 1}\n"
+                   "$(complete -p spoor | sed -n 's/.*-F \\([^ ]*\\) .*/\\1/p')\n"
+                   "printf '%s\\n' \"${COMPREPLY[@]}\"\n")
+        out = run(["bash", "--norc", "--noprofile", "-c", program]).splitlines()
+        self.assertEqual(out[0], "complete -F _spoor spoor")
+        return out[1:]
+
+    def test_bash_completion(self):
+        commands = self.commands()
+        self.assertEqual(set(self.complete("")) & set(commands), set(commands))
+        self.assertEqual(self.complete("cr"), ["crash"])
+        for command in commands:
+            offered = {flag.rstrip("=") for flag in self.complete(command, "-")}
+            with self.subTest(command=command):
+                self.assertEqual(help_flags(run([self.spoor, command, "--help"])) - offered,
+                                 set())
+        # -e takes a file
+        self.assertIn(str(self.make_elf), self.complete("crash", "-e", str(self.make_elf)[:-3]))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

@@ -1,0 +1,561 @@
+#!/usr/bin/env python3
+"""Virtual trace probe: the ITM/DWT stream a real probe would deliver from a Cortex-M running in
+QEMU, live on TCP and/or in a file. `spoor vprobe` runs this tool; docs/vprobe.md explains it.
+
+QEMU emulates neither the ITM nor the DWT: it ignores the firmware's writes to their registers.
+This tool runs QEMU with -icount (an instruction is one cycle of a CPU clock of 1e9 / 2^shift
+Hz, deterministic), -singlestep and -d exec,nochain,int,cpu into a pipe, reads that log with
+tools/qemu_log.py (the reader the virtual MTB uses), follows the firmware's stores to the ITM and
+DWT registers (address and value from the logged register state and the decoded Thumb store,
+tools/vprobe_stores.py) and emits what that configuration makes the hardware emit
+(tools/vprobe_itm.py): instrumentation packets for stimulus-port writes, data-trace packets for
+stores a comparator matches, exception trace, periodic PC samples, local timestamps, syncs;
+optionally TPIU frames, optionally through a model of the SWO pin that drops what it cannot
+carry and emits overflow packets.
+"""
+
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import qemu_log  # noqa: E402
+import vprobe_itm as itm  # noqa: E402
+import vprobe_stores  # noqa: E402
+
+HELP = """\
+usage: spoor vprobe [OPTIONS] -- qemu-system-arm QEMU-ARGS...
+Runs QEMU (a Cortex-M machine, the firmware as -kernel) and emulates the ITM and DWT it lacks:
+the ITM/DWT stream the firmware's own configuration (or --set) asks for, served on TCP like
+OpenOCD's SWO port and/or written to a file. Time is QEMU's instruction count (-icount): one
+instruction is one cycle of a 1e9/2^shift Hz clock. Adds -icount, -singlestep, -d, -D and -gdb
+to the QEMU command (do not give them). Exit status: QEMU's (0 when the firmware exited 0),
+2 for bad usage.
+
+  -p, --port N       serve the stream on 127.0.0.1:N (default 46000; 0: no server)
+  -o, --output FILE  also write the stream to FILE
+      --shift N      -icount shift: one instruction = 2^N ns (default 5: 31.25 MHz)
+      --gdb PORT     QEMU's gdbstub on 127.0.0.1:PORT for memory reads (default 3333; 0: none);
+                     a debugger that connects halts the target until it continues it
+      --elf FILE     the firmware (default: QEMU's -kernel), for decoding its stores
+      --set REG=VAL  an ITM/DWT register as if a debugger wrote it before the firmware ran:
+                     DEMCR, ITM_TCR, ITM_TER, DWT_CTRL, DWT_COMPn, DWT_MASKn, DWT_FUNCTIONn or
+                     an address (repeatable); the firmware's own writes come after
+      --swo-baud N   model the SWO pin at N baud (NRZ, 10 bits a byte): packets that do not fit
+                     its FIFO are dropped and an overflow packet follows
+      --swo-fifo N   bytes the ITM/TPIU FIFO holds for --swo-baud (default 32)
+      --tpiu         frame the stream with the TPIU formatter (source ID: ITM_TCR.TraceBusID)
+      --wait-client  start QEMU only once a TCP client is connected (it then sees everything)
+      --stats FILE   write a JSON summary at the end (instructions, packets, drops)
+      --keep-log FILE  also copy QEMU's log to FILE (large: about 330 bytes an instruction)
+  -q, --quiet        no start and end lines on stderr
+  -h, --help         this text
+"""
+
+ITM_BASE, ITM_END = 0xE0000000, 0xE0001000
+DWT_BASE, DWT_END = 0xE0001000, 0xE0002000
+DEMCR = 0xE000EDFC
+ITM_TER, ITM_TCR = 0xE0000E00, 0xE0000E80
+DWT_CTRL = 0xE0001000
+COMPARATORS = 4  # Cortex-M3
+NAMES = {"DEMCR": DEMCR, "ITM_TCR": ITM_TCR, "ITM_TER": ITM_TER, "ITM_TPR": 0xE0000E40,
+         "DWT_CTRL": DWT_CTRL}
+for _n in range(COMPARATORS):
+    NAMES[f"DWT_COMP{_n}"] = 0xE0001020 + 16 * _n
+    NAMES[f"DWT_MASK{_n}"] = 0xE0001024 + 16 * _n
+    NAMES[f"DWT_FUNCTION{_n}"] = 0xE0001028 + 16 * _n
+# DWT_FUNCTION.FUNCTION (ARMv7-M ARM C1.8.17, DATAVMATCH = 0): what a matching write emits,
+# for EMITRANGE 0 and 1 (reads are not traced by this probe)
+WRITE_EMITS = {
+    0b0001: (("pc",), ("addr",)),
+    0b0010: (("data",), ("addr", "data")),
+    0b0011: (("pc", "data"), ("addr", "data")),
+    0b1101: (("data",), ("addr",)),
+    0b1111: (("pc", "data"), ("addr", "data")),
+}
+READS_TOO = {0b0001, 0b0010, 0b0011, 0b1100, 0b1110}
+EXC_ENTER, EXC_EXIT, EXC_RETURN = 1, 2, 3
+NOT_A_STORE = object()
+
+
+class UsageError(Exception):
+    pass
+
+
+def warn(text):
+    print(f"spoor vprobe: {text}", file=sys.stderr, flush=True)
+
+
+class Sinks:
+    """Where the stream goes: a file and TCP clients, each optionally TPIU-framed. Bytes are
+    buffered and pushed between chunks of the log."""
+
+    def __init__(self, port, output, tpiu_id):
+        self.buffer = bytearray()
+        self.sent = 0
+        self.tpiu_id = tpiu_id
+        self.file = None
+        if output:
+            self.file = [open(output, "wb"), self._framer()]
+        self.listener = None
+        self.clients = []
+        if port is not None:
+            self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                self.listener.bind(("127.0.0.1", port))
+            except OSError as e:
+                raise UsageError(f"127.0.0.1:{port}: {e.strerror}")
+            self.listener.listen(8)
+            self.listener.setblocking(False)
+
+    def _framer(self):
+        return itm.TpiuFramer(self.tpiu_id) if self.tpiu_id is not None else None
+
+    @property
+    def port(self):
+        return self.listener.getsockname()[1] if self.listener else None
+
+    def wait_client(self):
+        self.listener.setblocking(True)
+        self._accept_one()
+        self.listener.setblocking(False)
+
+    def _accept_one(self):
+        conn, _ = self.listener.accept()
+        conn.setblocking(True)
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        client = [conn, self._framer()]
+        self.clients.append(client)
+        if self.sent:  # joining a running stream: a sync first, so its decoder aligns
+            self._send(client, itm.SYNC)
+
+    def write(self, data):
+        self.buffer += data
+
+    def _send(self, sink, data):
+        out, framer = sink
+        if framer is not None:
+            data = framer.feed(data)
+        if not data:
+            return True
+        try:
+            if isinstance(out, socket.socket):
+                out.sendall(data)
+            else:
+                out.write(data)
+        except OSError:
+            return False
+        return True
+
+    def push(self):
+        while self.listener is not None:
+            try:
+                self._accept_one()
+            except (BlockingIOError, InterruptedError):
+                break
+        if not self.buffer:
+            return
+        data = bytes(self.buffer)
+        self.buffer.clear()
+        self.sent += len(data)
+        if self.file:
+            self._send(self.file, data)
+        for client in list(self.clients):
+            if not self._send(client, data):
+                client[0].close()
+                self.clients.remove(client)
+
+    def close(self):
+        self.push()
+        for sink in ([self.file] if self.file else []) + self.clients:
+            out, framer = sink
+            try:
+                if framer is not None:
+                    tail = framer.flush()
+                    out.sendall(tail) if isinstance(out, socket.socket) else out.write(tail)
+                if isinstance(out, socket.socket):
+                    out.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
+            out.close()
+        if self.listener:
+            self.listener.close()
+
+
+class Probe:
+    """The DWT and ITM as the firmware configured them, fed with QEMU's log events."""
+
+    def __init__(self, code, sinks, link, initial):
+        self.code = code
+        self.sinks = sinks
+        self.link = link
+        self.regs = {}
+        self.count = 0  # instructions retired: the cycle counter
+        self.group = []  # (packet, kind) emitted at group_time, awaiting their timestamp
+        self.group_time = 0
+        self.last_ts = 0  # timestamp ticks of the last local timestamp that went out
+        self.stores = {}
+        self.comparators = []
+        self.warned = set()
+        self.exc_stack = []
+        self.returning = None
+        self.next_sample = None
+        self.sample_period = None
+        self.next_sync = None
+        self.emitted = {}
+        self.dropped = {}
+        for addr, value in initial:
+            self.write_register(addr, 4, value)
+
+    # ---- configuration, from the firmware's stores
+    def reg(self, addr):
+        return self.regs.get(addr, 0)
+
+    def write_register(self, addr, size, value):
+        was_enabled = self.itm_enabled()
+        word = addr & ~3
+        shift = 8 * (addr & 3)
+        mask = ((1 << (8 * size)) - 1) << shift
+        old = self.reg(word)
+        self.regs[word] = (old & ~mask) | ((value << shift) & mask)
+        self.configure()
+        if self.itm_enabled() and not was_enabled and self.sync_enabled():
+            self.emit(itm.SYNC, "sync", self.count, timestamped=False)
+
+    def configure(self):
+        ctrl = self.reg(DWT_CTRL)
+        self.comparators = []
+        for n in range(COMPARATORS):
+            function = self.reg(0xE0001028 + 16 * n)
+            kind = function & 0xF
+            if not kind:
+                continue
+            if function & (1 << 8):
+                self.warn_once(f"DWT_FUNCTION{n}: data value matching is not emulated")
+                continue
+            if kind in READS_TOO:
+                self.warn_once(f"DWT_FUNCTION{n}: reads are not traced, only writes")
+            if kind not in WRITE_EMITS:
+                continue
+            comp = self.reg(0xE0001020 + 16 * n)
+            ignore = (1 << (self.reg(0xE0001024 + 16 * n) & 0x1F)) - 1
+            emits = WRITE_EMITS[kind][1 if function & (1 << 5) else 0]
+            self.comparators.append((n, comp & ~ignore, comp | ignore, emits))
+        sampling = bool(ctrl & (1 << 12)) and bool(ctrl & 1)
+        period = ((ctrl >> 1) & 0xF) + 1
+        period *= 1024 if ctrl & (1 << 9) else 64
+        if not sampling:
+            self.next_sample = None
+        elif self.next_sample is None or period != self.sample_period:
+            self.next_sample = self.count + period
+        self.sample_period = period
+        synctap = (ctrl >> 10) & 3
+        self.sync_period = {1: 1 << 24, 2: 1 << 26, 3: 1 << 28}.get(synctap)
+        if self.sync_period is None:
+            self.next_sync = None
+        elif self.next_sync is None:
+            self.next_sync = (self.count // self.sync_period + 1) * self.sync_period
+
+    def warn_once(self, text):
+        if text not in self.warned:
+            self.warned.add(text)
+            warn(text)
+
+    def itm_enabled(self):
+        return bool(self.reg(DEMCR) & (1 << 24)) and bool(self.reg(ITM_TCR) & 1)
+
+    def dwt_forwarded(self):
+        return self.itm_enabled() and bool(self.reg(ITM_TCR) & (1 << 3))
+
+    def sync_enabled(self):
+        return bool(self.reg(ITM_TCR) & (1 << 2))
+
+    # ---- the stream
+    def emit(self, packet, kind, at, timestamped=True):
+        if self.group and at != self.group_time:
+            self.flush()
+        if not timestamped:
+            self.flush()
+            self.send(at, packet, kind)
+            return
+        self.group_time = at
+        self.group.append((packet, kind))
+
+    def send(self, at, packet, kind):
+        data = self.link.offer(at, packet) if self.link else packet
+        if data:
+            self.sinks.write(data)
+            self.emitted[kind] = self.emitted.get(kind, 0) + 1
+            if self.link and data[:1] == itm.OVERFLOW and packet[:1] != itm.OVERFLOW:
+                self.emitted["overflow"] = self.emitted.get("overflow", 0) + 1
+        else:
+            self.dropped[kind] = self.dropped.get(kind, 0) + 1
+        return bool(data)
+
+    def flush(self):
+        if not self.group:
+            return
+        tcr = self.reg(ITM_TCR)
+        at = self.group_time
+        if tcr & (1 << 1):  # TSENA: a local timestamp after the packets, prescaled
+            ticks = at // (1, 4, 16, 64)[(tcr >> 8) & 3]
+            delta = ticks - self.last_ts
+            while delta > itm.TS_MAX:  # a long gap: timestamps of their own first
+                if self.send(at, itm.local_timestamp(itm.TS_MAX), "ts_local"):
+                    self.last_ts += itm.TS_MAX
+                    delta -= itm.TS_MAX
+                else:
+                    break
+            for packet, kind in self.group:
+                self.send(at, packet, kind)
+            if self.send(at, itm.local_timestamp(delta), "ts_local"):
+                self.last_ts = ticks
+        else:
+            for packet, kind in self.group:
+                self.send(at, packet, kind)
+        self.group = []
+
+    # ---- log events
+    def store_at(self, pc):
+        store = self.stores.get(pc, NOT_A_STORE)
+        if store is NOT_A_STORE:
+            store = vprobe_stores.decode(self.code, pc)
+            self.stores[pc] = store
+        return store
+
+    def wants_regs(self, pc):
+        return self.store_at(pc) is not None
+
+    def instruction(self, pc, regs):
+        now = self.count
+        if self.next_sample is not None and now >= self.next_sample:
+            while self.next_sample <= now:
+                self.next_sample += self.sample_period
+            if self.dwt_forwarded():
+                self.emit(itm.pc_sample(pc), "pc_sample", now)
+        if self.next_sync is not None and now >= self.next_sync:
+            self.next_sync += self.sync_period
+            if self.itm_enabled() and self.sync_enabled():
+                self.emit(itm.SYNC, "sync", now, timestamped=False)
+        self.count = now + 1
+        if regs is None:
+            return
+        store = self.stores[pc]
+        if store.kind == "exclusive":
+            for addr, size, value in store.accesses(regs):
+                if self.watched(addr, size) or ITM_BASE <= addr < DWT_END:
+                    self.warn_once(f"STREX at 0x{pc:08x} to a traced address: not traced "
+                                   "(its success is not in the log)")
+            return
+        for addr, size, value in store.accesses(regs):
+            if ITM_BASE <= addr < DWT_END or addr & ~3 == DEMCR:
+                if addr < ITM_BASE + 0x80:
+                    self.stimulus((addr - ITM_BASE) >> 2, size, value)
+                else:
+                    self.write_register(addr, size, value)
+                continue
+            for n, low, high, emits in self.comparators:
+                if addr <= high and addr + size - 1 >= low and self.dwt_forwarded():
+                    for what in emits:
+                        if what == "pc":
+                            self.emit(itm.dwt_pc(n, pc), "dwt_pc", self.count)
+                        elif what == "addr":
+                            self.emit(itm.dwt_addr(n, addr), "dwt_addr", self.count)
+                        else:
+                            self.emit(itm.dwt_data(n, True, size, value), "dwt_data", self.count)
+
+    def watched(self, addr, size):
+        return any(addr <= high and addr + size - 1 >= low for _, low, high, _ in self.comparators)
+
+    def stimulus(self, port, size, value):
+        if self.itm_enabled() and self.reg(ITM_TER) & (1 << port):
+            self.emit(itm.sw(port, size, value), "sw", self.count)
+
+    def exception(self, number, action):
+        if self.dwt_forwarded() and self.reg(DWT_CTRL) & (1 << 16):
+            self.emit(itm.exception(number, action), "exception", self.count)
+
+    def event(self, ev):
+        kind = ev[0]
+        if kind == "insn":
+            self.instruction(ev[1], ev[2])
+        elif kind == "pending":  # entry (after a failed return: that exception exits first)
+            if self.returning is not None:
+                self.exception(self.returning, EXC_EXIT)
+                if self.exc_stack:
+                    self.exc_stack.pop()
+                self.returning = None
+            self.exc_stack.append(ev[1])
+            self.exception(ev[1], EXC_ENTER)
+        elif kind == "magic":
+            self.returning = ev[2] if ev[2] is not None else (
+                self.exc_stack[-1] if self.exc_stack else 0)
+        elif kind == "return" or kind == "tailchain":
+            if self.returning is not None:
+                self.exception(self.returning, EXC_EXIT)
+                if self.exc_stack:
+                    self.exc_stack.pop()
+                self.returning = None
+                if kind == "return":
+                    self.exception(self.exc_stack[-1] if self.exc_stack else 0, EXC_RETURN)
+        elif kind == "reset":
+            self.exc_stack, self.returning = [], None
+
+    def stats(self):
+        return {"instructions": self.count, "packets": self.emitted, "dropped": self.dropped,
+                "overflows": self.link.overflows if self.link else 0,
+                "bytes": self.sinks.sent}
+
+
+def log_lines(fd, between_chunks, copy):
+    rest = b""
+    while True:
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            break
+        if copy:
+            copy.write(chunk)
+        parts = (rest + chunk).split(b"\n")
+        rest = parts.pop()
+        for part in parts:
+            yield part.decode("latin-1")
+        between_chunks()
+    if rest:
+        yield rest.decode("latin-1")
+
+
+def parse_set(text):
+    name, sep, value = text.partition("=")
+    if not sep:
+        raise UsageError(f"--set {text}: REG=VALUE")
+    try:
+        addr = NAMES[name.upper()] if name.upper() in NAMES else int(name, 0)
+        return addr, int(value, 0) & 0xFFFFFFFF
+    except ValueError:
+        raise UsageError(f"--set {text}: unknown register or bad number")
+
+
+def parse_args(argv):
+    if "--" in argv:
+        cut = argv.index("--")
+        own, qemu = argv[:cut], argv[cut + 1:]
+    else:
+        own, qemu = argv, []
+    if "-h" in own or "--help" in own:
+        sys.stdout.write(HELP)
+        raise SystemExit(0)
+    ap = argparse.ArgumentParser(prog="spoor vprobe", add_help=False)
+    ap.error = lambda message: (_ for _ in ()).throw(UsageError(message))
+    ap.add_argument("-p", "--port", type=int, default=46000)
+    ap.add_argument("-o", "--output")
+    ap.add_argument("--shift", type=int, default=5)
+    ap.add_argument("--gdb", type=int, default=3333)
+    ap.add_argument("--elf")
+    ap.add_argument("--set", action="append", default=[])
+    ap.add_argument("--swo-baud", type=int)
+    ap.add_argument("--swo-fifo", type=int, default=32)
+    ap.add_argument("--tpiu", action="store_true")
+    ap.add_argument("--wait-client", action="store_true")
+    ap.add_argument("--stats")
+    ap.add_argument("--keep-log")
+    ap.add_argument("-q", "--quiet", action="store_true")
+    args = ap.parse_args(own)
+    if not qemu:
+        raise UsageError("no QEMU command (give it after --)")
+    for flag in ("-icount", "-singlestep", "-d", "-D", "-gdb", "-s", "-dfilter"):
+        if flag in qemu:
+            raise UsageError(f"the QEMU command has {flag}: the probe sets it")
+    if not 0 <= args.shift <= 10:
+        raise UsageError("--shift: 0 to 10")
+    if args.swo_baud is not None and args.swo_baud <= 0:
+        raise UsageError("--swo-baud: a positive baud rate")
+    if args.swo_fifo < 8:
+        raise UsageError("--swo-fifo: at least 8 bytes")
+    if args.wait_client and args.port == 0:
+        raise UsageError("--wait-client needs the TCP server (--port)")
+    if args.elf is None:
+        if "-kernel" not in qemu or qemu.index("-kernel") + 1 >= len(qemu):
+            raise UsageError("no firmware: give --elf or QEMU's -kernel")
+        args.elf = qemu[qemu.index("-kernel") + 1]
+    args.initial = [parse_set(s) for s in args.set]
+    return args, qemu
+
+
+def run(argv):
+    try:
+        args, qemu = parse_args(argv)
+    except UsageError as e:
+        warn(str(e))
+        return 2
+    if not os.path.isfile(args.elf):
+        warn(f"{args.elf}: no such file")
+        return 2
+    code = qemu_log.Code(args.elf)
+    hz = 1e9 / (1 << args.shift)
+    initial = dict(args.initial)
+    tpiu_id = ((initial.get(ITM_TCR, 0) >> 16) & 0x7F or 1) if args.tpiu else None
+    try:
+        sinks = Sinks(args.port or None, args.output, tpiu_id)
+    except (UsageError, OSError) as e:
+        warn(str(e))
+        return 2
+    link = None
+    if args.swo_baud:
+        link = itm.SwoLink(args.swo_baud, hz, args.swo_fifo, 16 / 14 if args.tpiu else 1.0)
+    probe = Probe(code, sinks, link, args.initial)
+    read_fd, write_fd = os.pipe()
+    command = qemu + ["-icount", f"shift={args.shift},sleep=off", "-singlestep",
+                      "-d", "exec,nochain,int,cpu", "-D", f"/dev/fd/{write_fd}"]
+    if args.gdb:
+        command += ["-gdb", f"tcp:127.0.0.1:{args.gdb}"]
+    if not args.quiet:
+        where = [f"tcp 127.0.0.1:{sinks.port}"] if sinks.port else []
+        where += [args.output] if args.output else []
+        warn(f"cpu clock {hz:.0f} Hz (-icount shift={args.shift}); trace to "
+             f"{', '.join(where) or 'nowhere'}" + (f"; gdb on 127.0.0.1:{args.gdb}" if args.gdb
+                                                  else ""))
+    if args.wait_client:
+        sinks.wait_client()
+    started = time.monotonic()
+    try:
+        process = subprocess.Popen(command, pass_fds=(write_fd,))
+    except OSError as e:
+        warn(f"{command[0]}: {e.strerror}")
+        return 2
+    os.close(write_fd)
+    copy = open(args.keep_log, "wb") if args.keep_log else None
+    try:
+        for ev in qemu_log.events(log_lines(read_fd, sinks.push, copy), probe.wants_regs):
+            probe.event(ev)
+    except KeyboardInterrupt:
+        process.terminate()
+    probe.flush()
+    sinks.close()
+    if copy:
+        copy.close()
+    status = process.wait()
+    seconds = time.monotonic() - started
+    stats = probe.stats()
+    stats.update({"seconds": round(seconds, 3), "cpu_hz": hz, "qemu_status": status})
+    if args.stats:
+        with open(args.stats, "w") as f:
+            json.dump(stats, f, indent=1)
+    if not args.quiet:
+        rate = probe.count / seconds if seconds > 0 else 0
+        drops = sum(probe.dropped.values())
+        warn(f"{probe.count} instructions in {seconds:.1f} s ({rate:.0f}/s), "
+             f"{sum(probe.emitted.values())} packets, {sinks.sent} bytes"
+             + (f", {drops} packets dropped ({stats['overflows']} overflows)" if link else ""))
+    if status != 0:
+        warn(f"QEMU exited with status {status}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run(sys.argv[1:]))
