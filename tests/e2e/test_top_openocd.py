@@ -28,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import require_tool, symbol_addresses  # noqa: E402
 from top_testlib import check, exit_status  # noqa: E402
-from test_top_rtos_shapes import build, stream  # noqa: E402
+from test_top_rtos_shapes import build_with_data, stream  # noqa: E402
 
 SPOOR = os.environ.get("SPOOR_BIN", "spoor")
 IAC, WILL, DONT = 0xFF, 0xFB, 0xFE
@@ -117,10 +117,7 @@ def top(elf, itm, *extra):
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        elf = build("RTX5", work)
-        data = work / "rtx5.data"
-        subprocess.run([require_tool("arm-none-eabi-objcopy"), "-O", "binary",
-                        "--only-section=.data", str(elf), str(data)], check=True)
+        elf, data = build_with_data("RTX5", work)
         symbols = symbol_addresses(elf)
         threads = ["main_thread", "sensor", "idle", "not_a_thread"]
         itm = work / "rtx5.itm"

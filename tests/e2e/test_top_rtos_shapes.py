@@ -83,12 +83,18 @@ def build(shape, work, debug=True):
     return elf
 
 
-def run_shape(shape, work):
-    display, threads = SHAPES[shape]
+def build_with_data(shape, work):
+    """The firmware for shape and its .data as the target holds it at start (objcopy)."""
     elf = build(shape, work)
     data = work / f"{shape}.data"
     subprocess.run([require_tool("arm-none-eabi-objcopy"), "-O", "binary", "--only-section=.data",
                     str(elf), str(data)], check=True)
+    return elf, data
+
+
+def run_shape(shape, work):
+    display, threads = SHAPES[shape]
+    elf, data = build_with_data(shape, work)
     symbols = symbol_addresses(elf)
     (work / f"{shape}.itm").write_bytes(stream([symbols[s] for s in threads]))
     result = subprocess.run([SPOOR, "top", "-e", str(elf), "--mem", f"0x20000000:{data}",
