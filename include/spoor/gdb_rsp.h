@@ -38,6 +38,12 @@ spoor_rsp_event spoor_rsp_feed(spoor_rsp_parser *p, uint8_t byte);
  * too small. */
 size_t spoor_rsp_frame(const char *payload, size_t len, char *out, size_t cap);
 
+/* One thread of an RTOS, as GDB sees it (thread id = index + 1). */
+typedef struct spoor_rsp_thread {
+    spoor_regs regs; /* what it resumes with: the snapshot's for the current thread */
+    char extra[96];  /* qThreadExtraInfo: "sensor (ready, prio 3)" */
+} spoor_rsp_thread;
+
 /* A stopped target: its registers (r0-r15 and xPSR; with fp also d0-d15 from s0-s31 and fpscr)
  * and its memory through a reader. */
 typedef struct spoor_rsp_target {
@@ -50,6 +56,12 @@ typedef struct spoor_rsp_target {
     int signal; /* reported in the stop reply: 11 SIGSEGV for a fault, 5 SIGTRAP */
     spoor_read_fn read;
     void *ctx;
+    /* RTOS threads (qfThreadInfo, qThreadExtraInfo, Hg, T): threads[0] is the current one.
+     * NULL: one thread with regs. selected (the caller's storage) is the index Hg chose; 'g'
+     * and 'p' answer with that thread's registers. */
+    const spoor_rsp_thread *threads;
+    size_t nthreads;
+    size_t *selected;
 } spoor_rsp_target;
 
 struct spoor_snapshot;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "crash_threads.h"
 #include "json_out.h"
 #include "outbuf.h"
 #include "spoor/dump.h"
@@ -32,7 +33,10 @@ static const char crash_usage[] =
     "  -e, --elf FILE     the firmware ELF the device ran\n"
     "  -j, --json         one JSON document instead of text\n"
     "      --stats        memory statistics on stderr (reads, GDB round trips, bytes, "
-    "cache)\n" TARGET_INPUT_HELP "  -h, --help         this text\n\n"
+    "cache)\n"
+    "      --threads      every thread of the RTOS (found by its symbols and DWARF types) with\n"
+    "                     its state, priority and backtrace from its saved "
+    "context\n" TARGET_INPUT_HELP "  -h, --help         this text\n\n"
     "A build-id in the dump that differs from the ELF's is reported as a warning, and so is\n"
     "each part of the ELF that cannot be read (a DWARF unit, a line table, a section: skipped,\n"
     "the rest still names frames). Without fault registers in the input, the fault status is\n"
@@ -44,7 +48,7 @@ struct crash {
     spoor_elf *elf;
     spoor_snapshot *snap;
     const spoor_dump *dump; /* snap->dump: NULL for a live target */
-    int json, stats;
+    int json, stats, threads;
     spoor_fault_info fault;
     spoor_frame frames[MAX_FRAMES];
     size_t nframes;
@@ -347,6 +351,8 @@ static void print_json(struct crash *c)
     json_array_end(&j);
     json_string(&j, "stop", spoor_unwind_stop_name(c->stop));
     json_string(&j, "task_exit_hook", task_exit_hook(c));
+    if (c->threads)
+        crash_threads_json(&j, c->elf, c->snap, c->frames, c->nframes, c->stop);
     json_array_begin(&j, "warnings");
     if (c->build_id_warning[0])
         json_string(&j, NULL, c->build_id_warning);
@@ -386,10 +392,11 @@ static void print_stats(const struct crash *c)
 
 int cmd_crash(int argc, char **argv)
 {
-    enum { OPT_STATS = 300 };
+    enum { OPT_STATS = 300, OPT_THREADS };
     static const struct option opts[] = {{"elf", required_argument, 0, 'e'},
                                          {"json", no_argument, 0, 'j'},
                                          {"stats", no_argument, 0, OPT_STATS},
+                                         {"threads", no_argument, 0, OPT_THREADS},
                                          {"help", no_argument, 0, 'h'},
                                          TARGET_INPUT_LONG_OPTIONS,
                                          {0, 0, 0, 0}};
@@ -406,6 +413,7 @@ int cmd_crash(int argc, char **argv)
         case 'e': elf_path = optarg; break;
         case 'j': c.json = 1; break;
         case OPT_STATS: c.stats = 1; break;
+        case OPT_THREADS: c.threads = 1; break;
         case TARGET_OPT_REGS:
         case TARGET_OPT_MEM:
         case TARGET_OPT_GDB:
@@ -434,6 +442,8 @@ int cmd_crash(int argc, char **argv)
     print_elf_warnings(&c);
     ob_init(&c.out, 1);
     (c.json ? print_json : print_text)(&c);
+    if (c.threads && !c.json)
+        crash_threads_text(&c.out, c.elf, c.snap, c.frames, c.nframes, c.stop);
     if (!ob_flush(&c.out))
         rc = cli_error("crash", "cannot write the report: %s", strerror(errno));
     if (c.stats)

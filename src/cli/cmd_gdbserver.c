@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 #include "spoor/dump.h"
 #include "spoor/elf.h"
 #include "spoor/gdb_rsp.h"
+#include "spoor/rtos.h"
 #include "spoor/snapshot.h"
 #include "target_input.h"
 
@@ -31,7 +33,9 @@ static const char gdbserver_usage[] =
     "resuming are refused. Then: gdb-multiarch FW.elf -ex 'target remote :PORT' -ex bt\n\n"
     "  -e, --elf FILE  the firmware ELF (for code and read-only data the dump does not hold)\n"
     "  -p, --port N    TCP port on 127.0.0.1 (0: any free port)\n"
-    "      --once      exit after the first connection, whatever it did\n" TARGET_INPUT_HELP
+    "      --once      exit after the first connection, whatever it did\n"
+    "      --threads   the RTOS's threads as GDB threads (info threads, thread apply all bt),\n"
+    "                  each with the registers its RTOS saved\n" TARGET_INPUT_HELP
     "  -h, --help      this text\n";
 
 static bool send_all(int fd, const char *buf, size_t len)
@@ -129,18 +133,57 @@ static int serve(int fd, int lfd, const spoor_rsp_target *t, bool *spoken, int *
     }
 }
 
+/* The RTOS's threads for GDB: the current one with the snapshot's registers, the others with
+ * the registers their port saved (a thread whose context cannot be read is left out, with a
+ * note). NULL (and *n 0) when the ELF has no RTOS, after saying so. */
+static spoor_rsp_thread *rtos_threads(const spoor_elf *elf, spoor_snapshot *snap, size_t *n)
+{
+    *n = 0;
+    spoor_rtos *rtos = spoor_rtos_open(elf, "auto");
+    if (!rtos) {
+        fprintf(stderr, "spoor gdbserver: --threads: %s\n", spoor_last_error());
+        return NULL;
+    }
+    static spoor_rtos_thread_ref refs[256];
+    size_t count = spoor_rtos_threads(rtos, spoor_mem_reader, snap->mem, refs, 256);
+    spoor_rsp_thread *out = calloc(count ? count : 1, sizeof *out);
+    for (size_t i = 0; out && i < count; i++) {
+        spoor_rtos_thread t;
+        spoor_rsp_thread *r = &out[*n];
+        bool current = !strcmp(refs[i].state, "running");
+        if (!spoor_rtos_read_thread(rtos, spoor_mem_reader, snap->mem, refs[i].tcb, &t) ||
+            (!current && !spoor_rtos_saved_regs(rtos, spoor_mem_reader, snap->mem, &t,
+                                                spoor_elf_hard_float(elf), &r->regs))) {
+            fprintf(stderr, "spoor gdbserver: thread 0x%08x left out: %s\n", refs[i].tcb,
+                    spoor_last_error());
+            continue;
+        }
+        if (current)
+            r->regs = snap->regs;
+        snprintf(r->extra, sizeof r->extra, "%s (%s, prio %d, TCB 0x%08x)",
+                 t.name[0] ? t.name : "?", refs[i].state, t.has_prio ? (int)t.prio : 0,
+                 refs[i].tcb);
+        (*n)++;
+    }
+    spoor_rtos_close(rtos);
+    return out;
+}
+
 int cmd_gdbserver(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"elf", required_argument, 0, 'e'}, {"port", required_argument, 0, 'p'},
-        {"once", no_argument, 0, 'O'},      {"help", no_argument, 0, 'h'},
-        TARGET_INPUT_LONG_OPTIONS,          {0, 0, 0, 0}};
+    static const struct option opts[] = {{"elf", required_argument, 0, 'e'},
+                                         {"port", required_argument, 0, 'p'},
+                                         {"once", no_argument, 0, 'O'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {"threads", no_argument, 0, 'M'},
+                                         TARGET_INPUT_LONG_OPTIONS,
+                                         {0, 0, 0, 0}};
     const char *elf_path = NULL;
     uint32_t port = 3333;
     static target_input in;
     memset(&in, 0, sizeof in);
     int opt, err;
-    bool once = false;
+    bool once = false, threads = false;
     optind = 1;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, "e:p:h", opts, NULL)) != -1) {
@@ -157,12 +200,14 @@ int cmd_gdbserver(int argc, char **argv)
                 return err;
             break;
         case 'O': once = true; break;
+        case 'M': threads = true; break;
         case 'h': fputs(gdbserver_usage, stdout); return SPOOR_EXIT_OK;
         default: return cli_bad_option("gdbserver", argv);
         }
     }
     spoor_elf *elf = NULL;
     spoor_snapshot *snap = NULL;
+    spoor_rsp_thread *thread_list = NULL;
     int rc = SPOOR_EXIT_USAGE, lfd = -1, cfd = -1;
     if (!(elf = cli_open_elf("gdbserver", elf_path)))
         goto out;
@@ -170,6 +215,13 @@ int cmd_gdbserver(int argc, char **argv)
         goto out;
     spoor_rsp_target t;
     spoor_rsp_target_from_snapshot(&t, snap, spoor_elf_hard_float(elf));
+    size_t selected = 0;
+    if (threads) {
+        t.threads = thread_list = rtos_threads(elf, snap, &t.nthreads);
+        t.selected = &selected;
+        if (!t.nthreads)
+            t.threads = NULL;
+    }
 
     struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -214,6 +266,7 @@ out:
         close(cfd);
     if (lfd >= 0)
         close(lfd);
+    free(thread_list);
     spoor_snapshot_close(snap);
     spoor_elf_close(elf);
     return rc;

@@ -82,6 +82,15 @@ void json_int(json_out *j, const char *key, int64_t value)
     ob_printf(j->ob, "%" PRId64, value);
 }
 
+void json_fixed(json_out *j, const char *key, double value, int decimals)
+{
+    item(j, key);
+    if (value != value || value > 1e300 || value < -1e300) /* NaN, infinities: not JSON */
+        ob_str(j->ob, "null");
+    else
+        ob_printf(j->ob, "%.*f", decimals, value);
+}
+
 void json_bool(json_out *j, const char *key, bool value)
 {
     item(j, key);

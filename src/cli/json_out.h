@@ -28,6 +28,8 @@ void json_string(json_out *j, const char *key, const char *value); /* NULL write
 void json_hex32(json_out *j, const char *key, uint32_t value);     /* "0x%08x" */
 void json_uint(json_out *j, const char *key, uint64_t value);
 void json_int(json_out *j, const char *key, int64_t value);
+/* A number with a fixed count of decimals ("45.123"); null for NaN and infinities. */
+void json_fixed(json_out *j, const char *key, double value, int decimals);
 void json_bool(json_out *j, const char *key, bool value);
 void json_null(json_out *j, const char *key);
 /* Ends the document with a newline (call after the outermost *_end); the next value written

@@ -163,20 +163,75 @@ static size_t hex_le32(char *out, uint32_t v)
     return hex_le(out, v, 4);
 }
 
+/* The registers 'g' and 'p' answer with: the thread Hg selected, else the target's. */
+static const spoor_regs *selected_regs(const spoor_rsp_target *t)
+{
+    if (t->threads && t->selected && *t->selected < t->nthreads)
+        return &t->threads[*t->selected].regs;
+    return &t->regs;
+}
+
 /* Register n in target byte order as hex; 0 when the target has no register n. */
 static size_t hex_register(const spoor_rsp_target *t, unsigned long n, char *out)
 {
+    const spoor_regs *r = selected_regs(t);
     if (n < 16)
-        return hex_le32(out, t->regs.r[n]);
+        return hex_le32(out, r->r[n]);
     if (n == 16)
-        return hex_le32(out, t->regs.xpsr);
+        return hex_le32(out, r->xpsr);
     if (t->fp && n < 33) {
         unsigned k = (unsigned)(n - 17);
-        return hex_le(out, t->regs.s[2 * k] | (uint64_t)t->regs.s[2 * k + 1] << 32, 8);
+        return hex_le(out, r->s[2 * k] | (uint64_t)r->s[2 * k + 1] << 32, 8);
     }
     if (t->fp && n == 33)
-        return hex_le32(out, t->regs.fpscr);
+        return hex_le32(out, r->fpscr);
     return 0;
+}
+
+static size_t reply_str(char *reply, size_t cap, const char *s);
+
+/* A thread id of a packet ("1", "-1" any, "0" any) as an index; false when there is none. */
+static bool thread_index(const spoor_rsp_target *t, const char *id, size_t *index)
+{
+    uint32_t v;
+    if (!strcmp(id, "-1") || !strcmp(id, "0")) {
+        *index = 0;
+        return true;
+    }
+    if (!spoor_parse_u32z(id, SPOOR_NUM_HEX_BARE, &v) || v == 0)
+        return false;
+    size_t n = t->threads ? t->nthreads : 1;
+    if (v > n)
+        return false;
+    *index = v - 1;
+    return true;
+}
+
+/* qfThreadInfo: "m1,2,3" */
+static size_t thread_list(const spoor_rsp_target *t, char *reply, size_t cap)
+{
+    size_t n = t->threads ? t->nthreads : 1, len = 0;
+    if (cap < 2)
+        return 0;
+    reply[len++] = 'm';
+    for (size_t i = 0; i < n && len + 12 < cap; i++)
+        len += (size_t)snprintf(reply + len, cap - len, "%s%zx", i ? "," : "", i + 1);
+    reply[len] = 0;
+    return len;
+}
+
+/* qThreadExtraInfo,ID: the thread's text, hex encoded. */
+static size_t thread_extra(const spoor_rsp_target *t, const char *id, char *reply, size_t cap)
+{
+    size_t index;
+    if (!thread_index(t, id, &index))
+        return reply_str(reply, cap, "E01");
+    const char *text = t->threads ? t->threads[index].extra : "";
+    size_t len = 0;
+    for (; *text && len + 3 < cap; text++, len += 2)
+        snprintf(reply + len, 3, "%02x", (unsigned char)*text);
+    reply[len] = 0;
+    return len;
 }
 
 /* FPCCR and FPCAR at their reset values, for an FP target whose memory lacks them. */
@@ -269,7 +324,10 @@ size_t spoor_rsp_handle(const spoor_rsp_target *t, const char *pkt, char *reply,
     *detach = false;
     switch (pkt[0]) {
     case '?':
-        snprintf(buf, sizeof buf, "S%02x", t->signal & 0xff);
+        if (t->threads) /* with threads: name the one that stopped (the current one) */
+            snprintf(buf, sizeof buf, "T%02xthread:1;", t->signal & 0xff);
+        else
+            snprintf(buf, sizeof buf, "S%02x", t->signal & 0xff);
         return reply_str(reply, cap, buf);
     case 'g': {
         if (cap < 17 * 8 + 16 * 16 + 8 + 1)
@@ -290,8 +348,18 @@ size_t spoor_rsp_handle(const spoor_rsp_target *t, const char *pkt, char *reply,
         return n;
     }
     case 'm': return read_memory(t, pkt + 1, reply, cap);
-    case 'H': return reply_str(reply, cap, "OK");
-    case 'T': return reply_str(reply, cap, "OK"); /* thread 1 is alive */
+    case 'H': {
+        size_t index;
+        if (!thread_index(t, pkt + 2, &index))
+            return reply_str(reply, cap, "E01");
+        if (pkt[1] == 'g' && t->selected)
+            *t->selected = index;
+        return reply_str(reply, cap, "OK");
+    }
+    case 'T': { /* is the thread alive: every thread listed is */
+        size_t index;
+        return reply_str(reply, cap, thread_index(t, pkt + 1, &index) ? "OK" : "E01");
+    }
     case 'D': *detach = true; return reply_str(reply, cap, "OK");
     case 'k': *detach = true; return reply_str(reply, cap, "");
     case 'G':
@@ -312,7 +380,9 @@ size_t spoor_rsp_handle(const spoor_rsp_target *t, const char *pkt, char *reply,
         if (!strcmp(pkt, "qC"))
             return reply_str(reply, cap, "QC1");
         if (!strcmp(pkt, "qfThreadInfo"))
-            return reply_str(reply, cap, "m1");
+            return thread_list(t, reply, cap);
+        if (!strncmp(pkt, "qThreadExtraInfo,", 17))
+            return thread_extra(t, pkt + 17, reply, cap);
         if (!strcmp(pkt, "qsThreadInfo"))
             return reply_str(reply, cap, "l");
         if (!strncmp(pkt, "qSymbol", 7))

@@ -1,0 +1,117 @@
+/* The RTOS a firmware runs, as its ELF's DWARF describes it: where the current-thread pointer
+ * lives and how to read a thread control block (TCB), for `spoor top` and the thread views of
+ * `spoor crash` and `spoor gdbserver`.
+ *
+ * Nothing here hard-codes an offset: every member is found by name in the DWARF type of the
+ * RTOS's TCB (FreeRTOS TCB_t, RTX5 osRtxThread_t, Zephyr struct k_thread, ThreadX TX_THREAD,
+ * the examples' struct sched_task), so a build with other configuration options, another
+ * compiler or another version of the RTOS reads right as long as the members keep their names.
+ * A member the build does not have (FreeRTOS without pxEndOfStack, Zephyr without
+ * CONFIG_THREAD_NAME) is simply not shown.
+ *
+ * Reads go through a spoor_read_fn (spoor/memory.h): a dump, --mem images, a live GDB server.
+ * A TCB is read with one read of the whole structure (one batched request on a live target);
+ * a name behind a pointer usually points into flash, which the ELF layer serves. */
+#ifndef SPOOR_RTOS_H
+#define SPOOR_RTOS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "spoor/elf.h"
+#include "spoor/memory.h"
+#include "spoor/regs.h"
+
+typedef enum spoor_rtos_kind {
+    SPOOR_RTOS_FREERTOS,
+    SPOOR_RTOS_RTX5,
+    SPOOR_RTOS_ZEPHYR,
+    SPOOR_RTOS_THREADX,
+    SPOOR_RTOS_SCHED, /* the scheduler of examples/sched (struct sched_task, sched_current) */
+    SPOOR_RTOS_KIND_COUNT
+} spoor_rtos_kind;
+
+typedef struct spoor_rtos spoor_rtos;
+
+/* The -T names: "freertos", "rtx5", "zephyr", "threadx", "sched"; NULL for a bad kind. */
+const char *spoor_rtos_kind_name(spoor_rtos_kind kind);
+/* How the RTOS calls itself: "FreeRTOS", "RTX5", "Zephyr", "ThreadX", "sched". */
+const char *spoor_rtos_display_name(spoor_rtos_kind kind);
+
+/* The RTOS whose current-thread symbol the ELF has (what -T auto picks); false when none. */
+bool spoor_rtos_detect(const spoor_elf *elf, spoor_rtos_kind *kind);
+
+/* Opens the RTOS layer of elf (borrowed) for kind, a -T name or "auto" (the first RTOS whose
+ * current-thread symbol the ELF has). NULL with the error set: "-T NAME: unknown RTOS (known:
+ * ...)", "ELF: no RTOS found (none of pxCurrentTCB, osRtxInfo, _kernel, _tx_thread_current_ptr,
+ * sched_current)", "ELF: no DWARF type TCB_t: build with -g", "ELF: TCB_t has no member
+ * pcTaskName". */
+spoor_rtos *spoor_rtos_open(const spoor_elf *elf, const char *kind);
+void spoor_rtos_close(spoor_rtos *r);
+
+spoor_rtos_kind spoor_rtos_kind_of(const spoor_rtos *r);
+/* The address of the current-thread pointer (what the DWT comparator watches). */
+uint32_t spoor_rtos_current_address(const spoor_rtos *r);
+/* The size of a TCB (the DWARF type's byte size). */
+uint32_t spoor_rtos_tcb_size(const spoor_rtos *r);
+
+typedef struct spoor_rtos_thread {
+    uint32_t tcb;
+    char name[48]; /* "" when the TCB has no name */
+    bool has_prio;
+    int32_t prio; /* as the RTOS stores it */
+    bool has_entry;
+    uint32_t entry;         /* the thread's entry function (Thumb bit clear) */
+    const char *entry_from; /* "tcb" (a member holds it) or "stack" (the initial frame) */
+    bool has_sp;
+    uint32_t sp; /* the saved stack pointer (valid while the thread is not running) */
+} spoor_rtos_thread;
+
+/* Reads the TCB at tcb: one read of the whole TCB, then the name when it is behind a pointer
+ * and the initial stack frame when the entry is looked for there. false with the error set
+ * when the TCB cannot be read ("TCB 0x...: memory not available") or is not one (RTX5's id
+ * byte is not osRtxIdThread). tcb 0 is no thread: false. */
+bool spoor_rtos_read_thread(const spoor_rtos *r, spoor_read_fn read, void *ctx, uint32_t tcb,
+                            spoor_rtos_thread *out);
+
+/* Re-reads only the priority (one small read); false when it cannot be read. */
+bool spoor_rtos_read_priority(const spoor_rtos *r, spoor_read_fn read, void *ctx, uint32_t tcb,
+                              int32_t *prio);
+
+/* The RTOS's name of a priority value (RTX5: the osPriority_t enumerator, "osPriorityNormal"),
+ * from the DWARF enumeration; NULL when the RTOS has no names or the value has none. */
+const char *spoor_rtos_priority_name(const spoor_rtos *r, int32_t prio);
+
+/* The idle thread's TCB: FreeRTOS xIdleTaskHandle(s), RTX5 osRtxInfo.thread.idle, Zephyr
+ * z_idle_threads, the example's sched_idle; ThreadX has no idle thread (its scheduler waits with
+ * no current thread: TCB 0). false when the RTOS's record of it cannot be read. */
+bool spoor_rtos_read_idle(const spoor_rtos *r, spoor_read_fn read, void *ctx, uint32_t *tcb);
+
+/* Reads the current-thread pointer; false when it cannot be read. */
+bool spoor_rtos_read_current(const spoor_rtos *r, spoor_read_fn read, void *ctx, uint32_t *tcb);
+
+/* A thread the RTOS knows, and the list it was found on. */
+typedef struct spoor_rtos_thread_ref {
+    uint32_t tcb;
+    const char *state; /* "running" (the current thread), "ready", "delayed", "blocked",
+                          "suspended", "deleted", ... as the RTOS's lists say */
+} spoor_rtos_thread_ref;
+
+/* Every thread on the RTOS's lists (FreeRTOS: ready, pending, delayed, suspended and
+ * termination lists; RTX5: ready, delay, wait and terminate lists; Zephyr: the thread monitor
+ * list; ThreadX: the created list; the example: sched_tasks), the current thread first, each
+ * once. Writes at most max, returns how many were written. Lists are walked with a bound (a
+ * corrupt list ends the walk, never loops). */
+size_t spoor_rtos_threads(const spoor_rtos *r, spoor_read_fn read, void *ctx,
+                          spoor_rtos_thread_ref *out, size_t max);
+
+/* The registers a thread that is not running resumes with, from the context its RTOS's port
+ * saved at its saved SP (t from spoor_rtos_read_thread): r4-r11 and the hardware exception
+ * frame. hard_float selects FreeRTOS's ARM_CM4F port over ARM_CM3. false with the error set
+ * when the port's layout is not known ("RTX5: the saved context layout is not known") or the
+ * stack cannot be read. */
+bool spoor_rtos_saved_regs(const spoor_rtos *r, spoor_read_fn read, void *ctx,
+                           const spoor_rtos_thread *t, bool hard_float, spoor_regs *out);
+
+#endif

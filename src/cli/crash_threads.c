@@ -1,0 +1,207 @@
+/* spoor crash --threads (crash_threads.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crash_threads.h"
+#include "spoor/error.h"
+#include "spoor/rtos.h"
+
+#define MAX_THREADS 256
+#define MAX_FRAMES 64
+#define MAX_INLINE 16
+
+struct thread_view {
+    spoor_rtos_thread t;
+    bool read_ok;
+    const char *state;
+    bool current;
+    spoor_frame frames[MAX_FRAMES];
+    size_t nframes;
+    spoor_unwind_stop stop;
+    char why[160]; /* why there is no backtrace, or "" */
+};
+
+struct threads {
+    spoor_rtos *rtos;
+    char error[200];
+    struct thread_view *v;
+    size_t n;
+};
+
+static void collect(struct threads *ts, const spoor_elf *elf, const spoor_snapshot *snap,
+                    const spoor_frame *cur, size_t ncur, spoor_unwind_stop cur_stop)
+{
+    memset(ts, 0, sizeof *ts);
+    ts->rtos = spoor_rtos_open(elf, "auto");
+    if (!ts->rtos) {
+        snprintf(ts->error, sizeof ts->error, "%s", spoor_last_error());
+        return;
+    }
+    static spoor_rtos_thread_ref refs[MAX_THREADS];
+    size_t n = spoor_rtos_threads(ts->rtos, spoor_mem_reader, snap->mem, refs, MAX_THREADS);
+    ts->v = calloc(n ? n : 1, sizeof *ts->v);
+    if (!ts->v) {
+        snprintf(ts->error, sizeof ts->error, "out of memory");
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        struct thread_view *v = &ts->v[ts->n++];
+        v->state = refs[i].state;
+        v->current = !strcmp(refs[i].state, "running");
+        v->read_ok =
+            spoor_rtos_read_thread(ts->rtos, spoor_mem_reader, snap->mem, refs[i].tcb, &v->t);
+        v->t.tcb = refs[i].tcb;
+        if (!v->read_ok) {
+            snprintf(v->why, sizeof v->why, "%s", spoor_last_error());
+            continue;
+        }
+        if (v->current) { /* the registers of the snapshot */
+            v->nframes = ncur < MAX_FRAMES ? ncur : MAX_FRAMES;
+            memcpy(v->frames, cur, v->nframes * sizeof *cur);
+            v->stop = ncur > MAX_FRAMES ? SPOOR_STOP_FRAME_LIMIT : cur_stop;
+            continue;
+        }
+        spoor_regs regs;
+        if (!spoor_rtos_saved_regs(ts->rtos, spoor_mem_reader, snap->mem, &v->t,
+                                   spoor_elf_hard_float(elf), &regs)) {
+            snprintf(v->why, sizeof v->why, "%s", spoor_last_error());
+            continue;
+        }
+        v->nframes = spoor_unwind(elf, &regs, spoor_mem_reader, snap->mem, NULL, v->frames,
+                                  MAX_FRAMES, &v->stop);
+    }
+}
+
+static void release(struct threads *ts)
+{
+    free(ts->v);
+    spoor_rtos_close(ts->rtos);
+}
+
+static uint32_t lookup_pc(const spoor_frame *f)
+{
+    return (f->pc_is_return ? f->pc - 1 : f->pc) & ~1u;
+}
+
+static void text_frames(outbuf *o, const spoor_elf *elf, const struct thread_view *v)
+{
+    for (size_t i = 0; i < v->nframes; i++) {
+        const spoor_frame *f = &v->frames[i];
+        if (f->kind == SPOOR_FRAME_EXCEPTION) {
+            const char *name = spoor_exception_name(f->exception);
+            ob_printf(o, "        <exception %d: %s>\n", f->exception, name ? name : "?");
+            continue;
+        }
+        spoor_location loc[MAX_INLINE];
+        size_t n = spoor_elf_symbolize(elf, lookup_pc(f), loc, MAX_INLINE);
+        for (size_t k = 0; k < n; k++) {
+            if (k == 0)
+                ob_printf(o, "    #%-2zu 0x%08x ", i, f->pc);
+            else
+                ob_printf(o, "        inlined in ");
+            ob_str(o, loc[k].function ? loc[k].function : "??");
+            if (loc[k].file)
+                ob_printf(o, " at %s:%u", loc[k].file, loc[k].line);
+            if (k == 0)
+                ob_printf(o, "  [%s]", spoor_unwind_method_name(f->method));
+            ob_char(o, '\n');
+        }
+    }
+    if (v->nframes)
+        ob_printf(o, "    (stopped: %s)\n", spoor_unwind_stop_name(v->stop));
+}
+
+void crash_threads_text(outbuf *o, const spoor_elf *elf, const spoor_snapshot *snap,
+                        const spoor_frame *cur, size_t ncur, spoor_unwind_stop cur_stop)
+{
+    struct threads ts;
+    collect(&ts, elf, snap, cur, ncur, cur_stop);
+    if (!ts.rtos) {
+        ob_printf(o, "\nthreads: none (%s)\n", ts.error);
+        release(&ts);
+        return;
+    }
+    ob_printf(o, "\nthreads (%s, %zu):\n", spoor_rtos_display_name(spoor_rtos_kind_of(ts.rtos)),
+              ts.n);
+    for (size_t i = 0; i < ts.n; i++) {
+        const struct thread_view *v = &ts.v[i];
+        ob_printf(o, "%c 0x%08x %s  %s", v->current ? '*' : ' ', v->t.tcb,
+                  v->t.name[0] ? v->t.name : "?", v->state);
+        if (v->t.has_prio) {
+            const char *pn = spoor_rtos_priority_name(ts.rtos, v->t.prio);
+            ob_printf(o, "  prio %d%s%s", (int)v->t.prio, pn ? " " : "", pn ? pn : "");
+        }
+        ob_char(o, '\n');
+        if (v->why[0])
+            ob_printf(o, "    (no backtrace: %s)\n", v->why);
+        text_frames(o, elf, v);
+    }
+    release(&ts);
+}
+
+static void json_frames(json_out *j, const spoor_elf *elf, const struct thread_view *v)
+{
+    json_array_begin(j, "backtrace");
+    for (size_t i = 0; i < v->nframes; i++) {
+        const spoor_frame *f = &v->frames[i];
+        if (f->kind == SPOOR_FRAME_EXCEPTION) {
+            json_object_begin(j, NULL);
+            json_hex32(j, "pc", f->pc);
+            json_string(j, "kind", "exception");
+            json_int(j, "exception", f->exception);
+            json_string(j, "function", spoor_exception_name(f->exception));
+            json_null(j, "file");
+            json_null(j, "line");
+            json_string(j, "method", "exception");
+            json_object_end(j);
+            continue;
+        }
+        spoor_location loc[MAX_INLINE];
+        size_t n = spoor_elf_symbolize(elf, lookup_pc(f), loc, MAX_INLINE);
+        for (size_t k = 0; k < n; k++) {
+            json_object_begin(j, NULL);
+            json_hex32(j, "pc", f->pc);
+            json_string(j, "kind", "frame");
+            json_string(j, "function", loc[k].function);
+            json_string(j, "file", loc[k].file);
+            if (loc[k].line)
+                json_uint(j, "line", loc[k].line);
+            else
+                json_null(j, "line");
+            json_bool(j, "inlined", k + 1 < n);
+            json_string(j, "method", spoor_unwind_method_name(f->method));
+            json_object_end(j);
+        }
+    }
+    json_array_end(j);
+}
+
+void crash_threads_json(json_out *j, const spoor_elf *elf, const spoor_snapshot *snap,
+                        const spoor_frame *cur, size_t ncur, spoor_unwind_stop cur_stop)
+{
+    struct threads ts;
+    collect(&ts, elf, snap, cur, ncur, cur_stop);
+    json_string(j, "rtos", ts.rtos ? spoor_rtos_display_name(spoor_rtos_kind_of(ts.rtos)) : NULL);
+    json_array_begin(j, "threads");
+    for (size_t i = 0; i < ts.n; i++) {
+        const struct thread_view *v = &ts.v[i];
+        json_object_begin(j, NULL);
+        json_hex32(j, "tcb", v->t.tcb);
+        json_string(j, "name", v->read_ok ? v->t.name : NULL);
+        json_string(j, "state", v->state);
+        if (v->t.has_prio)
+            json_int(j, "prio", v->t.prio);
+        else
+            json_null(j, "prio");
+        json_bool(j, "current", v->current);
+        json_frames(j, elf, v);
+        json_string(j, "stop", v->nframes ? spoor_unwind_stop_name(v->stop) : NULL);
+        json_string(j, "error", v->why[0] ? v->why : NULL);
+        json_object_end(j);
+    }
+    json_array_end(j);
+    if (!ts.rtos)
+        json_string(j, "threads_error", ts.error);
+    release(&ts);
+}

@@ -1,0 +1,79 @@
+/* spoor top's pieces inside the CLI: the threads as the RTOS layer read them (cmd_top.c), the
+ * console table (top_console.c), the JSON lines (top_json.c) and the trace files for viewers
+ * (top_trace_files.c: ftrace text, Chrome trace-event JSON). */
+#ifndef SPOOR_TOP_CLI_H
+#define SPOOR_TOP_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "outbuf.h"
+#include "spoor/rtos.h"
+#include "spoor/top.h"
+
+/* What the output knows of a thread. */
+typedef struct top_thread_info {
+    uint32_t tcb;
+    bool read_ok;
+    char name[48];    /* the RTOS's name, or a stand-in ("(no thread)", "?") */
+    const char *func; /* the entry function's name, or NULL */
+    bool has_prio;
+    int32_t prio;
+    const char *prio_name; /* the RTOS's name of the priority, or NULL */
+} top_thread_info;
+
+typedef struct top_view {
+    const char *rtos_name; /* "FreeRTOS", ... */
+    uint64_t cpu_hz;       /* -F */
+    uint32_t interval_ms;  /* -I */
+    bool exceptions;       /* -E */
+    /* the thread behind a TCB (never NULL: a stand-in when unknown) */
+    const top_thread_info *(*thread)(void *ctx, uint32_t tcb);
+    void *ctx;
+} top_view;
+
+/* cycles in milliseconds / seconds at the view's clock */
+double top_ms(const top_view *v, uint64_t cycles);
+
+/* "15 (SysTick)", "37 (IRQ 21)" */
+void top_exception_label(unsigned number, char *buf, size_t cap);
+
+/* The console table of one report (threads, then exceptions with -E). */
+void top_console_report(outbuf *o, const top_view *v, const spoor_top_report *r, bool refresh);
+
+/* One JSON object for a report (one line); with udp the exceptions go in separate
+ * {"ex":1,...} lines after it instead of an "exceptions" member. */
+void top_json_report(outbuf *o, const top_view *v, const spoor_top_report *r, bool separate_ex,
+                     bool flush_each);
+
+/* The ftrace text file (Linux ftrace "nop" tracer output with sched_switch events). */
+typedef struct top_ftrace {
+    FILE *f;
+    long count_at; /* file position of the entry counts in the header */
+    uint64_t entries;
+} top_ftrace;
+bool top_ftrace_open(top_ftrace *t, const char *path);
+void top_ftrace_switch(top_ftrace *t, const top_view *v, uint64_t time, uint32_t prev,
+                       bool prev_known, uint32_t next);
+void top_ftrace_exception(top_ftrace *t, const top_view *v, uint64_t time, unsigned number,
+                          bool entry, uint32_t running);
+bool top_ftrace_close(top_ftrace *t);
+
+/* The Chrome trace-event JSON file: one track per thread, exceptions as slices on their own. */
+typedef struct top_chrome {
+    FILE *f;
+    bool any;
+    bool have_current;
+    uint32_t current;
+    uint64_t since;
+    uint32_t seen[SPOOR_TOP_MAX_THREADS];
+    size_t nseen;
+} top_chrome;
+bool top_chrome_open(top_chrome *c, const char *path);
+void top_chrome_switch(top_chrome *c, const top_view *v, uint64_t time, uint32_t next);
+void top_chrome_exception(top_chrome *c, const top_view *v, unsigned number, uint64_t enter,
+                          uint64_t exit, unsigned depth);
+bool top_chrome_close(top_chrome *c, const top_view *v, uint64_t end);
+
+#endif

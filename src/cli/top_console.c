@@ -1,0 +1,200 @@
+/* spoor top's console table: columns as wide as their longest cell, busy threads first, the
+ * idle threads under a separator, then the totals line and the warnings. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "spoor/unwind.h"
+#include "top_cli.h"
+
+#define THREAD_COLS 8
+#define EXC_COLS 9
+#define CELL 64
+
+double top_ms(const top_view *v, uint64_t cycles)
+{
+    return v->cpu_hz ? (double)cycles * 1000.0 / (double)v->cpu_hz : 0.0;
+}
+
+void top_exception_label(unsigned number, char *buf, size_t cap)
+{
+    const char *name = spoor_exception_name((int)number);
+    if (number >= 16)
+        snprintf(buf, cap, "%u (IRQ %u)", number, number - 16);
+    else
+        snprintf(buf, cap, "%u (%s)", number, name ? name : "reserved");
+}
+
+typedef char row_cells[THREAD_COLS > EXC_COLS ? THREAD_COLS : EXC_COLS][CELL];
+
+static void rule(outbuf *o, const size_t *w, int ncols)
+{
+    for (int c = 0; c < ncols; c++) {
+        ob_char(o, '|');
+        for (size_t i = 0; i < w[c] + 2; i++)
+            ob_char(o, '-');
+    }
+    ob_str(o, "|\n");
+}
+
+/* left: the columns aligned left (text); the others are right-aligned (numbers) */
+static void row(outbuf *o, const size_t *w, int ncols, row_cells cells, unsigned left)
+{
+    for (int c = 0; c < ncols; c++) {
+        if (left >> c & 1)
+            ob_printf(o, "| %-*s ", (int)w[c], cells[c]);
+        else
+            ob_printf(o, "| %*s ", (int)w[c], cells[c]);
+    }
+    ob_str(o, "|\n");
+}
+
+static void widen(size_t *w, int ncols, row_cells cells)
+{
+    for (int c = 0; c < ncols; c++)
+        if (strlen(cells[c]) > w[c])
+            w[c] = strlen(cells[c]);
+}
+
+static void thread_cells(const top_view *v, const spoor_top_thread_stats *t, row_cells cells)
+{
+    const top_thread_info *info = v->thread(v->ctx, t->tcb);
+    snprintf(cells[0], CELL, "%s", info->name);
+    snprintf(cells[1], CELL, "0x%08x", t->tcb);
+    snprintf(cells[2], CELL, "%s", info->func ? info->func : "");
+    if (info->prio_name)
+        snprintf(cells[3], CELL, "%s", info->prio_name);
+    else if (info->has_prio)
+        snprintf(cells[3], CELL, "%d", (int)info->prio);
+    else
+        cells[3][0] = '\0';
+    snprintf(cells[4], CELL, "%.3f", top_ms(v, t->cycles));
+    snprintf(cells[5], CELL, "%.3f", t->pct);
+    snprintf(cells[6], CELL, "%.3f", t->max_pct);
+    snprintf(cells[7], CELL, "%llu", (unsigned long long)t->switches);
+}
+
+static int by_time(const void *a, const void *b)
+{
+    const spoor_top_thread_stats *x = *(const spoor_top_thread_stats *const *)a;
+    const spoor_top_thread_stats *y = *(const spoor_top_thread_stats *const *)b;
+    if (x->idle != y->idle)
+        return x->idle ? 1 : -1;
+    if (x->cycles != y->cycles)
+        return x->cycles > y->cycles ? -1 : 1;
+    return x->tcb < y->tcb ? -1 : x->tcb > y->tcb;
+}
+
+static void thread_table(outbuf *o, const top_view *v, const spoor_top_report *r)
+{
+    static const char *const head[THREAD_COLS] = {"Thread Name", "Address", "Function", "Priority",
+                                                  "Time(ms)",    "CPU%",    "Max%",     "Switches"};
+    const spoor_top_thread_stats **order = malloc((r->nthreads + 1) * sizeof *order);
+    row_cells *cells = malloc((r->nthreads + 1) * sizeof *cells);
+    if (!order || !cells) {
+        free(order);
+        free(cells);
+        return;
+    }
+    for (size_t i = 0; i < r->nthreads; i++)
+        order[i] = &r->threads[i];
+    qsort(order, r->nthreads, sizeof *order, by_time);
+    size_t w[THREAD_COLS] = {0};
+    row_cells header;
+    for (int c = 0; c < THREAD_COLS; c++)
+        snprintf(header[c], CELL, "%s", head[c]);
+    widen(w, THREAD_COLS, header);
+    for (size_t i = 0; i < r->nthreads; i++) {
+        thread_cells(v, order[i], cells[i]);
+        widen(w, THREAD_COLS, cells[i]);
+    }
+    const unsigned left = 0xF; /* name, address, function, priority */
+    rule(o, w, THREAD_COLS);
+    row(o, w, THREAD_COLS, header, left);
+    rule(o, w, THREAD_COLS);
+    bool separated = false;
+    for (size_t i = 0; i < r->nthreads; i++) {
+        if (order[i]->idle && !separated) {
+            rule(o, w, THREAD_COLS);
+            separated = true;
+        }
+        row(o, w, THREAD_COLS, cells[i], left);
+    }
+    rule(o, w, THREAD_COLS);
+    free(order);
+    free(cells);
+}
+
+static void exception_table(outbuf *o, const top_view *v, const spoor_top_report *r)
+{
+    (void)v;
+    static const char *const head[EXC_COLS] = {"Exception",  "Count",    "MaxD",
+                                               "TotalTicks", "%",        "AveTicks",
+                                               "minTicks",   "maxTicks", "maxWall"};
+    row_cells *cells = malloc((r->nexceptions + 1) * sizeof *cells);
+    if (!cells)
+        return;
+    size_t w[EXC_COLS] = {0};
+    row_cells header;
+    for (int c = 0; c < EXC_COLS; c++)
+        snprintf(header[c], CELL, "%s", head[c]);
+    widen(w, EXC_COLS, header);
+    for (size_t i = 0; i < r->nexceptions; i++) {
+        const spoor_top_exc_stats *e = &r->exceptions[i];
+        top_exception_label(e->number, cells[i][0], CELL);
+        snprintf(cells[i][1], CELL, "%llu", (unsigned long long)e->count);
+        snprintf(cells[i][2], CELL, "%u", e->maxd);
+        snprintf(cells[i][3], CELL, "%llu", (unsigned long long)e->total);
+        snprintf(cells[i][4], CELL, "%.1f", e->pct);
+        if (e->completed) {
+            snprintf(cells[i][5], CELL, "%llu",
+                     (unsigned long long)(e->completed_own / e->completed));
+            snprintf(cells[i][6], CELL, "%llu", (unsigned long long)e->min);
+            snprintf(cells[i][7], CELL, "%llu", (unsigned long long)e->max);
+            snprintf(cells[i][8], CELL, "%llu", (unsigned long long)e->maxwall);
+        } else {
+            for (int c = 5; c < 9; c++)
+                snprintf(cells[i][c], CELL, "-");
+        }
+        widen(w, EXC_COLS, cells[i]);
+    }
+    ob_str(o, "=== Exception Statistics ===\n");
+    rule(o, w, EXC_COLS);
+    row(o, w, EXC_COLS, header, 1);
+    rule(o, w, EXC_COLS);
+    for (size_t i = 0; i < r->nexceptions; i++)
+        row(o, w, EXC_COLS, cells[i], 1);
+    rule(o, w, EXC_COLS);
+    free(cells);
+}
+
+void top_console_report(outbuf *o, const top_view *v, const spoor_top_report *r, bool refresh)
+{
+    if (refresh && !r->summary)
+        ob_str(o, "\033[H\033[2J"); /* cursor home, clear the screen */
+    if (r->summary)
+        ob_printf(o, "=== Whole run (%s): %llu intervals, %.3f ms ===\n", v->rtos_name,
+                  (unsigned long long)r->index, top_ms(v, r->end - r->start));
+    else
+        ob_printf(o, "=== RTOS Thread Statistics (%s) === interval %llu: %.3f-%.3f ms%s\n",
+                  v->rtos_name, (unsigned long long)r->index, top_ms(v, r->start),
+                  top_ms(v, r->end), r->partial ? " (cut short by the end of the input)" : "");
+    thread_table(o, v, r);
+    ob_printf(o, "Interval: %.3f ms, CPU Usage: %.3f%%,  Max: %.3f%%, CPU Freq: %lluHz",
+              top_ms(v, r->end - r->start), r->cpu_usage, r->cpu_max,
+              (unsigned long long)v->cpu_hz);
+    if (r->overflows)
+        ob_printf(o, " [ITM OVERFLOW DETECTED! %llu overflow packets: switches may be missing]",
+                  (unsigned long long)r->overflows);
+    if (r->lost_bytes)
+        ob_printf(o, " [LOST PACKETS: %llu bytes of the stream could not be decoded]",
+                  (unsigned long long)r->lost_bytes);
+    if (r->unknown_cycles)
+        ob_printf(o, " [%.3f ms with no known current thread]", top_ms(v, r->unknown_cycles));
+    if (r->dropped_threads)
+        ob_printf(o, " [more than %d threads: %llu switches not counted]", SPOOR_TOP_MAX_THREADS,
+                  (unsigned long long)r->dropped_threads);
+    ob_char(o, '\n');
+    if (v->exceptions && r->nexceptions)
+        exception_table(o, v, r);
+    ob_char(o, '\n');
+}

@@ -1,0 +1,104 @@
+/* spoor top's JSON lines: one object per interval with the fields orbtop-rtos users know
+ * (threads[] with tcb name func prio time_ms cpu max switches; interval_ms cpu_usage cpu_max
+ * cpu_freq overflow; exceptions[] with num name count maxd total pct ave min max maxwall). */
+#include "json_out.h"
+#include "top_cli.h"
+
+static void exception_fields(json_out *j, const spoor_top_exc_stats *e)
+{
+    char label[48];
+    top_exception_label(e->number, label, sizeof label);
+    const char *name = label;
+    while (*name && *name != '(') /* "15 (SysTick)" -> "SysTick" */
+        name++;
+    char bare[48];
+    snprintf(bare, sizeof bare, "%s", *name ? name + 1 : label);
+    for (char *p = bare; *p; p++)
+        if (*p == ')')
+            *p = '\0';
+    json_uint(j, "num", e->number);
+    json_string(j, "name", bare);
+    json_uint(j, "count", e->count);
+    json_uint(j, "maxd", e->maxd);
+    json_uint(j, "total", e->total);
+    json_fixed(j, "pct", e->pct, 3);
+    if (e->completed) {
+        json_uint(j, "ave", e->completed_own / e->completed);
+        json_uint(j, "min", e->min);
+        json_uint(j, "max", e->max);
+        json_uint(j, "maxwall", e->maxwall);
+    } else { /* no activation ended in the interval */
+        json_null(j, "ave");
+        json_null(j, "min");
+        json_null(j, "max");
+        json_null(j, "maxwall");
+    }
+    json_uint(j, "completed", e->completed);
+}
+
+void top_json_report(outbuf *o, const top_view *v, const spoor_top_report *r, bool separate_ex,
+                     bool flush_each)
+{
+    json_out j;
+    json_init(&j, o);
+    json_object_begin(&j, NULL);
+    json_array_begin(&j, "threads");
+    for (size_t i = 0; i < r->nthreads; i++) {
+        const spoor_top_thread_stats *t = &r->threads[i];
+        const top_thread_info *info = v->thread(v->ctx, t->tcb);
+        json_object_begin(&j, NULL);
+        json_hex32(&j, "tcb", t->tcb);
+        json_string(&j, "name", info->name);
+        json_string(&j, "func", info->func);
+        if (info->has_prio)
+            json_int(&j, "prio", info->prio);
+        else
+            json_null(&j, "prio");
+        json_string(&j, "prio_name", info->prio_name);
+        json_fixed(&j, "time_ms", top_ms(v, t->cycles), 3);
+        json_fixed(&j, "cpu", t->pct, 3);
+        json_fixed(&j, "max", t->max_pct, 3);
+        json_uint(&j, "switches", t->switches);
+        json_uint(&j, "cycles", t->cycles);
+        json_bool(&j, "idle", t->idle);
+        json_object_end(&j);
+    }
+    json_array_end(&j);
+    json_uint(&j, "interval", r->index);
+    json_bool(&j, "summary", r->summary);
+    json_bool(&j, "partial", r->partial);
+    json_fixed(&j, "start_ms", top_ms(v, r->start), 3);
+    json_fixed(&j, "interval_ms", top_ms(v, r->end - r->start), 3);
+    json_fixed(&j, "cpu_usage", r->cpu_usage, 3);
+    json_fixed(&j, "cpu_max", r->cpu_max, 3);
+    json_uint(&j, "cpu_freq", v->cpu_hz);
+    json_bool(&j, "overflow", r->overflows != 0);
+    json_uint(&j, "overflows", r->overflows);
+    json_uint(&j, "lost_bytes", r->lost_bytes);
+    json_fixed(&j, "unknown_ms", top_ms(v, r->unknown_cycles), 3);
+    if (v->exceptions && !separate_ex) {
+        json_array_begin(&j, "exceptions");
+        for (size_t i = 0; i < r->nexceptions; i++) {
+            json_object_begin(&j, NULL);
+            exception_fields(&j, &r->exceptions[i]);
+            json_object_end(&j);
+        }
+        json_array_end(&j);
+    }
+    json_object_end(&j);
+    json_finish(&j);
+    if (flush_each)
+        ob_flush(o);
+    if (!v->exceptions || !separate_ex)
+        return;
+    for (size_t i = 0; i < r->nexceptions; i++) {
+        json_init(&j, o);
+        json_object_begin(&j, NULL);
+        json_uint(&j, "ex", 1);
+        exception_fields(&j, &r->exceptions[i]);
+        json_object_end(&j);
+        json_finish(&j);
+        if (flush_each)
+            ob_flush(o);
+    }
+}

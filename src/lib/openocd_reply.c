@@ -1,0 +1,71 @@
+/* What OpenOCD's telnet server sends, sans I/O: telnet negotiation removed (RFC 854: IAC,
+ * then a command byte, then an option byte for WILL/WONT/DO/DONT; IAC IAC is a 0xFF byte), and
+ * the output of mdw (OpenOCD manual, "mdw [phys] addr [count]": lines "ADDR: WORD WORD ...",
+ * words in hex). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "spoor/openocd.h"
+
+#define IAC 0xFFu
+
+size_t spoor_openocd_strip_telnet(char *text, size_t len)
+{
+    size_t w = 0;
+    for (size_t r = 0; r < len; r++) {
+        unsigned char c = (unsigned char)text[r];
+        if (c == IAC && r + 1 < len) {
+            unsigned char cmd = (unsigned char)text[r + 1];
+            if (cmd == IAC) { /* an escaped 0xFF */
+                text[w++] = (char)IAC;
+                r++;
+            } else if (cmd >= 251 && cmd <= 254) { /* WILL WONT DO DONT + option */
+                r += 2;
+            } else { /* a two-byte command */
+                r++;
+            }
+            continue;
+        }
+        if (c == '\r' || c == '\0')
+            continue;
+        text[w++] = (char)c;
+    }
+    if (w < len)
+        text[w] = '\0';
+    return w;
+}
+
+static bool hex_word(const char **p, uint32_t *v)
+{
+    const char *s = *p;
+    while (*s == ' ' || *s == '\t')
+        s++;
+    char *end;
+    unsigned long x = strtoul(s, &end, 16);
+    if (end == s || end - s > 8)
+        return false;
+    *v = (uint32_t)x;
+    *p = end;
+    return true;
+}
+
+bool spoor_openocd_parse_mdw(const char *text, uint32_t addr, uint32_t *words, size_t count)
+{
+    size_t got = 0;
+    for (const char *line = text; line && *line && got < count;) {
+        const char *nl = strchr(line, '\n');
+        const char *colon = strchr(line, ':');
+        if (colon && (!nl || colon < nl) && !strncmp(line, "0x", 2)) {
+            const char *p = line + 2;
+            uint32_t at;
+            if (!hex_word(&p, &at) || p != colon || at != addr + 4u * (uint32_t)got)
+                return false;
+            p = colon + 1;
+            uint32_t v;
+            while (got < count && (!nl || p < nl) && hex_word(&p, &v))
+                words[got++] = v;
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    return got == count;
+}

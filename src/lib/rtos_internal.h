@@ -1,0 +1,119 @@
+/* Internals of the RTOS layer (spoor/rtos.h): DWARF type navigation (rtos_dwarf.c), the table of
+ * RTOS descriptions (rtos_kinds.c), used by rtos.c. */
+#ifndef SPOOR_RTOS_INTERNAL_H
+#define SPOOR_RTOS_INTERNAL_H
+
+#include <elfutils/libdw.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "spoor/elf.h"
+#include "spoor/rtos.h"
+
+/* What a member path ("thread.run.curr", "cpus[0].current", "base.prio") leads to. */
+typedef struct rtos_field {
+    bool found;
+    uint32_t offset; /* from the start of the outer object */
+    uint32_t size;   /* bytes of the member (of the whole array for an array) */
+    bool is_pointer; /* a pointer (its target is read separately) */
+    bool is_array;   /* an array (of char, for names) */
+    bool is_signed;  /* a signed integer or enumeration base type */
+    Dwarf_Die type;  /* the member's type, typedefs and qualifiers peeled */
+} rtos_field;
+
+/* The complete (not a declaration) type named name at the top of some compile unit: a typedef
+ * or a struct/union tag ("struct k_thread" is looked up as "k_thread"), peeled to the struct.
+ * false when there is none. */
+bool spoor_rtos_dwarf_type(Dwarf *dw, const char *name, Dwarf_Die *out);
+
+/* The type of the global variable name (peeled); false when DWARF does not describe it. */
+bool spoor_rtos_dwarf_variable_type(Dwarf *dw, const char *name, Dwarf_Die *out);
+
+/* Follows path inside type (a struct, union or array, peeled). Members of anonymous structs
+ * and unions are found through them, as C names them. An empty path is the type itself. */
+bool spoor_rtos_dwarf_field(Dwarf_Die *type, const char *path, rtos_field *out);
+
+/* The byte size of a type; 0 when DWARF does not say. */
+uint32_t spoor_rtos_dwarf_size(Dwarf_Die *type);
+
+typedef struct rtos_enumerator {
+    int64_t value;
+    const char *name; /* lives as long as the Dwarf */
+} rtos_enumerator;
+
+/* The enumerators of the enumeration type (or typedef of one) named enum_name: writes at most
+ * cap, returns how many were written (0: no such enumeration). */
+size_t spoor_rtos_dwarf_enumerators(Dwarf *dw, const char *enum_name, rtos_enumerator *out,
+                                    size_t cap);
+
+/* Where an RTOS keeps its threads, for the thread views (spoor_rtos_threads). */
+typedef enum rtos_list_kind {
+    RTOS_LIST_END,
+    RTOS_LIST_ARRAY,    /* head: an array of TCB pointers (every non-null element) */
+    RTOS_LIST_LINKED,   /* head: an expression whose value is the first TCB; next: the TCB
+                           member pointing to the following one (stops at null or the first) */
+    RTOS_LIST_FREERTOS, /* head: a List_t, or an array of them (list.h: items from
+                           xListEnd.pxNext to &xListEnd, each item's pvOwner the TCB) */
+} rtos_list_kind;
+
+typedef struct rtos_list {
+    rtos_list_kind kind;
+    const char *head, *next;
+    const char *state; /* what being on this list means: "ready", "delayed", ... */
+} rtos_list;
+
+/* How a thread that is not running saved its context (the port's PendSV). */
+typedef enum rtos_context {
+    RTOS_CONTEXT_NONE,         /* not known: no backtrace */
+    RTOS_CONTEXT_R4_R11,       /* at the saved SP r4-r11, then the hardware frame (ARMv7-M basic) */
+    RTOS_CONTEXT_R4_R11_LR,    /* r4-r11, EXC_RETURN, s16-s31 when EXC_RETURN bit 4 is 0, then the
+                                  hardware frame */
+    RTOS_CONTEXT_FREERTOS,     /* the ARM_CM3 port (R4_R11) in a soft-float build, the ARM_CM4F
+                                  port (R4_R11_LR) in a hard-float one */
+    RTOS_CONTEXT_CALLEE_SAVED, /* r4-r11 in the TCB from callee_saved_member on, the hardware
+                                  frame at the saved SP (Zephyr) */
+} rtos_context;
+
+#define RTOS_MAX_LISTS 8
+
+/* One RTOS as the DWARF layer reads it. Expressions are SYMBOL followed by a member path
+ * (SYMBOL.a.b[0].c); alternatives are separated by '|', the first the ELF has is used. */
+typedef struct rtos_desc {
+    spoor_rtos_kind kind;
+    const char *name, *display;
+    const char *current;  /* the current-thread pointer */
+    const char *tcb_type; /* alternatives */
+    const char *name_member, *prio_member, *entry_member, *sp_member;
+    const char *stack_end_member; /* the top of the stack: the initial frame is just below */
+    const char *id_member;        /* a member that must hold id_value (RTX5's object id) */
+    uint32_t id_value;
+    const char *prio_enum;           /* the enumeration naming priorities */
+    const char *idle;                /* an expression whose value is the idle TCB; a leading &
+                                        takes the object's address instead */
+    rtos_list lists[RTOS_MAX_LISTS]; /* ended by RTOS_LIST_END */
+    rtos_context context;
+    const char *callee_saved_member;
+} rtos_desc;
+
+extern const rtos_desc spoor_rtos_descs[SPOOR_RTOS_KIND_COUNT];
+
+#define MAX_PRIORITY_NAMES 128
+
+struct spoor_rtos {
+    const rtos_desc *d;
+    const spoor_elf *elf;
+    uint32_t current_addr;
+    uint32_t tcb_size;
+    Dwarf_Die tcb_type;
+    rtos_field name, prio, entry, sp, stack_end, id;
+    bool has_idle, idle_is_object;
+    uint32_t idle_addr;
+    rtos_enumerator prios[MAX_PRIORITY_NAMES];
+    size_t nprios;
+};
+
+/* SYMBOL.path alternatives ('|'): the address the first the ELF has names, and its field. */
+bool spoor_rtos_eval(const spoor_elf *elf, const char *alternatives, uint32_t *addr,
+                     rtos_field *field);
+
+#endif

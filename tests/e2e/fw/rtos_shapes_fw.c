@@ -1,0 +1,332 @@
+/* Test firmware for spoor's RTOS layer: the TCB types and globals of FreeRTOS, RTX5, Zephyr and
+ * ThreadX, shaped as their own headers declare them (member names and order from FreeRTOS
+ * tasks.c/list.h, CMSIS-RTX rtx_os.h/cmsis_os2.h, Zephyr kernel/thread.h/kernel_structs.h,
+ * ThreadX tx_api.h; configuration-dependent members partly left out, as a build may), with
+ * threads in .data. Built once per RTOS (-DSHAPE_FREERTOS, ...); never run: tests read .data
+ * as the target would have it at start (arm-none-eabi-objcopy) and spoor reads the TCBs the
+ * DWARF types describe. See tests/e2e/test_top_rtos_shapes.py. */
+#include <stdint.h>
+
+void Reset_Handler(void);
+__attribute__((section(".vectors"), used)) static const uint32_t vectors[2] = {
+    0x20001000u, (uint32_t)Reset_Handler};
+
+#define NOINLINE __attribute__((noinline, used))
+volatile uint32_t sink;
+
+#if defined(SHAPE_FREERTOS)
+typedef uint32_t StackType_t;
+typedef unsigned long UBaseType_t;
+typedef uint32_t TickType_t;
+struct xLIST;
+struct xLIST_ITEM {
+    volatile TickType_t xItemValue;
+    struct xLIST_ITEM *volatile pxNext;
+    struct xLIST_ITEM *volatile pxPrevious;
+    void *pvOwner;
+    struct xLIST *volatile pxContainer;
+};
+typedef struct xLIST_ITEM ListItem_t;
+struct xMINI_LIST_ITEM {
+    volatile TickType_t xItemValue;
+    struct xLIST_ITEM *volatile pxNext;
+    struct xLIST_ITEM *volatile pxPrevious;
+};
+typedef struct xMINI_LIST_ITEM MiniListItem_t;
+typedef struct xLIST {
+    volatile UBaseType_t uxNumberOfItems;
+    ListItem_t *volatile pxIndex;
+    MiniListItem_t xListEnd;
+} List_t;
+typedef struct tskTaskControlBlock {
+    volatile StackType_t *pxTopOfStack;
+    ListItem_t xStateListItem;
+    ListItem_t xEventListItem;
+    UBaseType_t uxPriority;
+    StackType_t *pxStack;
+    char pcTaskName[16];
+    StackType_t *pxEndOfStack;
+    UBaseType_t uxBasePriority;
+    UBaseType_t uxMutexesHeld;
+    volatile uint32_t ulNotifiedValue[1];
+    volatile uint8_t ucNotifyState[1];
+} tskTCB;
+typedef tskTCB TCB_t;
+typedef struct tskTaskControlBlock *TaskHandle_t;
+
+NOINLINE void vSensorTask(void *p)
+{
+    sink = (uint32_t)p;
+}
+NOINLINE void vNetTask(void *p)
+{
+    sink = (uint32_t)p + 1;
+}
+NOINLINE void prvTaskExitError(void)
+{
+    sink = 0;
+}
+NOINLINE void prvIdleTask(void *p)
+{
+    sink = (uint32_t)p + 2;
+}
+
+#define DEPTH 64
+/* pxPortInitialiseStack (ARM_CM3 port): the top word is left out, then xPSR, PC, LR, ... */
+#define INITIAL(entry)                                                                             \
+    [DEPTH - 4] = (uint32_t)prvTaskExitError, [DEPTH - 3] = (uint32_t)(entry),             \
+                 [DEPTH - 2] = 0x01000000u
+static StackType_t sensor_stack[DEPTH] __attribute__((aligned(8))) = {INITIAL(vSensorTask)};
+static StackType_t net_stack[DEPTH] __attribute__((aligned(8))) = {INITIAL(vNetTask)};
+/* the idle task has run: its initial frame is gone (overwritten by its own frames) */
+static StackType_t idle_stack[DEPTH] __attribute__((aligned(8))) = {[DEPTH - 3] = 0x12345678u};
+
+/* the lists of tasks.c: Sensor (running) and IDLE ready, Net delayed, Logger suspended */
+#define END(list) ((ListItem_t *)&(list).xListEnd)
+#define EMPTY(list) {0, END(list), {0xFFFFFFFFu, END(list), END(list)}}
+#define ONE(list, tcb) {1, END(list), {0xFFFFFFFFu, &(tcb).xStateListItem, &(tcb).xStateListItem}}
+#define ITEM(list, tcb) {0, END(list), END(list), &(tcb), (struct xLIST *)&(list)}
+extern TCB_t sensor_tcb, net_tcb, idle_tcb, logger_tcb;
+__attribute__((used)) static List_t pxReadyTasksLists[4];
+__attribute__((used)) static List_t xDelayedTaskList1;
+__attribute__((used)) static List_t xSuspendedTaskList;
+static List_t pxReadyTasksLists[4] = {ONE(pxReadyTasksLists[0], idle_tcb),
+                                      EMPTY(pxReadyTasksLists[1]), EMPTY(pxReadyTasksLists[2]),
+                                      ONE(pxReadyTasksLists[3], sensor_tcb)};
+static List_t xDelayedTaskList1 = ONE(xDelayedTaskList1, net_tcb);
+__attribute__((used)) static List_t xDelayedTaskList2 = EMPTY(xDelayedTaskList2);
+__attribute__((used)) static List_t xPendingReadyList = EMPTY(xPendingReadyList);
+static List_t xSuspendedTaskList = ONE(xSuspendedTaskList, logger_tcb);
+TCB_t logger_tcb = {.xStateListItem = ITEM(xSuspendedTaskList, logger_tcb), .uxPriority = 1,
+                    .pcTaskName = "Logger"};
+
+TCB_t sensor_tcb = {.xStateListItem = ITEM(pxReadyTasksLists[3], sensor_tcb),
+                    .pxTopOfStack = &sensor_stack[DEPTH - 17], .uxPriority = 3,
+                    .pxStack = sensor_stack, .pcTaskName = "Sensor",
+                    .pxEndOfStack = &sensor_stack[DEPTH - 1], .uxBasePriority = 3};
+TCB_t net_tcb = {.xStateListItem = ITEM(xDelayedTaskList1, net_tcb), .pxTopOfStack = &net_stack[DEPTH - 17], .uxPriority = 2, .pxStack = net_stack,
+                 .pcTaskName = "Net", .pxEndOfStack = &net_stack[DEPTH - 1], .uxBasePriority = 2};
+TCB_t idle_tcb = {.xStateListItem = ITEM(pxReadyTasksLists[0], idle_tcb), .pxTopOfStack = &idle_stack[DEPTH - 20], .uxPriority = 0, .pxStack = idle_stack,
+                  .pcTaskName = "IDLE", .pxEndOfStack = &idle_stack[DEPTH - 1]};
+TCB_t *volatile pxCurrentTCB = &sensor_tcb;
+__attribute__((used)) static TaskHandle_t xIdleTaskHandle = &idle_tcb;
+
+NOINLINE void use(void)
+{
+    sink = (uint32_t)xIdleTaskHandle + (uint32_t)pxCurrentTCB;
+}
+
+#elif defined(SHAPE_RTX5)
+typedef enum {
+    osPriorityNone = 0,
+    osPriorityIdle = 1,
+    osPriorityLow = 8,
+    osPriorityBelowNormal = 16,
+    osPriorityNormal = 24,
+    osPriorityAboveNormal = 32,
+    osPriorityHigh = 40,
+    osPriorityRealtime = 48,
+    osPriorityISR = 56,
+    osPriorityError = -1,
+    osPriorityReserved = 0x7FFFFFFF
+} osPriority_t;
+typedef struct osRtxThread_s {
+    uint8_t id;
+    uint8_t state;
+    uint8_t flags;
+    uint8_t attr;
+    const char *name;
+    struct osRtxThread_s *thread_next;
+    struct osRtxThread_s *thread_prev;
+    struct osRtxThread_s *delay_next;
+    struct osRtxThread_s *delay_prev;
+    struct osRtxThread_s *thread_join;
+    uint32_t delay;
+    int8_t priority;
+    int8_t priority_base;
+    uint8_t stack_frame;
+    uint8_t flags_options;
+    uint32_t wait_flags;
+    uint32_t thread_flags;
+    void *mutex_list;
+    void *stack_mem;
+    uint32_t stack_size;
+    uint32_t sp;
+    uint32_t thread_addr;
+    uint32_t tz_memory;
+} osRtxThread_t;
+typedef struct osRtxObject_s {
+    uint8_t id, state, flags, reserved;
+    const char *name;
+    osRtxThread_t *thread_list;
+} osRtxObject_t;
+typedef struct {
+    const char *os_id;
+    uint32_t version;
+    struct {
+        uint8_t state;
+        volatile uint8_t blocked;
+        uint8_t pendSV;
+        uint8_t reserved;
+        uint32_t tick;
+    } kernel;
+    int32_t tick_irqn;
+    struct {
+        struct {
+            osRtxThread_t *curr;
+            osRtxThread_t *next;
+        } run;
+        osRtxObject_t ready;
+        osRtxThread_t *idle;
+        osRtxThread_t *delay_list;
+        osRtxThread_t *wait_list;
+        osRtxThread_t *terminate_list;
+    } thread;
+} osRtxInfo_t;
+
+NOINLINE void app_main(void *arg)
+{
+    sink = (uint32_t)arg;
+}
+NOINLINE void sensor_thread(void *arg)
+{
+    sink = (uint32_t)arg + 1;
+}
+NOINLINE void osRtxIdleThread(void *arg)
+{
+    sink = (uint32_t)arg + 2;
+}
+
+osRtxThread_t main_thread = {.id = 0xF1, .name = "main", .priority = osPriorityNormal,
+                             .thread_addr = (uint32_t)app_main};
+osRtxThread_t sensor = {.id = 0xF1, .name = "sensor_task", .priority = osPriorityHigh,
+                        .thread_addr = (uint32_t)sensor_thread};
+osRtxThread_t idle = {.id = 0xF1, .name = "osRtxIdleThread", .priority = osPriorityIdle,
+                      .thread_addr = (uint32_t)osRtxIdleThread};
+NOINLINE void worker_thread(void *arg)
+{
+    sink = (uint32_t)arg + 3;
+}
+osRtxThread_t worker = {.id = 0xF1, .name = "worker", .priority = osPriorityBelowNormal,
+                        .thread_addr = (uint32_t)worker_thread};
+osRtxThread_t not_a_thread = {.id = 0xF5, .name = "a mutex"}; /* osRtxIdMutex */
+osRtxInfo_t osRtxInfo = {.os_id = "RTX V5.5.4",
+                         .version = 50050004,
+                         .thread = {.run = {.curr = &main_thread},
+                                    .ready = {.thread_list = &sensor},
+                                    .idle = &idle,
+                                    .wait_list = &worker}};
+osPriority_t priority_in_use = osPriorityNormal;
+
+#elif defined(SHAPE_ZEPHYR)
+typedef void (*k_thread_entry_t)(void *p1, void *p2, void *p3);
+struct _thread_base {
+    void *pended_on_head, *pended_on_tail;
+    uint8_t user_options;
+    uint8_t thread_state;
+    union {
+        struct {
+            int8_t prio;
+            uint8_t sched_locked;
+        };
+        uint16_t preempt;
+    };
+    uint32_t order_key;
+};
+struct _callee_saved {
+    uint32_t v1, v2, v3, v4, v5, v6, v7, v8;
+    uint32_t psp;
+};
+struct __thread_entry {
+    k_thread_entry_t pEntry;
+    void *parameter1, *parameter2, *parameter3;
+};
+struct k_thread {
+    struct _thread_base base;
+    struct _callee_saved callee_saved;
+    void *init_data;
+    struct __thread_entry entry;
+    struct k_thread *next_thread;
+    char name[32];
+};
+struct _cpu {
+    uint32_t nested;
+    char *irq_stack;
+    struct k_thread *current;
+    struct k_thread *idle_thread;
+};
+struct z_kernel {
+    struct _cpu cpus[1];
+    struct k_thread *threads;
+};
+
+NOINLINE void blinky(void *a, void *b, void *c)
+{
+    sink = (uint32_t)a + (uint32_t)b + (uint32_t)c;
+}
+NOINLINE void z_idle(void *a, void *b, void *c)
+{
+    sink = (uint32_t)a + (uint32_t)b + (uint32_t)c + 1;
+}
+
+struct k_thread z_idle_threads[1] = {
+    {.base = {.prio = 15}, .entry = {.pEntry = z_idle}, .name = "idle"}};
+struct k_thread blink_thread = {.base = {.prio = -2},
+                                .entry = {.pEntry = blinky},
+                                .next_thread = z_idle_threads,
+                                .name = "blinky"};
+struct z_kernel _kernel = {.cpus = {{.current = &blink_thread, .idle_thread = z_idle_threads}},
+                           .threads = &blink_thread};
+
+#elif defined(SHAPE_THREADX)
+typedef unsigned long ULONG;
+typedef unsigned int UINT;
+typedef char CHAR;
+typedef void VOID;
+typedef struct TX_THREAD_STRUCT {
+    ULONG tx_thread_id;
+    ULONG tx_thread_run_count;
+    VOID *tx_thread_stack_ptr;
+    VOID *tx_thread_stack_start;
+    VOID *tx_thread_stack_end;
+    ULONG tx_thread_stack_size;
+    ULONG tx_thread_time_slice;
+    ULONG tx_thread_new_time_slice;
+    struct TX_THREAD_STRUCT *tx_thread_ready_next, *tx_thread_ready_previous;
+    CHAR *tx_thread_name;
+    UINT tx_thread_priority;
+    UINT tx_thread_state;
+    UINT tx_thread_delayed_suspend;
+    UINT tx_thread_suspending;
+    UINT tx_thread_preempt_threshold;
+    VOID (*tx_thread_schedule_hook)(struct TX_THREAD_STRUCT *thread_ptr, ULONG id);
+    VOID (*tx_thread_entry)(ULONG id);
+    ULONG tx_thread_entry_parameter;
+    struct TX_THREAD_STRUCT *tx_thread_created_next, *tx_thread_created_previous;
+} TX_THREAD;
+
+NOINLINE VOID thread_0_entry(ULONG id)
+{
+    sink = id;
+}
+NOINLINE VOID thread_1_entry(ULONG id)
+{
+    sink = id + 1;
+}
+
+extern TX_THREAD thread_1;
+TX_THREAD thread_0 = {.tx_thread_id = 0x54485244, .tx_thread_name = "thread 0",
+                      .tx_thread_priority = 1, .tx_thread_entry = thread_0_entry,
+                      .tx_thread_created_next = &thread_1, .tx_thread_created_previous = &thread_1};
+TX_THREAD thread_1 = {.tx_thread_id = 0x54485244, .tx_thread_name = "thread 1",
+                      .tx_thread_priority = 16, .tx_thread_entry = thread_1_entry,
+                      .tx_thread_created_next = &thread_0, .tx_thread_created_previous = &thread_0};
+TX_THREAD *_tx_thread_created_ptr = &thread_0;
+TX_THREAD *_tx_thread_current_ptr = &thread_0;
+#endif
+
+void Reset_Handler(void)
+{
+    for (;;)
+        sink++;
+}

@@ -1,0 +1,190 @@
+"""spoor top -W against a scripted OpenOCD telnet peer.
+
+OpenOCD cannot run here (no probe), so this test's peer plays its telnet server as OpenOCD's
+manual describes it ("Telnet", "Memory access commands"): telnet negotiation on connect, the
+"> " prompt, the command line echoed, `mdw ADDR COUNT` answered with lines of
+"0xADDR: WORD WORD ...", `mww`/`mmw` silent on success, Tcl procedures of the configuration
+(orbtop-rtos's `rtos_dwt_config ADDR`, `exception_trace_enable`). Its memory is the RTX5-shaped
+test firmware's .data (tests/e2e/fw/rtos_shapes_fw.c, extracted with arm-none-eabi-objcopy) and
+a register file for the System Control Space (DWT_CTRL says 4 comparators).
+
+Checked: names and RTX5 priority names read over telnet; a priority the target changes after
+spoor read the TCB shows from the next interval report on (the re-read); one mdw per new thread (plus one for
+the idle pointer; the memory is 64 KiB of RAM holding .data, zeros after it); --setup v7m leaves ITM/DWT registers as the ARMv7-M ARM encodings say, the
+watched address being gdb-multiarch's `&osRtxInfo.thread.run.curr`; --setup proc calls the
+procedures; a comparator the core lacks is refused.
+"""
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import require_tool, symbol_addresses  # noqa: E402
+from top_testlib import check, exit_status  # noqa: E402
+from test_top_rtos_shapes import build_with_data, stream  # noqa: E402
+
+SPOOR = os.environ.get("SPOOR_BIN", "spoor")
+IAC, WILL, DONT = 0xFF, 0xFB, 0xFE
+
+class OpenOcdPeer:
+    def __init__(self, image, base, numcomp=4):
+        self.image, self.base = bytearray(image), base
+        self.after_mdw = {}  # n: (addr, byte): the target writes the byte after the n-th mdw
+        self.regs = {0xE0001000: numcomp << 28}
+        self.commands = []
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(4)
+        self.port = self.sock.getsockname()[1]
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def word(self, addr):
+        if 0xE0000000 <= addr:
+            return self.regs.get(addr, 0)
+        off = addr - self.base
+        if 0 <= off and off + 4 <= len(self.image):
+            return int.from_bytes(self.image[off:off + 4], "little")
+        return None
+
+    def answer(self, line):
+        words = line.split()
+        if not words:
+            return ""
+        if words[0] == "mdw":
+            change = self.after_mdw.pop(sum(c.startswith("mdw") for c in self.commands) - 1, None)
+            addr, count = int(words[1], 0), int(words[2], 0) if len(words) > 2 else 1
+            out = []
+            for row in range(0, count, 8):
+                values = [self.word(addr + 4 * (row + i)) for i in range(min(8, count - row))]
+                if None in values:
+                    return f"Error reading memory at 0x{addr:08x}\r\n"
+                out.append(f"0x{addr + 4 * row:08x}: " + "".join(f"{v:08x} " for v in values))
+            if change:  # the target runs: memory changes after this read
+                self.image[change[0] - self.base] = change[1]
+            return "\r\n".join(out) + "\r\n"
+        if words[0] == "mww":
+            self.regs[int(words[1], 0)] = int(words[2], 0)
+            return ""
+        if words[0] == "mmw":
+            addr, setbits, clearbits = (int(w, 0) for w in words[1:4])
+            self.regs[addr] = (self.regs.get(addr, 0) & ~clearbits) | setbits
+            return ""
+        if words[0] in ("rtos_dwt_config", "exception_trace_enable"):
+            return ""
+        return f'invalid command name "{words[0]}"\r\n'
+
+    def serve(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                conn.sendall(bytes([IAC, WILL, 1, IAC, WILL, 3, IAC, DONT, 0x22])
+                             + b"Open On-Chip Debugger\r\n> ")
+                pending = b""
+                while True:
+                    data = conn.recv(4096)
+                    if not data:
+                        break
+                    pending += data
+                    while b"\n" in pending:
+                        raw, pending = pending.split(b"\n", 1)
+                        line = raw.decode().strip()
+                        self.commands.append(line)
+                        conn.sendall((line + "\r\n" + self.answer(line) + "> ").encode())
+
+
+def gdb_address(elf, expression):
+    out = subprocess.run([require_tool("gdb-multiarch"), "-batch", "-nx", "-ex",
+                          f"print/x (unsigned long)&{expression}", str(elf)],
+                         capture_output=True, text=True, timeout=60).stdout
+    return int(re.search(r"= (0x[0-9a-f]+)", out).group(1), 16)
+
+
+def top(elf, itm, *extra):
+    return subprocess.run([SPOOR, "top", "-e", str(elf), "--input", str(itm), "-F", "1000000",
+                           *extra], capture_output=True, text=True, timeout=60)
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        elf, data = build_with_data("RTX5", work)
+        symbols = symbol_addresses(elf)
+        threads = ["main_thread", "sensor", "idle", "not_a_thread"]
+        itm = work / "rtx5.itm"
+        itm.write_bytes(stream([symbols[t] for t in threads]))
+
+        ram = data.read_bytes().ljust(0x10000, b"\0")  # 64 KiB of RAM: .data, then zeros
+        peer = OpenOcdPeer(ram, 0x20000000)
+        result = top(elf, itm, "-W", str(peer.port), "--stats", "-j", str(work / "o.jsonl"))
+        check(result.returncode == 0, f"spoor top -W: {result.returncode} {result.stderr}")
+        lines = [json.loads(x) for x in (work / "o.jsonl").read_text().splitlines()]
+        got = {t["tcb"]: (t["name"], t["prio_name"], t["func"]) for t in lines[-1]["threads"]}
+        want = {"main_thread": ("main", "osPriorityNormal", "app_main"),
+                "sensor": ("sensor_task", "osPriorityHigh", "sensor_thread"),
+                "idle": ("osRtxIdleThread", "osPriorityIdle", "osRtxIdleThread")}
+        for symbol, expect in want.items():
+            check(got.get(f"0x{symbols[symbol]:08x}") == expect,
+                  f"{symbol}: {got.get(f'0x{symbols[symbol]:08x}')} != {expect}")
+        mdws = [c for c in peer.commands if c.startswith("mdw")]
+        # the idle pointer, then each new TCB once: a 256-byte page per mdw, the cache dropped
+        # before each new TCB (the target runs); names are in flash, which the ELF serves
+        check(len(mdws) == 1 + len(threads), f"{len(mdws)} mdw commands: {mdws}")
+        check(re.search(r"(\d+) round trips", result.stderr).group(1) == str(len(mdws)),
+              f"--stats: {result.stderr}")
+
+        # a priority that changes while spoor top runs (priority inheritance): main_thread's
+        # priority becomes osPriorityHigh (40) right after spoor read its TCB; the re-read at
+        # the end of the interval it ran in shows it
+        prio_at = gdb_address(elf, "main_thread.priority")
+        changing = OpenOcdPeer(ram, 0x20000000)
+        changing.after_mdw = {1: (prio_at, 40)}  # mdw 0: the idle pointer, 1: main's TCB
+        result = top(elf, itm, "-W", str(changing.port), "-I", "1", "-j",
+                     str(work / "p.jsonl"))
+        check(result.returncode == 0, f"priority change: {result.stderr}")
+        seen = [next((t["prio"], t["prio_name"]) for t in json.loads(x)["threads"]
+                     if t["tcb"] == f"0x{symbols['main_thread']:08x}")
+                for x in (work / "p.jsonl").read_text().splitlines()
+                if f"0x{symbols['main_thread']:08x}" in x]
+        check(seen and seen[0] == (40, "osPriorityHigh") and seen[-1] == (40, "osPriorityHigh"),
+              f"main_thread's priority over the intervals: {seen}")
+
+        watch = gdb_address(elf, "osRtxInfo.thread.run.curr")
+        peer.commands.clear()
+        result = top(elf, itm, "-W", f"127.0.0.1:{peer.port}", "--setup", "v7m", "-E")
+        check(result.returncode == 0, f"--setup v7m: {result.stderr}")
+        regs = peer.regs
+        check(regs.get(0xE000EDFC, 0) & 0x01000000, "DEMCR.TRCENA not set")
+        check(regs.get(0xE0000FB0) == 0xC5ACCE55 and regs.get(0xE0001FB0) == 0xC5ACCE55,
+              "ITM/DWT not unlocked")
+        check(regs.get(0xE0000E80) == 0x0001000F, f"ITM_TCR {regs.get(0xE0000E80, 0):#x}")
+        check(regs.get(0xE0001000) == 0x40010401, f"DWT_CTRL {regs.get(0xE0001000, 0):#x}")
+        check(regs.get(0xE0001030) == watch, f"DWT_COMP1 {regs.get(0xE0001030, 0):#x} != "
+              f"{watch:#x}")
+        check(regs.get(0xE0001034) == 0 and regs.get(0xE0001038) == 0x80D,
+              f"DWT_MASK1/FUNCTION1 {regs.get(0xE0001034)} {regs.get(0xE0001038, 0):#x}")
+
+        peer.commands.clear()
+        result = top(elf, itm, "-W", str(peer.port), "--setup", "proc", "-E")
+        check(result.returncode == 0 and f"rtos_dwt_config 0x{watch:08x}" in peer.commands
+              and "exception_trace_enable" in peer.commands,
+              f"--setup proc: {peer.commands} {result.stderr}")
+
+        small = OpenOcdPeer(ram, 0x20000000, numcomp=2)
+        result = top(elf, itm, "-W", str(small.port), "--setup", "v8m", "--comparator", "3")
+        check(result.returncode == 2 and "no comparator 3" in result.stderr,
+              f"a missing comparator: {result.returncode} {result.stderr}")
+    return exit_status()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
