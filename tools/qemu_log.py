@@ -54,7 +54,8 @@ class Code:
     """The ELF's loadable bytes, for Thumb instruction sizes and decoding."""
 
     def __init__(self, path):
-        data = open(path, "rb").read()
+        with open(path, "rb") as f:
+            data = f.read()
         if data[:4] != b"\x7fELF" or data[4] != 1:
             raise SystemExit(f"{path}: not a 32-bit ELF")
         phoff, = struct.unpack_from("<I", data, 28)

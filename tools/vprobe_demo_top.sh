@@ -36,7 +36,7 @@ for _ in $(seq 100); do # until the probe listens (not by connecting: that would
   grep -q "$listening" /proc/net/tcp && break
   sleep 0.1
 done
-echo "== spoor top -s 127.0.0.1:$port -e $(basename "$elf") -F $hz -I 10 =="
+echo "== spoor top -s 127.0.0.1:$port -e $(basename "$elf") -F $hz -I 10 -n 5 =="
 # shellcheck disable=SC2086 # DEMO_TOP_ARGS is a list of flags
-timeout 60 "$spoor" top -s "127.0.0.1:$port" -e "$elf" -F "$hz" -I 10 ${DEMO_TOP_ARGS:-}
+timeout 60 "$spoor" top -s "127.0.0.1:$port" -e "$elf" -F "$hz" -I 10 -n 5 ${DEMO_TOP_ARGS:-}
 wait "$probe"

@@ -564,7 +564,7 @@ int cmd_top(int argc, char **argv)
     c.view.ctx = &c;
     c.console = true;
     if (a.json) {
-        int fd;
+        int fd = -1;
         if (!strncmp(a.json, "udp:", 4)) {
             if ((rc = open_udp(a.json + 4, &fd)) != 0)
                 goto out;

@@ -377,7 +377,7 @@ class VirtualProbe(unittest.TestCase):
             truth.append((share, count))
         out = Path(self.tmp.name) / "top.jsonl"
         r = subprocess.run([SPOOR, "top", "--input", str(self.stream), "-e", str(self.elf),
-                            "-F", str(int(hz)), "-I", str(interval_ms), "-j", str(out)],
+                            "-F", str(int(hz)), "-I", str(interval_ms), "-E", "-j", str(out)],
                            capture_output=True, text=True, timeout=120)
         self.assertEqual(r.returncode, 0, r.stderr)
         intervals = [json.loads(line) for line in out.read_text().splitlines()]
@@ -388,6 +388,16 @@ class VirtualProbe(unittest.TestCase):
                 with self.subTest(interval=k, tcb=hex(tcb)):
                     self.assertAlmostEqual(got[tcb]["cpu"], 100.0 * cyc / cycles, delta=0.5)
                     self.assertEqual(got[tcb]["switches"], count.get(tcb, 0))
+            # exception entries in the log within the interval, per exception number
+            lo, hi = k * cycles, (k + 1) * cycles
+            want = {}
+            for t, number in self.entries:
+                if lo <= t < hi:
+                    want[number] = want.get(number, 0) + 1
+            got_exc = {e["num"]: e["count"] for e in intervals[k].get("exceptions", [])
+                       if e["count"]}
+            with self.subTest(interval=k, what="exceptions"):
+                self.assertEqual(got_exc, want)
 
 
 if __name__ == "__main__":
