@@ -31,6 +31,17 @@ static void event_head(chrome_trace *t, const char *name, const char *ph)
     json_string(&t->j, "ph", ph);
 }
 
+json_out *chrome_trace_event_begin(chrome_trace *t, const char *name, const char *ph)
+{
+    event_head(t, name, ph);
+    return &t->j;
+}
+
+void chrome_trace_event_end(chrome_trace *t)
+{
+    json_object_end(&t->j);
+}
+
 void chrome_trace_track(chrome_trace *t, unsigned pid, unsigned tid, const char *name)
 {
     event_head(t, "thread_name", "M");

@@ -28,6 +28,11 @@ void chrome_trace_event(chrome_trace *t, const char *name, const char *ph, uint6
 /* One complete slice ("X"): begins at ts, lasts dur. */
 void chrome_trace_slice(chrome_trace *t, const char *name, uint64_t ts, uint64_t dur, unsigned pid,
                         unsigned tid);
+/* An event with more fields than the helpers above (a category, fractional microseconds,
+ * args): writes {"name":..,"ph":.. and returns the writer for the caller's fields; end it with
+ * chrome_trace_event_end(). */
+json_out *chrome_trace_event_begin(chrome_trace *t, const char *name, const char *ph);
+void chrome_trace_event_end(chrome_trace *t);
 /* Drops a trace begun but not wanted (the command failed): closes and removes the file. */
 void chrome_trace_discard(chrome_trace *t);
 /* Ends the document and closes the file; false when a write failed. */

@@ -180,7 +180,7 @@ static void on_switch(void *ctx, uint64_t time, uint32_t prev, bool prev_known, 
     thread_info(c, next); /* a new TCB is read now, while it is current */
     if (c->ftrace.f)
         top_ftrace_switch(&c->ftrace, &c->view, time, prev, prev_known, next);
-    if (c->chrome.f)
+    if (c->chrome.trace.ob)
         top_chrome_switch(&c->chrome, &c->view, time, next);
     c->have_current = true;
     c->current = next;
@@ -190,7 +190,7 @@ static void on_exception(void *ctx, unsigned number, uint64_t enter, bool enter_
                          uint64_t exit, unsigned depth)
 {
     struct top_cli *c = ctx;
-    if (c->chrome.f && c->view.exceptions && enter_known)
+    if (c->chrome.trace.ob && c->view.exceptions && enter_known)
         top_chrome_exception(&c->chrome, &c->view, number, enter, exit, depth);
 }
 
@@ -608,7 +608,7 @@ int cmd_top(int argc, char **argv)
     rc = run(&c, spec, a.tpiu);
     if (c.ftrace.f && !top_ftrace_close(&c.ftrace))
         rc = cli_error("top", "--ftrace %s: write failed", a.ftrace);
-    if (c.chrome.f && !top_chrome_close(&c.chrome, &c.view, spoor_top_now(c.stats)))
+    if (c.chrome.trace.ob && !top_chrome_close(&c.chrome, &c.view, spoor_top_now(c.stats)))
         rc = cli_error("top", "--chrome %s: write failed", a.chrome);
     if (!ob_flush(&out) || (c.json && !ob_flush(c.json)))
         rc = cli_error("top", "cannot write the output: %s", strerror(errno));
@@ -619,8 +619,7 @@ out:
         close(c.json->fd);
     if (c.ftrace.f)
         fclose(c.ftrace.f);
-    if (c.chrome.f)
-        fclose(c.chrome.f);
+    chrome_trace_discard(&c.chrome.trace); /* not closed above: failed, no file */
     cleanup(&c);
     return rc;
 }

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "chrome_trace.h"
 #include "outbuf.h"
 #include "spoor/rtos.h"
 #include "spoor/top.h"
@@ -62,8 +63,7 @@ bool top_ftrace_close(top_ftrace *t);
 
 /* The Chrome trace-event JSON file: one track per thread, exceptions as slices on their own. */
 typedef struct top_chrome {
-    FILE *f;
-    bool any;
+    chrome_trace trace; /* trace.ob: open */
     bool have_current;
     uint32_t current;
     uint64_t since;

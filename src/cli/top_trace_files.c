@@ -126,35 +126,10 @@ static double us(const top_view *v, uint64_t cycles)
     return top_ms(v, cycles) * 1000.0;
 }
 
-static void json_text(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
-
-static void begin_event(top_chrome *c)
-{
-    fputs(c->any ? ",\n" : "\n", c->f);
-    c->any = true;
-}
-
 bool top_chrome_open(top_chrome *c, const char *path)
 {
     memset(c, 0, sizeof *c);
-    c->f = fopen(path, "w");
-    if (!c->f)
-        return false;
-    fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", c->f);
-    return true;
+    return chrome_trace_open(&c->trace, path);
 }
 
 static void remember(top_chrome *c, uint32_t tcb)
@@ -177,13 +152,13 @@ static void end_slice(top_chrome *c, const top_view *v, uint64_t time)
     if (!c->have_current || time < c->since)
         return;
     const top_thread_info *info = v->thread(v->ctx, c->current);
-    begin_event(c);
-    fputs("{\"name\":", c->f);
-    json_text(c->f, info->name[0] ? info->name : "?");
-    fprintf(c->f,
-            ",\"cat\":\"thread\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":1,\"tid\":%" PRIu64
-            "}",
-            us(v, c->since), us(v, time) - us(v, c->since), track(c->current));
+    json_out *j = chrome_trace_event_begin(&c->trace, info->name[0] ? info->name : "?", "X");
+    json_string(j, "cat", "thread");
+    json_fixed(j, "ts", us(v, c->since), 3);
+    json_fixed(j, "dur", us(v, time) - us(v, c->since), 3);
+    json_uint(j, "pid", 1);
+    json_uint(j, "tid", track(c->current));
+    chrome_trace_event_end(&c->trace);
 }
 
 void top_chrome_switch(top_chrome *c, const top_view *v, uint64_t time, uint32_t next)
@@ -200,43 +175,42 @@ void top_chrome_exception(top_chrome *c, const top_view *v, unsigned number, uin
 {
     char label[48];
     top_exception_label(number, label, sizeof label);
-    begin_event(c);
-    fputs("{\"name\":", c->f);
-    json_text(c->f, label);
-    fprintf(c->f,
-            ",\"cat\":\"exception\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":1,\"tid\":0,"
-            "\"args\":{\"depth\":%u}}",
-            us(v, enter), us(v, exit) - us(v, enter), depth);
+    json_out *j = chrome_trace_event_begin(&c->trace, label, "X");
+    json_string(j, "cat", "exception");
+    json_fixed(j, "ts", us(v, enter), 3);
+    json_fixed(j, "dur", us(v, exit) - us(v, enter), 3);
+    json_uint(j, "pid", 1);
+    json_uint(j, "tid", 0);
+    json_object_begin(j, "args");
+    json_uint(j, "depth", depth);
+    json_object_end(j);
+    chrome_trace_event_end(&c->trace);
 }
 
 bool top_chrome_close(top_chrome *c, const top_view *v, uint64_t end)
 {
-    if (!c->f)
+    if (!c->trace.ob)
         return true;
     end_slice(c, v, end);
-    begin_event(c);
-    fputs("{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,\"args\":{\"name\":", c->f);
-    json_text(c->f, v->rtos_name);
-    fputs("}}", c->f);
-    begin_event(c);
-    fputs("{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,"
-          "\"args\":{\"name\":\"exceptions\"}}",
-          c->f);
+    json_out *j = chrome_trace_event_begin(&c->trace, "process_name", "M");
+    json_uint(j, "pid", 1);
+    json_uint(j, "tid", 0);
+    json_object_begin(j, "args");
+    json_string(j, "name", v->rtos_name);
+    json_object_end(j);
+    chrome_trace_event_end(&c->trace);
+    chrome_trace_track(&c->trace, 1, 0, "exceptions");
     for (size_t i = 0; i < c->nseen; i++) {
         const top_thread_info *info = v->thread(v->ctx, c->seen[i]);
         char name[128];
         snprintf(name, sizeof name, "%s (0x%08x)", info->name[0] ? info->name : "?", c->seen[i]);
-        begin_event(c);
-        fprintf(c->f,
-                "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%" PRIu64
-                ",\"args\":{\"name\":",
-                track(c->seen[i]));
-        json_text(c->f, name);
-        fputs("}}", c->f);
+        j = chrome_trace_event_begin(&c->trace, "thread_name", "M");
+        json_uint(j, "pid", 1);
+        json_uint(j, "tid", track(c->seen[i]));
+        json_object_begin(j, "args");
+        json_string(j, "name", name);
+        json_object_end(j);
+        chrome_trace_event_end(&c->trace);
     }
-    fputs("\n]}\n", c->f);
-    bool ok = !ferror(c->f);
-    ok = fclose(c->f) == 0 && ok;
-    c->f = NULL;
-    return ok;
+    return chrome_trace_close(&c->trace);
 }
