@@ -4,6 +4,7 @@
  * and parsed by the same codec as spoor gdbserver (gdb_rsp.c); replies are decoded by
  * gdb_remote_reply.c and the description by gdb_remote_tdesc.c. Every wait is bounded by the
  * timeout; every reply by the codec's packet size. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -203,10 +204,13 @@ static bool exchange(spoor_gdb *g, const char *payload, bool first)
         spoor_set_error(g->dead_status, "%s", g->dead_msg);
         return false;
     }
-    size_t flen = spoor_rsp_frame(payload, strlen(payload), g->out, sizeof g->out);
-    if (!flen || !send_all(g, g->out, flen))
-        return flen ? false : fail(g, SPOOR_ERR_ARGUMENT, "request too long%s", "");
-    g->stats.round_trips++;
+    size_t flen = 0;
+    if (payload) { /* NULL: only wait for the next packet the server sends */
+        flen = spoor_rsp_frame(payload, strlen(payload), g->out, sizeof g->out);
+        if (!flen || !send_all(g, g->out, flen))
+            return flen ? false : fail(g, SPOOR_ERR_ARGUMENT, "request too long%s", "");
+        g->stats.round_trips++;
+    }
     int resends = 0, bad = 0;
     uint8_t seen[40];
     size_t nseen = 0;
@@ -240,6 +244,8 @@ static bool exchange(spoor_gdb *g, const char *payload, bool first)
         }
         switch (ev) {
         case SPOOR_RSP_NACK:
+            if (!flen)
+                break; /* nothing of ours to resend */
             if (++resends > MAX_RESENDS)
                 return broken(g, SPOOR_ERR_PROTOCOL, "the server refused %s packets in a row", "4");
             if (!send_all(g, g->out, flen))
@@ -427,10 +433,22 @@ static bool describe(spoor_gdb *g, bool xfer)
     return true;
 }
 
+/* "Txx..." or "Sxx": a stop reply (GDB manual, "Stop Reply Packets"). */
+static bool is_stop_reply(const char *r, size_t len)
+{
+    return len >= 3 && (r[0] == 'T' || r[0] == 'S') && isxdigit((unsigned char)r[1]) &&
+           isxdigit((unsigned char)r[2]);
+}
+
 static bool handshake(spoor_gdb *g)
 {
     if (!exchange(g, "qSupported:xmlRegisters=arm;swbreak+;hwbreak+", true))
         return false;
+    /* QEMU's gdbstub stops a running machine when a client connects and announces it with an
+     * unsolicited stop reply ("T02"): the reply to qSupported is the packet after it. */
+    for (int i = 0; i < 2 && is_stop_reply(g->reply, g->reply_len); i++)
+        if (!exchange(g, NULL, false))
+            return false;
     gdb_supported sup;
     if (!spoor_gdb_parse_supported(g->reply, g->reply_len, &sup)) {
         char detail[200];

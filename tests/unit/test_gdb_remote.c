@@ -268,7 +268,8 @@ typedef struct fake_server {
     /* behaviour */
     const char *packet_size; /* "PacketSize=..." in qSupported */
     bool offer_no_ack;
-    bool nack_first; /* answer the first packet with '-' */
+    bool nack_first;      /* answer the first packet with '-' */
+    bool stop_on_connect; /* QEMU with a running machine: an unsolicited "T02" at accept */
     enum {
         WRITES_REFUSED,
         WRITES_DONE,
@@ -361,6 +362,10 @@ static void *serve(void *arg)
     int fd = accept(s->listen_fd, NULL, NULL);
     if (fd < 0)
         return NULL;
+    if (s->stop_on_connect && write(fd, "$T02#b6", 7) != 7) {
+        close(fd);
+        return NULL;
+    }
     static spoor_rsp_parser p;
     spoor_rsp_init(&p);
     spoor_rsp_target t = {.signal = 5, .read = fake_read, .ctx = s};
@@ -530,6 +535,22 @@ static void snapshot_image_over_live(void **state)
     stop_server(&s);
 }
 
+/* Connecting to QEMU while its machine runs: the gdbstub stops it and sends "T02" before any
+ * request; the client takes it as the stop it is and reads qSupported's reply after it. */
+static void client_unsolicited_stop(void **state)
+{
+    (void)state;
+    static fake_server s = {.packet_size = "PacketSize=1000", .stop_on_connect = true};
+    start_server(&s);
+    spoor_gdb *g = connect_to(&s);
+    assert_int_equal(spoor_gdb_packet_size(g), 0x1000);
+    uint8_t buf[8];
+    assert_true(spoor_gdb_read_memory(g, RAM, buf, sizeof buf));
+    assert_memory_equal(buf, s.ram, sizeof buf);
+    spoor_gdb_close(g);
+    stop_server(&s);
+}
+
 static void client_end_of_ram(void **state)
 {
     (void)state;
@@ -691,12 +712,19 @@ static void client_refused(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(hex_replies),        cmocka_unit_test(rle_marks),
-        cmocka_unit_test(supported_and_stop), cmocka_unit_test(tdesc_qemu_m4f),
-        cmocka_unit_test(tdesc_malformed),    cmocka_unit_test(client_small_packets),
-        cmocka_unit_test(client_end_of_ram),  cmocka_unit_test(snapshot_image_over_live),
-        cmocka_unit_test(client_refused),     cmocka_unit_test(write_replies),
-        cmocka_unit_test(client_writes),      cmocka_unit_test(client_write_refused),
+        cmocka_unit_test(hex_replies),
+        cmocka_unit_test(rle_marks),
+        cmocka_unit_test(supported_and_stop),
+        cmocka_unit_test(tdesc_qemu_m4f),
+        cmocka_unit_test(tdesc_malformed),
+        cmocka_unit_test(client_small_packets),
+        cmocka_unit_test(client_end_of_ram),
+        cmocka_unit_test(snapshot_image_over_live),
+        cmocka_unit_test(client_unsolicited_stop),
+        cmocka_unit_test(client_refused),
+        cmocka_unit_test(write_replies),
+        cmocka_unit_test(client_writes),
+        cmocka_unit_test(client_write_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
