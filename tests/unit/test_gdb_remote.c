@@ -439,7 +439,8 @@ static void stop_server(fake_server *s)
 static spoor_gdb *connect_to(fake_server *s)
 {
     char hp[32];
-    snprintf(hp, sizeof hp, "localhost:%d", s->port);
+    /* by number: a minimal system (a fresh chroot) may have no /etc/hosts to name localhost */
+    snprintf(hp, sizeof hp, "127.0.0.1:%d", s->port);
     spoor_gdb *g = spoor_gdb_connect(hp, 5000);
     if (!g)
         fail_msg("connect: %s", spoor_last_error());
