@@ -123,6 +123,15 @@ size_t spoor_unwind(const spoor_elf *elf, const spoor_regs *regs, spoor_read_fn 
 bool spoor_regs_from_exception(const spoor_regs *handler, uint32_t exc_return, spoor_read_fn read,
                                void *ctx, spoor_regs *interrupted);
 
+/* The address to name a frame by (symbolize, find its function): its PC, or for a return
+ * address the byte before it, inside the call (a call to a noreturn function can be a
+ * function's last instruction: its return address is then the next function, or the end of
+ * .text). Thumb bit clear. */
+static inline uint32_t spoor_frame_lookup_pc(const spoor_frame *f)
+{
+    return (f->pc_is_return ? f->pc - 1u : f->pc) & ~1u;
+}
+
 /* "registers", "cfi", "ehabi", "prologue", "scan", "lr", "exception", "tailcall". */
 const char *spoor_unwind_method_name(spoor_unwind_method method);
 /* "reset handler", "end of stack", "loop", "frame limit", "unreadable memory",

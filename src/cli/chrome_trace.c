@@ -63,17 +63,6 @@ void chrome_trace_event(chrome_trace *t, const char *name, const char *ph, uint6
     json_object_end(&t->j);
 }
 
-void chrome_trace_slice(chrome_trace *t, const char *name, uint64_t ts, uint64_t dur, unsigned pid,
-                        unsigned tid)
-{
-    event_head(t, name, "X");
-    json_uint(&t->j, "ts", ts);
-    json_uint(&t->j, "dur", dur);
-    json_uint(&t->j, "pid", pid);
-    json_uint(&t->j, "tid", tid);
-    json_object_end(&t->j);
-}
-
 bool chrome_trace_close(chrome_trace *t)
 {
     if (!t->ob)

@@ -25,9 +25,6 @@ void chrome_trace_track(chrome_trace *t, unsigned pid, unsigned tid, const char 
 /* One event: ph "B" (begin), "E" (end), "i" (instant), ts in the trace's time unit. */
 void chrome_trace_event(chrome_trace *t, const char *name, const char *ph, uint64_t ts,
                         unsigned pid, unsigned tid);
-/* One complete slice ("X"): begins at ts, lasts dur. */
-void chrome_trace_slice(chrome_trace *t, const char *name, uint64_t ts, uint64_t dur, unsigned pid,
-                        unsigned tid);
 /* An event with more fields than the helpers above (a category, fractional microseconds,
  * args): writes {"name":..,"ph":.. and returns the writer for the caller's fields; end it with
  * chrome_trace_event_end(). */

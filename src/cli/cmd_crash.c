@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "crash_frames.h"
 #include "crash_threads.h"
 #include "json_out.h"
 #include "outbuf.h"
@@ -73,18 +74,10 @@ static void check_build_id(struct crash *c)
              d, e);
 }
 
-/* The address to name a frame by: a return address names its call (the byte before it; a
- * call to a noreturn function can be a function's last instruction, and then the return
- * address is already the next function or the end of .text). */
-static uint32_t frame_lookup(const spoor_frame *f)
-{
-    return (f->pc_is_return ? f->pc - 1 : f->pc) & ~1u;
-}
-
 /* The inline chain of a frame's code address. */
 static size_t frame_locations(const struct crash *c, const spoor_frame *f, spoor_location *loc)
 {
-    uint32_t lookup = frame_lookup(f);
+    uint32_t lookup = spoor_frame_lookup_pc(f);
     size_t n = spoor_elf_symbolize(c->elf, lookup, loc, MAX_INLINE);
     if (loc[0].has_offset) /* the offset of the address shown, not of the lookup */
         loc[0].offset = f->pc - (lookup - loc[0].offset);
@@ -98,7 +91,7 @@ static uint32_t outer_offset(const struct crash *c, const spoor_frame *f,
                              const spoor_location *inner)
 {
     uint32_t start;
-    if (spoor_elf_function(c->elf, frame_lookup(f), NULL, &start, NULL) && f->pc >= start)
+    if (spoor_elf_function(c->elf, spoor_frame_lookup_pc(f), NULL, &start, NULL) && f->pc >= start)
         return f->pc - start;
     return inner->offset;
 }
@@ -315,40 +308,7 @@ static void print_json(struct crash *c)
         if (fs->valid & (1u << i))
             json_hex32(&j, lower[i], fault_value(fs, i));
     json_object_end(&j);
-    json_array_begin(&j, "backtrace");
-    for (size_t i = 0; i < c->nframes; i++) {
-        const spoor_frame *f = &c->frames[i];
-        if (f->kind == SPOOR_FRAME_EXCEPTION) {
-            json_object_begin(&j, NULL);
-            json_hex32(&j, "pc", f->pc);
-            json_string(&j, "kind", "exception");
-            json_int(&j, "exception", f->exception);
-            json_string(&j, "function", spoor_exception_name(f->exception));
-            json_null(&j, "file");
-            json_null(&j, "line");
-            json_string(&j, "method", "exception");
-            json_object_end(&j);
-            continue;
-        }
-        spoor_location loc[MAX_INLINE];
-        size_t n = frame_locations(c, f, loc);
-        for (size_t k = 0; k < n; k++) {
-            json_object_begin(&j, NULL);
-            json_hex32(&j, "pc", f->pc);
-            json_string(&j, "kind", "frame");
-            json_string(&j, "function", loc[k].function);
-            json_string(&j, "file", loc[k].file);
-            if (loc[k].file || loc[k].line) /* line 0: DWARF's "no line" in that file */
-                json_uint(&j, "line", loc[k].line);
-            else
-                json_null(&j, "line");
-            json_bool(&j, "inlined", k + 1 < n);
-            json_string(&j, "method", spoor_unwind_method_name(f->method));
-            json_bool(&j, "tailcalls_possible", f->tailcalls_possible);
-            json_object_end(&j);
-        }
-    }
-    json_array_end(&j);
+    crash_frames_json(&j, c->elf, c->frames, c->nframes);
     json_string(&j, "stop", spoor_unwind_stop_name(c->stop));
     json_string(&j, "task_exit_hook", task_exit_hook(c));
     if (c->threads)

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "crash_frames.h"
 #include "crash_threads.h"
 #include "spoor/error.h"
 #include "spoor/rtos.h"
@@ -79,11 +80,6 @@ static void release(struct threads *ts)
     spoor_rtos_close(ts->rtos);
 }
 
-static uint32_t lookup_pc(const spoor_frame *f)
-{
-    return (f->pc_is_return ? f->pc - 1 : f->pc) & ~1u;
-}
-
 static void text_frames(outbuf *o, const spoor_elf *elf, const struct thread_view *v)
 {
     for (size_t i = 0; i < v->nframes; i++) {
@@ -94,7 +90,7 @@ static void text_frames(outbuf *o, const spoor_elf *elf, const struct thread_vie
             continue;
         }
         spoor_location loc[MAX_INLINE];
-        size_t n = spoor_elf_symbolize(elf, lookup_pc(f), loc, MAX_INLINE);
+        size_t n = spoor_elf_symbolize(elf, spoor_frame_lookup_pc(f), loc, MAX_INLINE);
         for (size_t k = 0; k < n; k++) {
             if (k == 0)
                 ob_printf(o, "    #%-2zu 0x%08x ", i, f->pc);
@@ -140,43 +136,6 @@ void crash_threads_text(outbuf *o, const spoor_elf *elf, const spoor_snapshot *s
     release(&ts);
 }
 
-static void json_frames(json_out *j, const spoor_elf *elf, const struct thread_view *v)
-{
-    json_array_begin(j, "backtrace");
-    for (size_t i = 0; i < v->nframes; i++) {
-        const spoor_frame *f = &v->frames[i];
-        if (f->kind == SPOOR_FRAME_EXCEPTION) {
-            json_object_begin(j, NULL);
-            json_hex32(j, "pc", f->pc);
-            json_string(j, "kind", "exception");
-            json_int(j, "exception", f->exception);
-            json_string(j, "function", spoor_exception_name(f->exception));
-            json_null(j, "file");
-            json_null(j, "line");
-            json_string(j, "method", "exception");
-            json_object_end(j);
-            continue;
-        }
-        spoor_location loc[MAX_INLINE];
-        size_t n = spoor_elf_symbolize(elf, lookup_pc(f), loc, MAX_INLINE);
-        for (size_t k = 0; k < n; k++) {
-            json_object_begin(j, NULL);
-            json_hex32(j, "pc", f->pc);
-            json_string(j, "kind", "frame");
-            json_string(j, "function", loc[k].function);
-            json_string(j, "file", loc[k].file);
-            if (loc[k].line)
-                json_uint(j, "line", loc[k].line);
-            else
-                json_null(j, "line");
-            json_bool(j, "inlined", k + 1 < n);
-            json_string(j, "method", spoor_unwind_method_name(f->method));
-            json_object_end(j);
-        }
-    }
-    json_array_end(j);
-}
-
 void crash_threads_json(json_out *j, const spoor_elf *elf, const spoor_snapshot *snap,
                         const spoor_frame *cur, size_t ncur, spoor_unwind_stop cur_stop)
 {
@@ -195,7 +154,7 @@ void crash_threads_json(json_out *j, const spoor_elf *elf, const spoor_snapshot 
         else
             json_null(j, "prio");
         json_bool(j, "current", v->current);
-        json_frames(j, elf, v);
+        crash_frames_json(j, elf, v->frames, v->nframes);
         json_string(j, "stop", v->nframes ? spoor_unwind_stop_name(v->stop) : NULL);
         json_string(j, "error", v->why[0] ? v->why : NULL);
         json_object_end(j);
