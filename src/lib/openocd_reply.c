@@ -2,9 +2,9 @@
  * then a command byte, then an option byte for WILL/WONT/DO/DONT; IAC IAC is a 0xFF byte), and
  * the output of mdw (OpenOCD manual, "mdw [phys] addr [count]": lines "ADDR: WORD WORD ...",
  * words in hex). */
-#include <stdlib.h>
 #include <string.h>
 
+#include "spoor/number.h"
 #include "spoor/openocd.h"
 
 #define IAC 0xFFu
@@ -40,12 +40,12 @@ static bool hex_word(const char **p, uint32_t *v)
     const char *s = *p;
     while (*s == ' ' || *s == '\t')
         s++;
-    char *end;
-    unsigned long x = strtoul(s, &end, 16);
-    if (end == s || end - s > 8)
+    size_t n = 0;
+    while (spoor_hex_digit((unsigned char)s[n]) >= 0)
+        n++;
+    if (n > 8 || !spoor_parse_u32(s, n, SPOOR_NUM_HEX_BARE, v))
         return false;
-    *v = (uint32_t)x;
-    *p = end;
+    *p = s + n;
     return true;
 }
 

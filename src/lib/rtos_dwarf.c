@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "rtos_internal.h"
+#include "spoor/number.h"
 
 static bool is_declaration(Dwarf_Die *die)
 {
@@ -191,15 +192,19 @@ bool spoor_rtos_dwarf_field(Dwarf_Die *type, const char *path, rtos_field *out)
             continue;
         }
         if (*p == '[') {
-            char *end;
-            unsigned long index = strtoul(p + 1, &end, 10);
+            size_t n = 0;
+            while (p[1 + n] >= '0' && p[1 + n] <= '9')
+                n++;
+            const char *end = p + 1 + n;
+            uint32_t index;
             Dwarf_Die elem;
-            if (*end != ']' || dwarf_tag(&cur) != DW_TAG_array_type || !array_element(&cur, &elem))
+            if (!spoor_parse_u32(p + 1, n, SPOOR_NUM_AUTO, &index) || *end != ']' ||
+                dwarf_tag(&cur) != DW_TAG_array_type || !array_element(&cur, &elem))
                 return false;
             uint32_t esize = spoor_rtos_dwarf_size(&elem);
             if (!esize)
                 return false;
-            offset += (uint32_t)index * esize;
+            offset += index * esize;
             cur = elem;
             p = end + 1;
             continue;
