@@ -108,7 +108,9 @@ size_t spoor_rtos_threads(const spoor_rtos *r, spoor_read_fn read, void *ctx,
 
 /* The registers a thread that is not running resumes with, from the context its RTOS's port
  * saved at its saved SP (t from spoor_rtos_read_thread): r4-r11 and the hardware exception
- * frame. hard_float selects FreeRTOS's ARM_CM4F port over ARM_CM3. false with the error set
+ * frame. The port's layout comes from the RTOS and the ELF (its build attributes and symbols:
+ * FreeRTOS's ARM_CM0/CM3, ARM_CM4F, ARM_CM33_NTZ and ARM_CM33 ports); hard_float is not used
+ * (the float ABI does not tell the FreeRTOS ports apart). false with the error set
  * when the port's layout is not known ("RTX5: the saved context layout is not known") or the
  * stack cannot be read. */
 bool spoor_rtos_saved_regs(const spoor_rtos *r, spoor_read_fn read, void *ctx,

@@ -64,14 +64,17 @@ typedef struct rtos_list {
 
 /* How a thread that is not running saved its context (the port's PendSV). */
 typedef enum rtos_context {
-    RTOS_CONTEXT_NONE,         /* not known: no backtrace */
-    RTOS_CONTEXT_R4_R11,       /* at the saved SP r4-r11, then the hardware frame (ARMv7-M basic) */
-    RTOS_CONTEXT_R4_R11_LR,    /* r4-r11, EXC_RETURN, s16-s31 when EXC_RETURN bit 4 is 0, then the
-                                  hardware frame */
-    RTOS_CONTEXT_FREERTOS,     /* the ARM_CM3 port (R4_R11) in a soft-float build, the ARM_CM4F
-                                  port (R4_R11_LR) in a hard-float one */
-    RTOS_CONTEXT_CALLEE_SAVED, /* r4-r11 in the TCB from callee_saved_member on, the hardware
-                                  frame at the saved SP (Zephyr) */
+    RTOS_CONTEXT_NONE,      /* not known: no backtrace */
+    RTOS_CONTEXT_R4_R11,    /* at the saved SP r4-r11, then the hardware frame (ARMv7-M basic) */
+    RTOS_CONTEXT_R4_R11_LR, /* r4-r11, EXC_RETURN, s16-s31 when EXC_RETURN bit 4 is 0, then the
+                               hardware frame */
+    RTOS_CONTEXT_FREERTOS,  /* the port's layout, told from the ELF (rtos_threads.c): ARM_CM0/CM3
+                               r4-r11; ARM_CM4F r4-r11, EXC_RETURN, [s16-s31]; ARM_CM33_NTZ
+                               PSPLIM, EXC_RETURN, r4-r11, [s16-s31]; ARM_CM33 (TrustZone)
+                               xSecureContext first */
+    RTOS_CONTEXT_ZEPHYR,    /* r4-r11 in the TCB from callee_saved_member on, EXC_RETURN's low
+                               byte in exc_return_member when the build has it, the hardware
+                               frame (basic or extended) at the saved SP */
 } rtos_context;
 
 #define RTOS_MAX_LISTS 8
@@ -93,6 +96,7 @@ typedef struct rtos_desc {
     rtos_list lists[RTOS_MAX_LISTS]; /* ended by RTOS_LIST_END */
     rtos_context context;
     const char *callee_saved_member;
+    const char *exc_return_member; /* the byte holding EXC_RETURN[7:0] (RTX5, Zephyr) */
 } rtos_desc;
 
 extern const rtos_desc spoor_rtos_descs[SPOOR_RTOS_KIND_COUNT];

@@ -65,8 +65,9 @@ const rtos_desc spoor_rtos_descs[SPOOR_RTOS_KIND_COUNT] = {
             .idle = "&z_idle_threads",
             /* CONFIG_THREAD_MONITOR: every thread on one list */
             .lists = {{RTOS_LIST_LINKED, "_kernel.threads", "next_thread", "ready"}},
-            .context = RTOS_CONTEXT_CALLEE_SAVED,
+            .context = RTOS_CONTEXT_ZEPHYR,
             .callee_saved_member = "callee_saved.v1",
+            .exc_return_member = "arch.mode_exc_return",
         },
     [SPOOR_RTOS_THREADX] =
         {
