@@ -15,44 +15,7 @@ __attribute__((section(".vectors"), used)) static const uint32_t vectors[2] = {
 volatile uint32_t sink;
 
 #if defined(SHAPE_FREERTOS)
-typedef uint32_t StackType_t;
-typedef unsigned long UBaseType_t;
-typedef uint32_t TickType_t;
-struct xLIST;
-struct xLIST_ITEM {
-    volatile TickType_t xItemValue;
-    struct xLIST_ITEM *volatile pxNext;
-    struct xLIST_ITEM *volatile pxPrevious;
-    void *pvOwner;
-    struct xLIST *volatile pxContainer;
-};
-typedef struct xLIST_ITEM ListItem_t;
-struct xMINI_LIST_ITEM {
-    volatile TickType_t xItemValue;
-    struct xLIST_ITEM *volatile pxNext;
-    struct xLIST_ITEM *volatile pxPrevious;
-};
-typedef struct xMINI_LIST_ITEM MiniListItem_t;
-typedef struct xLIST {
-    volatile UBaseType_t uxNumberOfItems;
-    ListItem_t *volatile pxIndex;
-    MiniListItem_t xListEnd;
-} List_t;
-typedef struct tskTaskControlBlock {
-    volatile StackType_t *pxTopOfStack;
-    ListItem_t xStateListItem;
-    ListItem_t xEventListItem;
-    UBaseType_t uxPriority;
-    StackType_t *pxStack;
-    char pcTaskName[16];
-    StackType_t *pxEndOfStack;
-    UBaseType_t uxBasePriority;
-    UBaseType_t uxMutexesHeld;
-    volatile uint32_t ulNotifiedValue[1];
-    volatile uint8_t ucNotifyState[1];
-} tskTCB;
-typedef tskTCB TCB_t;
-typedef struct tskTaskControlBlock *TaskHandle_t;
+#include "freertos_types.h"
 
 NOINLINE void vSensorTask(void *p)
 {
@@ -219,46 +182,7 @@ osRtxInfo_t osRtxInfo = {.os_id = "RTX V5.5.4",
 osPriority_t priority_in_use = osPriorityNormal;
 
 #elif defined(SHAPE_ZEPHYR)
-typedef void (*k_thread_entry_t)(void *p1, void *p2, void *p3);
-struct _thread_base {
-    void *pended_on_head, *pended_on_tail;
-    uint8_t user_options;
-    uint8_t thread_state;
-    union {
-        struct {
-            int8_t prio;
-            uint8_t sched_locked;
-        };
-        uint16_t preempt;
-    };
-    uint32_t order_key;
-};
-struct _callee_saved {
-    uint32_t v1, v2, v3, v4, v5, v6, v7, v8;
-    uint32_t psp;
-};
-struct __thread_entry {
-    k_thread_entry_t pEntry;
-    void *parameter1, *parameter2, *parameter3;
-};
-struct k_thread {
-    struct _thread_base base;
-    struct _callee_saved callee_saved;
-    void *init_data;
-    struct __thread_entry entry;
-    struct k_thread *next_thread;
-    char name[32];
-};
-struct _cpu {
-    uint32_t nested;
-    char *irq_stack;
-    struct k_thread *current;
-    struct k_thread *idle_thread;
-};
-struct z_kernel {
-    struct _cpu cpus[1];
-    struct k_thread *threads;
-};
+#include "zephyr_types.h"
 
 NOINLINE void blinky(void *a, void *b, void *c)
 {

@@ -1,0 +1,72 @@
+/* Zephyr's thread and kernel types as its headers declare them (member names and order from
+ * include/zephyr/kernel/thread.h, kernel_structs.h and arch/arm/thread.h; configuration-dependent
+ * members partly left out, as a build may; CONFIG_FPU_SHARING and CONFIG_ARM_STORE_EXC_RETURN
+ * as Zephyr's own #ifs), for the test firmware (rtos_shapes_fw.c, rtos_ports_fw.c). */
+#ifndef ZEPHYR_TYPES_H
+#define ZEPHYR_TYPES_H
+
+#include <stdint.h>
+
+typedef void (*k_thread_entry_t)(void *p1, void *p2, void *p3);
+struct _thread_base {
+    void *pended_on_head, *pended_on_tail;
+    uint8_t user_options;
+    uint8_t thread_state;
+    union {
+        struct {
+            int8_t prio;
+            uint8_t sched_locked;
+        };
+        uint16_t preempt;
+    };
+    uint32_t order_key;
+};
+struct _callee_saved {
+    uint32_t v1, v2, v3, v4, v5, v6, v7, v8;
+    uint32_t psp;
+};
+struct _preempt_float {
+    float s16, s17, s18, s19, s20, s21, s22, s23, s24, s25, s26, s27, s28, s29, s30, s31;
+};
+struct _thread_arch {
+    uint32_t basepri;
+    uint32_t swap_return_value;
+#if defined(CONFIG_FPU_SHARING)
+    struct _preempt_float preempt_float;
+#endif
+#if defined(CONFIG_ARM_STORE_EXC_RETURN)
+    union {
+        uint32_t mode;
+        struct {
+            uint8_t mode_bits;
+            uint8_t mode_exc_return;
+            uint16_t mode_reserved2;
+        };
+    };
+#endif
+};
+struct __thread_entry {
+    k_thread_entry_t pEntry;
+    void *parameter1, *parameter2, *parameter3;
+};
+struct k_thread {
+    struct _thread_base base;
+    struct _callee_saved callee_saved;
+    void *init_data;
+    struct __thread_entry entry;
+    struct k_thread *next_thread;
+    char name[32];
+    struct _thread_arch arch;
+};
+struct _cpu {
+    uint32_t nested;
+    char *irq_stack;
+    struct k_thread *current;
+    struct k_thread *idle_thread;
+};
+struct z_kernel {
+    struct _cpu cpus[1];
+    struct k_thread *threads;
+};
+
+#endif

@@ -1,0 +1,233 @@
+"""spoor crash --threads on FreeRTOS- and Zephyr-shaped firmware that really switches, in QEMU.
+
+tests/e2e/fw/rtos_ports_fw.c is built here per RTOS (-DSHAPE_FREERTOS, -DSHAPE_ZEPHYR) and per
+core: the Cortex-M0 (microbit, ARMv6-M: FreeRTOS's ARM_CM0 port, Zephyr's ARMv6-M path), M3
+(mps2-an385: ARM_CM3), M4F (mps2-an386, hard float: ARM_CM4F, Zephyr with CONFIG_FPU_SHARING; once more
+with -mfloat-abi=softfp, still ARM_CM4F) and M33 (mps2-an505, hard float: ARM_CM33_NTZ, Zephyr's ARMv8-M mainline path). Its PendSV
+handler saves and restores what the port does; three tasks yield a few calls deep, "filter"
+with an active FP context on the FP cores. gdb-multiarch stops it at fw_checkpoint ("logger"
+running, the other two parked in fw_yield), prints the TCB members the port writes (FreeRTOS:
+pxTopOfStack; Zephyr: callee_saved, arch.mode_exc_return when the build has it) and dumps RAM.
+Then:
+  * `spoor crash --threads --json --gdb` against QEMU's gdbstub lists the three tasks, the
+    running one first, with their names;
+  * for each parked task the registers it will resume with are computed here from the RAM dump
+    and the port's layout as docs/crash.md writes it down from the port sources (independently
+    of spoor's RTOS layer), given to gdb-multiarch (`set $r4 = ...`, `bt`): spoor's backtrace
+    must equal gdb's, both from `crash --threads --json` and through `spoor gdbserver
+    --threads` (`thread apply all bt`), and the registers gdb sees for the thread through spoor
+    gdbserver (r0-r12, sp, lr, pc) must equal those computed;
+  * on the FP cores filter's saved EXC_RETURN says FP extended frame (bit 4 clear) and sensor's
+    basic frame: both paths of the layouts are taken.
+"""
+
+import json
+import os
+import re
+import struct
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import Qemu, parse_backtraces, run_gdb, symbol_addresses  # noqa: E402
+from test_crash_threads import spoor_functions, through_gdbserver  # noqa: E402
+from test_top_sched import stop_parked  # noqa: E402
+from test_unwind_live import build_test_firmware  # noqa: E402
+from top_testlib import check, exit_status  # noqa: E402
+
+SPOOR = os.environ.get("SPOOR_BIN", "spoor")
+CORES = {
+    # name: (gcc flags, QEMU machine, code origin, RAM origin, FPU)
+    "m0": (["-mcpu=cortex-m0"], "microbit", 0x0, 0x20000000, False),
+    "m3": (["-mcpu=cortex-m3"], "mps2-an385", 0x0, 0x20000000, False),
+    "m4f": (["-mcpu=cortex-m4", "-mfpu=fpv4-sp-d16", "-mfloat-abi=hard"], "mps2-an386", 0x0,
+            0x20000000, True),
+    # the FP core with the soft-float calling convention: still FreeRTOS's ARM_CM4F port (the
+    # float ABI does not tell the port)
+    "m4f-softfp": (["-mcpu=cortex-m4", "-mfpu=fpv4-sp-d16", "-mfloat-abi=softfp"], "mps2-an386",
+                   0x0, 0x20000000, True),
+    "m33": (["-mcpu=cortex-m33", "-mfpu=fpv5-sp-d16", "-mfloat-abi=hard"], "mps2-an505",
+            0x10000000, 0x38000000, True),
+}
+# RTOS: (define, spoor's name for it, TCB symbol of each task by name)
+RTOSES = {
+    "freertos": ("SHAPE_FREERTOS", "FreeRTOS", "{}_tcb"),
+    "zephyr": ("SHAPE_ZEPHYR", "Zephyr", "{}_thread"),
+}
+TASKS = ["sensor", "filter", "logger"]
+RUNNING = "logger"
+SIGNAL = "<signal handler called>"
+REGS = [f"r{i}" for i in range(13)] + ["sp", "lr", "pc"]
+BASIC_FRAME = 0xFFFFFFFD  # thread mode, PSP, no FP state (and, on the M33, secure)
+
+
+def served_threads(elf, qemu_port):
+    """`thread apply all bt` and `thread apply all info registers` by gdb-multiarch through spoor
+    gdbserver --threads: {TCB: (backtrace, {register: value})}."""
+    text = through_gdbserver(elf, qemu_port, ["info threads", "thread apply all bt",
+                                              "thread apply all info registers"])
+    check(text.count("TCB 0x") >= 3 * len(TASKS), f"no TCBs through gdbserver: {text[-1500:]}")
+    result = {}
+    for chunk in re.split(r"\n(?=Thread \d+ )", text):
+        match = re.match(r"Thread \d+ .*?TCB (0x[0-9a-f]+)", chunk)
+        if not match:
+            continue
+        trace, regs = result.setdefault(int(match.group(1), 16), ([], {}))
+        traces = parse_backtraces(chunk)
+        trace += traces[0] if traces else []
+        for line in chunk.splitlines():
+            fields = line.split()
+            if len(fields) >= 2 and fields[0] in REGS and fields[1].startswith("0x"):
+                regs[fields[0]] = int(fields[1], 16)
+    return result
+
+
+def saved_registers(word, rtos, core, saved):
+    """The registers a parked task resumes with, from the port's layout (docs/crash.md):
+    FreeRTOS, at pxTopOfStack: ARM_CM0 and ARM_CM3 r4-r11; ARM_CM4F r4-r11, EXC_RETURN;
+    ARM_CM33_NTZ PSPLIM, EXC_RETURN, r4-r11; then s16-s31 when EXC_RETURN bit 4 is 0, then the
+    hardware frame. Zephyr: r4-r11 in callee_saved v1-v8, the hardware frame at callee_saved.psp,
+    EXC_RETURN 0xFFFFFF00 | arch.mode_exc_return (0xFFFFFFFD without it). The hardware frame:
+    r0-r3, r12, lr, pc, xPSR, then s0-s15, FPSCR and a reserved word when EXC_RETURN bit 4 is 0,
+    then the padding word when xPSR bit 9 is set. Returns (registers, EXC_RETURN)."""
+    if rtos == "freertos":
+        at = saved["pxTopOfStack"]
+        exc_return = BASIC_FRAME
+        if core == "m33":
+            exc_return = word(at + 4)
+            at += 8
+        regs = {f"r{4 + i}": word(at + 4 * i) for i in range(8)}
+        at += 32
+        if core.startswith("m4f"):
+            exc_return = word(at)
+            at += 4
+        if not exc_return & 0x10:
+            at += 64  # s16-s31
+        frame = at
+    else:
+        regs = {f"r{4 + i}": saved[f"v{1 + i}"] for i in range(8)}
+        frame = saved["psp"]
+        exc_return = (0xFFFFFF00 | saved["mode_exc_return"] if "mode_exc_return" in saved
+                      else BASIC_FRAME)
+    r0, r1, r2, r3, r12, lr, pc, xpsr = (word(frame + 4 * i) for i in range(8))
+    regs.update(r0=r0, r1=r1, r2=r2, r3=r3, r12=r12, lr=lr, pc=pc)
+    size = 0x20 if exc_return & 0x10 else 0x68
+    regs["sp"] = frame + size + (4 if xpsr & (1 << 9) else 0)
+    return regs, exc_return
+
+
+def gdb_reference(elf, machine, ram_origin, rtos, core, work, symbols):
+    """Runs to fw_checkpoint; prints what each task's port saved in its TCB and dumps RAM.
+    Leaves QEMU running parked (the running task spins)."""
+    tcb_name = RTOSES[rtos][2]
+    members = (["pxTopOfStack"] if rtos == "freertos" else
+               [f"callee_saved.v{i}" for i in range(1, 9)] + ["callee_saved.psp"] +
+               (["arch.mode_exc_return"] if CORES[core][4] else []))
+    commands = ["break fw_checkpoint", "continue"]
+    for name in TASKS:
+        tcb = tcb_name.format(name)
+        commands += [f'printf "@@{name} {m.split(".")[-1]} %u\\n", {tcb}.{m}' for m in members]
+        commands += [f'printf "@@{name} name %s\\n", {tcb}.'
+                     f'{"pcTaskName" if rtos == "freertos" else "name"}']
+    end = symbols["__stack_top"]
+    commands += [f"dump binary memory {work}/ram.bin {ram_origin:#x} {end:#x}"]
+    qemu = Qemu(elf, machine, gdb=True).__enter__()
+    text = run_gdb(elf, qemu.gdb_port, commands)
+    saved = {name: {} for name in TASKS}
+    for name, member, value in re.findall(r"^@@(\w+) (\w+) (\S+)$", text, re.M):
+        saved[name][member] = value if member == "name" else int(value)
+    for name in TASKS:
+        check("name" in saved[name], f"{rtos} {core}: gdb printed nothing for {name}: "
+              f"{text[-1500:]}")
+    return qemu, saved
+
+
+def run_one(rtos, core, work):
+    flags, machine, flash, ram_origin, fpu = CORES[core]
+    define, display, tcb_name = RTOSES[rtos]
+    elf = build_test_firmware("rtos_ports_fw", flags, flash, ram_origin,
+                              work / f"{rtos}-{core}.elf", extra=[f"-D{define}"])
+    symbols = symbol_addresses(elf)
+    # the ELF says which port (an M4F build of FreeRTOS has the CM4F port's vPortEnableVFP)
+    tcbs = {name: symbols[tcb_name.format(name)] for name in TASKS}
+    label = f"{rtos} {core}"
+    qemu, saved = gdb_reference(elf, machine, ram_origin, rtos, core, work, symbols)
+    try:
+        stop_parked(qemu.gdb_port)
+        ram = (work / "ram.bin").read_bytes()
+
+        def word(addr):
+            return struct.unpack_from("<I", ram, addr - ram_origin)[0]
+
+        result = subprocess.run([SPOOR, "crash", "-e", str(elf), "--gdb",
+                                 f"127.0.0.1:{qemu.gdb_port}", "--threads", "--json"],
+                                capture_output=True, text=True, timeout=60)
+        check(result.returncode == 0, f"{label}: spoor crash: {result.stderr}")
+        if result.returncode != 0:
+            return
+        report = json.loads(result.stdout)
+        threads = {int(t["tcb"], 16): t for t in report["threads"]}
+        check(report["rtos"] == display and set(threads) == set(tcbs.values()),
+              f"{label}: threads {report.get('rtos')} {[hex(t) for t in threads]}")
+        check(report["threads"][0]["name"] == RUNNING and report["threads"][0]["current"],
+              f"{label}: the running task is not first: {report['threads'][0]}")
+        served = served_threads(elf, qemu.gdb_port)
+        commands, order, computed = [], [], {}
+        for name in TASKS:
+            t = threads.get(tcbs[name])
+            check(t is not None and t["name"] == saved[name].get("name") == name,
+                  f"{label}: {name}: {t and t['name']} (gdb: {saved[name].get('name')})")
+            if not t or name == RUNNING:
+                continue
+            regs, exc_return = saved_registers(word, rtos, core, saved[name])
+            if fpu:
+                # filter computes in floating point across its yield: the extended frame
+                check(bool(exc_return & 0x10) == (name != "filter"),
+                      f"{label}: {name}: saved EXC_RETURN {exc_return:#x}")
+            computed[name] = regs
+            commands += [f"set ${reg} = {value:#x}" for reg, value in regs.items()]
+            commands += ["set $xpsr = 0x01000000", "bt"]
+            order.append(name)
+        gdb_text = run_gdb(elf, qemu.gdb_port, commands + ["kill"])
+        traces = parse_backtraces(gdb_text)
+        check(len(traces) == len(order), f"{label}: gdb gave {len(traces)} backtraces: "
+              f"{gdb_text[-1500:]}")
+        for name, trace in zip(order, traces):
+            thread = threads[tcbs[name]]
+            mine = spoor_functions(thread)
+            # the task's first frame returns to 0xFFFFFFFF (the initial LR): gdb shows it as a
+            # last "<signal handler called>" row, spoor ends there with "end of stack"
+            if trace and trace[-1] == SIGNAL:
+                trace = trace[:-1]
+                check(thread["stop"] == "end of stack", f"{label}: {name}: stop {thread['stop']}")
+            check(mine == trace, f"{label}: {name}: spoor {mine} != gdb {trace}")
+            check(len(trace) >= 3 and trace[0] == "fw_yield" and f"{name}_main" in trace,
+                  f"{label}: {name}: not parked in fw_yield under {name}_main: {trace}")
+            bt, regs = served.get(tcbs[name], ([], {}))
+            if bt[-1:] == [SIGNAL]:
+                bt = bt[:-1]
+            check(bt == trace, f"{label}: {name}: thread apply all bt through spoor gdbserver "
+                  f"{bt} != gdb {trace}")
+            want = {reg: value for reg, value in computed[name].items() if reg in REGS}
+            got = {reg: regs.get(reg) for reg in want}
+            check(got == want, f"{label}: {name}: registers through spoor gdbserver "
+                  f"{ {r: hex(v) if v is not None else v for r, v in got.items()} } != "
+                  f"{ {r: hex(v) for r, v in want.items()} }")
+    finally:
+        qemu.close()
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        for rtos in RTOSES:
+            for core in CORES:
+                work = Path(tmp) / f"{rtos}-{core}"
+                work.mkdir()
+                run_one(rtos, core, work)
+    return exit_status()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
