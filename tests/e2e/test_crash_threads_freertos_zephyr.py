@@ -18,7 +18,10 @@ Then:
     --threads` (`thread apply all bt`), and the registers gdb sees for the thread through spoor
     gdbserver (r0-r12, sp, lr, pc) must equal those computed;
   * on the FP cores filter's saved EXC_RETURN says FP extended frame (bit 4 clear) and sensor's
-    basic frame: both paths of the layouts are taken.
+    basic frame: both paths of the layouts are taken;
+  * built with the ARM_CM33 TrustZone port's words (-DFREERTOS_TRUSTZONE) the M33 firmware still
+    runs in the secure state, where the real port would have kept the tasks' registers on the
+    secure stack: spoor must say so for each parked task, with no backtrace.
 """
 
 import json
@@ -219,6 +222,34 @@ def run_one(rtos, core, work):
         qemu.close()
 
 
+def run_trustzone(work):
+    """The M33 firmware with the TrustZone port's words (xSecureContext first) runs in the
+    secure state: every saved EXC_RETURN has bit 6 set, where the real port keeps a task's
+    registers on the secure stack. spoor must tell the port by xSecureContext and say so for each
+    parked task, with no backtrace (read as ARM_CM33_NTZ, the words would give a wrong one)."""
+    flags, machine, flash, ram_origin, _ = CORES["m33"]
+    elf = build_test_firmware("rtos_ports_fw", flags, flash, ram_origin, work / "tz.elf",
+                              extra=["-DSHAPE_FREERTOS", "-DFREERTOS_TRUSTZONE"])
+    with Qemu(elf, machine, gdb=True) as qemu:
+        run_gdb(elf, qemu.gdb_port, ["break fw_checkpoint", "continue"])
+        stop_parked(qemu.gdb_port)
+        result = subprocess.run([SPOOR, "crash", "-e", str(elf), "--gdb",
+                                 f"127.0.0.1:{qemu.gdb_port}", "--threads", "--json"],
+                                capture_output=True, text=True, timeout=60)
+    check(result.returncode == 0, f"trustzone: spoor crash: {result.stderr}")
+    if result.returncode != 0:
+        return
+    threads = {t["name"]: t for t in json.loads(result.stdout)["threads"]}
+    check(sorted(threads) == sorted(TASKS), f"trustzone: threads {sorted(threads)}")
+    for name in TASKS:
+        t = threads.get(name, {})
+        if name == RUNNING:
+            check(t.get("current") and not t.get("error"), f"trustzone: {name}: {t}")
+        else:
+            check(not t.get("backtrace") and "secure state" in (t.get("error") or ""),
+                  f"trustzone: {name}: no secure-state error: {t}")
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         for rtos in RTOSES:
@@ -226,6 +257,7 @@ def main():
                 work = Path(tmp) / f"{rtos}-{core}"
                 work.mkdir()
                 run_one(rtos, core, work)
+        run_trustzone(Path(tmp))
     return exit_status()
 
 

@@ -6,7 +6,8 @@
  *   -DSHAPE_FREERTOS: FreeRTOS-Kernel portable/GCC xPortPendSVHandler of ARM_CM0 (ARMv6-M),
  *     ARM_CM3 (ARMv7-M soft float), ARM_CM4F (ARMv7E-M with an FPU), PendSV_Handler of
  *     ARM_CM33_NTZ/non_secure/portasm.c (ARMv8-M mainline): the context below the hardware frame
- *     on the task's stack, its address in pxTopOfStack; the tasks on pxReadyTasksLists;
+ *     on the task's stack, its address in pxTopOfStack; the tasks on pxReadyTasksLists (with
+ *     -DFREERTOS_TRUSTZONE on the M33, the ARM_CM33 TrustZone port's words: see PendSV_Handler);
  *   -DSHAPE_ZEPHYR: arch/arm/core/cortex_m/swap_helper.S z_arm_pendsv: r4-r11 and PSP in the
  *     thread's callee_saved, with an FPU (CONFIG_FPU_SHARING, CONFIG_ARM_STORE_EXC_RETURN)
  *     EXC_RETURN's low byte in arch.mode_exc_return and s16-s31 in arch.preempt_float; the
@@ -241,6 +242,9 @@ static void prepare(TCB_t *t, uint32_t *stack, void (*entry)(void))
         *--sp = 0;
     *--sp = 0xFFFFFFFDu;     /* EXC_RETURN */
     *--sp = (uint32_t)stack; /* PSPLIM */
+#if defined(FREERTOS_TRUSTZONE)
+    *--sp = 0; /* xSecureContext: none */
+#endif
 #elif defined(HAS_FPU)
     *--sp = 0xFFFFFFFDu; /* EXC_RETURN above r4-r11 */
     for (int i = 0; i < 8; i++)
@@ -300,7 +304,13 @@ __attribute__((naked)) void PendSV_Handler(void)
                      ".ltorg");
 }
 #elif defined(ARMV8M)
-/* ARM_CM33_NTZ non_secure/portasm.c PendSV_Handler, configENABLE_MPU 0 */
+/* ARM_CM33_NTZ non_secure/portasm.c PendSV_Handler, configENABLE_MPU 0. With
+ * -DFREERTOS_TRUSTZONE the words ARM_CM33/non_secure/portasm.c's save_ns_context stores
+ * (xSecureContext first) although this firmware runs in the secure state, where the real port
+ * would have taken its secure-stack path (EXC_RETURN bit 6 set): spoor must say so. */
+#if defined(FREERTOS_TRUSTZONE)
+volatile uint32_t xSecureContext; /* port.c, configENABLE_TRUSTZONE */
+#endif
 __attribute__((naked)) void PendSV_Handler(void)
 {
     __asm__ volatile("mrs r0, psp\n\t"
@@ -311,7 +321,13 @@ __attribute__((naked)) void PendSV_Handler(void)
 #endif
                      "mrs r2, psplim\n\t"
                      "mov r3, lr\n\t"
+#if defined(FREERTOS_TRUSTZONE)
+                     "ldr r1, =xSecureContext\n\t"
+                     "ldr r1, [r1]\n\t"
+                     "stmdb r0!, {r1-r11}\n\t"
+#else
                      "stmdb r0!, {r2-r11}\n\t"
+#endif
                      "ldr r2, =pxCurrentTCB\n\t"
                      "ldr r1, [r2]\n\t"
                      "str r0, [r1]\n\t"
@@ -319,7 +335,11 @@ __attribute__((naked)) void PendSV_Handler(void)
                      "ldr r2, =pxCurrentTCB\n\t"
                      "ldr r1, [r2]\n\t"
                      "ldr r0, [r1]\n\t"
+#if defined(FREERTOS_TRUSTZONE)
+                     "ldmia r0!, {r1-r11}\n\t"
+#else
                      "ldmia r0!, {r2-r11}\n\t"
+#endif
 #if defined(HAS_FPU)
                      "tst r3, #0x10\n\t"
                      "it eq\n\t"
