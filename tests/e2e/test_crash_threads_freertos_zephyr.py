@@ -87,6 +87,14 @@ def served_threads(elf, qemu_port):
     return result
 
 
+def crash_threads(elf, qemu_port, label):
+    """`spoor crash --threads --json --gdb` against QEMU's gdbstub: the report, or None."""
+    result = subprocess.run([SPOOR, "crash", "-e", str(elf), "--gdb", f"127.0.0.1:{qemu_port}",
+                             "--threads", "--json"], capture_output=True, text=True, timeout=60)
+    check(result.returncode == 0, f"{label}: spoor crash: {result.stderr}")
+    return json.loads(result.stdout) if result.returncode == 0 else None
+
+
 def saved_registers(word, rtos, core, saved):
     """The registers a parked task resumes with, from the port's layout (docs/crash.md):
     FreeRTOS, at pxTopOfStack: ARM_CM0 and ARM_CM3 r4-r11; ARM_CM4F r4-r11, EXC_RETURN;
@@ -164,13 +172,9 @@ def run_one(rtos, core, work):
         def word(addr):
             return struct.unpack_from("<I", ram, addr - ram_origin)[0]
 
-        result = subprocess.run([SPOOR, "crash", "-e", str(elf), "--gdb",
-                                 f"127.0.0.1:{qemu.gdb_port}", "--threads", "--json"],
-                                capture_output=True, text=True, timeout=60)
-        check(result.returncode == 0, f"{label}: spoor crash: {result.stderr}")
-        if result.returncode != 0:
+        report = crash_threads(elf, qemu.gdb_port, label)
+        if not report:
             return
-        report = json.loads(result.stdout)
         threads = {int(t["tcb"], 16): t for t in report["threads"]}
         check(report["rtos"] == display and set(threads) == set(tcbs.values()),
               f"{label}: threads {report.get('rtos')} {[hex(t) for t in threads]}")
@@ -233,13 +237,10 @@ def run_trustzone(work):
     with Qemu(elf, machine, gdb=True) as qemu:
         run_gdb(elf, qemu.gdb_port, ["break fw_checkpoint", "continue"])
         stop_parked(qemu.gdb_port)
-        result = subprocess.run([SPOOR, "crash", "-e", str(elf), "--gdb",
-                                 f"127.0.0.1:{qemu.gdb_port}", "--threads", "--json"],
-                                capture_output=True, text=True, timeout=60)
-    check(result.returncode == 0, f"trustzone: spoor crash: {result.stderr}")
-    if result.returncode != 0:
+        report = crash_threads(elf, qemu.gdb_port, "trustzone")
+    if not report:
         return
-    threads = {t["name"]: t for t in json.loads(result.stdout)["threads"]}
+    threads = {t["name"]: t for t in report["threads"]}
     check(sorted(threads) == sorted(TASKS), f"trustzone: threads {sorted(threads)}")
     for name in TASKS:
         t = threads.get(name, {})
