@@ -31,13 +31,12 @@ import re
 import subprocess
 import sys
 import tempfile
-import time
 import unittest
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
-from test_vprobe import ground_truth, objdump  # noqa: E402
+from test_vprobe import ground_truth, objdump, wait_listening  # noqa: E402
 
 SPOOR = os.environ.get("SPOOR_BIN", "spoor")
 TICKS = 12
@@ -55,16 +54,6 @@ def qemu_command(elf, frozen):
             "none", "-serial", "none", "-semihosting-config",
             f"enable=on,target=native,arg=sched,arg={TICKS}", *(["-S"] if frozen else []),
             "-kernel", str(elf)]
-
-
-def wait_listening(port, process, what):
-    deadline = time.monotonic() + 60
-    while not harness._port_is_listening(port):  # not by connecting: that would be a client
-        if process.poll() is not None or time.monotonic() > deadline:
-            process.kill()
-            out, err = process.communicate()
-            raise AssertionError(f"no {what} on {port}: {err}")
-        time.sleep(0.05)
 
 
 def gdb_tasks(elf):

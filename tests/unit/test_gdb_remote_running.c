@@ -24,6 +24,8 @@
 #include "spoor/gdb_remote.h"
 #include "spoor/gdb_rsp.h"
 
+#include "loopback_listener.h"
+
 typedef enum target_script {
     RUNS,         /* runs until interrupted */
     STOPS_ITSELF, /* "T05" right after 'c' */
@@ -117,13 +119,8 @@ static spoor_gdb *start(scripted_server *s, target_script script, unsigned timeo
 {
     memset(s, 0, sizeof *s);
     s->script = script;
-    s->listen_fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    assert_int_equal(bind(s->listen_fd, (struct sockaddr *)&a, sizeof a), 0);
-    socklen_t alen = sizeof a;
-    getsockname(s->listen_fd, (struct sockaddr *)&a, &alen);
-    s->port = ntohs(a.sin_port);
-    assert_int_equal(listen(s->listen_fd, 1), 0);
+    s->listen_fd = listen_loopback(&s->port);
+    assert_true(s->listen_fd >= 0);
     pthread_create(&s->thread, NULL, serve, s);
     char hp[32];
     snprintf(hp, sizeof hp, "127.0.0.1:%d", s->port);
@@ -179,15 +176,23 @@ static void halts_for_each_batch(void **state)
     assert_true(s.running);
 }
 
+/* continued, and given the time to stop or exit by itself: its reply is on its way before the
+ * next read */
+static spoor_gdb *continue_and_wait(scripted_server *s, target_script script)
+{
+    spoor_gdb *g = start(s, script, 5000);
+    assert_true(spoor_gdb_continue(g));
+    usleep(100 * 1000);
+    return g;
+}
+
 /* a breakpoint while it ran: one error, then it is read as it is and never continued */
 static void stops_on_its_own(void **state)
 {
     (void)state;
     static scripted_server s;
-    spoor_gdb *g = start(&s, STOPS_ITSELF, 5000);
+    spoor_gdb *g = continue_and_wait(&s, STOPS_ITSELF);
     uint8_t b[8];
-    assert_true(spoor_gdb_continue(g));
-    usleep(100 * 1000); /* the stop reply is on its way before the read */
     assert_false(spoor_gdb_read_memory(g, 0x20000000, b, 8));
     assert_int_equal(spoor_last_status(), SPOOR_ERR_UNAVAILABLE);
     char want[128];
@@ -211,10 +216,8 @@ static void exits(void **state)
 {
     (void)state;
     static scripted_server s;
-    spoor_gdb *g = start(&s, EXITS, 5000);
+    spoor_gdb *g = continue_and_wait(&s, EXITS);
     uint8_t b[8];
-    assert_true(spoor_gdb_continue(g));
-    usleep(100 * 1000);
     char want[128];
     snprintf(want, sizeof want, "127.0.0.1:%d: the target has exited (W00)", s.port);
     assert_false(spoor_gdb_read_memory(g, 0x20000000, b, 8));
