@@ -48,7 +48,8 @@ static const char top_usage[] =
     "                        127.0.0.1:PORT (console off)\n"
     "      --ftrace FILE     thread switches (and exceptions with -E) as Linux ftrace text\n"
     "      --chrome FILE     Chrome/Perfetto trace-event JSON: a track per thread, exceptions\n"
-    "      --gdb HOST:PORT   target memory from a GDB server (OpenOCD, pyOCD, QEMU)\n"
+    "      --gdb HOST:PORT   target memory from a GDB server (OpenOCD, pyOCD, QEMU); with -s\n"
+    "                        the target runs, halted briefly for each batch of reads\n"
     "  -W, --telnet [HOST:]PORT  target memory from OpenOCD's telnet server (4444), read while\n"
     "                        the target runs (one mdw per new thread)\n"
     "      --setup v7m|v8m|proc  before reading the stream, set up ITM/DWT through -W or --gdb:\n"
@@ -56,7 +57,7 @@ static const char top_usage[] =
     "                        the OpenOCD procedure rtos_dwt_config ADDR (and\n"
     "                        exception_trace_enable with -E)\n"
     "      --mem ADDR:FILE   target memory from an image (repeatable)\n"
-    "      --stats           memory statistics on stderr (reads, GDB round trips)\n"
+    "      --stats           memory statistics on stderr (reads, GDB round trips, halts)\n"
     "  -h, --help            this text\n\n"
     "A DUMP argument (a crash dump) supplies target memory too. See docs/top.md.\n";
 
@@ -77,6 +78,8 @@ struct top_cli {
     unsigned comparator;
     uint64_t max_intervals;
     bool stop, console, refresh, udp;
+    bool live;         /* -s with --gdb: the target runs, halted only for reads (let_run) */
+    bool idle_pending; /* live: the idle thread is read with the first thread (RAM set up) */
     outbuf *out, *json;
     top_ftrace ftrace;
     top_chrome chrome;
@@ -86,6 +89,13 @@ struct top_cli {
 };
 
 /* ---- threads ------------------------------------------------------------------------------- */
+
+/* A live stream with --gdb: the target runs between batches of reads (each read halts it). */
+static void let_run(struct top_cli *c)
+{
+    if (c->live && !spoor_gdb_continue(c->gdb))
+        fprintf(stderr, "spoor top: warning: %s\n", spoor_last_error());
+}
 
 static void describe(struct top_cli *c, top_thread_info *info, uint32_t tcb)
 {
@@ -99,9 +109,16 @@ static void describe(struct top_cli *c, top_thread_info *info, uint32_t tcb)
         return;
     if (c->gdb || c->openocd) /* a running target: what was read before may have changed */
         spoor_mem_invalidate(c->mem);
+    uint32_t idle;
+    if (c->idle_pending && spoor_rtos_read_idle(c->rtos, spoor_mem_reader, c->mem, &idle))
+        spoor_top_set_idle(c->stats, idle);
+    c->idle_pending = false;
     spoor_rtos_thread t;
-    if (!spoor_rtos_read_thread(c->rtos, spoor_mem_reader, c->mem, tcb, &t)) {
+    bool ok = spoor_rtos_read_thread(c->rtos, spoor_mem_reader, c->mem, tcb, &t);
+    if (!ok)
         fprintf(stderr, "spoor top: warning: %s\n", spoor_last_error());
+    let_run(c);
+    if (!ok) {
         snprintf(info->name, sizeof info->name, "?");
         return;
     }
@@ -153,6 +170,7 @@ static void refresh_priorities(struct top_cli *c, const spoor_top_report *r)
         info->prio = prio;
         info->prio_name = spoor_rtos_priority_name(c->rtos, prio);
     }
+    let_run(c);
 }
 
 /* ---- engine callbacks ---------------------------------------------------------------------- */
@@ -245,6 +263,7 @@ static int run(struct top_cli *c, const char *spec, bool tpiu)
     spoor_trace_source *src = spoor_trace_source_open(spec, 10);
     if (!src)
         return cli_error("top", "%s", spoor_last_error());
+    let_run(c); /* connected to the stream: the target may run now */
     static struct decode_ctx d;
     d.c = c;
     spoor_itm_init(&d.dec, false);
@@ -392,6 +411,12 @@ static void print_stats(const struct top_cli *c)
             "spoor top: memory: %" PRIu64 " reads; live target: %" PRIu64 " round trips, %" PRIu64
             " bytes, %" PRIu64 " page hits, %" PRIu64 " page misses; %zu threads\n",
             st.reads, st.round_trips, st.bytes_wire, st.cache_hits, st.cache_misses, c->nthreads);
+    spoor_gdb_stats g;
+    if (c->live) {
+        spoor_gdb_stats_get(c->gdb, &g);
+        fprintf(stderr, "spoor top: running target: %" PRIu64 " halts, %.3f ms halted in all\n",
+                g.halts, (double)g.halted_us / 1000.0);
+    }
 }
 
 static void cleanup(struct top_cli *c)
@@ -557,6 +582,7 @@ int cmd_top(int argc, char **argv)
         goto out;
     if (a.setup && (rc = set_up_trace(&c, a.setup, a.comparator)) != 0)
         goto out;
+    c.live = c.gdb && a.server;
     c.view.rtos_name = c.rtos ? spoor_rtos_display_name(spoor_rtos_kind_of(c.rtos)) : "no RTOS";
     c.view.cpu_hz = a.hz;
     c.view.interval_ms = a.interval_ms;
@@ -597,7 +623,8 @@ int cmd_top(int argc, char **argv)
         goto out;
     }
     uint32_t idle;
-    if (c.rtos && spoor_rtos_read_idle(c.rtos, spoor_mem_reader, c.mem, &idle))
+    c.idle_pending = c.live && c.rtos; /* a target halted at reset has no RAM set up yet */
+    if (c.rtos && !c.live && spoor_rtos_read_idle(c.rtos, spoor_mem_reader, c.mem, &idle))
         spoor_top_set_idle(c.stats, idle);
     spoor_top_set_idle(c.stats, 0); /* no thread at all: the scheduler waits */
     char spec[300];
