@@ -50,7 +50,8 @@ static const char top_usage[] =
     "      --chrome FILE     Chrome/Perfetto trace-event JSON: a track per thread, exceptions\n"
     "      --gdb HOST:PORT   target memory from a GDB server (OpenOCD, pyOCD, QEMU)\n"
     "  -W, --telnet [HOST:]PORT  target memory from OpenOCD's telnet server (4444), read while\n"
-    "                        the target runs (one mdw per new thread)\n"
+    "                        the target runs (one mdw per new thread); -W tcl:[HOST:]PORT\n"
+    "                        through its Tcl RPC server (6666) instead (read_memory)\n"
     "      --setup v7m|v8m|proc  before reading the stream, set up ITM/DWT through -W or --gdb:\n"
     "                        write the registers for an ARMv7-M or ARMv8-M core, or (-W) call\n"
     "                        the OpenOCD procedure rtos_dwt_config ADDR (and\n"
@@ -83,7 +84,18 @@ struct top_cli {
     bool have_current;
     uint32_t current;
     uint64_t last_time;
+    bool lost; /* the OpenOCD connection failed: stop, one error line */
 };
+
+/* true when the OpenOCD connection has failed (closed, timed out): spoor top stops and says
+ * why once, instead of a warning per thread. */
+static bool connection_lost(struct top_cli *c)
+{
+    if (!c->openocd || !spoor_openocd_broken(c->openocd))
+        return false;
+    c->lost = c->stop = true;
+    return true;
+}
 
 /* ---- threads ------------------------------------------------------------------------------- */
 
@@ -101,7 +113,8 @@ static void describe(struct top_cli *c, top_thread_info *info, uint32_t tcb)
         spoor_mem_invalidate(c->mem);
     spoor_rtos_thread t;
     if (!spoor_rtos_read_thread(c->rtos, spoor_mem_reader, c->mem, tcb, &t)) {
-        fprintf(stderr, "spoor top: warning: %s\n", spoor_last_error());
+        if (!connection_lost(c))
+            fprintf(stderr, "spoor top: warning: %s\n", spoor_last_error());
         snprintf(info->name, sizeof info->name, "?");
         return;
     }
@@ -153,6 +166,7 @@ static void refresh_priorities(struct top_cli *c, const spoor_top_report *r)
         info->prio = prio;
         info->prio_name = spoor_rtos_priority_name(c->rtos, prio);
     }
+    connection_lost(c);
 }
 
 /* ---- engine callbacks ---------------------------------------------------------------------- */
@@ -164,6 +178,8 @@ static void on_report(void *ctx, const spoor_top_report *r)
         return;
     if (!r->summary && !r->partial)
         refresh_priorities(c, r);
+    if (c->lost)
+        return;
     if (c->console) {
         top_console_report(c->out, &c->view, r, c->refresh);
         ob_flush(c->out);
@@ -364,7 +380,8 @@ static int open_memory(struct top_cli *c, const char *gdb, const char *telnet, c
     if (!spoor_mem_add_elf(c->mem, c->elf))
         return cli_error("top", "%s", spoor_last_error());
     if (telnet) {
-        c->openocd = spoor_openocd_connect(telnet, 5000);
+        c->openocd = !strncmp(telnet, "tcl:", 4) ? spoor_openocd_connect_tcl(telnet + 4, 5000)
+                                                 : spoor_openocd_connect(telnet, 5000);
         if (!c->openocd || !spoor_mem_add_openocd(c->mem, c->openocd))
             return cli_error("top", "%s", spoor_last_error());
     }
@@ -599,6 +616,10 @@ int cmd_top(int argc, char **argv)
     uint32_t idle;
     if (c.rtos && spoor_rtos_read_idle(c.rtos, spoor_mem_reader, c.mem, &idle))
         spoor_top_set_idle(c.stats, idle);
+    if (connection_lost(&c)) {
+        rc = cli_error("top", "%s", spoor_openocd_broken(c.openocd));
+        goto out;
+    }
     spoor_top_set_idle(c.stats, 0); /* no thread at all: the scheduler waits */
     char spec[300];
     if (a.server)
@@ -606,6 +627,8 @@ int cmd_top(int argc, char **argv)
     else
         snprintf(spec, sizeof spec, "%s", a.input);
     rc = run(&c, spec, a.tpiu);
+    if (c.lost && !rc)
+        rc = cli_error("top", "%s", spoor_openocd_broken(c.openocd));
     if (c.ftrace.f && !top_ftrace_close(&c.ftrace))
         rc = cli_error("top", "--ftrace %s: write failed", a.ftrace);
     if (c.chrome.trace.ob && !top_chrome_close(&c.chrome, &c.view, spoor_top_now(c.stats)))
