@@ -1,5 +1,6 @@
 /* The RTOS layer (spoor/rtos.h): picks the RTOS by its symbols, resolves its members in the
  * DWARF types, reads TCBs through a memory reader. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -279,7 +280,9 @@ bool spoor_rtos_read_thread(const spoor_rtos *r, spoor_read_fn read, void *ctx, 
         return false;
     }
     if (!read(ctx, tcb, b, r->tcb_size)) {
-        spoor_set_error(SPOOR_ERR_UNAVAILABLE, "TCB 0x%08x: memory not available", tcb);
+        char why[200]; /* the reader's reason: a live target says what failed */
+        snprintf(why, sizeof why, "%s", spoor_last_error());
+        spoor_set_error(SPOOR_ERR_UNAVAILABLE, "TCB 0x%08x: memory not available (%s)", tcb, why);
         free(b);
         return false;
     }
