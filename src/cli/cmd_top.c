@@ -256,6 +256,20 @@ static void tpiu_sink(void *ctx, uint8_t id, const uint8_t *data, size_t len)
         decode(ctx, data, len);
 }
 
+/* What the TPIU deframer could not use, one warning line: bytes outside whole frames (a frame
+ * cut short by a sync, a capture starting mid-frame), data before any trace ID, reserved IDs. */
+static void report_tpiu(const spoor_tpiu_deframer *t)
+{
+    const spoor_tpiu_stats *st = &t->stats;
+    if (!st->skipped && !st->no_id_bytes && !st->reserved_ids)
+        return;
+    fprintf(stderr,
+            "spoor top: warning: TPIU: %llu bytes outside whole frames (cut short by a sync, or "
+            "before the first), %llu bytes before any trace ID, %llu reserved IDs; %s\n",
+            (unsigned long long)st->skipped, (unsigned long long)st->no_id_bytes,
+            (unsigned long long)st->reserved_ids, t->why);
+}
+
 static int run(struct top_cli *c, const char *spec, bool tpiu)
 {
     spoor_trace_source *src = spoor_trace_source_open(spec, 10);
@@ -297,6 +311,8 @@ static int run(struct top_cli *c, const char *spec, bool tpiu)
         drain(&d);
         spoor_top_finish(c->stats, c->last_time);
     }
+    if (tpiu && !c->lost)
+        report_tpiu(&tp);
     spoor_trace_source_close(src);
     return status;
 }

@@ -279,10 +279,12 @@ bool spoor_rtos_read_thread(const spoor_rtos *r, spoor_read_fn read, void *ctx, 
         spoor_set_error(SPOOR_ERR_NOMEM, "out of memory");
         return false;
     }
+    spoor_set_error(SPOOR_ERR_UNAVAILABLE, "%s", ""); /* a reader that fails may say why */
     if (!read(ctx, tcb, b, r->tcb_size)) {
-        char why[200]; /* the reader's reason: a live target says what failed */
+        char why[200];
         snprintf(why, sizeof why, "%s", spoor_last_error());
-        spoor_set_error(SPOOR_ERR_UNAVAILABLE, "TCB 0x%08x: memory not available (%s)", tcb, why);
+        spoor_set_error(SPOOR_ERR_UNAVAILABLE, "TCB 0x%08x: memory not available%s%s%s", tcb,
+                        why[0] ? " (" : "", why, why[0] ? ")" : "");
         free(b);
         return false;
     }
