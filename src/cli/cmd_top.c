@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -181,6 +182,9 @@ static void on_report(void *ctx, const spoor_top_report *r)
     if (c->lost)
         return;
     if (c->console) {
+        struct winsize ws;
+        if (c->refresh) /* read each time: the terminal may have been resized */
+            c->view.cols = ioctl(1, TIOCGWINSZ, &ws) == 0 ? ws.ws_col : 0;
         top_console_report(c->out, &c->view, r, c->refresh);
         ob_flush(c->out);
     }
