@@ -86,6 +86,16 @@ spoor_openocd *spoor_openocd_open(const char *where, unsigned timeout_ms,
     return o;
 }
 
+void spoor_openocd_output(const char *start, size_t len, char *out, size_t cap)
+{
+    if (!cap)
+        return;
+    if (len >= cap)
+        len = cap - 1;
+    memcpy(out, start, len);
+    out[len] = '\0';
+}
+
 void spoor_openocd_break(spoor_openocd *o)
 {
     if (o->fd >= 0)

@@ -52,6 +52,10 @@ bool spoor_openocd_receive(spoor_openocd *o, int64_t deadline);
 /* Milliseconds of a monotonic clock, for deadlines. */
 int64_t spoor_openocd_now_ms(void);
 
+/* A command's output into out: len bytes from start, cut at cap, NUL terminated (cap 0:
+ * nothing). */
+void spoor_openocd_output(const char *start, size_t len, char *out, size_t cap);
+
 /* Marks the connection broken with the error just set (closes the socket). */
 void spoor_openocd_break(spoor_openocd *o);
 

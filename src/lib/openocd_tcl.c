@@ -95,13 +95,7 @@ static bool tcl_command(spoor_openocd *o, const char *command, char *out, size_t
         spoor_openocd_break(o);
         return false;
     }
-    if (cap) {
-        size_t len = o->len - 1;
-        if (len >= cap)
-            len = cap - 1;
-        memcpy(out, result, len);
-        out[len] = '\0';
-    }
+    spoor_openocd_output(result, o->len - 1, out, cap);
     return true;
 }
 

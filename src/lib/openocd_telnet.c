@@ -46,13 +46,7 @@ static bool telnet_command(spoor_openocd *o, const char *command, char *out, siz
         const char *nl = strchr(echo, '\n');
         start = nl && nl < end ? nl + 1 : end;
     }
-    size_t len = (size_t)(end - start);
-    if (cap) {
-        if (len >= cap)
-            len = cap - 1;
-        memcpy(out, start, len);
-        out[len] = '\0';
-    }
+    spoor_openocd_output(start, (size_t)(end - start), out, cap);
     return true;
 }
 

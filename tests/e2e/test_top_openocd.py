@@ -113,6 +113,17 @@ def gdb_address(elf, expression):
     return int(re.search(r"= (0x[0-9a-f]+)", out).group(1), 16)
 
 
+def rtx5_fixture(work):
+    """The RTX5-shaped firmware, its .data, its symbols, the TCBs the stream switches to (in
+    order; not_a_thread is no RTX5 thread) and the stream, in work."""
+    elf, data = build_with_data("RTX5", work)
+    symbols = symbol_addresses(elf)
+    threads = ["main_thread", "sensor", "idle", "not_a_thread"]
+    itm = work / "rtx5.itm"
+    itm.write_bytes(stream([symbols[t] for t in threads]))
+    return elf, data, symbols, threads, itm
+
+
 def check_v7m_setup(regs, watch):
     """The registers --setup v7m -E leaves (regs: address -> value written), as the ARMv7-M ARM
     encodes them: DEMCR.TRCENA, the ITM/DWT lock access keys, ITM_TCR ITMENA|TSENA|SYNCENA|
@@ -137,11 +148,7 @@ def top(elf, itm, *extra):
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        elf, data = build_with_data("RTX5", work)
-        symbols = symbol_addresses(elf)
-        threads = ["main_thread", "sensor", "idle", "not_a_thread"]
-        itm = work / "rtx5.itm"
-        itm.write_bytes(stream([symbols[t] for t in threads]))
+        elf, data, symbols, threads, itm = rtx5_fixture(work)
 
         ram = data.read_bytes().ljust(0x10000, b"\0")  # 64 KiB of RAM: .data, then zeros
         peer = OpenOcdPeer(ram, 0x20000000)

@@ -27,11 +27,11 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import free_port, require_tool, symbol_addresses  # noqa: E402
+from harness import free_port, require_tool  # noqa: E402
 from top_testlib import check, exit_status  # noqa: E402
-from test_top_rtos_shapes import build_with_data, stream  # noqa: E402
+from test_top_rtos_shapes import stream  # noqa: E402
 from test_top_openocd import (RTX5_WANT, OpenOcdPeer, check_v7m_setup, gdb_address,  # noqa: E402
-                              top)
+                              rtx5_fixture, top)
 
 PEER = Path(__file__).resolve().parent / "openocd_tcl_peer.tcl"
 WRAPPED = re.compile(r'^if \{\[catch \{(.*)\} spoor_r\]\} \{set spoor_r "E\$spoor_r"\} else '
@@ -86,11 +86,7 @@ def threads_of(jsonl):
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        elf, data = build_with_data("RTX5", work)
-        symbols = symbol_addresses(elf)
-        threads = ["main_thread", "sensor", "idle", "not_a_thread"]
-        itm = work / "rtx5.itm"
-        itm.write_bytes(stream([symbols[t] for t in threads]))
+        elf, data, symbols, threads, itm = rtx5_fixture(work)
         ram = work / "ram.bin"
         ram.write_bytes(data.read_bytes().ljust(0x10000, b"\0"))
         peers = []
