@@ -40,9 +40,9 @@ def saved_registers(ram, tcb):
     return regs
 
 
-def threads_through_gdbserver(elf, qemu_port):
-    """`info threads` and `thread apply all bt` by gdb-multiarch through spoor gdbserver
-    --threads (itself a client of QEMU's gdbstub): the backtrace of each thread by TCB."""
+def through_gdbserver(elf, qemu_port, commands):
+    """What gdb-multiarch prints for commands through spoor gdbserver --threads (itself a client
+    of QEMU's gdbstub); "" when the server did not start."""
     server = subprocess.Popen([SPOOR, "gdbserver", "-e", str(elf), "--port", "0", "--threads",
                                "--gdb", f"127.0.0.1:{qemu_port}"], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True)
@@ -52,15 +52,20 @@ def threads_through_gdbserver(elf, qemu_port):
         if not match:
             server.kill()
             check(False, f"spoor gdbserver: {line} {server.stderr.read()}")
-            return {}
-        text = run_gdb(elf, int(match.group(1)), ["info threads", "thread apply all bt",
-                                                  "detach"])
+            return ""
+        return run_gdb(elf, int(match.group(1)), commands + ["detach"])
     finally:
         try:
             server.wait(timeout=20)
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait()
+
+
+def threads_through_gdbserver(elf, qemu_port):
+    """`info threads` and `thread apply all bt` through spoor gdbserver --threads: the backtrace
+    of each thread by TCB."""
+    text = through_gdbserver(elf, qemu_port, ["info threads", "thread apply all bt"])
     check(text.count("TCB 0x") >= 8, f"info threads shows no TCBs: {text[-1500:]}")
     result, tcb = {}, None
     for chunk in re.split(r"\n(?=Thread \d+ )", text):
