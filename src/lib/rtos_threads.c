@@ -160,6 +160,16 @@ static bool is_armv6m(const spoor_rtos *r)
     return arch == SPOOR_ELF_ARCH_V6M || arch == SPOOR_ELF_ARCH_V6SM;
 }
 
+/* A saved SP no context switch leaves: 0 (a TCB that never ran, or not a TCB) or unaligned. */
+static bool bad_saved_sp(const spoor_rtos_thread *t)
+{
+    if (t->sp && !(t->sp & 3u))
+        return false;
+    spoor_set_error(SPOOR_ERR_FORMAT,
+                    "TCB 0x%08x: saved stack pointer 0x%08x is not a stack address", t->tcb, t->sp);
+    return true;
+}
+
 /* ARMv8-M baseline (Cortex-M23): the ports have their own files (RTX5 irq_armv8mbl.S, ThreadX
  * cortex_m23), whose layouts spoor has not been checked against. */
 static bool unchecked_arch(const spoor_rtos *r)
@@ -185,7 +195,7 @@ static bool saved_regs_rtx5(const spoor_rtos *r, spoor_read_fn read, void *ctx,
                             const spoor_rtos_thread *t, spoor_regs *out)
 {
     uint32_t exc_return = 0xFFFFFFFDu, words[8];
-    if (unchecked_arch(r))
+    if (unchecked_arch(r) || bad_saved_sp(t))
         return false;
     if (!is_armv6m(r)) {
         rtos_field f;
@@ -214,7 +224,7 @@ static bool saved_regs_threadx(const spoor_rtos *r, spoor_read_fn read, void *ct
                                const spoor_rtos_thread *t, spoor_regs *out)
 {
     uint32_t words[9], regs[8];
-    if (unchecked_arch(r) || !read_saved_words(t, read, ctx, t->sp, words, 1))
+    if (unchecked_arch(r) || bad_saved_sp(t) || !read_saved_words(t, read, ctx, t->sp, words, 1))
         return false;
     uint32_t exc_return = words[0], at = t->sp + 4;
     if (is_armv6m(r)) {
