@@ -76,6 +76,20 @@ def threads_through_gdbserver(elf, qemu_port):
     return result
 
 
+def gdb_backtraces(elf, qemu_port, saved, label):
+    """gdb-multiarch's `bt` for each register set in saved ({register: value}), in order; QEMU
+    is killed at the end."""
+    commands = []
+    for regs in saved:
+        commands += [f"set ${reg} = {value:#x}" for reg, value in regs.items()]
+        commands += ["set $xpsr = 0x01000000", "bt"]
+    gdb_text = run_gdb(elf, qemu_port, commands + ["kill"])
+    traces = parse_backtraces(gdb_text)
+    check(len(traces) == len(saved), f"{label}: gdb gave {len(traces)} backtraces: "
+          f"{gdb_text[-1500:]}")
+    return traces
+
+
 def spoor_functions(thread):
     return [f["function"] if f["kind"] == "frame" else "<signal handler called>"
             for f in thread["backtrace"]]
@@ -105,7 +119,7 @@ def run_core(core, work):
         gdbserver_bts = threads_through_gdbserver(elf, qemu.gdb_port)
         ram = (work / "ram.bin").read_bytes()
         current = struct.unpack_from("<I", ram, symbols["sched_current"] - RAM)[0]
-        commands, order = [], []
+        saved, order = [], []
         for name in TASKS:
             t = threads.get(f"0x{tcbs[name]:08x}")
             check(t is not None, f"{core}: {name} not listed")
@@ -116,14 +130,9 @@ def run_core(core, work):
             check(t["current"] == (tcbs[name] == current), f"{core}: {name} current flag")
             if t["current"]:
                 continue
-            regs = saved_registers(ram, tcbs[name])
-            commands += [f"set ${reg} = {value:#x}" for reg, value in regs.items()]
-            commands += ["set $xpsr = 0x01000000", "bt"]
+            saved.append(saved_registers(ram, tcbs[name]))
             order.append(name)
-        gdb_text = run_gdb(elf, qemu.gdb_port, commands + ["kill"])
-        traces = parse_backtraces(gdb_text)
-        check(len(traces) == len(order), f"{core}: gdb gave {len(traces)} backtraces: "
-              f"{gdb_text[-1500:]}")
+        traces = gdb_backtraces(elf, qemu.gdb_port, saved, core)
         for name, trace in zip(order, traces):
             thread = threads[f"0x{tcbs[name]:08x}"]
             mine = spoor_functions(thread)

@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import Qemu, parse_backtraces, run_gdb, symbol_addresses  # noqa: E402
-from test_crash_threads import spoor_functions, through_gdbserver  # noqa: E402
+from test_crash_threads import gdb_backtraces, spoor_functions, through_gdbserver  # noqa: E402
 from test_top_sched import stop_parked  # noqa: E402
 from test_unwind_live import build_test_firmware  # noqa: E402
 from top_testlib import check, exit_status  # noqa: E402
@@ -161,7 +161,7 @@ def run_one(rtos, core, work):
         def word(addr):
             return struct.unpack_from("<I", ram, addr - ram_origin)[0]
 
-        commands, order, exc_returns = [], [], {}
+        saved, order, exc_returns = [], [], {}
         for task in TASKS:
             t = threads.get(f"0x{tcbs[task]:08x}")
             check(t is not None, f"{label}: {task} not listed")
@@ -178,17 +178,13 @@ def run_one(rtos, core, work):
             check(got == regs, f"{label}: {task}: registers through spoor gdbserver "
                   f"{ {k: hex(v) for k, v in got.items()} } != the saved context's "
                   f"{ {k: hex(v) for k, v in regs.items()} }")
-            commands += [f"set ${reg} = {value:#x}" for reg, value in regs.items()]
-            commands += ["set $xpsr = 0x01000000", "bt"]
+            saved.append(regs)
             order.append(task)
         if fpu:
             check(not exc_returns.get("beta", 0x10) & 0x10 and exc_returns.get("alpha", 0) & 0x10,
                   f"{label}: EXC_RETURN beta {exc_returns.get('beta', 0):#x} alpha "
                   f"{exc_returns.get('alpha', 0):#x}: the FP and basic frames are not both taken")
-        gdb_text = run_gdb(elf, qemu.gdb_port, commands + ["kill"])
-        traces = parse_backtraces(gdb_text)
-        check(len(traces) == len(order), f"{label}: gdb gave {len(traces)} backtraces: "
-              f"{gdb_text[-1500:]}")
+        traces = gdb_backtraces(elf, qemu.gdb_port, saved, label)
         for task, trace in zip(order, traces):
             thread = threads[f"0x{tcbs[task]:08x}"]
             mine = spoor_functions(thread)
