@@ -61,7 +61,7 @@ struct spoor_elf {
      * release_call_sites. */
     struct call_site_table *call_sites;
     void (*release_call_sites)(struct call_site_table *);
-    bool raw_names; /* function names as the ELF has them (spoor_elf_set_demangle) */
+    bool raw_names;   /* function names as the ELF has them (spoor_elf_set_demangle) */
     bool cfi_checked; /* .debug_frame was read through once (cfi_unwind.c) */
     struct spoor_demangle_cache demangled;
 };
@@ -82,5 +82,20 @@ const struct elf_section *spoor_elf_debug_section(const spoor_elf *elf, const ch
  * CFI unwinder). */
 Elf *spoor_elf_libelf(const spoor_elf *elf);
 Dwarf *spoor_elf_libdw(const spoor_elf *elf);
+
+/* Tag_CPU_arch of the ELF's build attributes (.ARM.attributes, "aeabi" file attributes; ARM
+ * IHI 0045 "Addenda to the ARM ABI" 2.4), e.g. SPOOR_ELF_ARCH_V6M for a Cortex-M0 build;
+ * SPOOR_ELF_ARCH_UNKNOWN when there are none or they cannot be read. */
+typedef enum spoor_elf_arch {
+    SPOOR_ELF_ARCH_UNKNOWN = -1,
+    SPOOR_ELF_ARCH_V7 = 10, /* ARMv7 (with profile M: ARMv7-M) */
+    SPOOR_ELF_ARCH_V6M = 11,
+    SPOOR_ELF_ARCH_V6SM = 12,
+    SPOOR_ELF_ARCH_V7EM = 13,
+    SPOOR_ELF_ARCH_V8M_BASE = 16,
+    SPOOR_ELF_ARCH_V8M_MAIN = 17,
+    SPOOR_ELF_ARCH_V81M_MAIN = 21,
+} spoor_elf_arch;
+spoor_elf_arch spoor_elf_cpu_arch(const spoor_elf *elf);
 
 #endif

@@ -72,6 +72,12 @@ typedef enum rtos_context {
                                   port (R4_R11_LR) in a hard-float one */
     RTOS_CONTEXT_CALLEE_SAVED, /* r4-r11 in the TCB from callee_saved_member on, the hardware
                                   frame at the saved SP (Zephyr) */
+    RTOS_CONTEXT_RTX5,         /* CMSIS-RTX: s16-s31 when EXC_RETURN bit 4 is 0, r4-r11, the
+                                  hardware frame; EXC_RETURN's low byte in exc_return_member
+                                  (ARMv6-M: r4-r11, the frame, EXC_RETURN 0xFFFFFFFD) */
+    RTOS_CONTEXT_THREADX,      /* ThreadX Cortex-M ports: EXC_RETURN, s16-s31 when its bit 4 is
+                                  0, r4-r11, the hardware frame (ARMv6-M: EXC_RETURN, r8-r11,
+                                  r4-r7, the frame) */
 } rtos_context;
 
 #define RTOS_MAX_LISTS 8
@@ -93,6 +99,7 @@ typedef struct rtos_desc {
     rtos_list lists[RTOS_MAX_LISTS]; /* ended by RTOS_LIST_END */
     rtos_context context;
     const char *callee_saved_member;
+    const char *exc_return_member; /* RTOS_CONTEXT_RTX5: the byte holding EXC_RETURN[7:0] */
 } rtos_desc;
 
 extern const rtos_desc spoor_rtos_descs[SPOOR_RTOS_KIND_COUNT];

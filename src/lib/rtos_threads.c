@@ -2,6 +2,7 @@
  * registers a thread that is not running will resume with, from its port's saved context. */
 #include <string.h>
 
+#include "byteorder.h"
 #include "elf_internal.h"
 #include "rtos_internal.h"
 #include "spoor/error.h"
@@ -119,6 +120,132 @@ size_t spoor_rtos_threads(const spoor_rtos *r, spoor_read_fn read, void *ctx,
     return c.n;
 }
 
+/* The registers a thread resumes with: r4-r11 as its port saved them, the hardware frame the
+ * context switch's exception stacked at frame, returned from with exc_return. */
+static bool resume_regs(const uint32_t r4_r11[8], uint32_t frame, uint32_t exc_return,
+                        spoor_read_fn read, void *ctx, spoor_regs *out)
+{
+    spoor_regs h;
+    memset(&h, 0, sizeof h);
+    memcpy(&h.r[4], r4_r11, 8 * sizeof r4_r11[0]);
+    h.psp = frame;
+    h.msp = 0;
+    h.control = 2; /* SPSEL: thread mode on PSP */
+    h.have = SPOOR_HAVE_CORE | SPOOR_HAVE_BANKED_SP;
+    if (!spoor_regs_from_exception(&h, exc_return, read, ctx, out))
+        return false;
+    out->psp = out->r[13];
+    out->have = SPOOR_HAVE_CORE | SPOOR_HAVE_BANKED_SP;
+    return true;
+}
+
+/* n little-endian words at addr; false with the error set when they cannot be read. */
+static bool read_saved_words(const spoor_rtos_thread *t, spoor_read_fn read, void *ctx,
+                             uint32_t addr, uint32_t *words, size_t n)
+{
+    uint8_t b[9 * 4];
+    if (n > 9 || !read(ctx, addr, b, n * 4)) {
+        spoor_set_error(SPOOR_ERR_UNAVAILABLE,
+                        "TCB 0x%08x: the saved context at 0x%08x is not available", t->tcb, addr);
+        return false;
+    }
+    for (size_t i = 0; i < n; i++)
+        words[i] = spoor_le32(b + 4 * i);
+    return true;
+}
+
+static bool is_armv6m(const spoor_rtos *r)
+{
+    spoor_elf_arch arch = spoor_elf_cpu_arch(r->elf);
+    return arch == SPOOR_ELF_ARCH_V6M || arch == SPOOR_ELF_ARCH_V6SM;
+}
+
+/* A saved SP no context switch leaves: 0 (a TCB that never ran, or not a TCB) or unaligned. */
+static bool bad_saved_sp(const spoor_rtos_thread *t)
+{
+    if (t->sp && !(t->sp & 3u))
+        return false;
+    spoor_set_error(SPOOR_ERR_FORMAT,
+                    "TCB 0x%08x: saved stack pointer 0x%08x is not a stack address", t->tcb, t->sp);
+    return true;
+}
+
+/* ARMv8-M baseline (Cortex-M23): the ports have their own files (RTX5 irq_armv8mbl.S, ThreadX
+ * cortex_m23), whose layouts spoor has not been checked against. */
+static bool unchecked_arch(const spoor_rtos *r)
+{
+    if (spoor_elf_cpu_arch(r->elf) != SPOOR_ELF_ARCH_V8M_BASE)
+        return false;
+    spoor_set_error(SPOOR_ERR_UNSUPPORTED,
+                    "%s: the saved context layout of the ARMv8-M baseline port is not known",
+                    r->d->display);
+    return true;
+}
+
+/* RTX5 (CMSIS-RTX Source/GCC/irq_armv7m.S and irq_armv8mml.S, SVC_Handler's SVC_ContextSave
+ * and Sys_Context's Sys_ContextSave): STMDB r4-r11 below the hardware frame, then, when
+ * EXC_RETURN bit 4 is 0 (an FP extended frame), VSTMDB s16-s31 below them; the SP goes to the
+ * TCB's sp and EXC_RETURN's low byte to its stack_frame (SVC_ContextRestore returns with
+ * 0xFFFFFF00 | stack_frame; it stays 0xFD, STACK_FRAME_INIT_VAL, in a build without FP, which
+ * does not store it). At sp: [s16-s31] r4-r11, then the hardware frame. irq_armv6m.S
+ * (SVC_ContextSave): sp = PSP - 32, r4-r7 then r8-r11 stored upwards from it (the same order),
+ * EXC_RETURN always 0xFFFFFFFD. A TrustZone non-secure build's thread in the secure domain
+ * (EXC_RETURN bit 6) saves no registers: not supported. */
+static bool saved_regs_rtx5(const spoor_rtos *r, spoor_read_fn read, void *ctx,
+                            const spoor_rtos_thread *t, spoor_regs *out)
+{
+    uint32_t exc_return = 0xFFFFFFFDu, words[8];
+    if (unchecked_arch(r) || bad_saved_sp(t))
+        return false;
+    if (!is_armv6m(r)) {
+        rtos_field f;
+        uint8_t low;
+        Dwarf_Die tcb_type = r->tcb_type;
+        if (!spoor_rtos_dwarf_field(&tcb_type, r->d->exc_return_member, &f) || f.size != 1 ||
+            !read(ctx, t->tcb + f.offset, &low, 1)) {
+            spoor_set_error(SPOOR_ERR_UNAVAILABLE, "TCB 0x%08x: no readable %s member", t->tcb,
+                            r->d->exc_return_member);
+            return false;
+        }
+        exc_return = 0xFFFFFF00u | low;
+    }
+    uint32_t at = t->sp + (exc_return & 0x10u ? 0 : 64); /* past s16-s31 */
+    return read_saved_words(t, read, ctx, at, words, 8) &&
+           resume_regs(words, at + 32, exc_return, read, ctx, out);
+}
+
+/* ThreadX (ports/cortex_m3, cortex_m4, cortex_m7, cortex_m33 /gnu/src/tx_thread_schedule.S,
+ * PendSV_Handler / __tx_ts_handler): STMDB r4-r11 below the hardware frame, VSTMDB s16-s31
+ * below them when EXC_RETURN bit 4 is 0 (the FP builds), then STMDB EXC_RETURN (LR); the SP goes
+ * to tx_thread_stack_ptr. At it: EXC_RETURN, [s16-s31], r4-r11, the hardware frame. The
+ * ARMv6-M port (ports/cortex_m0/gnu/src/tx_thread_schedule.S) stores r4-r7 at PSP - 16, r8-r11
+ * at PSP - 32 and EXC_RETURN at PSP - 36: EXC_RETURN, r8-r11, r4-r7, the frame. */
+static bool saved_regs_threadx(const spoor_rtos *r, spoor_read_fn read, void *ctx,
+                               const spoor_rtos_thread *t, spoor_regs *out)
+{
+    uint32_t words[9], regs[8];
+    if (unchecked_arch(r) || bad_saved_sp(t) || !read_saved_words(t, read, ctx, t->sp, words, 1))
+        return false;
+    uint32_t exc_return = words[0], at = t->sp + 4;
+    if (is_armv6m(r)) {
+        if (!(exc_return & 0x10u)) {
+            spoor_set_error(SPOOR_ERR_FORMAT,
+                            "TCB 0x%08x: saved EXC_RETURN 0x%08x has an FP frame on ARMv6-M",
+                            t->tcb, exc_return);
+            return false;
+        }
+        if (!read_saved_words(t, read, ctx, at, words, 8))
+            return false;
+        memcpy(regs, words + 4, 4 * sizeof regs[0]); /* r4-r7 */
+        memcpy(regs + 4, words, 4 * sizeof regs[0]); /* r8-r11 */
+    } else {
+        at += exc_return & 0x10u ? 0 : 64; /* past s16-s31 */
+        if (!read_saved_words(t, read, ctx, at, regs, 8))
+            return false;
+    }
+    return resume_regs(regs, at + 32, exc_return, read, ctx, out);
+}
+
 bool spoor_rtos_saved_regs(const spoor_rtos *r, spoor_read_fn read, void *ctx,
                            const spoor_rtos_thread *t, bool hard_float, spoor_regs *out)
 {
@@ -134,30 +261,31 @@ bool spoor_rtos_saved_regs(const spoor_rtos *r, spoor_read_fn read, void *ctx,
         spoor_set_error(SPOOR_ERR_UNAVAILABLE, "TCB 0x%08x: no saved stack pointer", t->tcb);
         return false;
     }
+    if (layout == RTOS_CONTEXT_RTX5)
+        return saved_regs_rtx5(r, read, ctx, t, out);
+    if (layout == RTOS_CONTEXT_THREADX)
+        return saved_regs_threadx(r, read, ctx, t, out);
     uint32_t words[9];
     uint32_t saved = t->sp, frame, exc_return = 0xFFFFFFFDu; /* thread mode, PSP, basic */
-    spoor_regs h;
-    memset(&h, 0, sizeof h);
     if (layout == RTOS_CONTEXT_CALLEE_SAVED) {
         rtos_field f;
+        uint8_t b[32];
         Dwarf_Die tcb_type = r->tcb_type;
         if (!spoor_rtos_dwarf_field(&tcb_type, r->d->callee_saved_member, &f) ||
-            !read(ctx, t->tcb + f.offset, words, 32)) {
+            !read(ctx, t->tcb + f.offset, b, 32)) {
             spoor_set_error(SPOOR_ERR_UNAVAILABLE,
                             "TCB 0x%08x: callee-saved registers not "
                             "available",
                             t->tcb);
             return false;
         }
+        for (int i = 0; i < 8; i++)
+            words[i] = spoor_le32(b + 4 * i);
         frame = saved;
     } else {
         size_t n = layout == RTOS_CONTEXT_R4_R11_LR ? 9 : 8;
-        if (!read(ctx, saved, words, n * 4)) {
-            spoor_set_error(SPOOR_ERR_UNAVAILABLE,
-                            "TCB 0x%08x: the saved context at 0x%08x is not available", t->tcb,
-                            saved);
+        if (!read_saved_words(t, read, ctx, saved, words, n))
             return false;
-        }
         frame = saved + (uint32_t)n * 4;
         if (layout == RTOS_CONTEXT_R4_R11_LR) {
             exc_return = words[8];
@@ -165,23 +293,5 @@ bool spoor_rtos_saved_regs(const spoor_rtos *r, spoor_read_fn read, void *ctx,
                 frame += 64;
         }
     }
-    for (int i = 0; i < 8; i++) { /* little-endian host and target: words as read */
-        const uint8_t *b = (const uint8_t *)&words[i];
-        h.r[4 + i] =
-            (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
-    }
-    if (layout == RTOS_CONTEXT_R4_R11_LR) {
-        const uint8_t *b = (const uint8_t *)&words[8];
-        exc_return =
-            (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
-    }
-    h.psp = frame;
-    h.msp = 0;
-    h.control = 2; /* SPSEL: thread mode on PSP */
-    h.have = SPOOR_HAVE_CORE | SPOOR_HAVE_BANKED_SP;
-    if (!spoor_regs_from_exception(&h, exc_return, read, ctx, out))
-        return false;
-    out->psp = out->r[13];
-    out->have = SPOOR_HAVE_CORE | SPOOR_HAVE_BANKED_SP;
-    return true;
+    return resume_regs(words, frame, exc_return, read, ctx, out);
 }

@@ -40,9 +40,9 @@ def saved_registers(ram, tcb):
     return regs
 
 
-def threads_through_gdbserver(elf, qemu_port):
-    """`info threads` and `thread apply all bt` by gdb-multiarch through spoor gdbserver
-    --threads (itself a client of QEMU's gdbstub): the backtrace of each thread by TCB."""
+def through_gdbserver(elf, qemu_port, commands):
+    """What gdb-multiarch prints for commands through spoor gdbserver --threads (itself a client
+    of QEMU's gdbstub); "" when the server did not start."""
     server = subprocess.Popen([SPOOR, "gdbserver", "-e", str(elf), "--port", "0", "--threads",
                                "--gdb", f"127.0.0.1:{qemu_port}"], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True)
@@ -52,15 +52,20 @@ def threads_through_gdbserver(elf, qemu_port):
         if not match:
             server.kill()
             check(False, f"spoor gdbserver: {line} {server.stderr.read()}")
-            return {}
-        text = run_gdb(elf, int(match.group(1)), ["info threads", "thread apply all bt",
-                                                  "detach"])
+            return ""
+        return run_gdb(elf, int(match.group(1)), commands + ["detach"])
     finally:
         try:
             server.wait(timeout=20)
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait()
+
+
+def threads_through_gdbserver(elf, qemu_port):
+    """`info threads` and `thread apply all bt` through spoor gdbserver --threads: the backtrace
+    of each thread by TCB."""
+    text = through_gdbserver(elf, qemu_port, ["info threads", "thread apply all bt"])
     check(text.count("TCB 0x") >= 8, f"info threads shows no TCBs: {text[-1500:]}")
     result, tcb = {}, None
     for chunk in re.split(r"\n(?=Thread \d+ )", text):
@@ -69,6 +74,20 @@ def threads_through_gdbserver(elf, qemu_port):
             traces = parse_backtraces(chunk)
             result[int(match.group(1), 16)] = traces[0] if traces else []
     return result
+
+
+def gdb_backtraces(elf, qemu_port, saved, label):
+    """gdb-multiarch's `bt` for each register set in saved ({register: value}), in order; QEMU
+    is killed at the end."""
+    commands = []
+    for regs in saved:
+        commands += [f"set ${reg} = {value:#x}" for reg, value in regs.items()]
+        commands += ["set $xpsr = 0x01000000", "bt"]
+    gdb_text = run_gdb(elf, qemu_port, commands + ["kill"])
+    traces = parse_backtraces(gdb_text)
+    check(len(traces) == len(saved), f"{label}: gdb gave {len(traces)} backtraces: "
+          f"{gdb_text[-1500:]}")
+    return traces
 
 
 def spoor_functions(thread):
@@ -100,7 +119,7 @@ def run_core(core, work):
         gdbserver_bts = threads_through_gdbserver(elf, qemu.gdb_port)
         ram = (work / "ram.bin").read_bytes()
         current = struct.unpack_from("<I", ram, symbols["sched_current"] - RAM)[0]
-        commands, order = [], []
+        saved, order = [], []
         for name in TASKS:
             t = threads.get(f"0x{tcbs[name]:08x}")
             check(t is not None, f"{core}: {name} not listed")
@@ -111,14 +130,9 @@ def run_core(core, work):
             check(t["current"] == (tcbs[name] == current), f"{core}: {name} current flag")
             if t["current"]:
                 continue
-            regs = saved_registers(ram, tcbs[name])
-            commands += [f"set ${reg} = {value:#x}" for reg, value in regs.items()]
-            commands += ["set $xpsr = 0x01000000", "bt"]
+            saved.append(saved_registers(ram, tcbs[name]))
             order.append(name)
-        gdb_text = run_gdb(elf, qemu.gdb_port, commands + ["kill"])
-        traces = parse_backtraces(gdb_text)
-        check(len(traces) == len(order), f"{core}: gdb gave {len(traces)} backtraces: "
-              f"{gdb_text[-1500:]}")
+        traces = gdb_backtraces(elf, qemu.gdb_port, saved, core)
         for name, trace in zip(order, traces):
             thread = threads[f"0x{tcbs[name]:08x}"]
             mine = spoor_functions(thread)
