@@ -22,6 +22,7 @@ declare -A probe=(
   [qemu-system-arm]=/usr/bin/qemu-system-arm
   [gdb-multiarch]=/usr/bin/gdb-multiarch
   [python3]=/usr/bin/python3
+  [tcl]=/usr/bin/tclsh
   [clang]=/usr/bin/clang
   [llvm]=/usr/bin/llvm-symbolizer
   [man-db]=/usr/bin/man

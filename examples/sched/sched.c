@@ -10,10 +10,17 @@
  *   logger   priority 1  sleeps 5 ticks
  *   idle     priority 0  never sleeps
  *
- * After RUN_TICKS ticks the SysTick handler calls sched_checkpoint() (a place for a
- * breakpoint: every task has run and been switched away from) and the program exits; with the
- * semihosting argument "park" it stays in the handler instead, every task frozen, for a
- * debugger to attach to (QEMU stops the machine when GDB connects).
+ * The firmware sets up its own trace for a probe, as firmware for a real one does: the target
+ * library's spoor_itm_watch_current_thread_ex() (spoor/itm_watch.h) turns on the ITM with local
+ * timestamps, DWT comparator 1 on sched_current (a data value packet on every switch) and
+ * exception trace; that is the stream spoor top reads (-T sched -E). QEMU emulates no ITM or
+ * DWT and ignores these writes; the virtual probe (spoor vprobe, docs/vprobe.md) follows them.
+ *
+ * After RUN_TICKS ticks (or as many as a number on the semihosting command line says) the
+ * SysTick handler calls sched_checkpoint() (a place for a breakpoint: every task has run and
+ * been switched away from) and the program exits; with the semihosting argument "park" it
+ * stays in the handler instead, every task frozen, for a debugger to attach to (QEMU stops the
+ * machine when GDB connects).
  */
 #include <stdint.h>
 #include <string.h>
@@ -21,6 +28,7 @@
 #include "cortexm_regs.h"
 #include "sched.h"
 #include "semihost.h"
+#include "spoor/itm_watch.h"
 
 #define NOINLINE __attribute__((noinline))
 #define RUN_TICKS 100u
@@ -33,6 +41,7 @@
 #define TICK_RELOAD 25000u /* 1 ms at 25 MHz */
 
 volatile uint32_t sched_ticks;
+static uint32_t run_ticks = RUN_TICKS;
 static int park; /* "park" on the command line: stop at the checkpoint instead of exiting */
 volatile uint32_t work_sink;
 
@@ -171,7 +180,7 @@ NOINLINE void sched_checkpoint(void)
 void SysTick_Handler(void)
 {
     sched_ticks = sched_ticks + 1u;
-    if (sched_ticks == RUN_TICKS) {
+    if (sched_ticks == run_ticks) {
         sched_checkpoint();
         semihost_write_string("sched: ");
         for (unsigned i = 0; i < NTASKS; i++) {
@@ -192,6 +201,9 @@ void sched_start(void)
     for (unsigned i = 0; i < NTASKS; i++)
         prepare(sched_tasks[i]);
     boot_task.name = "boot";
+    /* trace for a probe: every write to sched_current, exceptions (a core without ITM, or
+     * QEMU, which ignores the writes, leaves the stream empty: the scheduler runs the same) */
+    (void)spoor_itm_watch_current_thread_ex((void *const *)&sched_current, 1, 1);
     /* the outgoing context of the first switch is saved on this stack */
     __asm__ volatile("msr psp, %0" ::"r"(boot_stack + 32) : "memory");
     SCB_SHPR3 = (SCB_SHPR3 & 0x0000FFFFu) | 0xFFu << 16 | 0x80u << 24; /* PendSV lowest */
@@ -203,9 +215,26 @@ void sched_start(void)
         ;
 }
 
+/* The last word of the command line, when it is a number: the ticks to run. */
+static void parse_run_ticks(const char *cmdline)
+{
+    const char *word = cmdline;
+    for (const char *p = cmdline; *p; p++)
+        if (*p == ' ')
+            word = p + 1;
+    uint32_t n = 0;
+    for (; *word >= '0' && *word <= '9' && n < 100000u; word++)
+        n = n * 10u + (uint32_t)(*word - '0');
+    if (n && !*word)
+        run_ticks = n;
+}
+
 int main(void)
 {
     static char cmdline[64];
-    park = semihost_get_cmdline(cmdline, sizeof cmdline) && strstr(cmdline, "park") != NULL;
+    if (semihost_get_cmdline(cmdline, sizeof cmdline)) {
+        park = strstr(cmdline, "park") != NULL;
+        parse_run_ticks(cmdline);
+    }
     sched_start();
 }

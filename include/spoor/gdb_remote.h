@@ -1,10 +1,12 @@
 /* A GDB remote serial protocol client: talks to a GDB server (OpenOCD on 3333, pyOCD, the
- * J-Link GDB server, QEMU's gdbstub) to read a halted target's registers and memory. The
+ * J-Link GDB server, QEMU's gdbstub) to read a halted target's registers and memory (or a
+ * running one's, halting it briefly for each batch of reads: spoor_gdb_continue). The
  * memory layer (spoor/memory.h) wraps it with a page cache; use it through that.
  *
  * Protocol reference: GDB manual, appendix "GDB Remote Serial Protocol": qSupported (PacketSize,
- * qXfer:features:read), '?', 'g', 'p', 'm', 'M', qXfer:features:read:target.xml (the target
- * description gives each register's name, number and size). */
+ * qXfer:features:read), '?', 'g', 'p', 'm', 'M', 'c', the interrupt byte 0x03
+ * ("Interrupts"), qXfer:features:read:target.xml (the target description gives each
+ * register's name, number and size). */
 #ifndef SPOOR_GDB_REMOTE_H
 #define SPOOR_GDB_REMOTE_H
 
@@ -51,6 +53,23 @@ bool spoor_gdb_read_registers(spoor_gdb *g, spoor_regs *out, char *missing, size
 /* The signal of the last stop reply ('?'): 5 SIGTRAP for a breakpoint or halt, ... */
 int spoor_gdb_stop_signal(const spoor_gdb *g);
 
+/* ---- a target that runs between reads (spoor top -s with --gdb; docs/top.md) -------------
+ * A server halts the target when a client connects (QEMU's gdbstub, OpenOCD), and the calls
+ * above need it halted. spoor_gdb_continue() lets it run ('c'). While it runs, the next read or
+ * write halts it first (spoor_gdb_halt: the interrupt byte 0x03, then the stop reply), and it
+ * stays halted until the next spoor_gdb_continue(): halt, read in one batch, continue. Each
+ * halt is counted with the time the target spent halted (spoor_gdb_stats). A target that stops
+ * on its own while it runs (a breakpoint, a fault: a stop reply other than the interrupt's
+ * signal 2) fails that halt once with "HOST:PORT: the target stopped on its own while it ran
+ * (T05...); it stays halted", and is then read as it is and never continued; one that exits
+ * (W/X) fails every later call with "HOST:PORT: the target has exited (W00)". A wait for the
+ * stop is bounded by the connection's timeout. Closing leaves a target that was let run
+ * running. Without spoor_gdb_continue() nothing changes: the target stays halted. */
+bool spoor_gdb_continue(spoor_gdb *g);
+/* Halts a running target (true at once when it is not running). */
+bool spoor_gdb_halt(spoor_gdb *g);
+bool spoor_gdb_running(const spoor_gdb *g);
+
 typedef struct spoor_gdb_stats {
     uint64_t round_trips;       /* request/reply exchanges */
     uint64_t mem_packets;       /* 'm' requests among them */
@@ -58,6 +77,9 @@ typedef struct spoor_gdb_stats {
     uint64_t mem_write_packets; /* 'M' requests among them */
     uint64_t mem_write_bytes;   /* target bytes the server accepted ("OK") */
     uint64_t bytes_sent, bytes_received;
+    uint64_t halts;     /* interrupts of a running target (spoor_gdb_halt) */
+    uint64_t resumes;   /* 'c' packets (spoor_gdb_continue) */
+    uint64_t halted_us; /* time from each interrupt to the next 'c', summed */
 } spoor_gdb_stats;
 void spoor_gdb_stats_get(const spoor_gdb *g, spoor_gdb_stats *out);
 

@@ -123,13 +123,21 @@ size_t spoor_unwind(const spoor_elf *elf, const spoor_regs *regs, spoor_read_fn 
 bool spoor_regs_from_exception(const spoor_regs *handler, uint32_t exc_return, spoor_read_fn read,
                                void *ctx, spoor_regs *interrupted);
 
-/* The address to name a frame by (symbolize, find its function): its PC, or for a return
- * address the byte before it, inside the call (a call to a noreturn function can be a
- * function's last instruction: its return address is then the next function, or the end of
- * .text). Thumb bit clear. */
+/* The address to ask about a PC (its function, line, unwind table entry, whether it is
+ * code): the PC itself, or for a return address the byte before it, inside the call, as gdb
+ * does (pc - 1): a call to a noreturn function can be a function's last instruction, and its
+ * return address is then the next function, or the end of .text. Thumb bit ignored. The one
+ * statement of this rule, for the unwinder's walk and every method as for the CLI. */
+static inline uint32_t spoor_lookup_pc(uint32_t pc, bool pc_is_return)
+{
+    pc &= ~1u;
+    return pc_is_return ? pc - 1u : pc;
+}
+
+/* The address to name a frame by (symbolize, find its function): spoor_lookup_pc(). */
 static inline uint32_t spoor_frame_lookup_pc(const spoor_frame *f)
 {
-    return (f->pc_is_return ? f->pc - 1u : f->pc) & ~1u;
+    return spoor_lookup_pc(f->pc, f->pc_is_return);
 }
 
 /* "registers", "cfi", "ehabi", "prologue", "scan", "lr", "exception", "tailcall". */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -48,15 +49,17 @@ static const char top_usage[] =
     "                        127.0.0.1:PORT (console off)\n"
     "      --ftrace FILE     thread switches (and exceptions with -E) as Linux ftrace text\n"
     "      --chrome FILE     Chrome/Perfetto trace-event JSON: a track per thread, exceptions\n"
-    "      --gdb HOST:PORT   target memory from a GDB server (OpenOCD, pyOCD, QEMU)\n"
+    "      --gdb HOST:PORT   target memory from a GDB server (OpenOCD, pyOCD, QEMU); with -s\n"
+    "                        the target runs, halted briefly for each batch of reads\n"
     "  -W, --telnet [HOST:]PORT  target memory from OpenOCD's telnet server (4444), read while\n"
-    "                        the target runs (one mdw per new thread)\n"
+    "                        the target runs (one mdw per new thread); -W tcl:[HOST:]PORT\n"
+    "                        through its Tcl RPC server (6666) instead (read_memory)\n"
     "      --setup v7m|v8m|proc  before reading the stream, set up ITM/DWT through -W or --gdb:\n"
     "                        write the registers for an ARMv7-M or ARMv8-M core, or (-W) call\n"
     "                        the OpenOCD procedure rtos_dwt_config ADDR (and\n"
     "                        exception_trace_enable with -E)\n"
     "      --mem ADDR:FILE   target memory from an image (repeatable)\n"
-    "      --stats           memory statistics on stderr (reads, GDB round trips)\n"
+    "      --stats           memory statistics on stderr (reads, GDB round trips, halts)\n"
     "  -h, --help            this text\n\n"
     "A DUMP argument (a crash dump) supplies target memory too. See docs/top.md.\n";
 
@@ -77,15 +80,35 @@ struct top_cli {
     unsigned comparator;
     uint64_t max_intervals;
     bool stop, console, refresh, udp;
+    bool live;         /* -s with --gdb: the target runs, halted only for reads (let_run) */
+    bool idle_pending; /* live: the idle thread is read with the first thread (RAM set up) */
     outbuf *out, *json;
     top_ftrace ftrace;
     top_chrome chrome;
     bool have_current;
     uint32_t current;
     uint64_t last_time;
+    bool lost; /* the OpenOCD connection failed: stop, one error line */
 };
 
+/* true when the OpenOCD connection has failed (closed, timed out): spoor top stops and says
+ * why once, instead of a warning per thread. */
+static bool connection_lost(struct top_cli *c)
+{
+    if (!c->openocd || !spoor_openocd_broken(c->openocd))
+        return false;
+    c->lost = c->stop = true;
+    return true;
+}
+
 /* ---- threads ------------------------------------------------------------------------------- */
+
+/* A live stream with --gdb: the target runs between batches of reads (each read halts it). */
+static void let_run(struct top_cli *c)
+{
+    if (c->live && !spoor_gdb_continue(c->gdb))
+        fprintf(stderr, "spoor top: warning: %s\n", spoor_last_error());
+}
 
 static void describe(struct top_cli *c, top_thread_info *info, uint32_t tcb)
 {
@@ -99,9 +122,16 @@ static void describe(struct top_cli *c, top_thread_info *info, uint32_t tcb)
         return;
     if (c->gdb || c->openocd) /* a running target: what was read before may have changed */
         spoor_mem_invalidate(c->mem);
+    uint32_t idle;
+    if (c->idle_pending && spoor_rtos_read_idle(c->rtos, spoor_mem_reader, c->mem, &idle))
+        spoor_top_set_idle(c->stats, idle);
+    c->idle_pending = false;
     spoor_rtos_thread t;
-    if (!spoor_rtos_read_thread(c->rtos, spoor_mem_reader, c->mem, tcb, &t)) {
+    bool ok = spoor_rtos_read_thread(c->rtos, spoor_mem_reader, c->mem, tcb, &t);
+    if (!ok && !connection_lost(c))
         fprintf(stderr, "spoor top: warning: %s\n", spoor_last_error());
+    let_run(c);
+    if (!ok) {
         snprintf(info->name, sizeof info->name, "?");
         return;
     }
@@ -153,6 +183,8 @@ static void refresh_priorities(struct top_cli *c, const spoor_top_report *r)
         info->prio = prio;
         info->prio_name = spoor_rtos_priority_name(c->rtos, prio);
     }
+    connection_lost(c);
+    let_run(c);
 }
 
 /* ---- engine callbacks ---------------------------------------------------------------------- */
@@ -164,7 +196,12 @@ static void on_report(void *ctx, const spoor_top_report *r)
         return;
     if (!r->summary && !r->partial)
         refresh_priorities(c, r);
+    if (c->lost)
+        return;
     if (c->console) {
+        struct winsize ws;
+        if (c->refresh) /* read each time: the terminal may have been resized */
+            c->view.cols = ioctl(1, TIOCGWINSZ, &ws) == 0 ? ws.ws_col : 0;
         top_console_report(c->out, &c->view, r, c->refresh);
         ob_flush(c->out);
     }
@@ -240,11 +277,26 @@ static void tpiu_sink(void *ctx, uint8_t id, const uint8_t *data, size_t len)
         decode(ctx, data, len);
 }
 
+/* What the TPIU deframer could not use, one warning line: bytes outside whole frames (a frame
+ * cut short by a sync, a capture starting mid-frame), data before any trace ID, reserved IDs. */
+static void report_tpiu(const spoor_tpiu_deframer *t)
+{
+    const spoor_tpiu_stats *st = &t->stats;
+    if (!st->skipped && !st->no_id_bytes && !st->reserved_ids)
+        return;
+    fprintf(stderr,
+            "spoor top: warning: TPIU: %llu bytes outside whole frames (cut short by a sync, or "
+            "before the first), %llu bytes before any trace ID, %llu reserved IDs; %s\n",
+            (unsigned long long)st->skipped, (unsigned long long)st->no_id_bytes,
+            (unsigned long long)st->reserved_ids, t->why);
+}
+
 static int run(struct top_cli *c, const char *spec, bool tpiu)
 {
     spoor_trace_source *src = spoor_trace_source_open(spec, 10);
     if (!src)
         return cli_error("top", "%s", spoor_last_error());
+    let_run(c); /* connected to the stream: the target may run now */
     static struct decode_ctx d;
     d.c = c;
     spoor_itm_init(&d.dec, false);
@@ -281,6 +333,8 @@ static int run(struct top_cli *c, const char *spec, bool tpiu)
         drain(&d);
         spoor_top_finish(c->stats, c->last_time);
     }
+    if (tpiu && !c->lost)
+        report_tpiu(&tp);
     spoor_trace_source_close(src);
     return status;
 }
@@ -364,7 +418,8 @@ static int open_memory(struct top_cli *c, const char *gdb, const char *telnet, c
     if (!spoor_mem_add_elf(c->mem, c->elf))
         return cli_error("top", "%s", spoor_last_error());
     if (telnet) {
-        c->openocd = spoor_openocd_connect(telnet, 5000);
+        c->openocd = !strncmp(telnet, "tcl:", 4) ? spoor_openocd_connect_tcl(telnet + 4, 5000)
+                                                 : spoor_openocd_connect(telnet, 5000);
         if (!c->openocd || !spoor_mem_add_openocd(c->mem, c->openocd))
             return cli_error("top", "%s", spoor_last_error());
     }
@@ -392,6 +447,12 @@ static void print_stats(const struct top_cli *c)
             "spoor top: memory: %" PRIu64 " reads; live target: %" PRIu64 " round trips, %" PRIu64
             " bytes, %" PRIu64 " page hits, %" PRIu64 " page misses; %zu threads\n",
             st.reads, st.round_trips, st.bytes_wire, st.cache_hits, st.cache_misses, c->nthreads);
+    spoor_gdb_stats g;
+    if (c->live) {
+        spoor_gdb_stats_get(c->gdb, &g);
+        fprintf(stderr, "spoor top: running target: %" PRIu64 " halts, %.3f ms halted in all\n",
+                g.halts, (double)g.halted_us / 1000.0);
+    }
 }
 
 static void cleanup(struct top_cli *c)
@@ -557,6 +618,7 @@ int cmd_top(int argc, char **argv)
         goto out;
     if (a.setup && (rc = set_up_trace(&c, a.setup, a.comparator)) != 0)
         goto out;
+    c.live = c.gdb && a.server;
     c.view.rtos_name = c.rtos ? spoor_rtos_display_name(spoor_rtos_kind_of(c.rtos)) : "no RTOS";
     c.view.cpu_hz = a.hz;
     c.view.interval_ms = a.interval_ms;
@@ -597,8 +659,13 @@ int cmd_top(int argc, char **argv)
         goto out;
     }
     uint32_t idle;
-    if (c.rtos && spoor_rtos_read_idle(c.rtos, spoor_mem_reader, c.mem, &idle))
+    c.idle_pending = c.live && c.rtos; /* a target halted at reset has no RAM set up yet */
+    if (c.rtos && !c.live && spoor_rtos_read_idle(c.rtos, spoor_mem_reader, c.mem, &idle))
         spoor_top_set_idle(c.stats, idle);
+    if (connection_lost(&c)) {
+        rc = cli_error("top", "%s", spoor_openocd_broken(c.openocd));
+        goto out;
+    }
     spoor_top_set_idle(c.stats, 0); /* no thread at all: the scheduler waits */
     char spec[300];
     if (a.server)
@@ -606,6 +673,8 @@ int cmd_top(int argc, char **argv)
     else
         snprintf(spec, sizeof spec, "%s", a.input);
     rc = run(&c, spec, a.tpiu);
+    if (c.lost && !rc)
+        rc = cli_error("top", "%s", spoor_openocd_broken(c.openocd));
     if (c.ftrace.f && !top_ftrace_close(&c.ftrace))
         rc = cli_error("top", "--ftrace %s: write failed", a.ftrace);
     if (c.chrome.trace.ob && !top_chrome_close(&c.chrome, &c.view, spoor_top_now(c.stats)))

@@ -29,6 +29,7 @@ typedef struct top_view {
     uint64_t cpu_hz;       /* -F */
     uint32_t interval_ms;  /* -I */
     bool exceptions;       /* -E */
+    unsigned cols;         /* the terminal's width for the in-place console; 0 unknown */
     /* the thread behind a TCB (never NULL: a stand-in when unknown) */
     const top_thread_info *(*thread)(void *ctx, uint32_t tcb);
     void *ctx;
@@ -40,7 +41,8 @@ double top_ms(const top_view *v, uint64_t cycles);
 /* "15 (SysTick)", "37 (IRQ 21)" */
 void top_exception_label(unsigned number, char *buf, size_t cap);
 
-/* The console table of one report (threads, then exceptions with -E). */
+/* The console table of one report (threads, then exceptions with -E); refresh: in place on a
+ * terminal (lines cut at v->cols), else plain lines. */
 void top_console_report(outbuf *o, const top_view *v, const spoor_top_report *r, bool refresh);
 
 /* One JSON object for a report (one line); with udp the exceptions go in separate

@@ -167,10 +167,9 @@ static void exception_table(outbuf *o, const top_view *v, const spoor_top_report
     free(cells);
 }
 
-void top_console_report(outbuf *o, const top_view *v, const spoor_top_report *r, bool refresh)
+/* The report as plain lines. */
+static void report_lines(outbuf *o, const top_view *v, const spoor_top_report *r)
 {
-    if (refresh && !r->summary)
-        ob_str(o, "\033[H\033[2J"); /* cursor home, clear the screen */
     if (r->summary)
         ob_printf(o, "=== Whole run (%s): %llu intervals, %.3f ms ===\n", v->rtos_name,
                   (unsigned long long)r->index, top_ms(v, r->end - r->start));
@@ -197,4 +196,37 @@ void top_console_report(outbuf *o, const top_view *v, const spoor_top_report *r,
     if (v->exceptions && r->nexceptions)
         exception_table(o, v, r);
     ob_char(o, '\n');
+}
+
+/* In place on a terminal, as top does: the cursor home, each line cut at the terminal's width
+ * (a wrapped line would push the table's top off the screen) and the rest of it erased, then
+ * the rest of the screen erased; no clearing of the whole screen (no flicker). */
+static void report_in_place(outbuf *o, const top_view *v, const spoor_top_report *r)
+{
+    static outbuf text; /* the report is rendered here first: never flushed (fd -1) */
+    ob_init(&text, -1);
+    report_lines(&text, v, r);
+    if (text.failed) { /* more than the buffer (a thousand threads): plain lines after a clear */
+        ob_str(o, "\033[H\033[J");
+        report_lines(o, v, r);
+        return;
+    }
+    ob_str(o, "\033[H");
+    for (size_t at = 0; at < text.len;) {
+        const char *line = text.buf + at;
+        const char *nl = memchr(line, '\n', text.len - at);
+        size_t n = nl ? (size_t)(nl - line) : text.len - at;
+        at += n + 1;
+        ob_write(o, line, v->cols && n > v->cols ? v->cols : n);
+        ob_str(o, "\033[K\n");
+    }
+    ob_str(o, "\033[J");
+}
+
+void top_console_report(outbuf *o, const top_view *v, const spoor_top_report *r, bool refresh)
+{
+    if (refresh && !r->summary)
+        report_in_place(o, v, r);
+    else
+        report_lines(o, v, r);
 }

@@ -61,7 +61,7 @@ struct spoor_elf {
      * release_call_sites. */
     struct call_site_table *call_sites;
     void (*release_call_sites)(struct call_site_table *);
-    bool raw_names; /* function names as the ELF has them (spoor_elf_set_demangle) */
+    bool raw_names;   /* function names as the ELF has them (spoor_elf_set_demangle) */
     bool cfi_checked; /* .debug_frame was read through once (cfi_unwind.c) */
     struct spoor_demangle_cache demangled;
 };

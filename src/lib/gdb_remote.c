@@ -51,6 +51,11 @@ struct spoor_gdb {
     char dead_msg[400];
     size_t packet_size; /* as the server said */
     int stop_signal;
+    /* a running target (spoor_gdb_continue) */
+    bool running;         /* continued: the next access halts it first */
+    bool let_run;         /* continued at least once: close leaves it running */
+    bool stopped_itself;  /* it stopped on its own while running: left halted */
+    int64_t halted_at_us; /* when the current halt began */
     spoor_gdb_reg regs[GDB_MAX_REGS];
     size_t nregs;
     spoor_gdb_stats stats;
@@ -104,6 +109,13 @@ static int64_t now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int64_t now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
 static int wait_fd(int fd, short events, int64_t deadline)
@@ -266,8 +278,10 @@ static bool exchange(spoor_gdb *g, const char *payload, bool first)
                 return false;
             break;
         case SPOOR_RSP_PACKET: {
-            if (!g->no_ack && !send_all(g, "+", 1))
-                return false;
+            /* the ack of a server's last word ("W00", then it closes) may find it gone: the
+             * packet still counts, and the next exchange finds the connection closed */
+            if (!g->no_ack && send(g->fd, "+", 1, MSG_NOSIGNAL) == 1)
+                g->stats.bytes_sent++;
             long n = spoor_gdb_expand_rle(g->parser.packet, g->parser.len, g->marks, g->reply,
                                           sizeof g->reply);
             if (n < 0)
@@ -506,7 +520,10 @@ void spoor_gdb_close(spoor_gdb *g)
 {
     if (!g)
         return;
-    /* No 'D': detaching resumes the target, and it is to stay halted for the user. */
+    /* No 'D': detaching resumes the target, and it is to stay halted for the user. A target
+     * that was let run (spoor_gdb_continue) is left running, as it was found between reads. */
+    if (g->let_run && !g->running && !g->stopped_itself && !g->dead && g->fd >= 0)
+        spoor_gdb_continue(g);
     if (g->fd >= 0)
         close(g->fd);
     free(g);
@@ -540,10 +557,100 @@ void spoor_gdb_stats_get(const spoor_gdb *g, spoor_gdb_stats *out)
     *out = g->stats;
 }
 
+/* ---- a running target ------------------------------------------------------------------------ */
+
+#define GDB_SIGINT 2 /* GDB's signal number of an interrupt (0x03): the stop spoor asked for */
+
+bool spoor_gdb_continue(spoor_gdb *g)
+{
+    if (g->dead) {
+        spoor_set_error(g->dead_status, "%s", g->dead_msg);
+        return false;
+    }
+    if (g->running || g->stopped_itself)
+        return true; /* one that stopped itself stays halted: it is not spoor's to resume */
+    /* 'c' has no reply until the target stops; in ack mode the server acknowledges it */
+    size_t flen = spoor_rsp_frame("c", 1, g->out, sizeof g->out);
+    if (!flen || !send_all(g, g->out, flen))
+        return false;
+    int64_t deadline = now_ms() + g->timeout_ms;
+    for (int resends = 0; !g->no_ack;) {
+        uint8_t c;
+        int r = next_byte(g, deadline, &c);
+        if (r <= 0)
+            return broken(g, SPOOR_ERR_IO,
+                          r ? "the server closed the connection%s" : "no ack of 'c'%s", "");
+        if (c == '+')
+            break;
+        if (c != '-')
+            continue;
+        if (++resends > MAX_RESENDS)
+            return broken(g, SPOOR_ERR_PROTOCOL, "the server refused %s packets in a row", "4");
+        if (!send_all(g, g->out, flen))
+            return false;
+    }
+    if (g->halted_at_us) {
+        g->stats.halted_us += (uint64_t)(now_us() - g->halted_at_us);
+        g->halted_at_us = 0;
+    }
+    g->stats.resumes++;
+    g->running = g->let_run = true;
+    return true;
+}
+
+bool spoor_gdb_halt(spoor_gdb *g)
+{
+    if (g->dead) {
+        spoor_set_error(g->dead_status, "%s", g->dead_msg);
+        return false;
+    }
+    if (!g->running)
+        return true;
+    g->running = false;
+    /* Anything the server sent while the target ran is a stop it made on its own (a
+     * breakpoint, a fault, an exit): take that instead of interrupting. */
+    bool asked = g->in_pos == g->in_len && wait_fd(g->fd, POLLIN, now_ms()) == 0;
+    if (asked) {
+        g->halted_at_us = now_us();
+        if (!send_all(g, "\x03", 1))
+            return false;
+        g->stats.halts++;
+    }
+    int sig = 0;
+    char kind;
+    do { /* 'O' packets: console output before the stop */
+        if (!exchange(g, NULL, false))
+            return false;
+        kind = spoor_gdb_parse_stop_reply(g->reply, g->reply_len, &sig);
+    } while (kind == 'O');
+    char detail[200];
+    excerpt((const uint8_t *)g->reply, g->reply_len, detail, sizeof detail);
+    if (kind == 'W' || kind == 'X')
+        return broken(g, SPOOR_ERR_UNAVAILABLE, "the target has exited (%s)", detail);
+    if (!kind)
+        return broken(g, SPOOR_ERR_PROTOCOL, "no stop reply but \"%s\" while the target ran",
+                      detail);
+    g->stop_signal = sig;
+    if (!asked || sig != GDB_SIGINT) {
+        g->stopped_itself = true;
+        g->halted_at_us = 0;
+        return fail(g, SPOOR_ERR_UNAVAILABLE,
+                    "the target stopped on its own while it ran (%s); it stays halted", detail);
+    }
+    return true;
+}
+
+bool spoor_gdb_running(const spoor_gdb *g)
+{
+    return g->running;
+}
+
 /* ---- memory ------------------------------------------------------------------------------- */
 
 bool spoor_gdb_read_memory(spoor_gdb *g, uint32_t addr, void *buf, size_t len)
 {
+    if (g->running && !spoor_gdb_halt(g))
+        return false;
     uint8_t *out = buf;
     uint64_t pos = addr, end = (uint64_t)addr + len;
     if (end > 0x100000000ull) {
@@ -580,6 +687,8 @@ bool spoor_gdb_read_memory(spoor_gdb *g, uint32_t addr, void *buf, size_t len)
 
 bool spoor_gdb_write_memory(spoor_gdb *g, uint32_t addr, const void *buf, size_t len)
 {
+    if (g->running && !spoor_gdb_halt(g))
+        return false;
     const uint8_t *in = buf;
     uint64_t pos = addr, end = (uint64_t)addr + len;
     if (end > 0x100000000ull) {
@@ -639,6 +748,8 @@ static bool reg_bytes(const char *hex, size_t nbytes, uint8_t *out)
 bool spoor_gdb_read_registers(spoor_gdb *g, spoor_regs *out, char *missing, size_t missing_len)
 {
     memset(out, 0, sizeof *out);
+    if (g->running && !spoor_gdb_halt(g))
+        return false;
     gdb_regs_seen seen = {0};
     if (!exchange(g, "g", false))
         return false;

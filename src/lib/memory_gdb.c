@@ -1,5 +1,6 @@
 /* The live layer of the memory view: a halted target behind a GDB server (gdb_remote.c),
- * cached by page.
+ * cached by page. A target let run (spoor_gdb_continue) is halted by the client for the first
+ * miss of a batch; the caller drops the cache (spoor_mem_invalidate) when it lets it run again.
  *
  * Page size 256 bytes. What is read live is the stack (code and constants come from the ELF
  * first), and a walk reads it upward from SP in small steps: a call frame is 8-64 bytes, an

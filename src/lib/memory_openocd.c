@@ -1,8 +1,9 @@
-/* The memory view's OpenOCD telnet layer: reads by 256-byte page, one mdw per page missed,
+/* The memory view's OpenOCD layer, over either transport (telnet or Tcl RPC, spoor/openocd.h):
+ * reads by 256-byte page, one read command (mdw, read_memory) per run of pages missed,
  * cached until spoor_mem_invalidate() (spoor top invalidates whenever it reads a new thread:
  * the target runs). Device and system addresses (0x40000000-0x5FFFFFFF, 0xA0000000 and up)
  * are read exactly as asked, never cached, and pages that cannot be read whole are read
- * exactly as asked (the end of RAM). The pages a read misses are fetched in one mdw. */
+ * exactly as asked (the end of RAM). The pages a read misses are fetched in one command. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,8 +34,8 @@ static const uint8_t *cached(openocd_layer *l, uint32_t page)
     return l->valid[slot] && l->page[slot] == page ? l->data[slot] : NULL;
 }
 
-/* Fetches the pages [first, last] in one mdw and caches them; false when they cannot be read
- * whole. */
+/* Fetches the pages [first, last] in one read command and caches them; false when they cannot be
+ * read whole. */
 static bool fetch(openocd_layer *l, uint32_t first, uint32_t last)
 {
     static uint8_t buf[(MAX_SPAN + 1) * PAGE];
@@ -92,7 +93,8 @@ static bool openocd_read(void *impl, uint32_t addr, void *buf, size_t len)
     return true;
 }
 
-/* Whole aligned words, one mww each; the cached pages they touch are dropped. */
+/* Whole aligned words, one write command (mww, write_memory) each; the cached pages they touch are
+ * dropped. */
 static bool openocd_write(void *impl, uint32_t addr, const void *buf, size_t len)
 {
     openocd_layer *l = impl;

@@ -1,7 +1,8 @@
-/* What OpenOCD's telnet server sends, sans I/O: telnet negotiation removed (RFC 854: IAC,
- * then a command byte, then an option byte for WILL/WONT/DO/DONT; IAC IAC is a 0xFF byte), and
- * the output of mdw (OpenOCD manual, "mdw [phys] addr [count]": lines "ADDR: WORD WORD ...",
- * words in hex). */
+/* What OpenOCD sends, sans I/O: telnet negotiation removed (RFC 854: IAC, then a command
+ * byte, then an option byte for WILL/WONT/DO/DONT; IAC IAC is a 0xFF byte), the output of mdw
+ * (OpenOCD manual, "mdw [phys] addr [count]": lines "ADDR: WORD WORD ...", words in hex) and
+ * the result of read_memory over the Tcl RPC server (manual, "read_memory address width
+ * count": a Tcl list of the elements, each 0x and hex digits). */
 #include <string.h>
 
 #include "spoor/number.h"
@@ -68,4 +69,22 @@ bool spoor_openocd_parse_mdw(const char *text, uint32_t addr, uint32_t *words, s
         line = nl ? nl + 1 : NULL;
     }
     return got == count;
+}
+
+bool spoor_openocd_parse_read_memory(const char *text, uint32_t *words, size_t count)
+{
+    const char *p = text;
+    for (size_t got = 0; got < count; got++) {
+        while (*p == ' ' || *p == '\t' || *p == '\n')
+            p++;
+        if (p[0] != '0' || (p[1] != 'x' && p[1] != 'X'))
+            return false;
+        p += 2;
+        if (spoor_hex_digit((unsigned char)*p) < 0 || !hex_word(&p, &words[got]) ||
+            (*p && *p != ' ' && *p != '\t' && *p != '\n'))
+            return false;
+    }
+    while (*p == ' ' || *p == '\t' || *p == '\n')
+        p++;
+    return *p == '\0';
 }

@@ -1,5 +1,6 @@
 /* The RTOS layer (spoor/rtos.h): picks the RTOS by its symbols, resolves its members in the
  * DWARF types, reads TCBs through a memory reader. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -278,8 +279,12 @@ bool spoor_rtos_read_thread(const spoor_rtos *r, spoor_read_fn read, void *ctx, 
         spoor_set_error(SPOOR_ERR_NOMEM, "out of memory");
         return false;
     }
+    spoor_set_error(SPOOR_ERR_UNAVAILABLE, "%s", ""); /* a reader that fails may say why */
     if (!read(ctx, tcb, b, r->tcb_size)) {
-        spoor_set_error(SPOOR_ERR_UNAVAILABLE, "TCB 0x%08x: memory not available", tcb);
+        char why[200];
+        snprintf(why, sizeof why, "%s", spoor_last_error());
+        spoor_set_error(SPOOR_ERR_UNAVAILABLE, "TCB 0x%08x: memory not available%s%s%s", tcb,
+                        why[0] ? " (" : "", why, why[0] ? ")" : "");
         free(b);
         return false;
     }

@@ -75,6 +75,12 @@ typedef enum rtos_context {
     RTOS_CONTEXT_ZEPHYR,    /* r4-r11 in the TCB from callee_saved_member on, EXC_RETURN's low
                                byte in exc_return_member when the build has it, the hardware
                                frame (basic or extended) at the saved SP */
+    RTOS_CONTEXT_RTX5,      /* CMSIS-RTX: s16-s31 when EXC_RETURN bit 4 is 0, r4-r11, the
+                               hardware frame; EXC_RETURN's low byte in exc_return_member
+                               (ARMv6-M: r4-r11, the frame, EXC_RETURN 0xFFFFFFFD) */
+    RTOS_CONTEXT_THREADX,   /* ThreadX Cortex-M ports: EXC_RETURN, s16-s31 when its bit 4 is
+                               0, r4-r11, the hardware frame (ARMv6-M: EXC_RETURN, r8-r11,
+                               r4-r7, the frame) */
 } rtos_context;
 
 #define RTOS_MAX_LISTS 8

@@ -49,7 +49,8 @@ const rtos_desc spoor_rtos_descs[SPOOR_RTOS_KIND_COUNT] = {
                       {RTOS_LIST_LINKED, "osRtxInfo.thread.wait_list", "delay_next", "blocked"},
                       {RTOS_LIST_LINKED, "osRtxInfo.thread.terminate_list", "thread_next",
                        "terminated"}},
-            .context = RTOS_CONTEXT_NONE, /* r4-r11, s16-s31 by stack_frame: not yet */
+            .context = RTOS_CONTEXT_RTX5,
+            .exc_return_member = "stack_frame",
         },
     [SPOOR_RTOS_ZEPHYR] =
         {
@@ -83,7 +84,7 @@ const rtos_desc spoor_rtos_descs[SPOOR_RTOS_KIND_COUNT] = {
             .idle = NULL, /* no idle thread: the scheduler waits with no current thread */
             .lists = {{RTOS_LIST_LINKED, "_tx_thread_created_ptr", "tx_thread_created_next",
                        "created"}},
-            .context = RTOS_CONTEXT_NONE, /* the port's frame: not yet */
+            .context = RTOS_CONTEXT_THREADX,
         },
     [SPOOR_RTOS_SCHED] =
         {

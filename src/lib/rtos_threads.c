@@ -154,6 +154,22 @@ static bool read_saved_words(const spoor_rtos_thread *t, spoor_read_fn read, voi
     return true;
 }
 
+static bool is_armv6m(const spoor_rtos *r)
+{
+    spoor_elf_arch arch = spoor_elf_cpu_arch(r->elf);
+    return arch == SPOOR_ELF_ARCH_V6M || arch == SPOOR_ELF_ARCH_V6SM;
+}
+
+/* A saved SP no context switch leaves: 0 (a TCB that never ran, or not a TCB) or unaligned. */
+static bool bad_saved_sp(const spoor_rtos_thread *t)
+{
+    if (t->sp && !(t->sp & 3u))
+        return false;
+    spoor_set_error(SPOOR_ERR_FORMAT,
+                    "TCB 0x%08x: saved stack pointer 0x%08x is not a stack address", t->tcb, t->sp);
+    return true;
+}
+
 /* ARMv8-M baseline (Cortex-M23): the ports have their own files (RTX5 irq_armv8mbl.S, ThreadX
  * cortex_m23), whose layouts spoor has not been checked against. */
 static bool unchecked_arch(const spoor_rtos *r)
@@ -164,6 +180,70 @@ static bool unchecked_arch(const spoor_rtos *r)
                     "%s: the saved context layout of the ARMv8-M baseline port is not known",
                     r->d->display);
     return true;
+}
+
+/* RTX5 (CMSIS-RTX Source/GCC/irq_armv7m.S and irq_armv8mml.S, SVC_Handler's SVC_ContextSave
+ * and Sys_Context's Sys_ContextSave): STMDB r4-r11 below the hardware frame, then, when
+ * EXC_RETURN bit 4 is 0 (an FP extended frame), VSTMDB s16-s31 below them; the SP goes to the
+ * TCB's sp and EXC_RETURN's low byte to its stack_frame (SVC_ContextRestore returns with
+ * 0xFFFFFF00 | stack_frame; it stays 0xFD, STACK_FRAME_INIT_VAL, in a build without FP, which
+ * does not store it). At sp: [s16-s31] r4-r11, then the hardware frame. irq_armv6m.S
+ * (SVC_ContextSave): sp = PSP - 32, r4-r7 then r8-r11 stored upwards from it (the same order),
+ * EXC_RETURN always 0xFFFFFFFD. A TrustZone non-secure build's thread in the secure domain
+ * (EXC_RETURN bit 6) saves no registers: not supported. */
+static bool saved_regs_rtx5(const spoor_rtos *r, spoor_read_fn read, void *ctx,
+                            const spoor_rtos_thread *t, spoor_regs *out)
+{
+    uint32_t exc_return = 0xFFFFFFFDu, words[8];
+    if (unchecked_arch(r) || bad_saved_sp(t))
+        return false;
+    if (!is_armv6m(r)) {
+        rtos_field f;
+        uint8_t low;
+        Dwarf_Die tcb_type = r->tcb_type;
+        if (!spoor_rtos_dwarf_field(&tcb_type, r->d->exc_return_member, &f) || f.size != 1 ||
+            !read(ctx, t->tcb + f.offset, &low, 1)) {
+            spoor_set_error(SPOOR_ERR_UNAVAILABLE, "TCB 0x%08x: no readable %s member", t->tcb,
+                            r->d->exc_return_member);
+            return false;
+        }
+        exc_return = 0xFFFFFF00u | low;
+    }
+    uint32_t at = t->sp + (exc_return & 0x10u ? 0 : 64); /* past s16-s31 */
+    return read_saved_words(t, read, ctx, at, words, 8) &&
+           resume_regs(words, at + 32, exc_return, read, ctx, out);
+}
+
+/* ThreadX (ports/cortex_m3, cortex_m4, cortex_m7, cortex_m33 /gnu/src/tx_thread_schedule.S,
+ * PendSV_Handler / __tx_ts_handler): STMDB r4-r11 below the hardware frame, VSTMDB s16-s31
+ * below them when EXC_RETURN bit 4 is 0 (the FP builds), then STMDB EXC_RETURN (LR); the SP goes
+ * to tx_thread_stack_ptr. At it: EXC_RETURN, [s16-s31], r4-r11, the hardware frame. The
+ * ARMv6-M port (ports/cortex_m0/gnu/src/tx_thread_schedule.S) stores r4-r7 at PSP - 16, r8-r11
+ * at PSP - 32 and EXC_RETURN at PSP - 36: EXC_RETURN, r8-r11, r4-r7, the frame. */
+static bool saved_regs_threadx(const spoor_rtos *r, spoor_read_fn read, void *ctx,
+                               const spoor_rtos_thread *t, spoor_regs *out)
+{
+    uint32_t words[9], regs[8];
+    if (unchecked_arch(r) || bad_saved_sp(t) || !read_saved_words(t, read, ctx, t->sp, words, 1))
+        return false;
+    uint32_t exc_return = words[0], at = t->sp + 4;
+    if (is_armv6m(r)) {
+        if (!(exc_return & 0x10u)) {
+            spoor_set_error(SPOOR_ERR_FORMAT,
+                            "TCB 0x%08x: saved EXC_RETURN 0x%08x has an FP frame on ARMv6-M",
+                            t->tcb, exc_return);
+            return false;
+        }
+        if (!read_saved_words(t, read, ctx, at, words, 8))
+            return false;
+        memcpy(regs, words + 4, 4 * sizeof regs[0]); /* r4-r7 */
+        memcpy(regs + 4, words, 4 * sizeof regs[0]); /* r8-r11 */
+    } else {
+        at += exc_return & 0x10u ? 0 : 64; /* past s16-s31 */
+        if (!read_saved_words(t, read, ctx, at, regs, 8))
+            return false;
+    }
+    return resume_regs(regs, at + 32, exc_return, read, ctx, out);
 }
 
 static bool has_symbol(const spoor_rtos *r, const char *name)
@@ -226,7 +306,7 @@ static bool saved_regs_freertos(const spoor_rtos *r, spoor_read_fn read, void *c
 {
     freertos_port port;
     uint32_t words[3], regs[8], exc_return = 0xFFFFFFFDu, at = t->sp;
-    if (!pick_freertos_port(r, &port))
+    if (bad_saved_sp(t) || !pick_freertos_port(r, &port))
         return false;
     if (port == FREERTOS_PORT_CM33_NTZ || port == FREERTOS_PORT_CM33_TZ) {
         size_t head = port == FREERTOS_PORT_CM33_TZ ? 3 : 2; /* [xSecureContext], PSPLIM, LR */
@@ -270,6 +350,8 @@ static bool saved_regs_zephyr(const spoor_rtos *r, spoor_read_fn read, void *ctx
     uint8_t b[32], low;
     uint32_t regs[8], exc_return = 0xFFFFFFFDu;
     Dwarf_Die tcb_type = r->tcb_type;
+    if (bad_saved_sp(t))
+        return false;
     if (has_symbol(r, "arm_m_must_switch")) {
         spoor_set_error(SPOOR_ERR_UNSUPPORTED,
                         "Zephyr: the saved context layout of arch_switch (CONFIG_USE_SWITCH) is "
@@ -314,6 +396,10 @@ bool spoor_rtos_saved_regs(const spoor_rtos *r, spoor_read_fn read, void *ctx,
         return saved_regs_freertos(r, read, ctx, t, out);
     if (layout == RTOS_CONTEXT_ZEPHYR)
         return saved_regs_zephyr(r, read, ctx, t, out);
+    if (layout == RTOS_CONTEXT_RTX5)
+        return saved_regs_rtx5(r, read, ctx, t, out);
+    if (layout == RTOS_CONTEXT_THREADX)
+        return saved_regs_threadx(r, read, ctx, t, out);
     uint32_t words[9];
     size_t n = layout == RTOS_CONTEXT_R4_R11_LR ? 9 : 8;
     if (!read_saved_words(t, read, ctx, t->sp, words, n))

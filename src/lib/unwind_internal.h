@@ -51,24 +51,19 @@ static inline void unwind_set(unwind_state *s, int reg, uint32_t value)
 bool spoor_unwind_read_word(const unwind_env *env, uint32_t addr, uint32_t *value);
 /* Code bytes: from the ELF's loadable sections, else through the reader. */
 bool spoor_unwind_read_code(const unwind_env *env, uint32_t addr, void *buf, size_t len);
-/* An address inside the call instruction that return_address returns from (Thumb bit
- * ignored): the byte before the return address. A call to a noreturn function can be the
- * last instruction of a function, and then its return address is the first byte after the
- * function (another function, or the end of .text); the call site itself never is. Every
- * question about a return address (which function, which unwind table entry, is it code)
- * is asked about this address, as gdb does (pc - 1). */
+/* An address inside the call instruction that return_address returns from:
+ * spoor_lookup_pc() (spoor/unwind.h) of a return address. */
 static inline uint32_t unwind_call_site(uint32_t return_address)
 {
-    return (return_address & ~1u) - 1u;
+    return spoor_lookup_pc(return_address, true);
 }
 
-/* The address at which to look up the function and unwind information of a frame: its PC,
- * or the call site when the PC is a return address. The one place the walk and every
- * method (CFI FDE, EHABI index, prologue analysis) take it from. */
+/* The address at which to look up the function and unwind information of a frame
+ * (spoor_lookup_pc()): the one place the walk and every method (CFI FDE, EHABI index,
+ * prologue analysis) take it from. */
 static inline uint32_t unwind_lookup_pc(const unwind_state *s)
 {
-    uint32_t pc = s->r[UNWIND_PC] & ~1u;
-    return s->pc_is_return ? unwind_call_site(pc) : pc;
+    return spoor_lookup_pc(s->r[UNWIND_PC], s->pc_is_return);
 }
 
 /* task_entry.c. What a return address that is a function's first byte is (any other return

@@ -25,6 +25,8 @@ from test_top_sched import TASKS, gdb_reference, stop_parked  # noqa: E402
 
 SPOOR = os.environ.get("SPOOR_BIN", "spoor")
 RAM = 0x20000000
+REGS = [f"r{i}" for i in range(13)] + ["sp", "lr", "pc"]  # what gdb shows per thread
+
 
 def saved_registers(ram, tcb):
     """A task's registers from its TCB (sp is the first member) and its saved context."""
@@ -76,6 +78,41 @@ def threads_through_gdbserver(elf, qemu_port):
     return result
 
 
+def served_threads(elf, qemu_port, ntasks):
+    """`thread apply all bt` and `thread apply all info registers` by gdb-multiarch through spoor
+    gdbserver --threads, ntasks threads: {TCB: (backtrace, {register: value})}."""
+    text = through_gdbserver(elf, qemu_port, ["info threads", "thread apply all bt",
+                                              "thread apply all info registers"])
+    check(text.count("TCB 0x") >= 3 * ntasks, f"no TCBs through gdbserver: {text[-1500:]}")
+    result = {}
+    for chunk in re.split(r"\n(?=Thread \d+ )", text):
+        match = re.match(r"Thread \d+ .*?TCB (0x[0-9a-f]+)", chunk)
+        if not match:
+            continue
+        trace, regs = result.setdefault(int(match.group(1), 16), ([], {}))
+        traces = parse_backtraces(chunk)
+        trace += traces[0] if traces else []
+        for line in chunk.splitlines():
+            fields = line.split()
+            if len(fields) >= 2 and fields[0] in REGS and fields[1].startswith("0x"):
+                regs[fields[0]] = int(fields[1], 16)
+    return result
+
+
+def gdb_backtraces(elf, qemu_port, saved, label):
+    """gdb-multiarch's `bt` for each register set in saved ({register: value}), in order; QEMU
+    is killed at the end."""
+    commands = []
+    for regs in saved:
+        commands += [f"set ${reg} = {value:#x}" for reg, value in regs.items()]
+        commands += ["set $xpsr = 0x01000000", "bt"]
+    gdb_text = run_gdb(elf, qemu_port, commands + ["kill"])
+    traces = parse_backtraces(gdb_text)
+    check(len(traces) == len(saved), f"{label}: gdb gave {len(traces)} backtraces: "
+          f"{gdb_text[-1500:]}")
+    return traces
+
+
 def spoor_functions(thread):
     return [f["function"] if f["kind"] == "frame" else "<signal handler called>"
             for f in thread["backtrace"]]
@@ -105,7 +142,7 @@ def run_core(core, work):
         gdbserver_bts = threads_through_gdbserver(elf, qemu.gdb_port)
         ram = (work / "ram.bin").read_bytes()
         current = struct.unpack_from("<I", ram, symbols["sched_current"] - RAM)[0]
-        commands, order = [], []
+        saved, order = [], []
         for name in TASKS:
             t = threads.get(f"0x{tcbs[name]:08x}")
             check(t is not None, f"{core}: {name} not listed")
@@ -116,14 +153,9 @@ def run_core(core, work):
             check(t["current"] == (tcbs[name] == current), f"{core}: {name} current flag")
             if t["current"]:
                 continue
-            regs = saved_registers(ram, tcbs[name])
-            commands += [f"set ${reg} = {value:#x}" for reg, value in regs.items()]
-            commands += ["set $xpsr = 0x01000000", "bt"]
+            saved.append(saved_registers(ram, tcbs[name]))
             order.append(name)
-        gdb_text = run_gdb(elf, qemu.gdb_port, commands + ["kill"])
-        traces = parse_backtraces(gdb_text)
-        check(len(traces) == len(order), f"{core}: gdb gave {len(traces)} backtraces: "
-              f"{gdb_text[-1500:]}")
+        traces = gdb_backtraces(elf, qemu.gdb_port, saved, core)
         for name, trace in zip(order, traces):
             thread = threads[f"0x{tcbs[name]:08x}"]
             mine = spoor_functions(thread)

@@ -34,8 +34,8 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import Qemu, parse_backtraces, run_gdb, symbol_addresses  # noqa: E402
-from test_crash_threads import spoor_functions, through_gdbserver  # noqa: E402
+from harness import Qemu, run_gdb, symbol_addresses  # noqa: E402
+from test_crash_threads import REGS, gdb_backtraces, served_threads, spoor_functions  # noqa: E402,E501
 from test_top_sched import stop_parked  # noqa: E402
 from test_unwind_live import build_test_firmware  # noqa: E402
 from top_testlib import check, exit_status  # noqa: E402
@@ -62,29 +62,7 @@ RTOSES = {
 TASKS = ["sensor", "filter", "logger"]
 RUNNING = "logger"
 SIGNAL = "<signal handler called>"
-REGS = [f"r{i}" for i in range(13)] + ["sp", "lr", "pc"]
 BASIC_FRAME = 0xFFFFFFFD  # thread mode, PSP, no FP state (and, on the M33, secure)
-
-
-def served_threads(elf, qemu_port):
-    """`thread apply all bt` and `thread apply all info registers` by gdb-multiarch through spoor
-    gdbserver --threads: {TCB: (backtrace, {register: value})}."""
-    text = through_gdbserver(elf, qemu_port, ["info threads", "thread apply all bt",
-                                              "thread apply all info registers"])
-    check(text.count("TCB 0x") >= 3 * len(TASKS), f"no TCBs through gdbserver: {text[-1500:]}")
-    result = {}
-    for chunk in re.split(r"\n(?=Thread \d+ )", text):
-        match = re.match(r"Thread \d+ .*?TCB (0x[0-9a-f]+)", chunk)
-        if not match:
-            continue
-        trace, regs = result.setdefault(int(match.group(1), 16), ([], {}))
-        traces = parse_backtraces(chunk)
-        trace += traces[0] if traces else []
-        for line in chunk.splitlines():
-            fields = line.split()
-            if len(fields) >= 2 and fields[0] in REGS and fields[1].startswith("0x"):
-                regs[fields[0]] = int(fields[1], 16)
-    return result
 
 
 def crash_threads(elf, qemu_port, label):
@@ -180,8 +158,8 @@ def run_one(rtos, core, work):
               f"{label}: threads {report.get('rtos')} {[hex(t) for t in threads]}")
         check(report["threads"][0]["name"] == RUNNING and report["threads"][0]["current"],
               f"{label}: the running task is not first: {report['threads'][0]}")
-        served = served_threads(elf, qemu.gdb_port)
-        commands, order, computed = [], [], {}
+        served = served_threads(elf, qemu.gdb_port, len(TASKS))
+        order, computed = [], {}
         for name in TASKS:
             t = threads.get(tcbs[name])
             check(t is not None and t["name"] == saved[name].get("name") == name,
@@ -194,13 +172,8 @@ def run_one(rtos, core, work):
                 check(bool(exc_return & 0x10) == (name != "filter"),
                       f"{label}: {name}: saved EXC_RETURN {exc_return:#x}")
             computed[name] = regs
-            commands += [f"set ${reg} = {value:#x}" for reg, value in regs.items()]
-            commands += ["set $xpsr = 0x01000000", "bt"]
             order.append(name)
-        gdb_text = run_gdb(elf, qemu.gdb_port, commands + ["kill"])
-        traces = parse_backtraces(gdb_text)
-        check(len(traces) == len(order), f"{label}: gdb gave {len(traces)} backtraces: "
-              f"{gdb_text[-1500:]}")
+        traces = gdb_backtraces(elf, qemu.gdb_port, [computed[name] for name in order], label)
         for name, trace in zip(order, traces):
             thread = threads[tcbs[name]]
             mine = spoor_functions(thread)

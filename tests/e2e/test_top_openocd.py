@@ -32,6 +32,10 @@ from test_top_rtos_shapes import build_with_data, stream  # noqa: E402
 
 SPOOR = os.environ.get("SPOOR_BIN", "spoor")
 IAC, WILL, DONT = 0xFF, 0xFB, 0xFE
+# the RTX5-shaped firmware's threads (tests/e2e/fw/rtos_shapes_fw.c): name, priority, entry
+RTX5_WANT = {"main_thread": ("main", "osPriorityNormal", "app_main"),
+             "sensor": ("sensor_task", "osPriorityHigh", "sensor_thread"),
+             "idle": ("osRtxIdleThread", "osPriorityIdle", "osRtxIdleThread")}
 
 class OpenOcdPeer:
     def __init__(self, image, base, numcomp=4):
@@ -109,6 +113,33 @@ def gdb_address(elf, expression):
     return int(re.search(r"= (0x[0-9a-f]+)", out).group(1), 16)
 
 
+def rtx5_fixture(work):
+    """The RTX5-shaped firmware, its .data, its symbols, the TCBs the stream switches to (in
+    order; not_a_thread is no RTX5 thread) and the stream, in work."""
+    elf, data = build_with_data("RTX5", work)
+    symbols = symbol_addresses(elf)
+    threads = ["main_thread", "sensor", "idle", "not_a_thread"]
+    itm = work / "rtx5.itm"
+    itm.write_bytes(stream([symbols[t] for t in threads]))
+    return elf, data, symbols, threads, itm
+
+
+def check_v7m_setup(regs, watch):
+    """The registers --setup v7m -E leaves (regs: address -> value written), as the ARMv7-M ARM
+    encodes them: DEMCR.TRCENA, the ITM/DWT lock access keys, ITM_TCR ITMENA|TSENA|SYNCENA|
+    TXENA with TraceBusID 1, DWT_CTRL CYCCNTENA|SYNCTAP|EXCTRCENA, COMP1 = watch, MASK1 = 0,
+    FUNCTION1 0x80D (0b1101: sample data for write transfers, DATAVSIZE word)."""
+    check(regs.get(0xE000EDFC, 0) & 0x01000000, "DEMCR.TRCENA not set")
+    check(regs.get(0xE0000FB0) == 0xC5ACCE55 and regs.get(0xE0001FB0) == 0xC5ACCE55,
+          "ITM/DWT not unlocked")
+    check(regs.get(0xE0000E80) == 0x0001000F, f"ITM_TCR {regs.get(0xE0000E80, 0):#x}")
+    check(regs.get(0xE0001000) == 0x40010401, f"DWT_CTRL {regs.get(0xE0001000, 0):#x}")
+    check(regs.get(0xE0001030) == watch, f"DWT_COMP1 {regs.get(0xE0001030, 0):#x} != "
+          f"{watch:#x}")
+    check(regs.get(0xE0001034) == 0 and regs.get(0xE0001038) == 0x80D,
+          f"DWT_MASK1/FUNCTION1 {regs.get(0xE0001034)} {regs.get(0xE0001038, 0):#x}")
+
+
 def top(elf, itm, *extra):
     return subprocess.run([SPOOR, "top", "-e", str(elf), "--input", str(itm), "-F", "1000000",
                            *extra], capture_output=True, text=True, timeout=60)
@@ -117,11 +148,7 @@ def top(elf, itm, *extra):
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        elf, data = build_with_data("RTX5", work)
-        symbols = symbol_addresses(elf)
-        threads = ["main_thread", "sensor", "idle", "not_a_thread"]
-        itm = work / "rtx5.itm"
-        itm.write_bytes(stream([symbols[t] for t in threads]))
+        elf, data, symbols, threads, itm = rtx5_fixture(work)
 
         ram = data.read_bytes().ljust(0x10000, b"\0")  # 64 KiB of RAM: .data, then zeros
         peer = OpenOcdPeer(ram, 0x20000000)
@@ -129,10 +156,7 @@ def main():
         check(result.returncode == 0, f"spoor top -W: {result.returncode} {result.stderr}")
         lines = [json.loads(x) for x in (work / "o.jsonl").read_text().splitlines()]
         got = {t["tcb"]: (t["name"], t["prio_name"], t["func"]) for t in lines[-1]["threads"]}
-        want = {"main_thread": ("main", "osPriorityNormal", "app_main"),
-                "sensor": ("sensor_task", "osPriorityHigh", "sensor_thread"),
-                "idle": ("osRtxIdleThread", "osPriorityIdle", "osRtxIdleThread")}
-        for symbol, expect in want.items():
+        for symbol, expect in RTX5_WANT.items():
             check(got.get(f"0x{symbols[symbol]:08x}") == expect,
                   f"{symbol}: {got.get(f'0x{symbols[symbol]:08x}')} != {expect}")
         mdws = [c for c in peer.commands if c.startswith("mdw")]
@@ -162,16 +186,7 @@ def main():
         peer.commands.clear()
         result = top(elf, itm, "-W", f"127.0.0.1:{peer.port}", "--setup", "v7m", "-E")
         check(result.returncode == 0, f"--setup v7m: {result.stderr}")
-        regs = peer.regs
-        check(regs.get(0xE000EDFC, 0) & 0x01000000, "DEMCR.TRCENA not set")
-        check(regs.get(0xE0000FB0) == 0xC5ACCE55 and regs.get(0xE0001FB0) == 0xC5ACCE55,
-              "ITM/DWT not unlocked")
-        check(regs.get(0xE0000E80) == 0x0001000F, f"ITM_TCR {regs.get(0xE0000E80, 0):#x}")
-        check(regs.get(0xE0001000) == 0x40010401, f"DWT_CTRL {regs.get(0xE0001000, 0):#x}")
-        check(regs.get(0xE0001030) == watch, f"DWT_COMP1 {regs.get(0xE0001030, 0):#x} != "
-              f"{watch:#x}")
-        check(regs.get(0xE0001034) == 0 and regs.get(0xE0001038) == 0x80D,
-              f"DWT_MASK1/FUNCTION1 {regs.get(0xE0001034)} {regs.get(0xE0001038, 0):#x}")
+        check_v7m_setup(peer.regs, watch)
 
         peer.commands.clear()
         result = top(elf, itm, "-W", str(peer.port), "--setup", "proc", "-E")

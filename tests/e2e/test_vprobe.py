@@ -160,6 +160,18 @@ def packets(jsonl, drop=("offset", "stream")):
     return [{k: v for k, v in r.items() if k not in drop} for r in rows]
 
 
+def wait_listening(port, process, what):
+    """Waits until something listens on 127.0.0.1:port (seen in /proc/net/tcp, not by
+    connecting: that would be a client); kills process when it ends first or after 60 s."""
+    deadline = time.monotonic() + 60
+    while not harness._port_is_listening(port):
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            out, err = process.communicate()
+            raise AssertionError(f"spoor vprobe: no {what} on port {port}: {err}")
+        time.sleep(0.05)
+
+
 def vprobe(elf, *args, wait_client=None, timeout=300):
     """Runs spoor vprobe on the example; with wait_client a `spoor itm -j` client on TCP."""
     port = harness.free_port()
@@ -172,13 +184,7 @@ def vprobe(elf, *args, wait_client=None, timeout=300):
         return result, None
     command.insert(command.index("--"), "--wait-client")
     probe = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while not harness._port_is_listening(port):  # not by connecting: that is its client
-        if probe.poll() is not None or time.monotonic() > deadline:
-            probe.kill()
-            out, err = probe.communicate()
-            raise AssertionError(f"spoor vprobe: no TCP server: {err}")
-        time.sleep(0.05)
+    wait_listening(port, probe, "TCP server")
     client = subprocess.Popen([SPOOR, "itm", "-j", "--reconnect=0", f"tcp:127.0.0.1:{port}"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

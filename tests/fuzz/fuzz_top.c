@@ -65,6 +65,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     text[size] = '\0';
     uint32_t words[16];
     spoor_openocd_parse_mdw(text, 0x20000000u, words, 16);
+    for (size_t count = 1; count <= 16; count *= 4)
+        spoor_openocd_parse_read_memory(text, words, count);
     size_t n = spoor_openocd_strip_telnet(text, size);
     check(n <= size);
     free(text);

@@ -26,6 +26,7 @@
 #include "spoor/snapshot.h"
 
 #include "gdb_remote_internal.h"
+#include "loopback_listener.h"
 
 /* ---- replies ------------------------------------------------------------------------------- */
 
@@ -417,13 +418,8 @@ static void *serve(void *arg)
 
 static void start_server(fake_server *s)
 {
-    s->listen_fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    assert_int_equal(bind(s->listen_fd, (struct sockaddr *)&a, sizeof a), 0);
-    socklen_t alen = sizeof a;
-    getsockname(s->listen_fd, (struct sockaddr *)&a, &alen);
-    s->port = ntohs(a.sin_port);
-    assert_int_equal(listen(s->listen_fd, 1), 0);
+    s->listen_fd = listen_loopback(&s->port);
+    assert_true(s->listen_fd >= 0);
     for (unsigned i = 0; i < RAM_LEN; i++)
         s->ram[i] = (uint8_t)(i * 7 + (i >> 8));
     memset(s->ram + 300, 0, 64); /* a run the server run-length encodes */

@@ -58,6 +58,9 @@ size_t spoor_itm_watch_plan(uint32_t watch_addr, unsigned comparator, spoor_dwt_
 
 /* Results of the Cortex-M calls. */
 #define SPOOR_ITM_WATCH_OK 0
+/* Written, but DWT_CTRL read as zero, so no NUMCOMP to check the comparator against: an
+ * emulator with no DWT (QEMU ignores the writes; spoor vprobe follows them, docs/vprobe.md). */
+#define SPOOR_ITM_WATCH_UNCHECKED 1
 #define SPOOR_ITM_WATCH_NO_ITM (-1)        /* ARMv6-M, ARMv8-M Baseline */
 #define SPOOR_ITM_WATCH_NO_COMPARATOR (-2) /* DWT_CTRL.NUMCOMP says it does not exist */
 #define SPOOR_ITM_WATCH_BAD_ARGUMENT (-3)

@@ -27,7 +27,9 @@ int spoor_itm_watch_current_thread_ex(void *const *current, unsigned comparator,
     /* DEMCR.TRCENA first: the DWT's registers read as zero without it */
     REG(SPOOR_DEMCR) |= 1u << 24;
     __asm__ volatile("dsb\n\tisb" ::: "memory");
-    if ((REG(SPOOR_DWT_CTRL) >> 28) <= comparator) /* NUMCOMP */
+    /* NUMCOMP; a DWT_CTRL of all zeros is no DWT state at all (QEMU: the writes are ignored) */
+    const uint32_t ctrl = REG(SPOOR_DWT_CTRL);
+    if (ctrl != 0u && (ctrl >> 28) <= comparator)
         return SPOOR_ITM_WATCH_NO_COMPARATOR;
     for (size_t i = 0; i < n; i++) {
         const spoor_reg_write *w = &writes[i];
@@ -37,7 +39,7 @@ int spoor_itm_watch_current_thread_ex(void *const *current, unsigned comparator,
             REG(w->addr) = (REG(w->addr) & ~w->mask) | (w->value & w->mask);
     }
     __asm__ volatile("dsb\n\tisb" ::: "memory");
-    return SPOOR_ITM_WATCH_OK;
+    return ctrl != 0u ? SPOOR_ITM_WATCH_OK : SPOOR_ITM_WATCH_UNCHECKED;
 }
 
 int spoor_itm_watch_current_thread(void *const *current)

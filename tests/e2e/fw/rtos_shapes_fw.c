@@ -80,72 +80,7 @@ NOINLINE void use(void)
 }
 
 #elif defined(SHAPE_RTX5)
-typedef enum {
-    osPriorityNone = 0,
-    osPriorityIdle = 1,
-    osPriorityLow = 8,
-    osPriorityBelowNormal = 16,
-    osPriorityNormal = 24,
-    osPriorityAboveNormal = 32,
-    osPriorityHigh = 40,
-    osPriorityRealtime = 48,
-    osPriorityISR = 56,
-    osPriorityError = -1,
-    osPriorityReserved = 0x7FFFFFFF
-} osPriority_t;
-typedef struct osRtxThread_s {
-    uint8_t id;
-    uint8_t state;
-    uint8_t flags;
-    uint8_t attr;
-    const char *name;
-    struct osRtxThread_s *thread_next;
-    struct osRtxThread_s *thread_prev;
-    struct osRtxThread_s *delay_next;
-    struct osRtxThread_s *delay_prev;
-    struct osRtxThread_s *thread_join;
-    uint32_t delay;
-    int8_t priority;
-    int8_t priority_base;
-    uint8_t stack_frame;
-    uint8_t flags_options;
-    uint32_t wait_flags;
-    uint32_t thread_flags;
-    void *mutex_list;
-    void *stack_mem;
-    uint32_t stack_size;
-    uint32_t sp;
-    uint32_t thread_addr;
-    uint32_t tz_memory;
-} osRtxThread_t;
-typedef struct osRtxObject_s {
-    uint8_t id, state, flags, reserved;
-    const char *name;
-    osRtxThread_t *thread_list;
-} osRtxObject_t;
-typedef struct {
-    const char *os_id;
-    uint32_t version;
-    struct {
-        uint8_t state;
-        volatile uint8_t blocked;
-        uint8_t pendSV;
-        uint8_t reserved;
-        uint32_t tick;
-    } kernel;
-    int32_t tick_irqn;
-    struct {
-        struct {
-            osRtxThread_t *curr;
-            osRtxThread_t *next;
-        } run;
-        osRtxObject_t ready;
-        osRtxThread_t *idle;
-        osRtxThread_t *delay_list;
-        osRtxThread_t *wait_list;
-        osRtxThread_t *terminate_list;
-    } thread;
-} osRtxInfo_t;
+#include "rtx5_types.h"
 
 NOINLINE void app_main(void *arg)
 {
@@ -203,31 +138,7 @@ struct z_kernel _kernel = {.cpus = {{.current = &blink_thread, .idle_thread = z_
                            .threads = &blink_thread};
 
 #elif defined(SHAPE_THREADX)
-typedef unsigned long ULONG;
-typedef unsigned int UINT;
-typedef char CHAR;
-typedef void VOID;
-typedef struct TX_THREAD_STRUCT {
-    ULONG tx_thread_id;
-    ULONG tx_thread_run_count;
-    VOID *tx_thread_stack_ptr;
-    VOID *tx_thread_stack_start;
-    VOID *tx_thread_stack_end;
-    ULONG tx_thread_stack_size;
-    ULONG tx_thread_time_slice;
-    ULONG tx_thread_new_time_slice;
-    struct TX_THREAD_STRUCT *tx_thread_ready_next, *tx_thread_ready_previous;
-    CHAR *tx_thread_name;
-    UINT tx_thread_priority;
-    UINT tx_thread_state;
-    UINT tx_thread_delayed_suspend;
-    UINT tx_thread_suspending;
-    UINT tx_thread_preempt_threshold;
-    VOID (*tx_thread_schedule_hook)(struct TX_THREAD_STRUCT *thread_ptr, ULONG id);
-    VOID (*tx_thread_entry)(ULONG id);
-    ULONG tx_thread_entry_parameter;
-    struct TX_THREAD_STRUCT *tx_thread_created_next, *tx_thread_created_previous;
-} TX_THREAD;
+#include "threadx_types.h"
 
 NOINLINE VOID thread_0_entry(ULONG id)
 {
