@@ -1,15 +1,16 @@
 """spoor crash --threads on FreeRTOS- and Zephyr-shaped firmware that really switches, in QEMU.
 
-tests/e2e/fw/rtos_ports_fw.c is built here per RTOS (-DSHAPE_FREERTOS, -DSHAPE_ZEPHYR) and per
-core: the Cortex-M0 (microbit, ARMv6-M: FreeRTOS's ARM_CM0 port, Zephyr's ARMv6-M path), M3
-(mps2-an385: ARM_CM3), M4F (mps2-an386, hard float: ARM_CM4F, Zephyr with CONFIG_FPU_SHARING; once more
-with -mfloat-abi=softfp, still ARM_CM4F) and M33 (mps2-an505, hard float: ARM_CM33_NTZ, Zephyr's ARMv8-M mainline path). Its PendSV
-handler saves and restores what the port does; three tasks yield a few calls deep, "filter"
-with an active FP context on the FP cores. gdb-multiarch stops it at fw_checkpoint ("logger"
-running, the other two parked in fw_yield), prints the TCB members the port writes (FreeRTOS:
-pxTopOfStack; Zephyr: callee_saved, arch.mode_exc_return when the build has it) and dumps RAM.
-Then:
-  * `spoor crash --threads --json --gdb` against QEMU's gdbstub lists the three tasks, the
+tests/e2e/fw/rtos_ctx_fw.c is built here per RTOS (-DCTX_FREERTOS, -DCTX_ZEPHYR) and per core:
+the Cortex-M0 (microbit, ARMv6-M: FreeRTOS's ARM_CM0 port, Zephyr's ARMv6-M path), M3
+(mps2-an385: ARM_CM3), M4F (mps2-an386, hard float: ARM_CM4F, Zephyr with CONFIG_FPU_SHARING;
+once more with -mfloat-abi=softfp, still ARM_CM4F) and M33 (mps2-an505, hard float:
+ARM_CM33_NTZ, Zephyr's ARMv8-M mainline path). Its PendSV handler saves and restores what the
+port does; four tasks yield a few calls deep (with distinct r4-r11, a frame pointer, a
+recursion), beta with an active FP context on the FP cores. gdb-multiarch stops it at
+fw_checkpoint (monitor running, the other three parked in task_yield), prints the TCB members the
+port writes (FreeRTOS: pxTopOfStack; Zephyr: callee_saved, arch.mode_exc_return when the build
+has it) and dumps RAM. Then:
+  * `spoor crash --threads --json --gdb` against QEMU's gdbstub lists the four tasks, the
     running one first, with their names;
   * for each parked task the registers it will resume with are computed here from the RAM dump
     and the port's layout as docs/crash.md writes it down from the port sources (independently
@@ -17,8 +18,8 @@ Then:
     must equal gdb's, both from `crash --threads --json` and through `spoor gdbserver
     --threads` (`thread apply all bt`), and the registers gdb sees for the thread through spoor
     gdbserver (r0-r12, sp, lr, pc) must equal those computed;
-  * on the FP cores filter's saved EXC_RETURN says FP extended frame (bit 4 clear) and sensor's
-    basic frame: both paths of the layouts are taken;
+  * on the FP cores beta's saved EXC_RETURN says FP extended frame (bit 4 clear) and the
+    others' basic frame: both paths of the layouts are taken;
   * built with the ARM_CM33 TrustZone port's words (-DFREERTOS_TRUSTZONE) the M33 firmware still
     runs in the secure state, where the real port would have kept the tasks' registers on the
     secure stack: spoor must say so for each parked task, with no backtrace.
@@ -54,13 +55,13 @@ CORES = {
     "m33": (["-mcpu=cortex-m33", "-mfpu=fpv5-sp-d16", "-mfloat-abi=hard"], "mps2-an505",
             0x10000000, 0x38000000, True),
 }
-# RTOS: (define, spoor's name for it, TCB symbol of each task by name)
+# RTOS: (define, spoor's name for it); each task's TCB is NAME_tcb
 RTOSES = {
-    "freertos": ("SHAPE_FREERTOS", "FreeRTOS", "{}_tcb"),
-    "zephyr": ("SHAPE_ZEPHYR", "Zephyr", "{}_thread"),
+    "freertos": ("CTX_FREERTOS", "FreeRTOS"),
+    "zephyr": ("CTX_ZEPHYR", "Zephyr"),
 }
-TASKS = ["sensor", "filter", "logger"]
-RUNNING = "logger"
+TASKS = ["alpha", "beta", "gamma", "monitor"]
+RUNNING = "monitor"
 SIGNAL = "<signal handler called>"
 BASIC_FRAME = 0xFFFFFFFD  # thread mode, PSP, no FP state (and, on the M33, secure)
 
@@ -110,13 +111,12 @@ def saved_registers(word, rtos, core, saved):
 def gdb_reference(elf, machine, ram_origin, rtos, core, work, symbols):
     """Runs to fw_checkpoint; prints what each task's port saved in its TCB and dumps RAM.
     Leaves QEMU running parked (the running task spins)."""
-    tcb_name = RTOSES[rtos][2]
     members = (["pxTopOfStack"] if rtos == "freertos" else
                [f"callee_saved.v{i}" for i in range(1, 9)] + ["callee_saved.psp"] +
                (["arch.mode_exc_return"] if CORES[core][4] else []))
     commands = ["break fw_checkpoint", "continue"]
     for name in TASKS:
-        tcb = tcb_name.format(name)
+        tcb = f"{name}_tcb"
         commands += [f'printf "@@{name} {m.split(".")[-1]} %u\\n", {tcb}.{m}' for m in members]
         commands += [f'printf "@@{name} name %s\\n", {tcb}.'
                      f'{"pcTaskName" if rtos == "freertos" else "name"}']
@@ -135,12 +135,12 @@ def gdb_reference(elf, machine, ram_origin, rtos, core, work, symbols):
 
 def run_one(rtos, core, work):
     flags, machine, flash, ram_origin, fpu = CORES[core]
-    define, display, tcb_name = RTOSES[rtos]
-    elf = build_test_firmware("rtos_ports_fw", flags, flash, ram_origin,
+    define, display = RTOSES[rtos]
+    elf = build_test_firmware("rtos_ctx_fw", flags, flash, ram_origin,
                               work / f"{rtos}-{core}.elf", extra=[f"-D{define}"])
     symbols = symbol_addresses(elf)
     # the ELF says which port (an M4F build of FreeRTOS has the CM4F port's vPortEnableVFP)
-    tcbs = {name: symbols[tcb_name.format(name)] for name in TASKS}
+    tcbs = {name: symbols[f"{name}_tcb"] for name in TASKS}
     label = f"{rtos} {core}"
     qemu, saved = gdb_reference(elf, machine, ram_origin, rtos, core, work, symbols)
     try:
@@ -168,8 +168,8 @@ def run_one(rtos, core, work):
                 continue
             regs, exc_return = saved_registers(word, rtos, core, saved[name])
             if fpu:
-                # filter computes in floating point across its yield: the extended frame
-                check(bool(exc_return & 0x10) == (name != "filter"),
+                # beta computes in floating point before its yield: the extended frame
+                check(bool(exc_return & 0x10) == (name != "beta"),
                       f"{label}: {name}: saved EXC_RETURN {exc_return:#x}")
             computed[name] = regs
             order.append(name)
@@ -183,8 +183,8 @@ def run_one(rtos, core, work):
                 trace = trace[:-1]
                 check(thread["stop"] == "end of stack", f"{label}: {name}: stop {thread['stop']}")
             check(mine == trace, f"{label}: {name}: spoor {mine} != gdb {trace}")
-            check(len(trace) >= 3 and trace[0] == "fw_yield" and f"{name}_main" in trace,
-                  f"{label}: {name}: not parked in fw_yield under {name}_main: {trace}")
+            check(len(trace) >= 3 and trace[0] == "task_yield" and f"{name}_main" in trace,
+                  f"{label}: {name}: not parked in task_yield under {name}_main: {trace}")
             bt, regs = served.get(tcbs[name], ([], {}))
             if bt[-1:] == [SIGNAL]:
                 bt = bt[:-1]
@@ -205,8 +205,8 @@ def run_trustzone(work):
     registers on the secure stack. spoor must tell the port by xSecureContext and say so for each
     parked task, with no backtrace (read as ARM_CM33_NTZ, the words would give a wrong one)."""
     flags, machine, flash, ram_origin, _ = CORES["m33"]
-    elf = build_test_firmware("rtos_ports_fw", flags, flash, ram_origin, work / "tz.elf",
-                              extra=["-DSHAPE_FREERTOS", "-DFREERTOS_TRUSTZONE"])
+    elf = build_test_firmware("rtos_ctx_fw", flags, flash, ram_origin, work / "tz.elf",
+                              extra=["-DCTX_FREERTOS", "-DFREERTOS_TRUSTZONE"])
     with Qemu(elf, machine, gdb=True) as qemu:
         run_gdb(elf, qemu.gdb_port, ["break fw_checkpoint", "continue"])
         stop_parked(qemu.gdb_port)

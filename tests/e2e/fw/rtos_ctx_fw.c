@@ -1,9 +1,11 @@
-/* Test firmware for the saved-context layouts of RTX5 and ThreadX (tests/e2e/
- * test_crash_threads_rtx_threadx.py): four tasks that really switch, in QEMU, through a
+/* Test firmware for the saved-context layouts of RTX5 and ThreadX
+ * (tests/e2e/test_crash_threads_rtx_threadx.py), FreeRTOS and Zephyr
+ * (test_crash_threads_freertos_zephyr.py): four tasks that really switch, in QEMU, through a
  * PendSV_Handler written here that saves and restores exactly what the RTOS's own port does, with
- * the RTOS's TCB type and globals (rtx5_types.h, threadx_types.h). Built once per RTOS
- * (-DCTX_RTX5 or -DCTX_THREADX) and core (ARMv6-M, ARMv7-M, ARMv7E-M with FP, ARMv8-M
- * mainline with FP); the port's words, per architecture:
+ * the RTOS's TCB type and globals (rtx5_types.h, threadx_types.h, freertos_types.h,
+ * zephyr_types.h). Built once per RTOS (-DCTX_RTX5, -DCTX_THREADX, -DCTX_FREERTOS, -DCTX_ZEPHYR)
+ * and core (ARMv6-M, ARMv7-M, ARMv7E-M with FP, ARMv8-M mainline with FP); the port's words,
+ * per architecture:
  *   RTX5 (CMSIS-RTX irq_armv6m.S, irq_armv7m.S, irq_armv8mml.S; SVC_ContextSave /
  *     Sys_ContextSave, SVC_ContextRestore): at the TCB's sp [s16-s31 when EXC_RETURN bit 4 is
  *     0] r4-r11, then the hardware frame; EXC_RETURN's low byte in the TCB's stack_frame, the
@@ -11,7 +13,16 @@
  *     return with 0xFFFFFFFD, stack_frame unused);
  *   ThreadX (ports/cortex_m0, cortex_m3/m4/m33 gnu/src/tx_thread_schedule.S, PendSV_Handler):
  *     at tx_thread_stack_ptr EXC_RETURN [s16-s31 when its bit 4 is 0] r4-r11, then the hardware
- *     frame (ARMv6-M: EXC_RETURN, r8-r11, r4-r7).
+ *     frame (ARMv6-M: EXC_RETURN, r8-r11, r4-r7);
+ *   FreeRTOS (-DCTX_FREERTOS; FreeRTOS-Kernel portable/GCC ARM_CM0, ARM_CM3, ARM_CM4F port.c
+ *     xPortPendSVHandler, ARM_CM33_NTZ/non_secure/portasm.c PendSV_Handler): at pxTopOfStack
+ *     r4-r11 (ARM_CM0, ARM_CM3); r4-r11 EXC_RETURN [s16-s31] (ARM_CM4F); PSPLIM EXC_RETURN
+ *     r4-r11 [s16-s31] (ARM_CM33_NTZ; -DFREERTOS_TRUSTZONE: the ARM_CM33 TrustZone port's
+ *     xSecureContext first); then the hardware frame; the tasks on pxReadyTasksLists;
+ *   Zephyr (-DCTX_ZEPHYR; arch/arm/core/cortex_m/swap_helper.S z_arm_pendsv): r4-r11 and PSP in
+ *     the thread's callee_saved, the hardware frame at that PSP; with an FPU
+ *     (CONFIG_FPU_SHARING, CONFIG_ARM_STORE_EXC_RETURN) EXC_RETURN's low byte in
+ *     arch.mode_exc_return and s16-s31 in arch.preempt_float; the threads on _kernel.threads.
  * The tasks, scheduled round robin, each yield (pend PendSV) a few calls deep:
  *   alpha:   alpha_main -> alpha_stage_a -> alpha_stage_b (frame pointer r7) -> alpha_stage_c
  *            -> task_yield
@@ -198,6 +209,16 @@ NOINLINE void monitor_main(void)
 
 static void (*const task_entries[NTASKS])(void) = {alpha_main, beta_main, gamma_main, monitor_main};
 static const char *const task_names[NTASKS] = {"alpha", "beta", "gamma", "monitor"};
+#if defined(CTX_FREERTOS) || defined(CTX_ZEPHYR)
+/* a task name into a TCB's char array (no C library here) */
+static void copy_name(char *dst, unsigned cap, const char *src)
+{
+    unsigned n = 0;
+    for (; n + 1u < cap && src[n]; n++)
+        dst[n] = src[n];
+    dst[n] = '\0';
+}
+#endif
 static uint32_t task_stacks[NTASKS][STACK_WORDS] __attribute__((aligned(8)));
 static uint32_t scratch_stack[32] __attribute__((aligned(8))); /* PSP before the first task */
 
@@ -401,8 +422,329 @@ __attribute__((naked)) void PendSV_Handler(void)
                      "bx lr\n\t");
 }
 #endif
+
+/* ---------------------------------------------------------------- FreeRTOS */
+#elif defined(CTX_FREERTOS)
+#include "freertos_types.h"
+
+TCB_t alpha_tcb, beta_tcb, gamma_tcb, monitor_tcb;
+static TCB_t *const tcbs[NTASKS] = {&alpha_tcb, &beta_tcb, &gamma_tcb, &monitor_tcb};
+static TCB_t boot_tcb; /* the context before the first switch: never resumed */
+TCB_t *volatile pxCurrentTCB = &boot_tcb;
+List_t pxReadyTasksLists[2];
+
+/* list.h's vListInitialise and vListInsertEnd */
+static void list_initialise(List_t *l)
+{
+    ListItem_t *end = (ListItem_t *)&l->xListEnd;
+    l->pxIndex = end;
+    l->xListEnd.xItemValue = 0xFFFFFFFFu;
+    l->xListEnd.pxNext = end;
+    l->xListEnd.pxPrevious = end;
+    l->uxNumberOfItems = 0;
+}
+
+static void list_insert_end(List_t *l, ListItem_t *item)
+{
+    ListItem_t *end = (ListItem_t *)&l->xListEnd;
+    item->pxNext = end;
+    item->pxPrevious = end->pxPrevious;
+    end->pxPrevious->pxNext = item;
+    end->pxPrevious = item;
+    item->pxContainer = l;
+    l->uxNumberOfItems++;
+}
+
+#if defined(__ARM_FP) && !defined(__ARM_ARCH_8M_MAIN__)
+/* A function of the ARM_CM4F port (ARM_CM3 has none): spoor tells the ports apart by it. */
+NOINLINE void vPortEnableVFP(void)
+{
+    REG32(SCB_CPACR) |= 0xFu << 20;
+    __asm__ volatile("dsb\n\tisb" ::: "memory");
+}
+#endif
+
+/* What the port's pxPortInitialiseStack leaves below the initial frame, as its PendSV restores
+ * it: ARM_CM0/CM3 r4-r11; ARM_CM4F r4-r11, EXC_RETURN; ARM_CM33_NTZ PSPLIM, EXC_RETURN,
+ * r4-r11 (lowest address first); with -DFREERTOS_TRUSTZONE xSecureContext below them. */
+static void rtos_init(void)
+{
+    list_initialise(&pxReadyTasksLists[0]);
+    list_initialise(&pxReadyTasksLists[1]);
+    for (unsigned i = 0; i < NTASKS; i++) {
+        TCB_t *t = tcbs[i];
+        uint32_t *sp = initial_frame(i);
+#if defined(__ARM_ARCH_8M_MAIN__)
+        sp -= 8;                          /* r4-r11 */
+        *--sp = 0xFFFFFFFDu;              /* EXC_RETURN: thread mode, PSP, basic frame */
+        *--sp = (uint32_t)task_stacks[i]; /* PSPLIM */
+#if defined(FREERTOS_TRUSTZONE)
+        *--sp = 0;                        /* xSecureContext: none */
+#endif
+#elif defined(__ARM_FP)
+        *--sp = 0xFFFFFFFDu; /* EXC_RETURN above r4-r11 */
+        sp -= 8;
 #else
-#error "build with -DCTX_RTX5 or -DCTX_THREADX"
+        sp -= 8;
+#endif
+        t->pxTopOfStack = sp;
+        copy_name(t->pcTaskName, sizeof t->pcTaskName, task_names[i]);
+        t->uxPriority = 1;
+        t->pxStack = task_stacks[i];
+        t->pxEndOfStack = task_stacks[i] + STACK_WORDS - 1;
+        t->xStateListItem.pvOwner = t;
+        list_insert_end(&pxReadyTasksLists[t->uxPriority], &t->xStateListItem);
+    }
+#if defined(__ARM_FP) && !defined(__ARM_ARCH_8M_MAIN__)
+    vPortEnableVFP();
+#endif
+}
+
+/* tasks.c's vTaskSwitchContext: round robin */
+void vTaskSwitchContext(void)
+{
+    TCB_t *next = tcbs[0];
+    for (unsigned i = 0; i < NTASKS; i++)
+        if (tcbs[i] == pxCurrentTCB) {
+            next = tcbs[(i + 1u) % NTASKS];
+            switches = switches + 1u;
+        }
+    pxCurrentTCB = next;
+}
+
+#if V6M
+/* ARM_CM0 port.c xPortPendSVHandler */
+__attribute__((naked)) void PendSV_Handler(void)
+{
+    __asm__ volatile(ASM_UNIFIED "mrs r0, psp\n\t"
+                                 "ldr r3, =pxCurrentTCB\n\t"
+                                 "ldr r2, [r3]\n\t"
+                                 "subs r0, r0, #32\n\t"
+                                 "str r0, [r2]\n\t"
+                                 "stmia r0!, {r4-r7}\n\t"
+                                 "mov r4, r8\n\t"
+                                 "mov r5, r9\n\t"
+                                 "mov r6, r10\n\t"
+                                 "mov r7, r11\n\t"
+                                 "stmia r0!, {r4-r7}\n\t"
+                                 "push {r3, r14}\n\t"
+                                 "cpsid i\n\t"
+                                 "bl vTaskSwitchContext\n\t"
+                                 "cpsie i\n\t"
+                                 "pop {r2, r3}\n\t"
+                                 "ldr r1, [r2]\n\t"
+                                 "ldr r0, [r1]\n\t"
+                                 "adds r0, r0, #16\n\t"
+                                 "ldmia r0!, {r4-r7}\n\t"
+                                 "mov r8, r4\n\t"
+                                 "mov r9, r5\n\t"
+                                 "mov r10, r6\n\t"
+                                 "mov r11, r7\n\t"
+                                 "msr psp, r0\n\t"
+                                 "subs r0, r0, #32\n\t"
+                                 "ldmia r0!, {r4-r7}\n\t"
+                                 "bx r3\n\t"
+                                 ".ltorg\n\t" ASM_DIVIDED);
+}
+#elif defined(__ARM_ARCH_8M_MAIN__)
+#if defined(FREERTOS_TRUSTZONE)
+/* ARM_CM33/non_secure/portasm.c's save_ns_context words (xSecureContext first), although this
+ * firmware runs in the secure state, where the real port would have taken its secure-stack path
+ * (EXC_RETURN bit 6 set): spoor must say so. */
+volatile uint32_t xSecureContext; /* port.c, configENABLE_TRUSTZONE */
+#define SAVE_SECURE_CONTEXT "ldr r1, =xSecureContext\n\tldr r1, [r1]\n\tstmdb r0!, {r1-r11}\n\t"
+#define RESTORE_SECURE_CONTEXT "ldmia r0!, {r1-r11}\n\t"
+#else
+#define SAVE_SECURE_CONTEXT "stmdb r0!, {r2-r11}\n\t"
+#define RESTORE_SECURE_CONTEXT "ldmia r0!, {r2-r11}\n\t"
+#endif
+/* ARM_CM33_NTZ/non_secure/portasm.c PendSV_Handler, configENABLE_MPU 0 */
+__attribute__((naked)) void PendSV_Handler(void)
+{
+    __asm__ volatile("mrs r0, psp\n\t"
+#if defined(__ARM_FP)
+                     "tst lr, #0x10\n\t"
+                     "it eq\n\t"
+                     "vstmdbeq r0!, {s16-s31}\n\t"
+#endif
+                     "mrs r2, psplim\n\t"
+                     "mov r3, lr\n\t" SAVE_SECURE_CONTEXT "ldr r2, =pxCurrentTCB\n\t"
+                     "ldr r1, [r2]\n\t"
+                     "str r0, [r1]\n\t"
+                     "bl vTaskSwitchContext\n\t"
+                     "ldr r2, =pxCurrentTCB\n\t"
+                     "ldr r1, [r2]\n\t"
+                     "ldr r0, [r1]\n\t" RESTORE_SECURE_CONTEXT
+#if defined(__ARM_FP)
+                     "tst r3, #0x10\n\t"
+                     "it eq\n\t"
+                     "vldmiaeq r0!, {s16-s31}\n\t"
+#endif
+                     "msr psplim, r2\n\t"
+                     "msr psp, r0\n\t"
+                     "bx r3\n\t"
+                     ".ltorg");
+}
+#else
+/* ARM_CM4F port.c xPortPendSVHandler with an FPU, ARM_CM3's without */
+__attribute__((naked)) void PendSV_Handler(void)
+{
+    __asm__ volatile("mrs r0, psp\n\t"
+                     "isb\n\t"
+                     "ldr r3, =pxCurrentTCB\n\t"
+                     "ldr r2, [r3]\n\t"
+#if defined(__ARM_FP)
+                     "tst r14, #0x10\n\t"
+                     "it eq\n\t"
+                     "vstmdbeq r0!, {s16-s31}\n\t"
+                     "stmdb r0!, {r4-r11, r14}\n\t"
+#else
+                     "stmdb r0!, {r4-r11}\n\t"
+#endif
+                     "str r0, [r2]\n\t"
+                     "stmdb sp!, {r3, r14}\n\t"
+                     "bl vTaskSwitchContext\n\t"
+                     "ldmia sp!, {r3, r14}\n\t"
+                     "ldr r1, [r3]\n\t"
+                     "ldr r0, [r1]\n\t"
+#if defined(__ARM_FP)
+                     "ldmia r0!, {r4-r11, r14}\n\t"
+                     "tst r14, #0x10\n\t"
+                     "it eq\n\t"
+                     "vldmiaeq r0!, {s16-s31}\n\t"
+#else
+                     "ldmia r0!, {r4-r11}\n\t"
+#endif
+                     "msr psp, r0\n\t"
+                     "isb\n\t"
+                     "bx r14\n\t"
+                     ".ltorg");
+}
+#endif
+
+/* ---------------------------------------------------------------- Zephyr */
+#elif defined(CTX_ZEPHYR)
+#if defined(__ARM_FP)
+#define CONFIG_FPU_SHARING 1
+#define CONFIG_ARM_STORE_EXC_RETURN 1
+#endif
+#include <stddef.h>
+
+#include "zephyr_types.h"
+
+struct k_thread alpha_tcb, beta_tcb, gamma_tcb, monitor_tcb;
+static struct k_thread *const tcbs[NTASKS] = {&alpha_tcb, &beta_tcb, &gamma_tcb, &monitor_tcb};
+static struct k_thread boot_thread; /* the context before the first switch: never resumed */
+struct z_kernel _kernel = {.cpus = {{.current = &boot_thread}}, .threads = &alpha_tcb};
+
+/* arch_new_thread: the initial frame at psp, a basic frame to return to */
+static void rtos_init(void)
+{
+    for (unsigned i = 0; i < NTASKS; i++) {
+        struct k_thread *t = tcbs[i];
+        t->callee_saved.psp = (uint32_t)initial_frame(i);
+        copy_name(t->name, sizeof t->name, task_names[i]);
+        t->base.prio = 1;
+        t->entry.pEntry = (k_thread_entry_t)(uintptr_t)task_entries[i];
+        t->next_thread = i + 1u < NTASKS ? tcbs[i + 1u] : 0;
+#if defined(CONFIG_ARM_STORE_EXC_RETURN)
+        t->arch.mode_exc_return = 0xFD;
+#endif
+    }
+}
+
+/* the scheduler's choice, round robin: _kernel.cpus[0].current becomes the next thread */
+void z_fw_switch(void)
+{
+    struct k_thread *next = tcbs[0];
+    for (unsigned i = 0; i < NTASKS; i++)
+        if (tcbs[i] == _kernel.cpus[0].current) {
+            next = tcbs[(i + 1u) % NTASKS];
+            switches = switches + 1u;
+        }
+    _kernel.cpus[0].current = next;
+}
+
+#define OFF_CURRENT offsetof(struct z_kernel, cpus[0].current)
+#define OFF_CALLEE offsetof(struct k_thread, callee_saved)
+
+#if V6M
+/* swap_helper.S z_arm_pendsv, CONFIG_ARMV6_M_ARMV8_M_BASELINE */
+__attribute__((naked)) void PendSV_Handler(void)
+{
+    __asm__ volatile(ASM_UNIFIED "ldr r1, =_kernel\n\t"
+                                 "ldr r2, [r1, %[cur]]\n\t"
+                                 "movs r0, %[callee]\n\t"
+                                 "add r0, r2\n\t"
+                                 "mrs r3, psp\n\t"
+                                 "mov ip, r3\n\t"
+                                 "stmia r0!, {r4-r7}\n\t"
+                                 "mov r3, r8\n\t"
+                                 "mov r4, r9\n\t"
+                                 "mov r5, r10\n\t"
+                                 "mov r6, r11\n\t"
+                                 "mov r7, ip\n\t"
+                                 "stmia r0!, {r3-r7}\n\t"
+                                 "mov r4, lr\n\t"
+                                 "bl z_fw_switch\n\t"
+                                 "mov lr, r4\n\t"
+                                 "ldr r1, =_kernel\n\t"
+                                 "ldr r2, [r1, %[cur]]\n\t"
+                                 "movs r0, %[callee]\n\t"
+                                 "add r0, r2\n\t"
+                                 "adds r0, #16\n\t"
+                                 "ldmia r0!, {r3-r7}\n\t"
+                                 "mov r8, r3\n\t"
+                                 "mov r9, r4\n\t"
+                                 "mov r10, r5\n\t"
+                                 "mov r11, r6\n\t"
+                                 "mov ip, r7\n\t"
+                                 "subs r0, #36\n\t"
+                                 "ldmia r0!, {r4-r7}\n\t"
+                                 "mov r3, ip\n\t"
+                                 "msr psp, r3\n\t"
+                                 "bx lr\n\t"
+                                 ".ltorg\n\t" ASM_DIVIDED ::[cur] "i"(OFF_CURRENT),
+                     [callee] "i"(OFF_CALLEE));
+}
+#else
+#if defined(CONFIG_ARM_STORE_EXC_RETURN)
+#define OFF_EXC_RETURN offsetof(struct k_thread, arch.mode_exc_return)
+#define OFF_FLOAT offsetof(struct k_thread, arch.preempt_float)
+#define SAVE_EXC_RETURN "strb lr, [r2, %[exc]]\n\t"
+#define RESTORE_EXC_RETURN "ldrsb lr, [r2, %[exc]]\n\t"
+#define SAVE_FLOAT "tst lr, #0x10\n\tbne 1f\n\tadd r0, r2, %[fp]\n\tvstmia r0, {s16-s31}\n1:\n\t"
+#define RESTORE_FLOAT "tst lr, #0x10\n\tbne 2f\n\tadd r0, r2, %[fp]\n\tvldmia r0, {s16-s31}\n2:\n\t"
+#define FP_OPERANDS , [exc] "i"(OFF_EXC_RETURN), [fp] "i"(OFF_FLOAT)
+#else
+#define SAVE_EXC_RETURN ""
+#define RESTORE_EXC_RETURN ""
+#define SAVE_FLOAT ""
+#define RESTORE_FLOAT ""
+#define FP_OPERANDS
+#endif
+/* swap_helper.S z_arm_pendsv, CONFIG_ARMV7_M_ARMV8_M_MAINLINE (with an FPU: CONFIG_FPU_SHARING,
+ * CONFIG_ARM_STORE_EXC_RETURN) */
+__attribute__((naked)) void PendSV_Handler(void)
+{
+    __asm__ volatile("ldr r1, =_kernel\n\t"
+                     "ldr r2, [r1, %[cur]]\n\t" SAVE_EXC_RETURN "add r0, r2, %[callee]\n\t"
+                     "mrs ip, psp\n\t"
+                     "stmia r0, {r4-r11, ip}\n\t" SAVE_FLOAT "push {r0, lr}\n\t"
+                     "bl z_fw_switch\n\t"
+                     "pop {r0, lr}\n\t"
+                     "ldr r1, =_kernel\n\t"
+                     "ldr r2, [r1, %[cur]]\n\t" RESTORE_EXC_RETURN RESTORE_FLOAT
+                     "add r0, r2, %[callee]\n\t"
+                     "ldmia r0, {r4-r11, ip}\n\t"
+                     "msr psp, ip\n\t"
+                     "bx lr\n\t"
+                     ".ltorg" ::[cur] "i"(OFF_CURRENT),
+                     [callee] "i"(OFF_CALLEE)FP_OPERANDS);
+}
+#endif
+#else
+#error "build with -DCTX_RTX5, -DCTX_THREADX, -DCTX_FREERTOS or -DCTX_ZEPHYR"
 #endif
 
 void Reset_Handler(void)
@@ -413,6 +755,11 @@ void Reset_Handler(void)
 #endif
     rtos_init();
     __asm__ volatile("msr psp, %0" ::"r"(scratch_stack + 32) : "memory");
+#if defined(CTX_FREERTOS) || defined(CTX_ZEPHYR)
+    /* these ports return from PendSV with the EXC_RETURN it was entered with: the first switch
+     * comes from thread mode on PSP, as a task's would */
+    __asm__ volatile("movs r0, #2\n\tmsr control, r0\n\tisb" ::: "r0", "memory");
+#endif
     REG32(SCB_SHPR3) = (REG32(SCB_SHPR3) & 0xFF00FFFFu) | 0xFFu << 16; /* PendSV lowest */
     task_yield(); /* the first switch: never resumed */
     for (;;)
