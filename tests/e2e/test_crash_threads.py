@@ -113,6 +113,15 @@ def gdb_backtraces(elf, qemu_port, saved, label):
     return traces
 
 
+def each_rtos_and_core(rtoses, cores, tmp):
+    """(rtos, core, work) for every RTOS and core, work a fresh directory below tmp."""
+    for rtos in rtoses:
+        for core in cores:
+            work = Path(tmp) / f"{rtos}-{core}"
+            work.mkdir()
+            yield rtos, core, work
+
+
 def spoor_functions(thread):
     return [f["function"] if f["kind"] == "frame" else "<signal handler called>"
             for f in thread["backtrace"]]

@@ -36,7 +36,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import Qemu, run_gdb, symbol_addresses  # noqa: E402
-from test_crash_threads import REGS, gdb_backtraces, served_threads, spoor_functions  # noqa: E402,E501
+from test_crash_threads import (REGS, each_rtos_and_core, gdb_backtraces,  # noqa: E402
+                                served_threads, spoor_functions)
 from test_top_sched import stop_parked  # noqa: E402
 from test_unwind_live import build_test_firmware  # noqa: E402
 from top_testlib import check, exit_status  # noqa: E402
@@ -226,11 +227,8 @@ def run_trustzone(work):
 
 def main():
     with tempfile.TemporaryDirectory() as tmp:
-        for rtos in RTOSES:
-            for core in CORES:
-                work = Path(tmp) / f"{rtos}-{core}"
-                work.mkdir()
-                run_one(rtos, core, work)
+        for rtos, core, work in each_rtos_and_core(RTOSES, CORES, tmp):
+            run_one(rtos, core, work)
         run_trustzone(Path(tmp))
     return exit_status()
 
