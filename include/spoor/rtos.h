@@ -109,11 +109,11 @@ size_t spoor_rtos_threads(const spoor_rtos *r, spoor_read_fn read, void *ctx,
 /* The registers a thread that is not running resumes with, from the context its RTOS's port
  * saved at its saved SP (t from spoor_rtos_read_thread): r4-r11 and the hardware exception
  * frame. The port's layout comes from the RTOS and the ELF (its build attributes and symbols:
- * FreeRTOS's ARM_CM0/CM3, ARM_CM4F, ARM_CM33_NTZ and ARM_CM33 ports); hard_float is not used
- * (the float ABI does not tell the FreeRTOS ports apart). false with the error set
- * when the port's layout is not known ("RTX5: the saved context layout is not known") or the
- * stack cannot be read. */
+ * FreeRTOS's ARM_CM0/CM3, ARM_CM4F, ARM_CM33_NTZ and ARM_CM33 ports; not the float ABI, which
+ * does not tell them apart). false with the error set when the port's layout is not known or
+ * refused (an MPU port, ARMv8-M baseline, a thread in the secure state) or the stack cannot be
+ * read. */
 bool spoor_rtos_saved_regs(const spoor_rtos *r, spoor_read_fn read, void *ctx,
-                           const spoor_rtos_thread *t, bool hard_float, spoor_regs *out);
+                           const spoor_rtos_thread *t, spoor_regs *out);
 
 #endif

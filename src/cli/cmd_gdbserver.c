@@ -152,8 +152,7 @@ static spoor_rsp_thread *rtos_threads(const spoor_elf *elf, spoor_snapshot *snap
         spoor_rsp_thread *r = &out[*n];
         bool current = !strcmp(refs[i].state, "running");
         if (!spoor_rtos_read_thread(rtos, spoor_mem_reader, snap->mem, refs[i].tcb, &t) ||
-            (!current && !spoor_rtos_saved_regs(rtos, spoor_mem_reader, snap->mem, &t,
-                                                spoor_elf_hard_float(elf), &r->regs))) {
+            (!current && !spoor_rtos_saved_regs(rtos, spoor_mem_reader, snap->mem, &t, &r->regs))) {
             fprintf(stderr, "spoor gdbserver: thread 0x%08x left out: %s\n", refs[i].tcb,
                     spoor_last_error());
             continue;

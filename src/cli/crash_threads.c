@@ -64,8 +64,7 @@ static void collect(struct threads *ts, const spoor_elf *elf, const spoor_snapsh
             continue;
         }
         spoor_regs regs;
-        if (!spoor_rtos_saved_regs(ts->rtos, spoor_mem_reader, snap->mem, &v->t,
-                                   spoor_elf_hard_float(elf), &regs)) {
+        if (!spoor_rtos_saved_regs(ts->rtos, spoor_mem_reader, snap->mem, &v->t, &regs)) {
             snprintf(v->why, sizeof v->why, "%s", spoor_last_error());
             continue;
         }

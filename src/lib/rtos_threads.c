@@ -379,9 +379,8 @@ static bool saved_regs_zephyr(const spoor_rtos *r, spoor_read_fn read, void *ctx
 }
 
 bool spoor_rtos_saved_regs(const spoor_rtos *r, spoor_read_fn read, void *ctx,
-                           const spoor_rtos_thread *t, bool hard_float, spoor_regs *out)
+                           const spoor_rtos_thread *t, spoor_regs *out)
 {
-    (void)hard_float; /* no layout depends on it: the ports are told from the ELF */
     rtos_context layout = r->d->context;
     if (layout == RTOS_CONTEXT_NONE) {
         spoor_set_error(SPOOR_ERR_UNSUPPORTED, "%s: the saved context layout is not known",
