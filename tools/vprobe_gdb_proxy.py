@@ -341,7 +341,7 @@ class Session:
             if len(base) != length:
                 return reply
         values = self.bridge.call(lambda probe: probe.debug_read(addr, base))
-        self._note(f"read  0x{addr:08x} {length}: {values.hex()}")
+        self._note("read ", addr, values)
         return values.hex().encode()
 
     def _write(self, payload, addr, data, everything):
@@ -350,12 +350,14 @@ class Session:
             if reply != b"OK":
                 return reply
         self.bridge.call(lambda probe: probe.debug_write(addr, data))
-        self._note(f"write 0x{addr:08x} {len(data)}: {data.hex()}")
+        self._note("write", addr, data)
         return b"OK"
 
-    def _note(self, text):
+    def _note(self, what, addr, data):
+        """'write 0xe000edfc 4: 00000001 = 0x01000000': the bytes, and a word's value."""
         if self.log:
-            self.log(text)
+            word = f" = 0x{int.from_bytes(data, 'little'):08x}" if len(data) == 4 else ""
+            self.log(f"{what} 0x{addr:08x} {len(data)}: {data.hex()}{word}")
 
     def _upstream(self, payload):
         """One exchange of the proxy's own with QEMU; its reply's payload."""

@@ -68,7 +68,7 @@ def objdump(elf):
                          capture_output=True, text=True, check=True).stdout
     insns = {}
     for line in out.splitlines():
-        m = re.match(r"^\s+([0-9a-f]+):\s+[0-9a-f]{4}(?: [0-9a-f]{4})?\s+(\S+)\s*([^;@]*)", line)
+        m = re.match(r"^\s*([0-9a-f]+):\s+[0-9a-f]{4}(?: [0-9a-f]{4})?\s+(\S+)\s*([^;@]*)", line)
         if m and not m.group(2).startswith("."):
             insns[int(m.group(1), 16)] = (m.group(2), m.group(3).strip())
     return insns
