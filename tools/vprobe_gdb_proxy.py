@@ -23,6 +23,7 @@ QEMU resumes, as a debugger's write to a halted core does.
 import os
 import select
 import socket
+import sys
 import threading
 import time
 
@@ -236,6 +237,8 @@ class Proxy:
                 Session(client, server, self.bridge, self.log).run()
             except OSError:
                 pass
+            except Exception as e:  # a bug of the proxy's: say so, drop the connection
+                print(f"spoor vprobe: gdb port: {type(e).__name__}: {e}", file=sys.stderr)
             finally:
                 client.close()
                 server.close()
