@@ -269,20 +269,17 @@ class Session:
         self.our_reply = None  # a reply of ours the client has not acknowledged yet
 
     def run(self):
+        sides = {self.client: (self.from_client, self._from_client),
+                 self.server: (self.from_server, self._from_server)}
         while True:
-            readable, _, _ = select.select([self.client, self.server], [], [])
-            if self.client in readable:
-                data = self.client.recv(65536)
+            readable, _, _ = select.select(list(sides), [], [])
+            for sock in readable:
+                data = sock.recv(65536)
                 if not data:
                     return
-                for token in self.from_client.feed(data):
-                    self._from_client(token)
-            if self.server in readable:
-                data = self.server.recv(65536)
-                if not data:
-                    return
-                for token in self.from_server.feed(data):
-                    self._from_server(token)
+                tokens, handle = sides[sock]
+                for token in tokens.feed(data):
+                    handle(token)
 
     # ---- client -> QEMU
     def _from_client(self, token):

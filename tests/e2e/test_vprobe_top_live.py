@@ -36,7 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
-from test_vprobe import ground_truth, objdump, wait_listening  # noqa: E402
+from test_vprobe import ground_truth, interval_truth, objdump, wait_listening  # noqa: E402
 
 SPOOR = os.environ.get("SPOOR_BIN", "spoor")
 TICKS = 12
@@ -78,14 +78,7 @@ def check_intervals(test, intervals, switches, entries, end):
     counts and the exact exception entries ([(cycle, number)]) per exception number."""
     for k, interval in enumerate(intervals):
         lo, hi = k * CYCLES, (k + 1) * CYCLES
-        share, count = {}, {}
-        for n, (t, tcb) in enumerate(switches):
-            t_end = switches[n + 1][0] if n + 1 < len(switches) else end
-            overlap = min(hi, t_end) - max(lo, t)
-            if overlap > 0:
-                share[tcb] = share.get(tcb, 0) + overlap
-            if lo <= t < hi:
-                count[tcb] = count.get(tcb, 0) + 1
+        share, count = interval_truth(switches, end, lo, hi)
         got = {int(t["tcb"], 0): t for t in interval["threads"]}
         for tcb, cycles in share.items():
             with test.subTest(interval=k, tcb=hex(tcb)):
