@@ -36,12 +36,17 @@ Checked:
    plan asks for Data Trace Match packets (MATCH 0b0101), which carry no value, and spoor itm
    does not decode them (docs/top.md);
 7. a core with one comparator (--comparators 1): spoor top --setup v7m (comparator 1) is
-   refused in one line, exit 2, after reading NUMCOMP, and writes no comparator register.
+   refused in one line, exit 2, after reading NUMCOMP, and writes no comparator register;
+8. the port's framing in ack mode (a raw client that never asks for QStartNoAckMode): the
+   packets the probe serves are acknowledged and answered with good checksums, a read that
+   spans QEMU's memory and DEMCR has QEMU's bytes with DEMCR's in place, a packet with a bad
+   checksum is refused ('-') as QEMU refuses it.
 """
 import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -349,6 +354,59 @@ class Refusal(unittest.TestCase):
         self.assertEqual([a for a, _ in words(run["accesses"], "write")], [DEMCR])
         self.assertEqual([v >> 28 for a, v in words(run["accesses"], "read") if a == DWT_CTRL],
                          [1])
+
+
+class AckModeFraming(unittest.TestCase):
+    def test_served_packets_in_ack_mode(self):
+        elf, machine = harness.example("sched", "m3")
+        gdb_port = harness.free_port()
+        probe = subprocess.Popen([SPOOR, "vprobe", "-q", "--gdb", str(gdb_port), "-p", "0", "--",
+                                  *qemu_command(machine, elf)], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True, start_new_session=True)
+        try:
+            wait_listening(gdb_port, probe, "gdb port")
+            with socket.create_connection(("127.0.0.1", gdb_port), timeout=20) as s:
+                rsp = RawClient(s)
+                self.assertRegex(rsp.exchange(b"?"), rb"^T05")
+                self.assertEqual(rsp.exchange(b"me0001000,4"), b"00000040")  # NUMCOMP 4
+                self.assertEqual(rsp.exchange(b"Me000edfc,4:00000001"), b"OK")
+                both = rsp.exchange(b"me000edf0,10")  # DHCSR .. DEMCR
+                self.assertEqual(len(both), 32)
+                self.assertEqual(both[24:], b"00000001")
+                self.assertEqual(rsp.exchange(b"m20000000,4"), rsp.exchange(b"m20000000,4"))
+                s.sendall(b"$me0001000,4#00")
+                self.assertEqual(s.recv(1), b"-")
+                s.sendall(b"$k#6b")
+            probe.communicate(timeout=60)
+        finally:
+            if probe.poll() is None:
+                os.killpg(probe.pid, signal.SIGKILL)
+                probe.wait()
+
+
+class RawClient:
+    """GDB's remote protocol in ack mode, by hand: each packet acknowledged by '+'."""
+
+    def __init__(self, sock):
+        self.sock = sock
+        self.buf = b""
+
+    def exchange(self, payload):
+        self.sock.sendall(b"$%s#%02x" % (payload, sum(payload) & 0xFF))
+        while not re.search(rb"\$([^#]*)#[0-9a-f]{2}", self.buf):
+            data = self.sock.recv(4096)
+            if not data:
+                raise AssertionError(f"connection closed after {self.buf!r}")
+            self.buf += data
+        if not self.buf.startswith(b"+$"):
+            raise AssertionError(f"no '+' before the reply: {self.buf!r}")
+        m = re.search(rb"\$([^#]*)#([0-9a-f]{2})", self.buf)
+        reply, sent = m.group(1), int(m.group(2), 16)
+        if sum(reply) & 0xFF != sent:
+            raise AssertionError(f"bad checksum: {self.buf!r}")
+        self.buf = self.buf[m.end():]
+        self.sock.sendall(b"+")
+        return reply
 
 
 if __name__ == "__main__":
