@@ -95,10 +95,20 @@ def events(lines, wants_regs=None):
     """The log's lines (an iterable of str) as events, in order. Instructions that did not run
     are taken out: an instruction and what follows it are held until the next "Trace" line or
     the end. wants_regs(pc) -> bool: parse the register state logged for the instruction at pc
-    (-d cpu) into its event."""
+    (-d cpu) into its event. A tuple among the lines is an event of the caller's, yielded in
+    its place; it says QEMU is stopped there (the log is complete up to it), so the held
+    instruction is yielded before it."""
     held = []          # the last instruction and the events after it
     cpu_lines = None   # register lines of the held instruction, when wanted
     for line in lines:
+        if isinstance(line, tuple):  # the caller's own event: QEMU is stopped here (vprobe)
+            if held:
+                if cpu_lines:
+                    held[0] = ("insn", held[0][1], _registers(cpu_lines))
+                yield from held
+            held, cpu_lines = [], None
+            yield line
+            continue
         first = line[:1]
         if first == "R" or first == "X":
             if cpu_lines is not None and (line[1:2].isdigit() or line.startswith("XPSR")):

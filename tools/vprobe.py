@@ -17,15 +17,19 @@ carry and emits overflow packets.
 import argparse
 import json
 import os
+import select
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import qemu_log  # noqa: E402
 import vprobe_itm as itm  # noqa: E402
 import vprobe_stores  # noqa: E402
+from vprobe_gdb_proxy import Bridge, Proxy, emulated  # noqa: E402
 
 HELP = """\
 usage: spoor vprobe [OPTIONS] -- qemu-system-arm QEMU-ARGS...
@@ -39,8 +43,14 @@ to the QEMU command (do not give them). Exit status: QEMU's (0 when the firmware
   -p, --port N       serve the stream on 127.0.0.1:N (default 46000; 0: no server)
   -o, --output FILE  also write the stream to FILE
       --shift N      -icount shift: one instruction = 2^N ns (default 5: 31.25 MHz)
-      --gdb PORT     QEMU's gdbstub on 127.0.0.1:PORT for memory reads (default 3333; 0: none);
-                     a debugger that connects halts the target until it continues it
+      --gdb PORT     QEMU's gdbstub on 127.0.0.1:PORT (default 3333; 0: none), through a
+                     proxy that serves the ITM, DWT and DEMCR from the emulated registers: a
+                     debugger's writes configure the probe (from where QEMU resumes); a debugger
+                     that connects halts the target until it continues it
+      --gdb-log FILE a line per ITM/DWT/DEMCR access the GDB port served
+      --arch v7m|v8m the DWT_FUNCTION encoding (default: v8m for mps2-an505/an521, mps3-an524/
+                     an547 and -cpu cortex-m33/m55, else v7m)
+      --comparators N  DWT comparators the core has (DWT_CTRL.NUMCOMP, 0-4; default 4)
       --elf FILE     the firmware (default: QEMU's -kernel), for decoding its stores
       --set REG=VAL  an ITM/DWT register as if a debugger wrote it before the firmware ran:
                      DEMCR, ITM_TCR, ITM_TER, DWT_CTRL, DWT_COMPn, DWT_MASKn, DWT_FUNCTIONn or
@@ -60,8 +70,11 @@ ITM_BASE, ITM_END = 0xE0000000, 0xE0001000
 DWT_BASE, DWT_END = 0xE0001000, 0xE0002000
 DEMCR = 0xE000EDFC
 ITM_TER, ITM_TCR = 0xE0000E00, 0xE0000E80
-DWT_CTRL = 0xE0001000
-COMPARATORS = 4  # Cortex-M3
+DWT_CTRL, DWT_CYCCNT = 0xE0001000, 0xE0001004
+ITM_LAR, DWT_LAR = 0xE0000FB0, 0xE0001FB0
+COMPARATORS = 4  # Cortex-M3, M4, M33: the data trace packets name comparators 0-3
+V8M_MACHINES = ("mps2-an505", "mps2-an521", "mps3-an524", "mps3-an547")
+V8M_CPUS = ("cortex-m33", "cortex-m55")
 NAMES = {"DEMCR": DEMCR, "ITM_TCR": ITM_TCR, "ITM_TER": ITM_TER, "ITM_TPR": 0xE0000E40,
          "DWT_CTRL": DWT_CTRL}
 for _n in range(COMPARATORS):
@@ -78,6 +91,13 @@ WRITE_EMITS = {
     0b1111: (("pc", "data"), ("addr", "data")),
 }
 READS_TOO = {0b0001, 0b0010, 0b0011, 0b1100, 0b1110}
+# ARMv8-M DWT_FUNCTIONn (ARMv8-M ARM, DDI0553): MATCH [3:0], ACTION [5:4], DATAVSIZE [11:10],
+# ID [31:27] read-only. MATCH 0b0100/0b0101/0b0110: Data Address (reads and writes / writes /
+# reads); 0b1100/0b1101/0b1110: Data Address With Value (the same accesses). ACTION 0b10: "For a
+# Cycle Counter, Instruction Address, Data Address, Data Value or Linked Data Value comparator,
+# generate a Data Trace Match packet. For a Data Address With Value comparator, generate a Data
+# Trace Data Value packet."
+V8_ACTION_TRACE = 0b10
 EXC_ENTER, EXC_EXIT, EXC_RETURN = 1, 2, 3
 NOT_A_STORE = object()
 
@@ -190,8 +210,11 @@ class Sinks:
 class Probe:
     """The DWT and ITM as the firmware configured them, fed with QEMU's log events."""
 
-    def __init__(self, code, sinks, link, initial):
+    def __init__(self, code, sinks, link, initial, arch="v7m", numcomp=COMPARATORS):
         self.code = code
+        self.arch = arch
+        self.numcomp = numcomp
+        self.cyccnt_since = 0  # the cycle DWT_CYCCNT's stored value was taken at
         self.sinks = sinks
         self.link = link
         self.regs = {}
@@ -219,33 +242,61 @@ class Probe:
     def write_register(self, addr, size, value):
         was_enabled = self.itm_enabled()
         word = addr & ~3
+        if self.comparator_of(word) >= self.numcomp or word in (ITM_LAR, DWT_LAR):
+            return  # a comparator the core does not have (RAZ/WI); the lock is not emulated
+        if word in (DWT_CTRL, DWT_CYCCNT):  # the counter so far, before CYCCNTENA may change
+            self.regs[DWT_CYCCNT] = self.cyccnt()
+            self.cyccnt_since = self.count
         shift = 8 * (addr & 3)
         mask = ((1 << (8 * size)) - 1) << shift
         old = self.reg(word)
-        self.regs[word] = (old & ~mask) | ((value << shift) & mask)
+        self.regs[word] = ((old & ~mask) | ((value << shift) & mask)) & self.writable(word)
         self.configure()
         if self.itm_enabled() and not was_enabled and self.sync_enabled():
             self.emit(itm.SYNC, "sync", self.count, timestamped=False)
 
+    @staticmethod
+    def comparator_of(word):
+        """The comparator whose COMP/MASK/FUNCTION word this is (-1: none)."""
+        return (word - 0xE0001020) >> 4 if 0xE0001020 <= word < 0xE0001020 + 16 * 16 else -1
+
+    def writable(self, word):
+        """The bits of a register a write changes (the others read-only)."""
+        if word == DWT_CTRL:
+            return 0x00FFFFFF  # NUMCOMP, NOTRCPKT, NOEXTTRIG, NOCYCCNT, NOPRFCNT
+        if word == ITM_TCR:
+            return ~(1 << 23) & 0xFFFFFFFF  # BUSY
+        if self.comparator_of(word) >= 0 and word & 0xF == 8:  # FUNCTION: MATCHED (v8-M: ID)
+            return 0x07FFFFFF & ~(1 << 24) if self.arch == "v8m" else ~(1 << 24) & 0xFFFFFFFF
+        return 0xFFFFFFFF
+
+    def cyccnt(self):
+        value = self.reg(DWT_CYCCNT)
+        if self.reg(DWT_CTRL) & 1:
+            value += self.count - self.cyccnt_since
+        return value & 0xFFFFFFFF
+
+    def read_word(self, word):
+        """A register as a debugger reads it."""
+        if word == DWT_CTRL:
+            return self.reg(DWT_CTRL) | self.numcomp << 28
+        if word == DWT_CYCCNT:
+            return self.cyccnt()
+        if ITM_BASE <= word < ITM_BASE + 0x80:  # a stimulus port: FIFOREADY, never full here
+            return 1 if self.itm_enabled() else 0
+        return self.reg(word)
+
     def configure(self):
         ctrl = self.reg(DWT_CTRL)
         self.comparators = []
-        for n in range(COMPARATORS):
+        for n in range(min(self.numcomp, COMPARATORS)):
             function = self.reg(0xE0001028 + 16 * n)
-            kind = function & 0xF
-            if not kind:
-                continue
-            if function & (1 << 8):
-                self.warn_once(f"DWT_FUNCTION{n}: data value matching is not emulated")
-                continue
-            if kind in READS_TOO:
-                self.warn_once(f"DWT_FUNCTION{n}: reads are not traced, only writes")
-            if kind not in WRITE_EMITS:
-                continue
             comp = self.reg(0xE0001020 + 16 * n)
-            ignore = (1 << (self.reg(0xE0001024 + 16 * n) & 0x1F)) - 1
-            emits = WRITE_EMITS[kind][1 if function & (1 << 5) else 0]
-            self.comparators.append((n, comp & ~ignore, comp | ignore, emits))
+            if function & 0xF:
+                decode = self.v8_comparator if self.arch == "v8m" else self.v7_comparator
+                entry = decode(n, function, comp)
+                if entry:
+                    self.comparators.append(entry)
         sampling = bool(ctrl & (1 << 12)) and bool(ctrl & 1)
         period = ((ctrl >> 1) & 0xF) + 1
         period *= 1024 if ctrl & (1 << 9) else 64
@@ -260,6 +311,64 @@ class Probe:
             self.next_sync = None
         elif self.next_sync is None:
             self.next_sync = (self.count // self.sync_period + 1) * self.sync_period
+
+    def v7_comparator(self, n, function, comp):
+        """ARMv7-M ARM C1.8.17: FUNCTION [3:0], EMITRANGE bit 5, DATAVMATCH bit 8; MASKn."""
+        kind = function & 0xF
+        if function & (1 << 8):
+            self.warn_once(f"DWT_FUNCTION{n}: data value matching is not emulated")
+            return None
+        if kind in READS_TOO:
+            self.warn_once(f"DWT_FUNCTION{n}: reads are not traced, only writes")
+        if kind not in WRITE_EMITS:
+            return None
+        ignore = (1 << (self.reg(0xE0001024 + 16 * n) & 0x1F)) - 1
+        emits = WRITE_EMITS[kind][1 if function & (1 << 5) else 0]
+        return (n, comp & ~ignore, comp | ignore, emits)
+
+    def v8_comparator(self, n, function, comp):
+        """ARMv8-M: a Data Address comparator traces a write with a Data Trace Match packet, a
+        Data Address With Value comparator with a Data Trace Data Value packet (ACTION 0b10).
+        The watched object: 2^DATAVSIZE bytes at COMP."""
+        match, action, size = function & 0xF, (function >> 4) & 3, (function >> 10) & 3
+        if action != V8_ACTION_TRACE:
+            if action == 0b11:
+                self.warn_once(f"DWT_FUNCTION{n}: data address packets are not emulated")
+            return None  # 0b00 trigger only, 0b01 debug event: no packet
+        if match & 0b0111 not in (0b0100, 0b0101, 0b0110):
+            self.warn_once(f"DWT_FUNCTION{n}: MATCH 0b{match:04b} is not emulated")
+            return None
+        if match & 3 == 0b10:
+            self.warn_once(f"DWT_FUNCTION{n}: matches reads only; reads are not traced")
+            return None
+        if match & 3 == 0b00:
+            self.warn_once(f"DWT_FUNCTION{n}: reads are not traced, only writes")
+        low = comp & ~((1 << size) - 1)
+        return (n, low, low + (1 << size) - 1, ("data",) if match & 0b1000 else ("match",))
+
+    # ---- a debugger's accesses (tools/vprobe_gdb_proxy.py), QEMU stopped
+    def debug_read(self, addr, base):
+        """base (QEMU's bytes, or zeros) with the emulated registers' bytes in place."""
+        out = bytearray(base)
+        for i in range(len(out)):
+            a = addr + i
+            if emulated(a):
+                out[i] = (self.read_word(a & ~3) >> (8 * (a & 3))) & 0xFF
+        return bytes(out)
+
+    def debug_write(self, addr, data):
+        """A debugger's write: to the emulated registers as the firmware's store would be
+        (whole words when aligned, else byte by byte)."""
+        step = 4 if addr % 4 == 0 and len(data) % 4 == 0 else 1
+        for i in range(0, len(data), step):
+            if emulated(addr + i):
+                self.store_register(addr + i, step, int.from_bytes(data[i:i + step], "little"))
+
+    def store_register(self, addr, size, value):
+        if addr < ITM_BASE + 0x80:
+            self.stimulus((addr - ITM_BASE) >> 2, size, value)
+        else:
+            self.write_register(addr, size, value)
 
     def warn_once(self, text):
         if text not in self.warned:
@@ -354,10 +463,7 @@ class Probe:
             return
         for addr, size, value in store.accesses(regs):
             if ITM_BASE <= addr < DWT_END or addr & ~3 == DEMCR:
-                if addr < ITM_BASE + 0x80:
-                    self.stimulus((addr - ITM_BASE) >> 2, size, value)
-                else:
-                    self.write_register(addr, size, value)
+                self.store_register(addr, size, value)
                 continue
             for n, low, high, emits in self.comparators:
                 if addr <= high and addr + size - 1 >= low and self.dwt_forwarded():
@@ -366,6 +472,8 @@ class Probe:
                             self.emit(itm.dwt_pc(n, pc), "dwt_pc", self.count)
                         elif what == "addr":
                             self.emit(itm.dwt_addr(n, addr), "dwt_addr", self.count)
+                        elif what == "match":
+                            self.emit(itm.dwt_match(n), "dwt_match", self.count)
                         else:
                             self.emit(itm.dwt_data(n, True, size, value), "dwt_data", self.count)
 
@@ -405,6 +513,8 @@ class Probe:
                     self.exception(self.exc_stack[-1] if self.exc_stack else 0, EXC_RETURN)
         elif kind == "reset":
             self.exc_stack, self.returning = [], None
+        elif kind == "debugger":  # QEMU stopped here; a debugger's access
+            Bridge.run(ev[1], self)
 
     def stats(self):
         return {"instructions": self.count, "packets": self.emitted, "dropped": self.dropped,
@@ -412,10 +522,21 @@ class Probe:
                 "bytes": self.sinks.sent}
 
 
-def log_lines(fd, between_chunks, copy):
+def log_lines(fd, between_chunks, copy, bridge=None):
+    """QEMU's log, line by line; with a bridge, the debugger's accesses (tuples) where QEMU
+    stopped for them."""
     rest = b""
     while True:
-        chunk = os.read(fd, 1 << 20)
+        if bridge is None:
+            chunk = os.read(fd, 1 << 20)
+        else:
+            readable, _, _ = select.select([fd, bridge.wake_r], [], [])
+            if bridge.wake_r in readable:
+                os.read(bridge.wake_r, 4096)
+            if fd not in readable:
+                yield from bridge.due()
+                continue
+            chunk = bridge.read_log(1 << 20)
         if not chunk:
             break
         if copy:
@@ -425,6 +546,8 @@ def log_lines(fd, between_chunks, copy):
         for part in parts:
             yield part.decode("latin-1")
         between_chunks()
+        if bridge is not None and not rest:
+            yield from bridge.due()
     if rest:
         yield rest.decode("latin-1")
 
@@ -438,6 +561,15 @@ def parse_set(text):
         return addr, int(value, 0) & 0xFFFFFFFF
     except ValueError:
         raise UsageError(f"--set {text}: unknown register or bad number")
+
+
+def arch_of(qemu):
+    """v8m or v7m, from QEMU's -cpu or -M."""
+    for flag in ("-cpu", "-M", "-machine"):
+        if flag in qemu and qemu.index(flag) + 1 < len(qemu):
+            name = qemu[qemu.index(flag) + 1].split(",")[0]
+            return "v8m" if name in V8M_CPUS or name in V8M_MACHINES else "v7m"
+    return "v7m"
 
 
 def parse_args(argv):
@@ -455,6 +587,9 @@ def parse_args(argv):
     ap.add_argument("-o", "--output")
     ap.add_argument("--shift", type=int, default=5)
     ap.add_argument("--gdb", type=int, default=3333)
+    ap.add_argument("--gdb-log")
+    ap.add_argument("--arch", choices=("v7m", "v8m"))
+    ap.add_argument("--comparators", type=int, default=COMPARATORS)
     ap.add_argument("--elf")
     ap.add_argument("--set", action="append", default=[])
     ap.add_argument("--swo-baud", type=int)
@@ -476,6 +611,12 @@ def parse_args(argv):
         raise UsageError("--swo-baud: a positive baud rate")
     if args.swo_fifo < 8:
         raise UsageError("--swo-fifo: at least 8 bytes")
+    if not 0 <= args.comparators <= COMPARATORS:
+        raise UsageError(f"--comparators: 0 to {COMPARATORS}")
+    if args.gdb_log and not args.gdb:
+        raise UsageError("--gdb-log needs the GDB port (--gdb)")
+    if args.arch is None:
+        args.arch = arch_of(qemu)
     if args.wait_client and args.port == 0:
         raise UsageError("--wait-client needs the TCP server (--port)")
     if args.elf is None:
@@ -507,12 +648,26 @@ def run(argv):
     link = None
     if args.swo_baud:
         link = itm.SwoLink(args.swo_baud, hz, args.swo_fifo, 16 / 14 if args.tpiu else 1.0)
-    probe = Probe(code, sinks, link, args.initial)
+    probe = Probe(code, sinks, link, args.initial, args.arch, args.comparators)
     read_fd, write_fd = os.pipe()
     command = qemu + ["-icount", f"shift={args.shift},sleep=off", "-singlestep",
                       "-d", "exec,nochain,int,cpu", "-D", f"/dev/fd/{write_fd}"]
-    if args.gdb:
-        command += ["-gdb", f"tcp:127.0.0.1:{args.gdb}"]
+    bridge = proxy = gdb_log = None
+    socket_dir = None
+    if args.gdb:  # QEMU's gdbstub on a private socket, the proxy on the port
+        socket_dir = tempfile.mkdtemp(prefix="spoor-vprobe-")
+        gdbstub = os.path.join(socket_dir, "gdbstub")
+        command += ["-gdb", f"unix:{gdbstub},server=on,wait=off"]
+        bridge = Bridge(read_fd)
+        if args.gdb_log:
+            gdb_log = open(args.gdb_log, "w", buffering=1)
+        try:
+            proxy = Proxy(args.gdb, gdbstub, bridge,
+                          (lambda text: gdb_log.write(text + "\n")) if gdb_log else None)
+        except OSError as e:
+            warn(f"--gdb 127.0.0.1:{args.gdb}: {e.strerror}")
+            shutil.rmtree(socket_dir, ignore_errors=True)
+            return 2
     if not args.quiet:
         where = [f"tcp 127.0.0.1:{sinks.port}"] if sinks.port else []
         where += [args.output] if args.output else []
@@ -528,12 +683,22 @@ def run(argv):
         warn(f"{command[0]}: {e.strerror}")
         return 2
     os.close(write_fd)
+    if proxy:
+        proxy.start()
     copy = open(args.keep_log, "wb") if args.keep_log else None
     try:
-        for ev in qemu_log.events(log_lines(read_fd, sinks.push, copy), probe.wants_regs):
+        for ev in qemu_log.events(log_lines(read_fd, sinks.push, copy, bridge),
+                                  probe.wants_regs):
             probe.event(ev)
     except KeyboardInterrupt:
         process.terminate()
+    if bridge:
+        bridge.close()
+    if proxy:
+        proxy.stop()
+        shutil.rmtree(socket_dir, ignore_errors=True)
+    if gdb_log:
+        gdb_log.close()
     probe.flush()
     sinks.close()
     if copy:

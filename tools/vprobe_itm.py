@@ -33,6 +33,12 @@ def dwt_pc(comparator, pc):
     return _hw(8 + 2 * comparator, 4, pc)
 
 
+def dwt_match(comparator):
+    """ARMv8-M Data Trace Match packet: the PC value packet's discriminator 8 + 2n with one
+    payload byte, bit 0 set (DDI0553 F1.2.3)."""
+    return _hw(8 + 2 * comparator, 1, 1)
+
+
 def dwt_addr(comparator, offset):
     """Data trace address offset: discriminator 8 + 2n + 1, address bits [15:0]."""
     return _hw(8 + 2 * comparator + 1, 2, offset & 0xFFFF)

@@ -20,7 +20,8 @@
  * SysTick handler calls sched_checkpoint() (a place for a breakpoint: every task has run and
  * been switched away from) and the program exits; with the semihosting argument "park" it
  * stays in the handler instead, every task frozen, for a debugger to attach to (QEMU stops the
- * machine when GDB connects).
+ * machine when GDB connects). With "nosetup" it leaves the ITM and DWT alone, for a debugger
+ * to set them up (spoor top --setup, tests/e2e/test_vprobe_setup.py).
  */
 #include <stdint.h>
 #include <string.h>
@@ -42,7 +43,8 @@
 
 volatile uint32_t sched_ticks;
 static uint32_t run_ticks = RUN_TICKS;
-static int park; /* "park" on the command line: stop at the checkpoint instead of exiting */
+static int park;     /* "park" on the command line: stop at the checkpoint instead of exiting */
+static int no_setup; /* "nosetup": the trace is the debugger's to set up */
 volatile uint32_t work_sink;
 
 static void sensor_main(void);
@@ -203,7 +205,8 @@ void sched_start(void)
     boot_task.name = "boot";
     /* trace for a probe: every write to sched_current, exceptions (a core without ITM, or
      * QEMU, which ignores the writes, leaves the stream empty: the scheduler runs the same) */
-    (void)spoor_itm_watch_current_thread_ex((void *const *)&sched_current, 1, 1);
+    if (!no_setup)
+        (void)spoor_itm_watch_current_thread_ex((void *const *)&sched_current, 1, 1);
     /* the outgoing context of the first switch is saved on this stack */
     __asm__ volatile("msr psp, %0" ::"r"(boot_stack + 32) : "memory");
     SCB_SHPR3 = (SCB_SHPR3 & 0x0000FFFFu) | 0xFFu << 16 | 0x80u << 24; /* PendSV lowest */
@@ -234,6 +237,7 @@ int main(void)
     static char cmdline[64];
     if (semihost_get_cmdline(cmdline, sizeof cmdline)) {
         park = strstr(cmdline, "park") != NULL;
+        no_setup = strstr(cmdline, "nosetup") != NULL;
         parse_run_ticks(cmdline);
     }
     sched_start();

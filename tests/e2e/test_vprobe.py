@@ -68,7 +68,7 @@ def objdump(elf):
                          capture_output=True, text=True, check=True).stdout
     insns = {}
     for line in out.splitlines():
-        m = re.match(r"^\s+([0-9a-f]+):\s+[0-9a-f]{4}(?: [0-9a-f]{4})?\s+(\S+)\s*([^;@]*)", line)
+        m = re.match(r"^\s*([0-9a-f]+):\s+[0-9a-f]{4}(?: [0-9a-f]{4})?\s+(\S+)\s*([^;@]*)", line)
         if m and not m.group(2).startswith("."):
             insns[int(m.group(1), 16)] = (m.group(2), m.group(3).strip())
     return insns
@@ -145,6 +145,20 @@ def ground_truth(log, insns):
     if pending:
         retire()
     return pcs, stores, entries, returns
+
+
+def interval_truth(switches, end, lo, hi):
+    """({tcb: cycles it ran in [lo, hi)}, {tcb: switches to it in [lo, hi)}) of a schedule
+    [(cycle, tcb)] that ends at cycle end."""
+    share, count = {}, {}
+    for n, (t, tcb) in enumerate(switches):
+        t_end = switches[n + 1][0] if n + 1 < len(switches) else end
+        overlap = min(hi, t_end) - max(lo, t)
+        if overlap > 0:
+            share[tcb] = share.get(tcb, 0) + overlap
+        if lo <= t < hi:
+            count[tcb] = count.get(tcb, 0) + 1
+    return share, count
 
 
 def spoor_itm(*args, source):
@@ -371,16 +385,7 @@ class VirtualProbe(unittest.TestCase):
         # truth: per interval, each thread's cycles and the switches to it
         truth = []
         for k in range(end // cycles):
-            lo, hi = k * cycles, (k + 1) * cycles
-            share, count = {}, {}
-            for n, (t, tcb) in enumerate(switches):
-                t_end = switches[n + 1][0] if n + 1 < len(switches) else end
-                overlap = min(hi, t_end) - max(lo, t)
-                if overlap > 0:
-                    share[tcb] = share.get(tcb, 0) + overlap
-                if lo <= t < hi:
-                    count[tcb] = count.get(tcb, 0) + 1
-            truth.append((share, count))
+            truth.append(interval_truth(switches, end, k * cycles, (k + 1) * cycles))
         out = Path(self.tmp.name) / "top.jsonl"
         r = subprocess.run([SPOOR, "top", "--input", str(self.stream), "-e", str(self.elf),
                             "-F", str(int(hz)), "-I", str(interval_ms), "-E", "-j", str(out)],

@@ -36,7 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
-from test_vprobe import ground_truth, objdump, wait_listening  # noqa: E402
+from test_vprobe import ground_truth, interval_truth, objdump, wait_listening  # noqa: E402
 
 SPOOR = os.environ.get("SPOOR_BIN", "spoor")
 TICKS = 12
@@ -70,6 +70,27 @@ def gdb_tasks(elf):
     if len(tasks) != len(TASKS):
         raise AssertionError(f"gdb printed {tasks}: {out[-800:]}")
     return tasks
+
+
+def check_intervals(test, intervals, switches, entries, end):
+    """Per interval of spoor top's JSON: each thread's CPU share within 0.5 points of the
+    log's schedule (switches [(cycle, tcb)], the log ending at cycle end), the exact switch
+    counts and the exact exception entries ([(cycle, number)]) per exception number."""
+    for k, interval in enumerate(intervals):
+        lo, hi = k * CYCLES, (k + 1) * CYCLES
+        share, count = interval_truth(switches, end, lo, hi)
+        got = {int(t["tcb"], 0): t for t in interval["threads"]}
+        for tcb, cycles in share.items():
+            with test.subTest(interval=k, tcb=hex(tcb)):
+                test.assertAlmostEqual(got[tcb]["cpu"], 100.0 * cycles / CYCLES, delta=0.5)
+                test.assertEqual(got[tcb]["switches"], count.get(tcb, 0))
+        want = {}
+        for t, number in entries:
+            if lo <= t < hi:
+                want[number] = want.get(number, 0) + 1
+        got_exc = {e["num"]: e["count"] for e in interval.get("exceptions", []) if e["count"]}
+        with test.subTest(interval=k, what="exceptions"):
+            test.assertEqual(got_exc, want)
 
 
 class TopOnRunningTarget(unittest.TestCase):
@@ -140,30 +161,7 @@ class TopOnRunningTarget(unittest.TestCase):
         self.assertEqual([self.tasks[tcb][0] for tcb in idle], ["idle"])
 
     def test_shares_switches_and_exceptions_match_the_log(self):
-        end = len(self.pcs)
-        for k, interval in enumerate(self.intervals):
-            lo, hi = k * CYCLES, (k + 1) * CYCLES
-            share, count = {}, {}
-            for n, (t, tcb) in enumerate(self.switches):
-                t_end = self.switches[n + 1][0] if n + 1 < len(self.switches) else end
-                overlap = min(hi, t_end) - max(lo, t)
-                if overlap > 0:
-                    share[tcb] = share.get(tcb, 0) + overlap
-                if lo <= t < hi:
-                    count[tcb] = count.get(tcb, 0) + 1
-            got = {int(t["tcb"], 0): t for t in interval["threads"]}
-            for tcb, cycles in share.items():
-                with self.subTest(interval=k, tcb=hex(tcb)):
-                    self.assertAlmostEqual(got[tcb]["cpu"], 100.0 * cycles / CYCLES, delta=0.5)
-                    self.assertEqual(got[tcb]["switches"], count.get(tcb, 0))
-            want = {}
-            for t, number in self.entries:
-                if lo <= t < hi:
-                    want[number] = want.get(number, 0) + 1
-            got_exc = {e["num"]: e["count"] for e in interval.get("exceptions", [])
-                       if e["count"]}
-            with self.subTest(interval=k, what="exceptions"):
-                self.assertEqual(got_exc, want)
+        check_intervals(self, self.intervals, self.switches, self.entries, len(self.pcs))
 
     def test_halts_as_designed(self):
         trips = re.search(r"(\d+) round trips.*; (\d+) threads", self.top.stderr)
