@@ -51,6 +51,10 @@ typedef enum spoor_itm_type {
     SPOOR_ITM_DWT_ADDR,
     /* D4 'Data trace packets': data value, 0b10NNWxSS */
     SPOOR_ITM_DWT_DATA,
+    /* ARMv8-M ARM 'Data Trace Match packet': 0b01NN0101 and one payload byte, a comparator
+     * that matched with DWT_FUNCTION.ACTION 0b10 but carries no value (a Data Address, Data
+     * Value, Instruction Address or Cycle Counter comparator); reserved in ARMv7-M */
+    SPOOR_ITM_DWT_MATCH,
     /* bytes that could not be decoded */
     SPOOR_ITM_ERROR,
     SPOOR_ITM_TYPE_COUNT
@@ -138,6 +142,9 @@ typedef struct spoor_itm_packet {
             uint8_t size;
             uint32_t value;
         } dwt_data;
+        struct {
+            uint8_t comparator;
+        } dwt_match;
         /* the bytes [offset, offset + bytes_lost) were not decoded; detected_at is where
          * the problem showed */
         struct {
@@ -197,7 +204,7 @@ typedef struct spoor_itm_decoder {
      * bytes << 4 | type; [other_first, other_tail) held. A packet is in one of the two rings. */
     uint64_t other[SPOOR_ITM_RING];
     uint32_t other_first, other_tail;
-    uint32_t selected;        /* bit (1u << type) per type spoor_itm_next() returns */
+    uint32_t selected; /* bit (1u << type) per type spoor_itm_next() returns */
     /* software-channel text (spoor_itm_select_text()): the payload bytes of the software
      * packets of the ports in text_ports, in stream order; [text_head, text_sealed)
      * released, [text_sealed, text_tail) held (they belong to held packets) */

@@ -279,6 +279,9 @@ static void print_json(struct itm_cli *c, int id, const spoor_itm_packet *p)
         json_key_uint(j, JSON_KEY("comparator"), p->u.dwt_pc.comparator);
         json_key_uint(j, JSON_KEY("pc"), p->u.dwt_pc.pc);
         break;
+    case SPOOR_ITM_DWT_MATCH:
+        json_key_uint(j, JSON_KEY("comparator"), p->u.dwt_match.comparator);
+        break;
     case SPOOR_ITM_DWT_ADDR:
         json_key_uint(j, JSON_KEY("comparator"), p->u.dwt_addr.comparator);
         json_key_uint(j, JSON_KEY("addr_offset"), p->u.dwt_addr.offset);
@@ -347,6 +350,7 @@ static void print_text(struct itm_cli *c, int id, const spoor_itm_packet *p)
         fprintf(o, " cmp %u pc 0x%08x", p->u.dwt_pc.comparator, p->u.dwt_pc.pc);
         print_symbol(c, p->u.dwt_pc.pc);
         break;
+    case SPOOR_ITM_DWT_MATCH: fprintf(o, " cmp %u", p->u.dwt_match.comparator); break;
     case SPOOR_ITM_DWT_ADDR:
         fprintf(o, " cmp %u offset 0x%04x", p->u.dwt_addr.comparator, p->u.dwt_addr.offset);
         break;

@@ -88,7 +88,8 @@ struct top_cli {
     bool have_current;
     uint32_t current;
     uint64_t last_time;
-    bool lost; /* the OpenOCD connection failed: stop, one error line */
+    bool lost;         /* the OpenOCD connection failed: stop, one error line */
+    bool warned_match; /* the watched comparator sends match packets without values */
 };
 
 /* true when the OpenOCD connection has failed (closed, timed out): spoor top stops and says
@@ -240,6 +241,16 @@ static void packet(struct top_cli *c, const spoor_itm_packet *p)
         top_ftrace_exception(&c->ftrace, &c->view, p->time, p->u.exception.number,
                              p->u.exception.action == SPOOR_ITM_EXC_ENTER,
                              c->have_current ? c->current : 0);
+    if (p->type == SPOOR_ITM_DWT_MATCH && p->u.dwt_match.comparator == c->comparator &&
+        !c->warned_match) { /* a switch was seen, but not to which thread */
+        fprintf(stderr,
+                "spoor top: warning: comparator %u sends data trace match packets, which carry "
+                "no value: it watches the address without the value (ARMv8-M DWT_FUNCTION MATCH "
+                "0b0101); thread switches need MATCH 0b1101, as --setup v8m and "
+                "spoor_itm_watch_current_thread() write\n",
+                c->comparator);
+        c->warned_match = true;
+    }
     spoor_top_packet(c->stats, p, c->comparator);
     if (p->time > c->last_time)
         c->last_time = p->time;

@@ -40,8 +40,9 @@ _Static_assert(SPOOR_ITM_RING * 4 + 16 + STEP_TEXT <= SPOOR_ITM_TEXT_RING,
 const char *spoor_itm_type_name(spoor_itm_type type)
 {
     static const char *const names[SPOOR_ITM_TYPE_COUNT] = {
-        "sync",          "overflow",  "ts_local",  "ts_global1", "ts_global2", "ext",      "sw",
-        "event_counter", "exception", "pc_sample", "dwt_pc",     "dwt_addr",   "dwt_data", "error",
+        "sync",   "overflow", "ts_local",      "ts_global1", "ts_global2",
+        "ext",    "sw",       "event_counter", "exception",  "pc_sample",
+        "dwt_pc", "dwt_addr", "dwt_data",      "dwt_match",  "error",
     };
     return (unsigned)type < SPOOR_ITM_TYPE_COUNT ? names[type] : "?";
 }

@@ -29,6 +29,7 @@ enum itm_header_kind {
     HDR_SW4,
     HDR_PC,    /* 0b01NN0111: D4 'Data trace packets', PC value */
     HDR_ADDR,  /* 0b01NN1110: data trace address offset */
+    HDR_MATCH, /* 0b01NN0101: ARMv8-M data trace match (one payload byte) */
     HDR_DATA1, /* 0b10NNWxSS: data trace data value, 1, 2 or 4 payload bytes */
     HDR_DATA2,
     HDR_DATA4,
@@ -48,8 +49,10 @@ enum itm_header_kind {
                    : (s) == 1 ? HDR_SLEEP                                                          \
                               : HDR_RESERVED)                                                      \
      : (d) < 8  ? HDR_RESERVED                                                                     \
-     : (d) < 16                                                                                    \
-         ? ((d)&1 ? ((s) == 2 ? HDR_ADDR : HDR_RESERVED) : ((s) == 3 ? HDR_PC : HDR_RESERVED))     \
+     : (d) < 16 ? ((d)&1      ? ((s) == 2 ? HDR_ADDR : HDR_RESERVED)                               \
+                   : (s) == 3 ? HDR_PC                                                             \
+                   : (s) == 1 ? HDR_MATCH                                                          \
+                              : HDR_RESERVED)                                                      \
      : (d) < 24 ? HDR_DATA1 + (s)-1                                                                \
                 : HDR_RESERVED)
 
@@ -82,12 +85,19 @@ static const uint8_t itm_header_kind[256] = {
 
 /* The packet type of each source packet kind. */
 static const uint8_t itm_source_type[HDR_KIND_COUNT] = {
-    [HDR_SW1] = SPOOR_ITM_SW,          [HDR_SW2] = SPOOR_ITM_SW,
-    [HDR_SW4] = SPOOR_ITM_SW,          [HDR_PC] = SPOOR_ITM_DWT_PC,
-    [HDR_ADDR] = SPOOR_ITM_DWT_ADDR,   [HDR_DATA1] = SPOOR_ITM_DWT_DATA,
-    [HDR_DATA2] = SPOOR_ITM_DWT_DATA,  [HDR_DATA4] = SPOOR_ITM_DWT_DATA,
-    [HDR_EXC] = SPOOR_ITM_EXCEPTION,   [HDR_PCS] = SPOOR_ITM_PC_SAMPLE,
-    [HDR_SLEEP] = SPOOR_ITM_PC_SAMPLE, [HDR_EVC] = SPOOR_ITM_EVENT_COUNTER,
+    [HDR_SW1] = SPOOR_ITM_SW,
+    [HDR_SW2] = SPOOR_ITM_SW,
+    [HDR_SW4] = SPOOR_ITM_SW,
+    [HDR_PC] = SPOOR_ITM_DWT_PC,
+    [HDR_ADDR] = SPOOR_ITM_DWT_ADDR,
+    [HDR_MATCH] = SPOOR_ITM_DWT_MATCH,
+    [HDR_DATA1] = SPOOR_ITM_DWT_DATA,
+    [HDR_DATA2] = SPOOR_ITM_DWT_DATA,
+    [HDR_DATA4] = SPOOR_ITM_DWT_DATA,
+    [HDR_EXC] = SPOOR_ITM_EXCEPTION,
+    [HDR_PCS] = SPOOR_ITM_PC_SAMPLE,
+    [HDR_SLEEP] = SPOOR_ITM_PC_SAMPLE,
+    [HDR_EVC] = SPOOR_ITM_EVENT_COUNTER,
 };
 
 /* Whether a header of kind k is a software source packet (D4 'Instrumentation packet'). */

@@ -115,6 +115,7 @@ static inline void source_fields(spoor_itm_packet *p, unsigned k, uint8_t h, uin
     case HDR_SW4: sw_fields(p, h, v, n, page32); break;
     case HDR_PC: dwt_pc_fields(p, h, v); break;
     case HDR_ADDR: dwt_addr_fields(p, h, v); break;
+    case HDR_MATCH: p->u.dwt_match.comparator = dwt_comparator(h); break;
     case HDR_DATA1:
     case HDR_DATA2:
     case HDR_DATA4: dwt_data_fields(p, h, v, n); break;

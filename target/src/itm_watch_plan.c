@@ -16,9 +16,11 @@
 /* ARMv7-M DWT_FUNCTION: FUNCTION [3:0] = 0b1101 with EMITRANGE (bit 5) 0 and DATAVMATCH (bit
  * 8) 0: sample data for write transfers; DATAVSIZE [11:10] = 0b10 word */
 #define V7_FUNCTION_DATA_ON_WRITE (0xDu | 2u << 10)
-/* ARMv8-M DWT_FUNCTION: MATCH [3:0] = 0b0101 data address, writes; ACTION [5:4] = 0b10 data
- * trace (a data value packet); DATAVSIZE [11:10] = 0b10 word */
-#define V8_FUNCTION_DATA_ON_WRITE (0x5u | 2u << 4 | 2u << 10)
+/* ARMv8-M DWT_FUNCTION: MATCH [3:0] = 0b1101 data address with value, writes; ACTION [5:4] =
+ * 0b10, which for a Data Address With Value comparator generates a Data Trace Data Value packet
+ * (for a plain Data Address comparator, MATCH 0b0101, it would generate a Data Trace Match
+ * packet, which carries no value); DATAVSIZE [11:10] = 0b10 word (the watched range) */
+#define V8_FUNCTION_DATA_ON_WRITE (0xDu | 2u << 4 | 2u << 10)
 
 static void put(spoor_reg_write *out, size_t *n, uint32_t addr, uint32_t value, uint32_t mask)
 {

@@ -25,16 +25,15 @@ Checked:
    shares within 0.5 points, exact switch counts and exception entries per interval (the
    writes took effect from the first instruction: every store to sched_current is traced);
 3. M33: the writes are the same plan with the ARMv8-M comparator: no MASK1, FUNCTION1 MATCH
-   0b0101 (Data Address, writes), ACTION 0b10, DATAVSIZE 0b10 (word);
-4. M33: the probe follows the manual, which says ACTION 0b10 on a Data Address comparator
-   generates a Data Trace Match packet: one per store to sched_current, at the cycle after
-   the store, and no data value packets;
-5. M33: a debugger (gdb-multiarch, through the same port) writing FUNCTION1 = MATCH 0b1101
-   (Data Address With Value, writes), ACTION 0b10, DATAVSIZE 0b10 gets a data value packet
-   with the value of every store to sched_current (what spoor top needs);
-6. M33: spoor top sees the switches after --setup v8m -- an expected failure: spoor's ARMv8-M
-   plan asks for Data Trace Match packets (MATCH 0b0101), which carry no value, and spoor itm
-   does not decode them (docs/top.md);
+   0b1101 (Data Address With Value, writes), ACTION 0b10 (which for that MATCH the manual
+   defines as "generate a Data Trace Data Value packet"), DATAVSIZE 0b10 (word);
+4. M33: the stream has a data value packet with the value of every store to sched_current, at
+   the cycle after the store, and spoor top sees the switches (as on the M3);
+5. M33: a debugger (gdb-multiarch, through the same port) writing FUNCTION1 = MATCH 0b0101
+   (Data Address, writes), ACTION 0b10 gets what the manual says for a Data Address
+   comparator, a Data Trace Match packet per store and no value; `spoor itm --json` decodes
+   them as dwt_match packets of comparator 1, and spoor top says in one warning that the
+   comparator sends no values (it cannot tell the threads);
 7. a core with one comparator (--comparators 1): spoor top --setup v7m (comparator 1) is
    refused in one line, exit 2, after reading NUMCOMP, and writes no comparator register;
 8. the port's framing in ack mode (a raw client that never asks for QStartNoAckMode): the
@@ -264,11 +263,11 @@ class SetupV8M(unittest.TestCase, PlanChecks):
         d = Path(cls.tmp.name)
         cls.run_ = run_setup(cls, d, "m33", "v8m", top_args=("-n", str(INTERVALS)))
         cls.switches, cls.entries, cls.end, cls.current = schedule(cls.run_)
-        cls.by_gdb = cls.gdb_sets_data_value(d)
+        cls.by_gdb = cls.gdb_sets_address_match(d)
 
     @classmethod
-    def gdb_sets_data_value(cls, d):
-        """gdb-multiarch configures comparator 1 with the manual's data value encoding through
+    def gdb_sets_address_match(cls, d):
+        """gdb-multiarch configures comparator 1 as a Data Address comparator (no value) through
         the probe's port and detaches (QEMU runs); the stream and the log's schedule."""
         elf, machine = harness.example("sched", "m33")
         stream, log = d / "gdb.itm", d / "gdb.log"
@@ -277,8 +276,7 @@ class SetupV8M(unittest.TestCase, PlanChecks):
             [SPOOR, "vprobe", "-q", "--gdb", str(gdb_port), "-p", "0", "-o", stream,
              "--keep-log", log, "--", *qemu_command(machine, elf)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-        function = (V8_MATCH_DATA_ADDRESS_WITH_VALUE_WRITES | V8_ACTION_DATA_TRACE << 4
-                    | DATAVSIZE_WORD << 10)
+        function = V8_MATCH_DATA_ADDRESS_WRITES | V8_ACTION_DATA_TRACE << 4 | DATAVSIZE_WORD << 10
         sets = [(DEMCR, TRCENA), (ITM_TCR, ITMENA | TSENA | SYNCENA | TXENA | 1 << 16),
                 (DWT_CTRL, CYCCNTENA | 1 << 10), (FUNCTION1, 0),
                 (COMP1, harness.symbol_addresses(elf)["sched_current"]), (FUNCTION1, function)]
@@ -310,36 +308,52 @@ class SetupV8M(unittest.TestCase, PlanChecks):
         writes = words(self.run_["accesses"], "write")
         function = self.check_common_plan(writes, self.current)
         self.assertNotIn(MASK1, dict(writes))
-        self.assertEqual(function & 0xF, V8_MATCH_DATA_ADDRESS_WRITES)
+        self.assertEqual(function & 0xF, V8_MATCH_DATA_ADDRESS_WITH_VALUE_WRITES)
         self.assertEqual((function >> 4) & 3, V8_ACTION_DATA_TRACE)
         self.assertEqual((function >> 10) & 3, DATAVSIZE_WORD)
         self.check_numcomp_read(self.run_["accesses"], 4)
 
-    def test_stream_has_a_match_packet_per_switch(self):
-        """ARMv8-M: Data Trace Match packet = discriminator 8 + 2n, one byte, bit 0 set."""
+    def test_stream_has_a_value_packet_per_switch(self):
         self.assertEqual(self.run_["probe_status"], 0, self.run_["probe_err"])
         got = itm_packets(self.run_["stream"])
-        matches = [t for t, h, p in got if h == (10 << 3) | 4 | 1 and p == b"\x01"]
-        values = [p for t, h, p in got if h & 4 and (h >> 3) >= 16]
-        self.assertGreater(len(self.switches), 10)
-        self.assertEqual(matches, [t for t, _ in self.switches])
-        self.assertEqual(values, [])
-
-    def test_manuals_data_value_encoding_traces_values(self):
-        self.assertEqual(self.by_gdb["gdb"].returncode, 0, self.by_gdb["gdb"].stderr)
-        self.assertIn(f"@@{self.by_gdb['function']:x}", self.by_gdb["gdb"].stdout)
-        got = itm_packets(self.by_gdb["stream"])
         values = [(t, int.from_bytes(p, "little")) for t, h, p in got
                   if h == ((16 + 2 * 1 + 1) << 3) | 4 | 3]  # data value, comparator 1, write
-        self.assertGreater(len(self.by_gdb["stores"]), 10)
-        self.assertEqual(values, self.by_gdb["stores"])
+        self.assertGreater(len(self.switches), 10)
+        self.assertEqual(values, self.switches)
 
-    @unittest.expectedFailure
     def test_top_sees_the_switches(self):
-        """Fails while spoor's ARMv8-M plan asks for Data Trace Match packets (docs/top.md)."""
         self.assertEqual(self.run_["top"].returncode, 0, self.run_["top"].stderr)
         self.assertEqual(len(self.run_["intervals"]), INTERVALS)
         check_intervals(self, self.run_["intervals"], self.switches, self.entries, self.end)
+
+    def test_address_only_comparator_gives_match_packets(self):
+        """ARMv8-M: Data Trace Match packet = discriminator 8 + 2n, one byte, bit 0 set."""
+        self.assertEqual(self.by_gdb["gdb"].returncode, 0, self.by_gdb["gdb"].stderr)
+        self.assertIn(f"@@{self.by_gdb['function']:x}", self.by_gdb["gdb"].stdout)
+        got = itm_packets(self.by_gdb["stream"])
+        matches = [t for t, h, p in got if h == (10 << 3) | 4 | 1 and p == b"\x01"]
+        values = [p for t, h, p in got if h & 4 and (h >> 3) >= 16]
+        self.assertGreater(len(self.by_gdb["stores"]), 10)
+        self.assertEqual(matches, [t for t, _ in self.by_gdb["stores"]])
+        self.assertEqual(values, [])
+
+    def test_spoor_decodes_match_packets_and_top_warns(self):
+        stream = Path(self.tmp.name) / "match.itm"
+        stream.write_bytes(self.by_gdb["stream"])
+        itm = subprocess.run([SPOOR, "itm", "--json", str(stream)], capture_output=True,
+                             text=True, timeout=60)
+        self.assertEqual(itm.returncode, 0, itm.stderr)
+        packets = [json.loads(line) for line in itm.stdout.splitlines() if line.strip()]
+        matches = [p for p in packets if p["type"] == "dwt_match"]
+        self.assertEqual([p["comparator"] for p in matches], [1] * len(self.by_gdb["stores"]))
+        self.assertEqual([p for p in packets if p["type"] == "error"], [])
+        elf, _ = harness.example("sched", "m33")
+        top = subprocess.run([SPOOR, "top", "-e", str(elf), "-F", str(HZ), "--input", str(stream),
+                              "-j", os.devnull], capture_output=True, text=True, timeout=60)
+        self.assertEqual(top.returncode, 0, top.stderr)
+        warnings = [line for line in top.stderr.splitlines() if "data trace match" in line]
+        self.assertEqual(len(warnings), 1, top.stderr)
+        self.assertIn("comparator 1", warnings[0])
 
 
 class Refusal(unittest.TestCase):

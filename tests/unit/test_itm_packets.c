@@ -352,6 +352,29 @@ static void test_time_accumulates(void **state)
 
 /* Reserved headers: counted, and the decoder skips to the next sync, saying how many bytes
  * it lost. Packets no timestamp confirmed yet are part of the loss. */
+/* ARMv8-M ARM 'Data Trace Match packet' (DWT_FUNCTION.ACTION 0b10 on a comparator that carries
+ * no value): 0b01NN0101 and one payload byte. The other sizes of discriminators 8 + 2n stay
+ * reserved but 4 (the PC value). */
+static void test_data_trace_match(void **state)
+{
+    (void)state;
+    DECODE(0x45, 0x01, /* cmp 0 match */
+           0x75, 0x01, /* cmp 3 match */
+           0x55, 0x01  /* cmp 1 match */
+    );
+    assert_int_equal(R.n, 3);
+    no_errors();
+    static const uint8_t cmp[3] = {0, 3, 1};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(R.p[i].type, SPOOR_ITM_DWT_MATCH);
+        assert_int_equal(R.p[i].u.dwt_match.comparator, cmp[i]);
+        assert_int_equal(R.p[i].size, 2);
+    }
+    DECODE(0x46, 0x01, 0x02); /* two payload bytes: reserved */
+    assert_int_equal(R.p[0].type, SPOOR_ITM_ERROR);
+    assert_int_equal(R.p[0].u.error.why, SPOOR_ITM_ERR_RESERVED_HEADER);
+}
+
 static void test_reserved_header_resync(void **state)
 {
     (void)state;
@@ -513,6 +536,7 @@ int main(void)
         cmocka_unit_test(test_pc_sample),
         cmocka_unit_test(test_data_trace),
         cmocka_unit_test(test_time_accumulates),
+        cmocka_unit_test(test_data_trace_match),
         cmocka_unit_test(test_reserved_header_resync),
         cmocka_unit_test(test_sync_inside_payload),
         cmocka_unit_test(test_bad_sync_and_truncation),

@@ -56,6 +56,7 @@ static uint64_t fold_packet(uint64_t h, const spoor_itm_packet *p)
     case SPOOR_ITM_PC_SAMPLE: return mix(mix(h, p->u.pc_sample.pc), p->u.pc_sample.sleep);
     case SPOOR_ITM_DWT_PC: return mix(mix(h, p->u.dwt_pc.comparator), p->u.dwt_pc.pc);
     case SPOOR_ITM_DWT_ADDR: return mix(mix(h, p->u.dwt_addr.comparator), p->u.dwt_addr.offset);
+    case SPOOR_ITM_DWT_MATCH: return mix(h, p->u.dwt_match.comparator);
     case SPOOR_ITM_DWT_DATA:
         h = mix(mix(h, p->u.dwt_data.comparator), p->u.dwt_data.write);
         return mix(mix(h, p->u.dwt_data.size), p->u.dwt_data.value);
@@ -174,15 +175,16 @@ static int setup(void **state)
         case 9: o[0] = (uint8_t)(0x4E | cmp), o[1] = r, o[2] = 0x12; break;
         case 10: o[0] = (uint8_t)(0x84 | cmp | (x >> 20 & 8) | ss), memcpy(o + 1, &x, 4); break;
         case 11: o[0] = 0x05, o[1] = r; break;
-        case 12: o[0] = r < 4 ? 0xA0 : 0x70; break; /* reserved, overflow */
-        case 13:                                    /* a synchronization packet */
+        case 12: o[0] = r < 4 ? 0xA0 : 0x70; break;                /* reserved, overflow */
+        case 14: o[0] = (uint8_t)(0x45 | cmp), o[1] = 0x01; break; /* ARMv8-M data trace match */
+        case 13:                                                   /* a synchronization packet */
             memset(o, 0, 6);
             o[6] = 0x80;
             break;
         default: o[0] = (uint8_t)((x >> 8) & 0xF8) | ss, memcpy(o + 1, &x, 4); break; /* SW */
         }
-        static const uint8_t size[16] = {1, 1, 1, 1, 1, 3, 5, 2, 5, 3, 0, 2, 1, 7, 0, 0};
-        if (sel == 10 || sel >= 14)
+        static const uint8_t size[16] = {1, 1, 1, 1, 1, 3, 5, 2, 5, 3, 0, 2, 1, 7, 2, 0};
+        if (sel == 10 || sel == 15)
             input_len += 1 + ss + (ss == 3);
         else
             input_len += size[sel];

@@ -1,7 +1,8 @@
 /* The target's ITM/DWT set-up for spoor top (target/src/itm_watch_plan.c): every register
  * write against the encodings of the ARMv7-M ARM (C1.8, DWT_FUNCTION FUNCTION 0b1101 "sample
- * data for write transfers"; C1.7 ITM_TCR) and the ARMv8-M ARM (DWT_FUNCTION MATCH 0b0101 "data
- * address, writes", ACTION 0b10 "data trace"), written out here by hand. */
+ * data for write transfers"; C1.7 ITM_TCR) and the ARMv8-M ARM (DWT_FUNCTION MATCH 0b1101 "data
+ * address with value, writes", ACTION 0b10, which for that comparator type "generate[s] a Data
+ * Trace Data Value packet"), written out here by hand. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -57,8 +58,10 @@ static void test_armv8m(void **state)
     assert_int_equal(w[5].addr, 0xE0001048);  /* FUNCTION2 off */
     assert_int_equal(w[6].addr, 0xE0001040);  /* COMP2 */
     assert_int_equal(w[6].value, 0x38000100);
-    assert_int_equal(w[7].addr, 0xE0001048); /* MATCH 0b0101, ACTION 0b10, DATAVSIZE word */
-    assert_int_equal(w[7].value, 0x825);
+    /* MATCH 0b1101 data address with value, writes; ACTION 0b10 (for that MATCH a Data Trace
+     * Data Value packet); DATAVSIZE word */
+    assert_int_equal(w[7].addr, 0xE0001048);
+    assert_int_equal(w[7].value, 0x82D);
 }
 
 static void test_bad_arguments(void **state)

@@ -8,7 +8,8 @@
  * on the RTOS's current-thread pointer that emits a data trace data value packet on every write
  * to it. The comparator encodings differ: ARMv7-M (ARMv7-M ARM C1.8.17: DWT_FUNCTION.FUNCTION
  * 0b1101, "sample data for write transfers", DWT_MASK 0) and ARMv8-M Mainline (ARMv8-M ARM
- * DWT_FUNCTION: MATCH 0b0101 "data address, writes", ACTION 0b10 "data trace", DATAVSIZE word).
+ * DWT_FUNCTION: MATCH 0b1101 "data address with value, writes", ACTION 0b10, which for that
+ * comparator type generates a Data Trace Data Value packet, DATAVSIZE word).
  * ARMv6-M and ARMv8-M Baseline have no ITM: the calls return SPOOR_ITM_WATCH_NO_ITM.
  *
  * The register values are computed by spoor_itm_watch_plan(), portable code that the host
