@@ -23,6 +23,7 @@
 #include "spoor/gdb_rsp.h"
 
 #include "gdb_remote_internal.h"
+#include "tcp_connect.h"
 
 #define DEFAULT_PACKET_SIZE 400 /* what GDB assumes when qSupported does not say */
 #define MAX_RESENDS 3
@@ -317,35 +318,19 @@ static bool parse_host_port(const char *hp, char *host, size_t cap, char *port)
 
 static bool open_socket(spoor_gdb *g, const char *host, const char *port)
 {
-    struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *ai;
-    int rc = getaddrinfo(host, port, &hints, &ai);
-    if (rc)
-        return fail(g, SPOOR_ERR_IO, "unknown host (%s)", gai_strerror(rc));
-    g->fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (g->fd < 0) {
-        freeaddrinfo(ai);
-        return fail(g, SPOOR_ERR_IO, "socket: %s", strerror(errno));
+    int gai_error;
+    g->fd = spoor_tcp_connect(host, port, g->timeout_ms, true, &gai_error);
+    if (g->fd >= 0)
+        return true;
+    if (gai_error)
+        return fail(g, SPOOR_ERR_IO, "unknown host (%s)", gai_strerror(gai_error));
+    if (errno == ETIMEDOUT) {
+        char ms[16];
+        snprintf(ms, sizeof ms, "%u", g->timeout_ms);
+        return fail(g, SPOOR_ERR_IO, "no connection within %s ms", ms);
     }
-    int one = 1;
-    setsockopt(g->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    rc = connect(g->fd, ai->ai_addr, ai->ai_addrlen);
-    freeaddrinfo(ai);
-    if (rc < 0 && errno == EINPROGRESS) {
-        int err = 0;
-        socklen_t elen = sizeof err;
-        if (wait_fd(g->fd, POLLOUT, now_ms() + g->timeout_ms) <= 0) {
-            char ms[16];
-            snprintf(ms, sizeof ms, "%u", g->timeout_ms);
-            return fail(g, SPOOR_ERR_IO, "no connection within %s ms", ms);
-        }
-        getsockopt(g->fd, SOL_SOCKET, SO_ERROR, &err, &elen);
-        errno = err;
-        rc = err ? -1 : 0;
-    }
-    if (rc < 0)
-        return fail(g, SPOOR_ERR_IO, "%s",
-                    errno == ECONNREFUSED ? "connection refused" : strerror(errno));
-    return true;
+    return fail(g, SPOOR_ERR_IO, "%s",
+                errno == ECONNREFUSED ? "connection refused" : strerror(errno));
 }
 
 /* The whole of one qXfer:features:read annex, appended to *doc. */

@@ -14,33 +14,13 @@
 
 #include "openocd_internal.h"
 #include "spoor/error.h"
+#include "tcp_connect.h"
 
 int64_t spoor_openocd_now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int open_socket(const char *host, const char *port)
-{
-    struct addrinfo hints = {0}, *res = NULL;
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    if (getaddrinfo(host, port, &hints, &res) != 0)
-        return -1;
-    int fd = -1;
-    for (struct addrinfo *a = res; a && fd < 0; a = a->ai_next) {
-        fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-        if (fd >= 0 && connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
-            int err = errno;
-            close(fd);
-            fd = -1;
-            errno = err;
-        }
-    }
-    freeaddrinfo(res);
-    return fd;
 }
 
 spoor_openocd *spoor_openocd_open(const char *where, unsigned timeout_ms,
@@ -77,9 +57,11 @@ spoor_openocd *spoor_openocd_open(const char *where, unsigned timeout_ms,
     o->t = t;
     o->timeout_ms = timeout_ms ? timeout_ms : 5000;
     snprintf(o->where, sizeof o->where, "%s %s:%s", t->name, host, port);
-    o->fd = open_socket(host, port);
+    int gai_error;
+    o->fd = spoor_tcp_connect(host, port, o->timeout_ms, false, &gai_error);
     if (o->fd < 0) {
-        spoor_set_error(SPOOR_ERR_IO, "%s: %s", o->where, strerror(errno));
+        spoor_set_error(SPOOR_ERR_IO, "%s: %s", o->where,
+                        gai_error ? gai_strerror(gai_error) : strerror(errno));
         spoor_openocd_close(o);
         return NULL;
     }

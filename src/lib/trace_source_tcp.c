@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "spoor/error.h"
+#include "tcp_connect.h"
 #include "trace_source_internal.h"
 
 enum { PORT_MAX = 16 };
@@ -25,30 +26,11 @@ typedef struct tcp_source {
 /* A connected socket, or -1 with the error set. */
 static int connect_to(const char *host, const char *port)
 {
-    struct addrinfo hints = {0}, *res = NULL;
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    int rc = getaddrinfo(host, port, &hints, &res);
-    if (rc != 0) {
-        spoor_set_error(SPOOR_ERR_IO, "tcp:%s:%s: %s", host, port, gai_strerror(rc));
-        return -1;
-    }
-    int fd = -1, err = 0;
-    for (struct addrinfo *a = res; a; a = a->ai_next) {
-        fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-        if (fd < 0) {
-            err = errno;
-            continue;
-        }
-        if (connect(fd, a->ai_addr, a->ai_addrlen) == 0)
-            break;
-        err = errno;
-        close(fd);
-        fd = -1;
-    }
-    freeaddrinfo(res);
+    int gai_error;
+    int fd = spoor_tcp_connect(host, port, 0, false, &gai_error);
     if (fd < 0)
-        spoor_set_error(SPOOR_ERR_IO, "tcp:%s:%s: %s", host, port, strerror(err));
+        spoor_set_error(SPOOR_ERR_IO, "tcp:%s:%s: %s", host, port,
+                        gai_error ? gai_strerror(gai_error) : strerror(errno));
     return fd;
 }
 
