@@ -93,6 +93,14 @@ static bool broken(spoor_gdb *g, spoor_status st, const char *fmt, const char *d
     return false;
 }
 
+/* false, with the error that broke it, once the connection is unusable */
+static bool alive(spoor_gdb *g)
+{
+    if (g->dead)
+        spoor_set_error(g->dead_status, "%s", g->dead_msg);
+    return !g->dead;
+}
+
 /* Up to 40 bytes of what a peer sent, printable. */
 static void excerpt(const uint8_t *b, size_t n, char *out, size_t cap)
 {
@@ -105,18 +113,16 @@ static void excerpt(const uint8_t *b, size_t n, char *out, size_t cap)
 
 /* ---- I/O with deadlines --------------------------------------------------------------------- */
 
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int64_t now_us(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static int64_t now_ms(void)
+{
+    return now_us() / 1000;
 }
 
 static int wait_fd(int fd, short events, int64_t deadline)
@@ -208,15 +214,22 @@ static bool note_raw(spoor_gdb *g, uint8_t c)
 
 /* ---- one exchange ---------------------------------------------------------------------------- */
 
+/* The server refused (NACK) the packet framed in g->out: send it again, up to MAX_RESENDS
+ * times in a row. */
+static bool resend(spoor_gdb *g, size_t flen, int *resends)
+{
+    if (++*resends > MAX_RESENDS)
+        return broken(g, SPOOR_ERR_PROTOCOL, "the server refused %s packets in a row", "4");
+    return send_all(g, g->out, flen);
+}
+
 /* Sends payload and waits for its reply (into g->reply, run-length expanded). first: this is
  * the first exchange of the connection, where anything that is not the protocol means the
  * peer is not a GDB server. */
 static bool exchange(spoor_gdb *g, const char *payload, bool first)
 {
-    if (g->dead) {
-        spoor_set_error(g->dead_status, "%s", g->dead_msg);
+    if (!alive(g))
         return false;
-    }
     size_t flen = 0;
     if (payload) { /* NULL: only wait for the next packet the server sends */
         flen = spoor_rsp_frame(payload, strlen(payload), g->out, sizeof g->out);
@@ -259,9 +272,7 @@ static bool exchange(spoor_gdb *g, const char *payload, bool first)
         case SPOOR_RSP_NACK:
             if (!flen)
                 break; /* nothing of ours to resend */
-            if (++resends > MAX_RESENDS)
-                return broken(g, SPOOR_ERR_PROTOCOL, "the server refused %s packets in a row", "4");
-            if (!send_all(g, g->out, flen))
+            if (!resend(g, flen, &resends))
                 return false;
             deadline = now_ms() + g->timeout_ms;
             break;
@@ -548,10 +559,8 @@ void spoor_gdb_stats_get(const spoor_gdb *g, spoor_gdb_stats *out)
 
 bool spoor_gdb_continue(spoor_gdb *g)
 {
-    if (g->dead) {
-        spoor_set_error(g->dead_status, "%s", g->dead_msg);
+    if (!alive(g))
         return false;
-    }
     if (g->running || g->stopped_itself)
         return true; /* one that stopped itself stays halted: it is not spoor's to resume */
     /* 'c' has no reply until the target stops; in ack mode the server acknowledges it */
@@ -567,11 +576,7 @@ bool spoor_gdb_continue(spoor_gdb *g)
                           r ? "the server closed the connection%s" : "no ack of 'c'%s", "");
         if (c == '+')
             break;
-        if (c != '-')
-            continue;
-        if (++resends > MAX_RESENDS)
-            return broken(g, SPOOR_ERR_PROTOCOL, "the server refused %s packets in a row", "4");
-        if (!send_all(g, g->out, flen))
+        if (c == '-' && !resend(g, flen, &resends))
             return false;
     }
     if (g->halted_at_us) {
@@ -585,10 +590,8 @@ bool spoor_gdb_continue(spoor_gdb *g)
 
 bool spoor_gdb_halt(spoor_gdb *g)
 {
-    if (g->dead) {
-        spoor_set_error(g->dead_status, "%s", g->dead_msg);
+    if (!alive(g))
         return false;
-    }
     if (!g->running)
         return true;
     g->running = false;
