@@ -5,7 +5,6 @@
  * inside catch and the reply starts with O (the result follows) or E (the error message
  * follows). Reads are read_memory, writes write_memory. */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "openocd_internal.h"
@@ -72,7 +71,9 @@ static int first_line(const char *text)
     return n > 160 ? 160 : (int)n;
 }
 
-static bool tcl_command(spoor_openocd *o, const char *command, char *out, size_t cap)
+/* Runs command; *result points at its output in the connection's buffer (valid until the
+ * next request). */
+static bool run(spoor_openocd *o, const char *command, const char **result)
 {
     char request[600];
     size_t n = wrap(command, request, sizeof request);
@@ -83,10 +84,10 @@ static bool tcl_command(spoor_openocd *o, const char *command, char *out, size_t
     }
     if (!spoor_openocd_send(o, request, n) || !receive_reply(o))
         return false;
-    const char *result = o->buf + 1;
+    *result = o->buf + 1;
     if (o->buf[0] == 'E') {
         spoor_set_error(SPOOR_ERR_UNAVAILABLE, "%s: %s: %.*s", o->where, command,
-                        first_line(result), result);
+                        first_line(*result), *result);
         return false;
     }
     if (o->buf[0] != 'O') {
@@ -95,6 +96,14 @@ static bool tcl_command(spoor_openocd *o, const char *command, char *out, size_t
         spoor_openocd_break(o);
         return false;
     }
+    return true;
+}
+
+static bool tcl_command(spoor_openocd *o, const char *command, char *out, size_t cap)
+{
+    const char *result;
+    if (!run(o, command, &result))
+        return false;
     spoor_openocd_output(result, o->len - 1, out, cap);
     return true;
 }
@@ -103,19 +112,15 @@ static bool tcl_read_words(spoor_openocd *o, uint32_t addr, uint32_t *words, siz
 {
     char command[64];
     snprintf(command, sizeof command, "read_memory 0x%08x 32 %zu", addr, count);
-    char *out = malloc(OPENOCD_REPLY_MAX);
-    if (!out) {
-        spoor_set_error(SPOOR_ERR_NOMEM, "out of memory");
+    const char *out;
+    if (!run(o, command, &out))
         return false;
-    }
-    bool ok = tcl_command(o, command, out, OPENOCD_REPLY_MAX);
-    if (ok && !spoor_openocd_parse_read_memory(out, words, count)) {
+    if (!spoor_openocd_parse_read_memory(out, words, count)) {
         spoor_set_error(SPOOR_ERR_PROTOCOL, "%s: %s: not a list of %zu words: %.*s", o->where,
                         command, count, first_line(out) > 60 ? 60 : first_line(out), out);
-        ok = false;
+        return false;
     }
-    free(out);
-    return ok;
+    return true;
 }
 
 static bool tcl_write(spoor_openocd *o, uint32_t addr, uint32_t value, uint32_t mask)

@@ -279,7 +279,7 @@ bool spoor_rtos_read_thread(const spoor_rtos *r, spoor_read_fn read, void *ctx, 
         spoor_set_error(SPOOR_ERR_NOMEM, "out of memory");
         return false;
     }
-    spoor_set_error(SPOOR_ERR_UNAVAILABLE, "%s", ""); /* a reader that fails may say why */
+    spoor_set_error(SPOOR_OK, "%s", ""); /* cleared: a reader that fails may say why */
     if (!read(ctx, tcb, b, r->tcb_size)) {
         char why[200];
         snprintf(why, sizeof why, "%s", spoor_last_error());
