@@ -88,7 +88,6 @@ struct top_cli {
     bool have_current;
     uint32_t current;
     uint64_t last_time;
-    bool lost;         /* the OpenOCD connection failed: stop, one error line */
     bool warned_match; /* the watched comparator sends match packets without values */
 };
 
@@ -98,7 +97,7 @@ static bool connection_lost(struct top_cli *c)
 {
     if (!c->openocd || !spoor_openocd_broken(c->openocd))
         return false;
-    c->lost = c->stop = true;
+    c->stop = true;
     return true;
 }
 
@@ -197,7 +196,7 @@ static void on_report(void *ctx, const spoor_top_report *r)
         return;
     if (!r->summary && !r->partial)
         refresh_priorities(c, r);
-    if (c->lost)
+    if (connection_lost(c))
         return;
     if (c->console) {
         struct winsize ws;
@@ -344,7 +343,7 @@ static int run(struct top_cli *c, const char *spec, bool tpiu)
         drain(&d);
         spoor_top_finish(c->stats, c->last_time);
     }
-    if (tpiu && !c->lost)
+    if (tpiu && !connection_lost(c))
         report_tpiu(&tp);
     spoor_trace_source_close(src);
     return status;
@@ -684,7 +683,7 @@ int cmd_top(int argc, char **argv)
     else
         snprintf(spec, sizeof spec, "%s", a.input);
     rc = run(&c, spec, a.tpiu);
-    if (c.lost && !rc)
+    if (connection_lost(&c) && !rc)
         rc = cli_error("top", "%s", spoor_openocd_broken(c.openocd));
     if (c.ftrace.f && !top_ftrace_close(&c.ftrace))
         rc = cli_error("top", "--ftrace %s: write failed", a.ftrace);
