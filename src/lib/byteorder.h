@@ -1,8 +1,9 @@
-/* Little-endian loads and stores and the ARM prel31 field, for every libspoor module that
- * reads target bytes (the target is little-endian whatever the host is). Internal. */
+/* Little-endian loads and stores, unsigned LEB128 and the ARM prel31 field, for every libspoor
+ * module that reads target bytes (the target is little-endian whatever the host is). Internal. */
 #ifndef SPOOR_BYTEORDER_H
 #define SPOOR_BYTEORDER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 static inline uint16_t spoor_le16(const uint8_t *p)
@@ -38,6 +39,23 @@ static inline void spoor_put_le32(uint8_t *p, uint32_t v)
     p[1] = (uint8_t)(v >> 8);
     p[2] = (uint8_t)(v >> 16);
     p[3] = (uint8_t)(v >> 24);
+}
+
+/* An unsigned LEB128 number at *p, which moves past it (DWARF, the ARM build attributes); bits
+ * past 64 are dropped. false when it runs past end. */
+static inline bool spoor_uleb128(const uint8_t **p, const uint8_t *end, uint64_t *value)
+{
+    uint64_t v = 0;
+    for (unsigned shift = 0; *p < end; shift += 7) {
+        uint8_t b = *(*p)++;
+        if (shift < 64)
+            v |= (uint64_t)(b & 0x7Fu) << shift;
+        if (!(b & 0x80u)) {
+            *value = v;
+            return true;
+        }
+    }
+    return false;
 }
 
 /* A prel31 field (EHABI): a 31-bit signed offset from place, the address of the word. */

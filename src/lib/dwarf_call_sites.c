@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "byteorder.h"
 #include "dwarf_call_sites.h"
 #include "elf_internal.h"
 
@@ -70,23 +71,6 @@ static void release(struct call_site_table *t)
 
 /* ---------------------------------------------------------------- .debug_abbrev */
 
-static bool read_uleb(const uint8_t **p, const uint8_t *end, uint64_t *value)
-{
-    uint64_t v = 0;
-    unsigned shift = 0;
-    while (*p < end) {
-        uint8_t b = *(*p)++;
-        if (shift < 64)
-            v |= (uint64_t)(b & 0x7Fu) << shift;
-        shift += 7;
-        if (!(b & 0x80u)) {
-            *value = v;
-            return true;
-        }
-    }
-    return false;
-}
-
 struct abbrev_tables { /* offsets of the abbreviation tables that declare a call-site tag */
     uint64_t *with_call_sites;
     size_t n, cap;
@@ -106,16 +90,16 @@ static bool scan_abbrevs(const spoor_elf *e, struct abbrev_tables *a)
     while (p < end) {
         uint64_t table = (uint64_t)(p - s->data), code, tag, name, form, skip;
         bool has = false;
-        while (read_uleb(&p, end, &code) && code != 0) {
-            if (!read_uleb(&p, end, &tag) || p >= end) {
+        while (spoor_uleb128(&p, end, &code) && code != 0) {
+            if (!spoor_uleb128(&p, end, &tag) || p >= end) {
                 a->unknown = true;
                 return true;
             }
             p++; /* DW_CHILDREN_yes/no */
             has |= tag == DW_TAG_call_site || tag == TAG_GNU_CALL_SITE;
             do {
-                if (!read_uleb(&p, end, &name) || !read_uleb(&p, end, &form) ||
-                    (form == DW_FORM_implicit_const && !read_uleb(&p, end, &skip))) {
+                if (!spoor_uleb128(&p, end, &name) || !spoor_uleb128(&p, end, &form) ||
+                    (form == DW_FORM_implicit_const && !spoor_uleb128(&p, end, &skip))) {
                     a->unknown = true;
                     return true;
                 }

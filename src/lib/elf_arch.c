@@ -12,17 +12,14 @@
 #define TAG_FILE 1
 #define TAG_CPU_ARCH 6
 
-/* A uleb128 at *p (before end); false when it runs past end or past 32 bits. */
+/* A uleb128 at *p (before end); false when it runs past end or does not fit 32 bits. */
 static bool uleb(const uint8_t **p, const uint8_t *end, uint32_t *v)
 {
-    *v = 0;
-    for (unsigned shift = 0; *p < end && shift < 32; shift += 7) {
-        uint8_t b = *(*p)++;
-        *v |= (uint32_t)(b & 0x7F) << shift;
-        if (!(b & 0x80))
-            return true;
-    }
-    return false;
+    uint64_t wide;
+    if (!spoor_uleb128(p, end, &wide) || wide > UINT32_MAX)
+        return false;
+    *v = (uint32_t)wide;
+    return true;
 }
 
 static bool skip_string(const uint8_t **p, const uint8_t *end)
