@@ -70,6 +70,26 @@ static bool unchecked_arch(const spoor_rtos *r)
     return true;
 }
 
+/* EXC_RETURN from the TCB member (exc_return_member) that keeps its low byte, as the RTX5 and
+ * Zephyr context switches restore it: 0xFFFFFF00 | the byte. 0 when the TCB type has no such
+ * member, -1 (error set) when it cannot be read. */
+static int exc_return_from_member(const spoor_rtos *r, spoor_read_fn read, void *ctx,
+                                  const spoor_rtos_thread *t, uint32_t *exc_return)
+{
+    rtos_field f;
+    uint8_t low;
+    Dwarf_Die tcb_type = r->tcb_type;
+    if (!spoor_rtos_dwarf_field(&tcb_type, r->d->exc_return_member, &f))
+        return 0;
+    if (f.size != 1 || !read(ctx, t->tcb + f.offset, &low, 1)) {
+        spoor_set_error(SPOOR_ERR_UNAVAILABLE, "TCB 0x%08x: no readable %s member", t->tcb,
+                        r->d->exc_return_member);
+        return -1;
+    }
+    *exc_return = 0xFFFFFF00u | low;
+    return 1;
+}
+
 /* RTX5 (CMSIS-RTX Source/GCC/irq_armv7m.S and irq_armv8mml.S, SVC_Handler's SVC_ContextSave
  * and Sys_Context's Sys_ContextSave): STMDB r4-r11 below the hardware frame, then, when
  * EXC_RETURN bit 4 is 0 (an FP extended frame), VSTMDB s16-s31 below them; the SP goes to the
@@ -85,18 +105,12 @@ static bool saved_regs_rtx5(const spoor_rtos *r, spoor_read_fn read, void *ctx,
     uint32_t exc_return = 0xFFFFFFFDu, words[8];
     if (unchecked_arch(r) || bad_saved_sp(t))
         return false;
-    if (!is_armv6m(r)) {
-        rtos_field f;
-        uint8_t low;
-        Dwarf_Die tcb_type = r->tcb_type;
-        if (!spoor_rtos_dwarf_field(&tcb_type, r->d->exc_return_member, &f) || f.size != 1 ||
-            !read(ctx, t->tcb + f.offset, &low, 1)) {
-            spoor_set_error(SPOOR_ERR_UNAVAILABLE, "TCB 0x%08x: no readable %s member", t->tcb,
-                            r->d->exc_return_member);
-            return false;
-        }
-        exc_return = 0xFFFFFF00u | low;
-    }
+    int found = is_armv6m(r) ? 1 : exc_return_from_member(r, read, ctx, t, &exc_return);
+    if (found == 0) /* RTX5 always has it */
+        spoor_set_error(SPOOR_ERR_UNAVAILABLE, "TCB 0x%08x: no %s member", t->tcb,
+                        r->d->exc_return_member);
+    if (found != 1)
+        return false;
     uint32_t at = t->sp + (exc_return & 0x10u ? 0 : 64); /* past s16-s31 */
     return read_saved_words(t, read, ctx, at, words, 8) &&
            resume_regs(words, at + 32, exc_return, read, ctx, out);
@@ -234,8 +248,7 @@ static bool saved_regs_freertos(const spoor_rtos *r, spoor_read_fn read, void *c
 static bool saved_regs_zephyr(const spoor_rtos *r, spoor_read_fn read, void *ctx,
                               const spoor_rtos_thread *t, spoor_regs *out)
 {
-    rtos_field regs_field, exc_field;
-    uint8_t b[32], low;
+    rtos_field regs_field;
     uint32_t regs[8], exc_return = 0xFFFFFFFDu;
     Dwarf_Die tcb_type = r->tcb_type;
     if (bad_saved_sp(t))
@@ -246,23 +259,14 @@ static bool saved_regs_zephyr(const spoor_rtos *r, spoor_read_fn read, void *ctx
                         "not known");
         return false;
     }
-    if (!spoor_rtos_dwarf_field(&tcb_type, r->d->callee_saved_member, &regs_field) ||
-        !read(ctx, t->tcb + regs_field.offset, b, sizeof b)) {
+    if (!spoor_rtos_dwarf_field(&tcb_type, r->d->callee_saved_member, &regs_field)) {
         spoor_set_error(SPOOR_ERR_UNAVAILABLE, "TCB 0x%08x: callee-saved registers not available",
                         t->tcb);
         return false;
     }
-    for (int i = 0; i < 8; i++)
-        regs[i] = spoor_le32(b + 4 * i);
-    tcb_type = r->tcb_type;
-    if (spoor_rtos_dwarf_field(&tcb_type, r->d->exc_return_member, &exc_field)) {
-        if (exc_field.size != 1 || !read(ctx, t->tcb + exc_field.offset, &low, 1)) {
-            spoor_set_error(SPOOR_ERR_UNAVAILABLE, "TCB 0x%08x: no readable %s member", t->tcb,
-                            r->d->exc_return_member);
-            return false;
-        }
-        exc_return = 0xFFFFFF00u | low;
-    }
+    if (!read_saved_words(t, read, ctx, t->tcb + regs_field.offset, regs, 8) ||
+        exc_return_from_member(r, read, ctx, t, &exc_return) < 0)
+        return false;
     return resume_regs(regs, t->sp, exc_return, read, ctx, out);
 }
 
