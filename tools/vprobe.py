@@ -29,7 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import qemu_log  # noqa: E402
 import vprobe_itm as itm  # noqa: E402
 import vprobe_stores  # noqa: E402
-from vprobe_gdb_proxy import Bridge, Proxy, emulated  # noqa: E402
+from vprobe_gdb_proxy import DEMCR, DWT_END, ITM_BASE, Bridge, Proxy, emulated  # noqa: E402
 
 HELP = """\
 usage: spoor vprobe [OPTIONS] -- qemu-system-arm QEMU-ARGS...
@@ -66,9 +66,6 @@ to the QEMU command (do not give them). Exit status: QEMU's (0 when the firmware
   -h, --help         this text
 """
 
-ITM_BASE, ITM_END = 0xE0000000, 0xE0001000
-DWT_BASE, DWT_END = 0xE0001000, 0xE0002000
-DEMCR = 0xE000EDFC
 ITM_TER, ITM_TCR = 0xE0000E00, 0xE0000E80
 DWT_CTRL, DWT_CYCCNT = 0xE0001000, 0xE0001004
 ITM_LAR, DWT_LAR = 0xE0000FB0, 0xE0001FB0
@@ -462,7 +459,7 @@ class Probe:
                                    "(its success is not in the log)")
             return
         for addr, size, value in store.accesses(regs):
-            if ITM_BASE <= addr < DWT_END or addr & ~3 == DEMCR:
+            if emulated(addr):
                 self.store_register(addr, size, value)
                 continue
             for n, low, high, emits in self.comparators:
