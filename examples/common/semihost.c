@@ -77,21 +77,6 @@ int semihost_get_cmdline(char *buffer, uint32_t size)
     return 1;
 }
 
-uint32_t semihost_cmdline_number(const char *cmdline)
-{
-    const char *word = cmdline;
-    for (const char *p = cmdline; *p != '\0'; p++) {
-        if (*p == ' ') {
-            word = p + 1;
-        }
-    }
-    uint32_t n = 0;
-    for (; *word >= '0' && *word <= '9' && n < 100000u; word++) {
-        n = n * 10u + (uint32_t)(*word - '0');
-    }
-    return *word == '\0' ? n : 0u;
-}
-
 void semihost_exit(int status)
 {
     if (status == 0) {

@@ -60,10 +60,6 @@ int semihost_close(int handle);
  * has none or it does not fit. */
 int semihost_get_cmdline(char *buffer, uint32_t size);
 
-/* The last word of a command line when it is a decimal number below 100000 (QEMU puts the
- * program's name first: a number given with arg=N comes last), else 0. */
-uint32_t semihost_cmdline_number(const char *cmdline);
-
 /*
  * Ends the program: QEMU exits with `status` as its own exit status. Status 0 uses the plain
  * SYS_EXIT(ADP_Stopped_ApplicationExit); other values use SYS_EXIT_EXTENDED so the host sees them.

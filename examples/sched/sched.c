@@ -218,15 +218,27 @@ void sched_start(void)
         ;
 }
 
+/* The last word of the command line, when it is a number: the ticks to run. */
+static void parse_run_ticks(const char *cmdline)
+{
+    const char *word = cmdline;
+    for (const char *p = cmdline; *p; p++)
+        if (*p == ' ')
+            word = p + 1;
+    uint32_t n = 0;
+    for (; *word >= '0' && *word <= '9' && n < 100000u; word++)
+        n = n * 10u + (uint32_t)(*word - '0');
+    if (n && !*word)
+        run_ticks = n;
+}
+
 int main(void)
 {
     static char cmdline[64];
     if (semihost_get_cmdline(cmdline, sizeof cmdline)) {
         park = strstr(cmdline, "park") != NULL;
         no_setup = strstr(cmdline, "nosetup") != NULL;
-        uint32_t ticks = semihost_cmdline_number(cmdline);
-        if (ticks != 0u)
-            run_ticks = ticks;
+        parse_run_ticks(cmdline);
     }
     sched_start();
 }

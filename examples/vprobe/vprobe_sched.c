@@ -235,7 +235,20 @@ static void trace_setup(void)
 static uint32_t parse_ticks(void)
 {
     char line[32];
-    return semihost_get_cmdline(line, sizeof line) ? semihost_cmdline_number(line) : 0u;
+    uint32_t n = 0;
+    if (!semihost_get_cmdline(line, sizeof line)) {
+        return 0;
+    }
+    const char *c = line;
+    for (const char *p = line; *p != '\0'; p++) {
+        if (*p == ' ') {
+            c = p + 1; /* the last word: QEMU puts the program's name first */
+        }
+    }
+    for (; *c >= '0' && *c <= '9'; c++) {
+        n = n * 10u + (uint32_t)(*c - '0');
+    }
+    return n;
 }
 
 int main(void)
