@@ -104,4 +104,19 @@ size_t spoor_elf_symbolize(const spoor_elf *elf, uint32_t addr, spoor_location *
 bool spoor_elf_function(const spoor_elf *elf, uint32_t addr, const char **name, uint32_t *start,
                         uint32_t *size);
 
+/* Tag_CPU_arch of the ELF's build attributes (.ARM.attributes, "aeabi" file attributes; ARM
+ * IHI 0045 "Addenda to the ARM ABI" 2.4), e.g. SPOOR_ELF_ARCH_V6M for a Cortex-M0 build;
+ * SPOOR_ELF_ARCH_UNKNOWN when there are none or they cannot be read. */
+typedef enum spoor_elf_arch {
+    SPOOR_ELF_ARCH_UNKNOWN = -1,
+    SPOOR_ELF_ARCH_V7 = 10, /* ARMv7 (with profile M: ARMv7-M) */
+    SPOOR_ELF_ARCH_V6M = 11,
+    SPOOR_ELF_ARCH_V6SM = 12,
+    SPOOR_ELF_ARCH_V7EM = 13,
+    SPOOR_ELF_ARCH_V8M_BASE = 16,
+    SPOOR_ELF_ARCH_V8M_MAIN = 17,
+    SPOOR_ELF_ARCH_V81M_MAIN = 21,
+} spoor_elf_arch;
+spoor_elf_arch spoor_elf_cpu_arch(const spoor_elf *elf);
+
 #endif

@@ -9,7 +9,8 @@
 #include <stdint.h>
 
 #include "spoor/dump_format.h"
-#include "spoor/memory.h"
+#include "spoor/error.h"
+#include "spoor/read.h"
 #include "spoor/regs.h"
 
 typedef struct spoor_fault_bit {

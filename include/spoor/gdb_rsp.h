@@ -9,7 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "spoor/memory.h"
+#include "spoor/error.h"
+#include "spoor/read.h"
 #include "spoor/regs.h"
 
 #define SPOOR_RSP_MAX_PACKET 4096
@@ -63,12 +64,6 @@ typedef struct spoor_rsp_target {
     size_t nthreads;
     size_t *selected;
 } spoor_rsp_target;
-
-struct spoor_snapshot;
-/* The target for a snapshot: its registers, its memory view, the signal for its stop reason;
- * fp when the ELF is hard-float or the snapshot holds FP state. */
-void spoor_rsp_target_from_snapshot(spoor_rsp_target *t, const struct spoor_snapshot *s,
-                                    bool hard_float);
 
 /* Answers one packet into reply (NUL-terminated, unframed). *detach is set when the client
  * detached or killed the session. The target is read-only: writes, resume and step get

@@ -34,6 +34,7 @@ typedef struct spoor_mem spoor_mem;
 struct spoor_elf;
 struct spoor_dump;
 struct spoor_gdb;
+struct spoor_openocd;
 
 spoor_mem *spoor_mem_new(void);
 /* Frees the view and what it owns (images it loaded); borrowed dumps, ELFs and GDB
@@ -54,6 +55,9 @@ bool spoor_mem_add_file(spoor_mem *m, uint32_t addr, const char *path);
 bool spoor_mem_add_elf(spoor_mem *m, const struct spoor_elf *elf);
 /* A live target behind a GDB server (borrowed), cached by page. */
 bool spoor_mem_add_gdb(spoor_mem *m, struct spoor_gdb *gdb);
+/* A live memory layer over an OpenOCD telnet or Tcl connection (borrowed), cached by page
+ * (spoor/openocd.h). */
+bool spoor_mem_add_openocd(spoor_mem *m, struct spoor_openocd *o);
 
 /* Reads [addr, addr+len) into buf: true when every byte was available. */
 bool spoor_mem_read(spoor_mem *m, uint32_t addr, void *buf, size_t len);

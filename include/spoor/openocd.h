@@ -26,8 +26,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "spoor/memory.h"
-
 typedef struct spoor_openocd spoor_openocd;
 
 /* Connects to "HOST:PORT" or "PORT" (localhost) and waits for the prompt. NULL with the error
@@ -57,9 +55,6 @@ uint64_t spoor_openocd_round_trips(const spoor_openocd *o);
 
 /* NULL while the connection works; once it failed (closed, timed out, garbled), why. */
 const char *spoor_openocd_broken(const spoor_openocd *o);
-
-/* A live memory layer over the connection (borrowed), cached by page. */
-bool spoor_mem_add_openocd(spoor_mem *m, spoor_openocd *o);
 
 /* ---- sans-I/O pieces, for tests ---------------------------------------------------------- */
 

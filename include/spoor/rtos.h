@@ -9,7 +9,7 @@
  * A member the build does not have (FreeRTOS without pxEndOfStack, Zephyr without
  * CONFIG_THREAD_NAME) is simply not shown.
  *
- * Reads go through a spoor_read_fn (spoor/memory.h): a dump, --mem images, a live GDB server.
+ * Reads go through a spoor_read_fn (spoor/read.h): a dump, --mem images, a live GDB server.
  * A TCB is read with one read of the whole structure (one batched request on a live target);
  * a name behind a pointer usually points into flash, which the ELF layer serves. */
 #ifndef SPOOR_RTOS_H
@@ -20,7 +20,8 @@
 #include <stdint.h>
 
 #include "spoor/elf.h"
-#include "spoor/memory.h"
+#include "spoor/error.h"
+#include "spoor/read.h"
 #include "spoor/regs.h"
 
 typedef enum spoor_rtos_kind {

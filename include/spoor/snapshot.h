@@ -55,4 +55,11 @@ void spoor_snapshot_close(spoor_snapshot *s);
  * otherwise. */
 int spoor_snapshot_signal(const spoor_snapshot *s);
 
+struct spoor_rsp_target;
+/* The GDB remote server's target (spoor/gdb_rsp.h) for a snapshot: its registers, its memory
+ * view, the signal for its stop reason; fp when the ELF is hard-float or the snapshot holds FP
+ * state. */
+void spoor_rsp_target_from_snapshot(struct spoor_rsp_target *t, const spoor_snapshot *s,
+                                    bool hard_float);
+
 #endif

@@ -17,7 +17,8 @@
 #include <stdint.h>
 
 #include "spoor/elf.h"
-#include "spoor/memory.h"
+#include "spoor/error.h"
+#include "spoor/read.h"
 #include "spoor/regs.h"
 
 /* How a frame's PC and SP were recovered from the frame below it. */

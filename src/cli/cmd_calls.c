@@ -12,7 +12,7 @@
 #include "cli.h"
 #include "json_out.h"
 #include "outbuf.h"
-#include "spoor/call_trace.h"
+#include "spoor/calls_decode.h"
 #include "spoor/elf.h"
 #include "spoor/itm.h"
 #include "spoor/memory.h"

@@ -12,8 +12,9 @@
 #include "outbuf.h"
 #include "spoor/dump.h"
 #include "spoor/elf.h"
-#include "spoor/mtb_trace.h"
+#include "spoor/mtb_decode.h"
 #include "spoor/snapshot.h"
+#include "spoor/thumb.h"
 #include "target_input.h"
 
 #define MAX_CALL_DEPTH 256

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "spoor/call_trace.h"
+#include "spoor/calls_decode.h"
 
 #define check(cond)                                                                                \
     do {                                                                                           \

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "spoor/call_trace.h"
+#include "spoor/calls_decode.h"
 #include "spoor/itm.h"
 
 #define check(cond)                                                                                \

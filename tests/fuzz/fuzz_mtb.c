@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "spoor/mtb_trace.h"
+#include "spoor/mtb_decode.h"
 
 static void check(int ok)
 {

@@ -4,7 +4,14 @@
    one namespace with the application's).
 2. No call cycle between src/lib files: object A calls into object B and B into A (directly or
    through others) means the two are one module in two files, or a layer calls back up.
-3. No include cycle between headers (src/lib/*.h, include/spoor/*.h).
+3. No include cycle between headers (src/lib/*/*.h, include/spoor/*.h).
+4. Layers (docs/architecture.md): every file of src/lib/LAYER/ includes only headers of its own
+   layer or of the layers LAYER may use (LAYERS below; a public header belongs to the layer
+   PUBLIC says), never another folder's private header (NAME_internal.h; a folder's other
+   headers are its interface to the layers above), and every object calls only into objects of
+   those layers. Public headers obey the same rule among themselves.
+5. libspoor.so exports exactly the functions and variables include/spoor/*.h declares: no
+   internal helper is part of the ABI, and nothing declared is missing.
 
 Exit 1 with one line per violation."""
 import os
@@ -16,6 +23,105 @@ from pathlib import Path
 SOURCE = Path(os.environ.get("SPOOR_SOURCE_DIR", Path(__file__).resolve().parents[2]))
 BUILD = Path(os.environ.get("SPOOR_BUILD_DIR", SOURCE / "build" / "check"))
 LIB = Path(sys.argv[1]) if len(sys.argv) > 1 else BUILD / "libspoor.a"
+
+
+# What each layer may use besides itself. base < arch < elf < remote < snapshot < unwind < rtos,
+# with itm and flow beside unwind and rtos: they read through snapshots, never unwind.
+ORDER = ["base", "arch", "elf", "remote", "snapshot", "unwind", "rtos"]
+LAYERS = {layer: set(ORDER[:i]) for i, layer in enumerate(ORDER)}
+LAYERS["itm"] = set(ORDER[:ORDER.index("snapshot") + 1])
+LAYERS["flow"] = LAYERS["itm"] | {"itm"}
+
+# The layer of each public header. The target's record layouts (target/include/spoor/) are
+# shared with the firmware and include nothing of the host: they count as base.
+PUBLIC = {
+    "base": "error.h number.h read.h",
+    "arch": "regs.h fault.h thumb.h",
+    "elf": "elf.h",
+    "remote": "gdb_remote.h gdb_rsp.h openocd.h",
+    "snapshot": "dump.h memory.h snapshot.h",
+    "unwind": "unwind.h",
+    "rtos": "rtos.h",
+    "itm": "itm.h tpiu.h trace_source.h top.h",
+    "flow": "calls_decode.h mtb_decode.h",
+}
+
+
+def header_layer(inc, target_headers):
+    """The layer of an #include "..." name, or None when it is not libspoor's."""
+    if "/" not in inc:
+        return None
+    folder, name = inc.split("/", 1)
+    if folder == "spoor":
+        if name in target_headers:
+            return "base"
+        for layer, names in PUBLIC.items():
+            if name in names.split():
+                return layer
+        return "unknown"
+    return folder if folder in LAYERS else None
+
+
+def check_layers(problems):
+    lib = SOURCE / "src" / "lib"
+    target_headers = {h.name for h in (SOURCE / "target" / "include" / "spoor").glob("*.h")}
+    public = {h.name for h in (SOURCE / "include" / "spoor").glob("*.h")}
+    for name in sorted(public):
+        if header_layer("spoor/" + name, target_headers) == "unknown":
+            problems.append(f"include/spoor/{name}: no layer (add it to PUBLIC in {Path(__file__).name})")
+    files = [(f, f.parent.name) for f in sorted(lib.glob("*/*.[ch]"))]
+    files += [(lib / f.name, None) for f in sorted(lib.glob("*.[ch]"))]
+    files += [(SOURCE / "include" / "spoor" / n, header_layer("spoor/" + n, target_headers))
+              for n in sorted(public)]
+    for f, layer in files:
+        rel = f.relative_to(SOURCE)
+        if layer not in LAYERS:
+            problems.append(f"{rel}: not in a layer folder ({', '.join(LAYERS)})")
+            continue
+        for inc in re.findall(r'^#include\s+"([^"]+)"', f.read_text(), re.M):
+            used = header_layer(inc, target_headers)
+            if used is None or used == "unknown" or used == layer:
+                continue
+            if inc.endswith("_internal.h"):
+                problems.append(f"{rel}: includes {inc}, a private header of layer {used}")
+            elif used not in LAYERS[layer]:
+                problems.append(f"{rel}: layer {layer} includes {inc} of layer {used}")
+
+
+def declared_names(headers):
+    """Functions and variables the headers declare (static inline definitions excluded)."""
+    names, inline = set(), set()
+    for h in headers:
+        text = re.sub(r"/\*.*?\*/|//[^\n]*", " ", h.read_text(), flags=re.S)
+        names |= set(re.findall(r"\b(spoor_\w+)\s*\(", text))
+        names |= set(re.findall(r"^extern\s[^;(]*\b(spoor_\w+)\s*(?:\[[^]]*\])?\s*;", text, re.M))
+        inline |= set(re.findall(r"static\s+inline\s[^;{(]*\b(spoor_\w+)\s*\(", text))
+    return names - inline
+
+
+def check_exports(problems):
+    shared = LIB.parent / "libspoor.so"
+    if not shared.exists():
+        problems.append(f"{shared}: not built, exports not checked")
+        return
+    out = subprocess.run(["nm", "-D", "--defined-only", str(shared)], capture_output=True,
+                         text=True, check=True).stdout
+    exported = {m.group(1) for m in re.finditer(r"\s[A-Z]\s+(\w+?)(?:@@?\S+)?$", out, re.M)}
+    exported = {n for n in exported if n.startswith("spoor_")}
+    host = declared_names(sorted((SOURCE / "include" / "spoor").glob("*.h")))
+    target = declared_names(sorted((SOURCE / "target" / "include" / "spoor").glob("*.h")))
+    for n in sorted(exported - host - target):
+        problems.append(f"libspoor.so exports {n}, which no public header declares")
+    for n in sorted(host - exported):
+        problems.append(f"include/spoor declares {n}, which libspoor.so does not export")
+
+
+def object_layers():
+    """{object file name: layer} for libspoor.a's members."""
+    layers = {f"{f.name}.o": f.parent.name for f in (SOURCE / "src" / "lib").glob("*/*.c")}
+    for f in (SOURCE / "target" / "src").glob("*.c"):
+        layers[f"{f.name}.o"] = "base"
+    return layers
 
 
 def nm_objects(lib):
@@ -86,12 +192,20 @@ def main():
              for obj, (_, undefined) in objects.items()}
     for comp in cycles(calls):
         problems.append("call cycle between " + ", ".join(comp))
+    layer_of = object_layers()
+    for obj, callees in sorted(calls.items()):
+        for callee in sorted(callees):
+            a, b = layer_of.get(obj), layer_of.get(callee)
+            if a and b and a != b and b not in LAYERS[a]:
+                problems.append(f"{obj} (layer {a}) calls into {callee} (layer {b})")
+    check_layers(problems)
+    check_exports(problems)
 
-    headers = list((SOURCE / "src" / "lib").glob("*.h")) + \
+    headers = list((SOURCE / "src" / "lib").glob("*/*.h")) + \
         list((SOURCE / "include" / "spoor").glob("*.h"))
     by_name = {}
     for h in headers:
-        key = f"spoor/{h.name}" if h.parent.name == "spoor" else h.name
+        key = f"spoor/{h.name}" if h.parent.name == "spoor" else f"{h.parent.name}/{h.name}"
         by_name[key] = h
     includes = {}
     for key, h in by_name.items():

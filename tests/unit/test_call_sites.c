@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "dwarf_call_sites.h"
+#include "elf/dwarf_call_sites.h"
 #include "spoor/elf.h"
 #include "spoor/error.h"
 

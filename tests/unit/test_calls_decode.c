@@ -9,8 +9,8 @@
 
 #include <cmocka.h>
 
-#include "spoor/call_trace.h"
 #include "spoor/calls.h"
+#include "spoor/calls_decode.h"
 #include "spoor/error.h"
 
 #define FN(n) ((void *)(uintptr_t)(0x1001u + 0x100u * (n))) /* Thumb function addresses */

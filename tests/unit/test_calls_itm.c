@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "spoor/call_trace.h"
+#include "spoor/calls_decode.h"
 #include "spoor/itm.h"
 
 #define P 7

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "demangle.h"
+#include "elf/demangle.h"
 
 struct case_ {
     const char *mangled, *demangled; /* demangled NULL: not a mangled name, left as it is */

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "elf_internal.h"
+#include "elf/elf_internal.h"
 
 #define EXAMPLES SPOOR_FIRMWARE_DIR "/examples/"
 

@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "symbols_internal.h"
+#include "elf/symbols_internal.h"
 
 #define EXAMPLES SPOOR_FIRMWARE_DIR "/examples/"
 

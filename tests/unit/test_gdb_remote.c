@@ -25,8 +25,8 @@
 #include "spoor/memory.h"
 #include "spoor/snapshot.h"
 
-#include "gdb_remote_internal.h"
 #include "loopback_listener.h"
+#include "remote/gdb_remote_internal.h"
 
 /* ---- replies ------------------------------------------------------------------------------- */
 

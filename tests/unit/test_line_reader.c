@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "symbols_internal.h"
+#include "elf/symbols_internal.h"
 
 #include <cmocka.h>
 

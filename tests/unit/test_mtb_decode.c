@@ -12,7 +12,8 @@
 
 #include <cmocka.h>
 
-#include "spoor/mtb_trace.h"
+#include "spoor/mtb_decode.h"
+#include "spoor/thumb.h"
 
 static void put(uint8_t *buf, uint32_t offset, uint32_t src_word, uint32_t dst_word)
 {

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "symbols_internal.h"
+#include "elf/symbols_internal.h"
 
 #define MAX_FRAMES 16
 #define GRID 160 /* addresses spread evenly over the code, per ELF */

@@ -1,0 +1,112 @@
+/* The Micro Trace Buffer (CoreSight MTB-M0+ and MTB-M33), host side: where the circular buffer
+ * lies and which packet is the oldest (from the register block), the packets oldest first,
+ * and the instructions executed between them. Sans-I/O: the caller reads the registers and the
+ * buffer (from a crash dump, --mem images or a live target) and hands the bytes in.
+ *
+ * The packet format (CoreSight MTB-M33 and MTB-M0+ TRMs, "Trace packet format"; KL27 reference
+ * manual 43.3.1): two little-endian words per packet, the source word at the even word, the
+ * destination word at the odd word. Source bits[31:1] and the A-bit in bit 0 (1: the PC changed
+ * because of an exception or in Debug state; the source is then the exception's preferred
+ * return address); destination bits[31:1] and the S-bit in bit 0 (1: the first packet after
+ * tracing started). An exception return writes two packets: (return instruction -> EXC_RETURN,
+ * A=0), then (EXC_RETURN -> where execution continues, A=1). docs/mtb.md has the details. */
+#ifndef SPOOR_MTB_DECODE_H
+#define SPOOR_MTB_DECODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "spoor/error.h"
+#include "spoor/read.h"
+
+/* The MTB-M33's register block (Cortex-M33 private peripheral bus); MTB-M0+ blocks sit
+ * wherever the vendor put them. */
+#define SPOOR_MTB_M33_REGISTERS 0xE0043000u
+/* The largest buffer spoor accepts (MASTER.MASK 20): real MTBs have at most a few KiB. */
+#define SPOOR_MTB_MAX_SIZE (16u << 20)
+
+/* The registers that say where the trace is: offsets 0x0, 0x4, 0x8, 0xC of the block. */
+typedef struct spoor_mtb_regs {
+    uint32_t position; /* POINTER [31:3] (byte offset of the next write), WRAP [2] */
+    uint32_t master;   /* EN [31], ..., MASK [4:0]: the buffer holds 2^(MASK+4) bytes */
+    uint32_t flow;     /* WATERMARK [31:3], AUTOHALT [1], AUTOSTOP [0] */
+    uint32_t base;     /* the SRAM address POSITION counts from */
+} spoor_mtb_regs;
+
+/* The circular buffer the registers describe. */
+typedef struct spoor_mtb_layout {
+    uint32_t address; /* target address of the buffer's first byte: BASE + the POINTER bits
+                         above MASK */
+    uint32_t size;    /* 2^(MASK+4) bytes */
+    uint32_t write;   /* offset of the next packet to be written (the oldest when wrapped) */
+    bool wrapped;     /* POSITION.WRAP: every slot holds a packet */
+    bool enabled;     /* MASTER.EN at the time the registers were read */
+} spoor_mtb_layout;
+
+/* The layout of the registers' buffer. False with the error set for a BASE that is not 8-byte
+ * aligned or a MASK beyond SPOOR_MTB_MAX_SIZE; an address range past 4 GiB. */
+bool spoor_mtb_layout_get(const spoor_mtb_regs *regs, spoor_mtb_layout *out);
+
+typedef enum spoor_mtb_kind {
+    SPOOR_MTB_BRANCH,           /* A=0, an ordinary change of flow */
+    SPOOR_MTB_EXCEPTION_ENTRY,  /* A=1: source is the preferred return address */
+    SPOOR_MTB_EXCEPTION_RETURN, /* to EXC_RETURN (A=0), or from EXC_RETURN (A=1) */
+} spoor_mtb_kind;
+
+typedef struct spoor_mtb_packet {
+    uint32_t src, dst; /* bit 0 cleared (it holds the A- and S-bits) */
+    bool a, s;
+    spoor_mtb_kind kind;
+    uint32_t offset; /* byte offset of the packet in the buffer */
+} spoor_mtb_packet;
+
+/* "branch", "exception_entry", "exception_return". */
+const char *spoor_mtb_kind_name(spoor_mtb_kind kind);
+
+/* True for the EXC_RETURN (and FNC_RETURN) values: 0xFF in bits [31:24]. */
+static inline bool spoor_mtb_is_exc_return(uint32_t addr)
+{
+    return (addr >> 24) == 0xFFu;
+}
+
+/* Decodes the buffer of layout (bytes[0] is the byte at layout->address, len at least
+ * layout->size) into out, oldest first: from the write offset round to it when wrapped, from
+ * offset 0 up to it otherwise. out must hold layout->size / 8 packets; *count gets how many
+ * were written. False with the error set when len is smaller than the buffer, when the trace
+ * is empty (POSITION 0, not wrapped) or when every packet word is zero (the MTB never wrote
+ * there). */
+bool spoor_mtb_decode(const spoor_mtb_layout *layout, const uint8_t *bytes, size_t len,
+                      spoor_mtb_packet *out, size_t *count);
+
+/* ---- the instructions between packets -------------------------------------------------- */
+
+typedef enum spoor_mtb_step_kind {
+    SPOOR_MTB_STEP_INSN,   /* an instruction executed (pc, size) */
+    SPOOR_MTB_STEP_PACKET, /* the packet after the instructions before it (packet) */
+    SPOOR_MTB_STEP_GAP,    /* the instructions from the previous destination to this source
+                              are unknown: code not readable, or the source lies before the
+                              destination or too far after it (pc: the destination) */
+} spoor_mtb_step_kind;
+
+typedef struct spoor_mtb_step {
+    spoor_mtb_step_kind kind;
+    uint32_t pc;
+    unsigned size;                  /* 2 or 4 (SPOOR_MTB_STEP_INSN) */
+    const uint8_t *code;            /* the instruction's bytes (SPOOR_MTB_STEP_INSN) */
+    const spoor_mtb_packet *packet; /* SPOOR_MTB_STEP_PACKET */
+    const char *why;                /* SPOOR_MTB_STEP_GAP */
+} spoor_mtb_step;
+
+/* Calls fn for every step of the flow, oldest first: for each packet after the first, the
+ * instructions from the previous packet's destination up to its source (the source included
+ * for a branch, excluded for an exception entry, whose source is the instruction that did not
+ * run yet), then the packet itself. The first packet is reported alone (what ran before it was
+ * overwritten); nothing is reported after the last destination. Code is read through read
+ * (ctx). A run longer than max_run bytes (0: 64 KiB) is a gap. Stops early when fn returns
+ * false; returns false then. */
+typedef bool (*spoor_mtb_step_fn)(void *ctx, const spoor_mtb_step *step);
+bool spoor_mtb_flow(const spoor_mtb_packet *packets, size_t count, spoor_read_fn read,
+                    void *read_ctx, uint32_t max_run, spoor_mtb_step_fn fn, void *ctx);
+
+#endif

@@ -1,0 +1,557 @@
+/* spoor's own reader of the .debug_line program, and a unit's line rows through it or libdw.
+ *
+ * libdw's dwarf_getsrclines builds a line record of some 40 bytes per row, sorts them and
+ * resolves each row's file; for a symbolizer that is most of the loading time. The reader below
+ * decodes the line program of DWARF 2 to 5 into (address, line, file, end of sequence) rows in
+ * program order (which the merge in flatten_lines puts into libdw's order: by address, a
+ * sequence's end first, then program order) and names files the way libdw does: an absolute
+ * name as it is, else directory "/" name, where directory 0 is DW_AT_comp_dir before DWARF 5
+ * and file 0 is "???" before DWARF 5. Anything it does not handle (compressed sections,
+ * DW_LNE_define_file, VLIW op_index, 64-bit addresses, malformed data) makes it give up on the
+ * unit, and the unit goes through libdw. */
+#include <dwarf.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "elf/symbols_internal.h"
+
+struct line_reader {
+    const uint8_t *p, *end;
+    int bad;
+};
+
+static uint64_t rd_fixed(struct line_reader *r, unsigned n)
+{
+    if ((size_t)(r->end - r->p) < n) {
+        r->bad = 1;
+        r->p = r->end;
+        return 0;
+    }
+    uint64_t v = 0;
+    for (unsigned i = 0; i < n; i++)
+        v |= (uint64_t)r->p[i] << (8 * i);
+    r->p += n;
+    return v;
+}
+
+/* LEB128: the value's bits, with *shift the number of bits read and *last the final byte
+ * (for the sign of a signed number); marks the reader bad when the input ends first. */
+static uint64_t rd_leb(struct line_reader *r, unsigned *shift, uint8_t *last)
+{
+    uint64_t v = 0;
+    *shift = 0;
+    while (r->p < r->end) {
+        uint8_t b = *r->p++;
+        if (*shift < 64)
+            v |= (uint64_t)(b & 0x7f) << *shift;
+        *shift += 7;
+        if (!(b & 0x80)) {
+            *last = b;
+            return v;
+        }
+    }
+    r->bad = 1;
+    *last = 0;
+    return 0;
+}
+
+static uint64_t rd_uleb(struct line_reader *r)
+{
+    unsigned shift;
+    uint8_t last;
+    return rd_leb(r, &shift, &last);
+}
+
+static int64_t rd_sleb(struct line_reader *r)
+{
+    unsigned shift;
+    uint8_t last;
+    uint64_t v = rd_leb(r, &shift, &last);
+    if (shift < 64 && (last & 0x40))
+        v |= ~(uint64_t)0 << shift;
+    return (int64_t)v;
+}
+
+static const char *rd_cstr(struct line_reader *r)
+{
+    const uint8_t *s = r->p, *nul = memchr(s, 0, (size_t)(r->end - s));
+    if (!nul) {
+        r->bad = 1;
+        r->p = r->end;
+        return NULL;
+    }
+    r->p = nul + 1;
+    return (const char *)s;
+}
+
+/* A NUL-terminated string at off in a section, or NULL. */
+static const char *section_string(const struct elf_section *sec, uint64_t off)
+{
+    if (!sec || off >= sec->size || !memchr(sec->data + off, 0, sec->size - off))
+        return NULL;
+    return (const char *)sec->data + off;
+}
+
+/* Room for n bytes of composed names in the chain *names; NULL without memory. */
+static char *name_space(struct name_block **names, size_t n)
+{
+    struct name_block *b = *names;
+    if (!b || b->size - b->used < n) {
+        size_t size = n > 16384 ? n : 16384;
+        b = malloc(sizeof *b + size);
+        if (!b)
+            return NULL;
+        b->next = *names;
+        b->size = size;
+        b->used = 0;
+        *names = b;
+    }
+    char *p = b->text + b->used;
+    b->used += n;
+    return p;
+}
+
+/* A DWARF 5 directory or file entry: its DW_LNCT_path string and DW_LNCT_directory_index.
+ * 0: read; 1: a form the reader does not know (libdw may); 2: malformed (a string offset past
+ * its section, data past the unit, no path). */
+static int read_entry(struct line_reader *r, const uint64_t (*format)[2], size_t nformat,
+                      unsigned offset_size, const struct elf_section *str,
+                      const struct elf_section *line_str, const char **path, uint64_t *dir)
+{
+    *path = NULL;
+    *dir = 0;
+    for (size_t k = 0; k < nformat; k++) {
+        uint64_t type = format[k][0], form = format[k][1], v = 0;
+        const char *sv = NULL;
+        switch (form) {
+        case DW_FORM_string: sv = rd_cstr(r); break;
+        case DW_FORM_line_strp: sv = section_string(line_str, rd_fixed(r, offset_size)); break;
+        case DW_FORM_strp: sv = section_string(str, rd_fixed(r, offset_size)); break;
+        case DW_FORM_udata: v = rd_uleb(r); break;
+        case DW_FORM_data1: v = rd_fixed(r, 1); break;
+        case DW_FORM_data2: v = rd_fixed(r, 2); break;
+        case DW_FORM_data4: v = rd_fixed(r, 4); break;
+        case DW_FORM_data8: v = rd_fixed(r, 8); break;
+        case DW_FORM_data16:
+            rd_fixed(r, 8);
+            rd_fixed(r, 8);
+            break;
+        case DW_FORM_block: {
+            uint64_t n = rd_uleb(r);
+            if (n > (uint64_t)(r->end - r->p))
+                return 2;
+            r->p += n;
+            break;
+        }
+        default: return 1;
+        }
+        if (r->bad)
+            return 2;
+        if (type == DW_LNCT_path) {
+            if (!sv)
+                return 2;
+            *path = sv;
+        } else if (type == DW_LNCT_directory_index) {
+            *dir = v;
+        }
+    }
+    return *path ? 0 : 2;
+}
+
+/* Says why a line program is malformed (u->problem); its file names are kept only when the
+ * header was read to its end. Returns 2. */
+static int malformed(struct unit_lines *u, bool header_read, const char *fmt, ...)
+    SPOOR_PRINTF(3, 4);
+static int malformed(struct unit_lines *u, bool header_read, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(u->problem, sizeof u->problem, fmt, ap);
+    va_end(ap);
+    if (!header_read)
+        u->nfiles = 0;
+    u->nrows = 0;
+    return 2;
+}
+
+#define MAX_LINE_FORMATS 16
+
+static bool add_name(const char ***v, size_t *n, size_t *cap, const char *name)
+{
+    if (spoor_grow((void **)v, cap, *n + 1, sizeof **v))
+        return false;
+    (*v)[(*n)++] = name;
+    return true;
+}
+
+/* The name libdw gives a file: absolute as it is, else directory "/" name (the name alone when
+ * the directory is unknown). NULL without memory. */
+static const char *file_name(struct name_block **names, const struct unit_lines *u,
+                             const char *name, uint64_t dir)
+{
+    if (name[0] == '/')
+        return name;
+    const char *d = u->dirs[dir];
+    if (!d)
+        return name;
+    size_t dl = strlen(d), nl = strlen(name);
+    char *s = name_space(names, dl + nl + 2);
+    if (!s)
+        return NULL;
+    memcpy(s, d, dl);
+    s[dl] = '/';
+    memcpy(s + dl + 1, name, nl + 1);
+    return s;
+}
+
+int spoor_line_program_read(const spoor_elf *e, struct name_block **names, uint64_t off,
+                            const char *comp_dir, struct unit_lines *u)
+{
+    const struct elf_section *sec = spoor_elf_debug_section(e, ".debug_line");
+    u->nfiles = u->ndirs = u->nrows = 0;
+    u->problem[0] = 0;
+    if (!sec)
+        return 1; /* absent or compressed: libdw decides */
+    if (off >= sec->size || sec->size - off < 4)
+        return malformed(u, false, "DW_AT_stmt_list 0x%llx past the end of .debug_line",
+                         (unsigned long long)off);
+    struct line_reader r = {sec->data + off, sec->data + sec->size, 0};
+    unsigned offset_size = 4;
+    uint64_t length = rd_fixed(&r, 4);
+    if (length == 0xffffffffu) {
+        offset_size = 8;
+        length = rd_fixed(&r, 8);
+    } else if (length >= 0xfffffff0u) {
+        return malformed(u, false, "reserved unit length 0x%llx", (unsigned long long)length);
+    }
+    if (r.bad || length > (uint64_t)(r.end - r.p))
+        return malformed(u, false, "unit length 0x%llx past the end of the section",
+                         (unsigned long long)length);
+    r.end = r.p + length;
+    unsigned version = (unsigned)rd_fixed(&r, 2);
+    if (r.bad || version < 2 || version > 5)
+        return malformed(u, false, "version %u", version);
+    if (version >= 5) {
+        unsigned address_size = (unsigned)rd_fixed(&r, 1);
+        unsigned seg_size = (unsigned)rd_fixed(&r, 1);
+        if (r.bad || (address_size != 4 && address_size != 8))
+            return malformed(u, false, "address size %u", address_size);
+        if (address_size != 4 || seg_size != 0)
+            return 1;
+    }
+    uint64_t header_length = rd_fixed(&r, offset_size);
+    if (r.bad || header_length > (uint64_t)(r.end - r.p))
+        return malformed(u, false, "header_length 0x%llx past the unit",
+                         (unsigned long long)header_length);
+    const uint8_t *program = r.p + header_length;
+    unsigned min_inst = (unsigned)rd_fixed(&r, 1);
+    unsigned max_ops = version >= 4 ? (unsigned)rd_fixed(&r, 1) : 1;
+    rd_fixed(&r, 1); /* default_is_stmt: every row counts */
+    int line_base = (int8_t)rd_fixed(&r, 1);
+    unsigned line_range = (unsigned)rd_fixed(&r, 1);
+    unsigned opcode_base = (unsigned)rd_fixed(&r, 1);
+    if (r.bad || (size_t)(program - r.p) < (opcode_base ? opcode_base - 1 : 0))
+        return malformed(u, false, "header ends early");
+    if (line_range == 0 || opcode_base == 0 || max_ops == 0)
+        return malformed(u, false, "%s 0",
+                         line_range == 0    ? "line_range"
+                         : opcode_base == 0 ? "opcode_base"
+                                            : "maximum_operations_per_instruction");
+    if (max_ops != 1)
+        return 1;                    /* VLIW */
+    const uint8_t *op_lengths = r.p; /* of opcodes 1 .. opcode_base - 1 */
+    r.p += opcode_base - 1;
+
+    const struct elf_section *str = NULL, *line_str = NULL;
+    if (version >= 5) {
+        str = spoor_elf_debug_section(e, ".debug_str");
+        line_str = spoor_elf_debug_section(e, ".debug_line_str");
+        for (int pass = 0; pass < 2; pass++) { /* directories, then files */
+            const char *what = pass ? "file" : "directory";
+            uint64_t format[MAX_LINE_FORMATS][2];
+            size_t nformat = (size_t)rd_fixed(&r, 1);
+            if (nformat > MAX_LINE_FORMATS)
+                return 1;
+            for (size_t k = 0; k < nformat; k++) {
+                format[k][0] = rd_uleb(&r);
+                format[k][1] = rd_uleb(&r);
+            }
+            uint64_t count = rd_uleb(&r);
+            if (r.bad || count > (uint64_t)(r.end - r.p))
+                return malformed(u, false, "%s count %llu past the unit", what,
+                                 (unsigned long long)count);
+            for (uint64_t k = 0; k < count; k++) {
+                const char *path;
+                uint64_t dir;
+                int got = read_entry(&r, (const uint64_t(*)[2])format, nformat, offset_size, str,
+                                     line_str, &path, &dir);
+                if (got == 1)
+                    return 1;
+                if (got)
+                    return malformed(u, false, "%s entry %llu unreadable", what,
+                                     (unsigned long long)k);
+                if (pass == 0) {
+                    if (!add_name(&u->dirs, &u->ndirs, &u->cap_dirs, path))
+                        return -1;
+                } else {
+                    if (dir >= u->ndirs)
+                        return malformed(u, false, "file %llu: directory %llu of %zu",
+                                         (unsigned long long)k, (unsigned long long)dir, u->ndirs);
+                    const char *name = file_name(names, u, path, dir);
+                    if (!name || !add_name(&u->files, &u->nfiles, &u->cap_files, name))
+                        return -1;
+                }
+            }
+        }
+    } else {
+        if (!add_name(&u->dirs, &u->ndirs, &u->cap_dirs, comp_dir) ||
+            !add_name(&u->files, &u->nfiles, &u->cap_files, "???"))
+            return -1;
+        for (;;) {
+            const char *d = rd_cstr(&r);
+            if (r.bad)
+                return malformed(u, false, "header ends inside the directories");
+            if (!*d)
+                break;
+            if (!add_name(&u->dirs, &u->ndirs, &u->cap_dirs, d))
+                return -1;
+        }
+        for (;;) {
+            const char *f = rd_cstr(&r);
+            if (r.bad)
+                return malformed(u, false, "header ends inside the file names");
+            if (!*f)
+                break;
+            uint64_t dir = rd_uleb(&r);
+            rd_uleb(&r); /* modification time */
+            rd_uleb(&r); /* length */
+            if (r.bad)
+                return malformed(u, false, "header ends inside the file names");
+            if (dir >= u->ndirs)
+                return malformed(u, false, "file %zu: directory %llu of %zu", u->nfiles,
+                                 (unsigned long long)dir, u->ndirs);
+            const char *name = file_name(names, u, f, dir);
+            if (!name || !add_name(&u->files, &u->nfiles, &u->cap_files, name))
+                return -1;
+        }
+    }
+    if (r.bad || r.p > program)
+        return malformed(u, false, "header longer than its header_length 0x%llx",
+                         (unsigned long long)header_length);
+    r.p = program;
+
+    uint64_t addr = 0, file = 1;
+    int64_t line = 1;
+    bool dropped_high = false; /* a row above 32 bits was left out */
+    while (r.p < r.end) {
+        const uint8_t *op_at = r.p;
+        unsigned op = *r.p++;
+        bool emit = false, end = false;
+        if (op >= opcode_base) {
+            unsigned adj = op - opcode_base;
+            addr += (uint64_t)(adj / line_range) * min_inst;
+            line += line_base + (int)(adj % line_range);
+            emit = true;
+        } else if (op == 0) {
+            uint64_t len = rd_uleb(&r);
+            if (r.bad || len == 0 || len > (uint64_t)(r.end - r.p))
+                return malformed(u, true, "extended opcode at 0x%llx: length past the unit",
+                                 (unsigned long long)(op_at - sec->data));
+            const uint8_t *next = r.p + len;
+            unsigned sub = *r.p++;
+            switch (sub) {
+            case DW_LNE_end_sequence: emit = end = true; break;
+            case DW_LNE_set_address:
+                if (len != 5) /* 1 + the address size, 4 (the header says so in DWARF 5) */
+                    return malformed(u, true, "DW_LNE_set_address at 0x%llx of length %llu",
+                                     (unsigned long long)(op_at - sec->data),
+                                     (unsigned long long)len);
+                addr = rd_fixed(&r, 4);
+                break;
+            case DW_LNE_set_discriminator: break;
+            case DW_LNE_define_file: return 1;
+            case 0x80: break; /* DW_LNE_HP_source_file_correlation */
+            default:
+                /* DWARF defines 1 to 4; of the producers' 0x80 to 0xff, no ARM compiler emits
+                 * one, and binutils knows only HP's: another one is a damaged program */
+                return malformed(u, true, "unknown extended opcode 0x%x at 0x%llx", sub,
+                                 (unsigned long long)(op_at - sec->data));
+            }
+            r.p = next;
+        } else {
+            switch (op) {
+            case DW_LNS_copy: emit = true; break;
+            case DW_LNS_advance_pc: addr += rd_uleb(&r) * min_inst; break;
+            case DW_LNS_advance_line: line += rd_sleb(&r); break;
+            case DW_LNS_set_file:
+                file = rd_uleb(&r);
+                if (!r.bad && file >= u->nfiles) /* as binutils: a file the header lacks */
+                    return malformed(u, true, "DW_LNS_set_file %llu of %zu at 0x%llx",
+                                     (unsigned long long)file, u->nfiles,
+                                     (unsigned long long)(op_at - sec->data));
+                break;
+            case DW_LNS_const_add_pc:
+                addr += (uint64_t)((255 - opcode_base) / line_range) * min_inst;
+                break;
+            case DW_LNS_fixed_advance_pc: addr += rd_fixed(&r, 2); break;
+            default: /* other standard opcodes: skip their operands */
+                for (unsigned k = 0; k < op_lengths[op - 1]; k++)
+                    rd_uleb(&r);
+                break;
+            }
+        }
+        if (r.bad)
+            return malformed(u, true, "the program ends inside an opcode");
+        if (emit && addr <= UINT32_MAX) {
+            if (file >= u->nfiles)
+                return malformed(u, true, "row at 0x%llx: file %llu of %zu",
+                                 (unsigned long long)addr, (unsigned long long)file, u->nfiles);
+            if (line < INT32_MIN || line > INT32_MAX)
+                return 1;
+            if (spoor_grow((void **)&u->rows, &u->cap_rows, u->nrows + 1, sizeof *u->rows))
+                return -1;
+            u->rows[u->nrows++] = (struct raw_line){(uint32_t)addr, (uint32_t)file, (int)line, end};
+        } else if (emit) {
+            dropped_high = true;
+        }
+        if (end) {
+            addr = 0;
+            file = 1;
+            line = 1;
+        }
+    }
+    /* libdw marks the last row in its order (highest address; there, the last row that does
+     * not end a sequence, else the last that does) as ending a sequence */
+    if (u->nrows && !dropped_high) {
+        size_t last = 0;
+        for (size_t k = 1; k < u->nrows; k++) {
+            const struct raw_line *x = &u->rows[k], *m = &u->rows[last];
+            if (x->addr > m->addr || (x->addr == m->addr && (!x->end || m->end)))
+                last = k;
+        }
+        u->rows[last].end = true;
+    }
+    return 0;
+}
+
+/* Whether a line row is code this unit really has: its address (for a row that ends a
+ * sequence, the byte before it) lies in one of the unit's code ranges. Code the linker
+ * discarded keeps line rows at address 0 and up; the unit's ranges leave it out (see
+ * add_scope in dwarf_scopes.c). libdw hands the rows out sorted by address, with the rows of
+ * different sequences interleaved, so this is decided row by row. */
+static bool keep_row(const struct unit_claims *c, bool keep_zero, uint32_t addr, bool end)
+{
+    if (!c->known)
+        return addr != 0 || keep_zero;
+    if (end && addr)
+        addr--;
+    size_t lo = 0, hi = c->n; /* the claims are sorted and disjoint */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->ranges[mid][1] <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < c->n && addr >= c->ranges[lo][0];
+}
+
+static int add_row(struct dw_line **rows, size_t *nrows, size_t *cap, uint32_t addr, int line,
+                   bool end, const char *file)
+{
+    if (spoor_grow((void **)rows, cap, *nrows + 1, sizeof **rows))
+        return -1;
+    struct dw_line *r = &(*rows)[(*nrows)++];
+    r->addr = addr;
+    r->line = line > 0 ? (unsigned)line : 0;
+    r->end_sequence = end;
+    r->file = file;
+    return 0;
+}
+
+/* The unit's rows and files through libdw (for units the reader does not handle). 0: read;
+ * 1: libdw could not read the line program (warned); -1: out of memory. */
+static int libdw_rows(const spoor_elf *e, uint64_t off, Dwarf_Die *cu,
+                      const struct unit_claims *claims, bool keep_zero, struct unit_lines *u,
+                      struct dw_line **rows, size_t *nrows, size_t *cap)
+{
+    Dwarf_Files *files = NULL;
+    size_t nfiles = 0;
+    u->nfiles = 0;
+    if (dwarf_getsrcfiles(cu, &files, &nfiles) == 0)
+        for (size_t i = 0; i < nfiles; i++)
+            if (!add_name(&u->files, &u->nfiles, &u->cap_files,
+                          dwarf_filesrc(files, i, NULL, NULL)))
+                return -1;
+    Dwarf_Lines *lines;
+    size_t n;
+    if (dwarf_getsrclines(cu, &lines, &n) != 0) {
+        spoor_elf_warn(e, ".debug_line unit at 0x%llx: %s (libdw): line rows of this unit ignored",
+                       (unsigned long long)off, dwarf_errmsg(-1));
+        return 1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        Dwarf_Line *l = dwarf_onesrcline(lines, i);
+        Dwarf_Addr addr;
+        int line = 0;
+        bool end = false;
+        if (!l || dwarf_lineaddr(l, &addr) || addr > UINT32_MAX)
+            continue;
+        dwarf_lineno(l, &line);
+        dwarf_lineendsequence(l, &end);
+        if (keep_row(claims, keep_zero, (uint32_t)addr, end) &&
+            add_row(rows, nrows, cap, (uint32_t)addr, line, end, dwarf_linesrc(l, NULL, NULL)))
+            return -1;
+    }
+    return 0;
+}
+
+int spoor_line_rows(const spoor_elf *e, struct name_block **names, Dwarf_Die *cu,
+                    const struct unit_claims *claims, bool keep_zero, struct unit_lines *u,
+                    struct dw_line **rows, size_t *nrows, size_t *cap_rows)
+{
+    Dwarf_Attribute attr, dir_attr;
+    Dwarf_Word stmt_list;
+    u->nfiles = 0;
+    if (!dwarf_attr(cu, DW_AT_stmt_list, &attr))
+        return 0; /* a unit without a line program */
+    if (dwarf_formudata(&attr, &stmt_list)) {
+        spoor_elf_warn(e, ".debug_info unit at 0x%llx: DW_AT_stmt_list unreadable (%s): no lines",
+                       (unsigned long long)(dwarf_dieoffset(cu) - dwarf_cuoffset(cu)),
+                       dwarf_errmsg(-1));
+        return 1;
+    }
+    const char *comp_dir = NULL;
+    if (dwarf_attr(cu, DW_AT_comp_dir, &dir_attr) && !(comp_dir = dwarf_formstring(&dir_attr))) {
+        spoor_elf_warn(e, ".debug_info unit at 0x%llx: DW_AT_comp_dir unreadable (%s): no lines",
+                       (unsigned long long)(dwarf_dieoffset(cu) - dwarf_cuoffset(cu)),
+                       dwarf_errmsg(-1));
+        return 1;
+    }
+    int own = spoor_line_program_read(e, names, stmt_list, comp_dir, u);
+    if (own < 0)
+        return -1;
+    if (own == 1)
+        return libdw_rows(e, stmt_list, cu, claims, keep_zero, u, rows, nrows, cap_rows);
+    if (own == 2) {
+        spoor_elf_warn(e, ".debug_line unit at 0x%llx: %s: line rows of this unit ignored",
+                       (unsigned long long)stmt_list, u->problem);
+        return 1;
+    }
+    for (size_t i = 0; i < u->nrows; i++) {
+        const struct raw_line *l = &u->rows[i];
+        if (keep_row(claims, keep_zero, l->addr, l->end) &&
+            add_row(rows, nrows, cap_rows, l->addr, l->line, l->end, u->files[l->file]))
+            return -1;
+    }
+    return 0;
+}
+
+void spoor_unit_lines_free(struct unit_lines *u)
+{
+    free(u->files);
+    free(u->dirs);
+    free(u->rows);
+    memset(u, 0, sizeof *u);
+}

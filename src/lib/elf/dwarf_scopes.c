@@ -1,0 +1,591 @@
+/* The compile units of the DWARF and the code each claims; one unit's DIEs walked into scopes
+ * (functions and inlined instances, with their code ranges) and its line rows. */
+#include <dwarf.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/byteorder.h"
+#include "elf/symbols_internal.h"
+
+static int cmp_claim(const void *a, const void *b)
+{
+    const uint32_t *x = a, *y = b;
+    return x[0] != y[0] ? (x[0] < y[0] ? -1 : 1) : (x[1] < y[1] ? -1 : x[1] > y[1]);
+}
+
+/* Sorts the claimed ranges and joins overlapping or adjacent ones. */
+static void join_claims(struct unit_claims *c)
+{
+    if (c->n < 2)
+        return;
+    qsort(c->ranges, c->n, sizeof *c->ranges, cmp_claim);
+    size_t n = 1;
+    for (size_t i = 1; i < c->n; i++) {
+        if (c->ranges[i][0] <= c->ranges[n - 1][1]) {
+            if (c->ranges[i][1] > c->ranges[n - 1][1])
+                c->ranges[n - 1][1] = c->ranges[i][1];
+        } else {
+            c->ranges[n][0] = c->ranges[i][0];
+            c->ranges[n][1] = c->ranges[i][1];
+            n++;
+        }
+    }
+    c->n = n;
+}
+
+/* Adds [lo, hi) to c unless it is empty, past 32 bits or, unless a function really starts at 0,
+ * at 0 (code of a section the linker discarded). */
+static int add_claim(struct unit_claims *c, size_t *cap, uint64_t lo, uint64_t hi, bool keep_zero)
+{
+    if (lo >= hi || hi > UINT32_MAX || (lo == 0 && !keep_zero))
+        return 0;
+    if (spoor_grow((void **)&c->ranges, cap, c->n + 1, sizeof *c->ranges))
+        return -1;
+    c->ranges[c->n][0] = (uint32_t)lo;
+    c->ranges[c->n][1] = (uint32_t)hi;
+    c->n++;
+    return 0;
+}
+
+/* What libdw last said went wrong. */
+static const char *libdw_problem(void)
+{
+    int err = dwarf_errno();
+    return err ? dwarf_errmsg(err) : "unreadable";
+}
+
+/* The code ranges the unit's DIE gives (DW_AT_ranges, low_pc/high_pc). 0: read; 1: the ranges
+ * are unreadable (warned, c->known false); -1 without memory. */
+static int die_claims(const spoor_elf *e, Dwarf_Off unit, Dwarf_Die *cu, bool keep_zero,
+                      struct unit_claims *c)
+{
+    Dwarf_Addr base, lo, hi;
+    ptrdiff_t off = 0;
+    size_t cap = 0;
+    c->n = 0;
+    while ((off = dwarf_ranges(cu, off, &base, &lo, &hi)) > 0)
+        if (add_claim(c, &cap, lo, hi, keep_zero))
+            return -1;
+    if (off < 0) {
+        spoor_elf_warn(e, ".debug_info unit at 0x%llx: code ranges unreadable (%s)",
+                       (unsigned long long)unit, libdw_problem());
+        c->known = false;
+        return 1;
+    }
+    /* without range attributes, rows are judged by their address alone */
+    c->known = dwarf_hasattr(cu, DW_AT_ranges) || dwarf_hasattr(cu, DW_AT_low_pc);
+    join_claims(c);
+    return 0;
+}
+
+/* The unit whose header is at off in .debug_info, or t->nunits (units are in file order). */
+static size_t unit_at(const struct symbol_tables *t, uint64_t off)
+{
+    size_t lo = 0, hi = t->nunits;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->units[mid].header < off)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < t->nunits && t->units[lo].header == off ? lo : t->nunits;
+}
+
+/* What .debug_aranges says each unit claims; it is read without libdw, which would decode every
+ * unit's first DIE and abbreviations to check it. A unit it names gets the ranges listed for it
+ * (empty ones, past 32 bits or at 0 left out as for the DIEs'). Nothing is taken from a section
+ * that is absent, compressed or not well-formed. -1 without memory. */
+static int aranges_claims(const spoor_elf *e, struct symbol_tables *t)
+{
+    const struct elf_section *sec = spoor_elf_debug_section(e, ".debug_aranges");
+    if (!sec)
+        return 0;
+    const uint8_t *p = sec->data, *end = sec->data + sec->size;
+    size_t *caps = calloc(t->nunits + 1, sizeof *caps);
+    if (!caps)
+        return -1;
+    int result = 0;
+    const char *bad = NULL;
+    const uint8_t *set = p;
+    while (!bad && end - p >= 4) {
+        set = p;
+        uint64_t length = spoor_le32(p), info;
+        p += 4;
+        if (length >= 0xfffffff0u || length > (uint64_t)(end - p) || length < 8) {
+            bad = "length past the section"; /* 64-bit DWARF is not used on 32-bit ARM */
+            break;
+        }
+        const uint8_t *next = p + length;
+        unsigned version = spoor_le16(p);
+        info = spoor_le32(p + 2);
+        unsigned address_size = p[6], segment_size = p[7];
+        size_t u = unit_at(t, info);
+        if (version != 2 || address_size != 4 || segment_size != 0) {
+            bad = "version, address size or segment size not 2, 4, 0";
+            break;
+        }
+        if (u == t->nunits) {
+            bad = "not the offset of a unit in .debug_info";
+            break;
+        }
+        t->units[u].claims.known = true;
+        p = set + 16; /* tuples are aligned to twice the address size from the set's start */
+        for (; next - p >= 8; p += 8) {
+            uint32_t lo = spoor_le32(p), len = spoor_le32(p + 4);
+            if (!lo && !len)
+                break;
+            if (add_claim(&t->units[u].claims, &caps[u], lo, (uint64_t)lo + len, t->keep_zero)) {
+                result = -1;
+                bad = "out of memory";
+                break;
+            }
+        }
+        p = next;
+    }
+    free(caps);
+    if (bad && !result)
+        spoor_elf_warn(e,
+                       ".debug_aranges set at 0x%llx: %s: the section is ignored, units are "
+                       "found by their own code ranges",
+                       (unsigned long long)(set - sec->data), bad);
+    for (size_t i = 0; i < t->nunits; i++) {
+        struct unit_claims *c = &t->units[i].claims;
+        if (bad) { /* take nothing from it */
+            free(c->ranges);
+            memset(c, 0, sizeof *c);
+        }
+        join_claims(c);
+    }
+    return result;
+}
+
+/* Warns that the DIE of unit u cannot be read: nothing is taken from the unit. */
+static void unit_die_unreadable(const spoor_elf *e, struct dw_unit *u)
+{
+    if (!u->damaged)
+        spoor_elf_warn(e, ".debug_info unit at 0x%llx: unit DIE unreadable (%s): unit ignored",
+                       (unsigned long long)u->header, libdw_problem());
+    u->damaged = true;
+}
+
+int spoor_dwarf_units(const spoor_elf *e, struct symbol_tables *t)
+{
+    Dwarf *dwarf = spoor_elf_libdw(e);
+    Dwarf_Off off = 0, next;
+    size_t hsize, cap = 0;
+    int r;
+    Dwarf_Off abbrev;
+    while ((r = dwarf_nextcu(dwarf, off, &next, &hsize, &abbrev, NULL, NULL)) == 0) {
+        if (spoor_grow((void **)&t->units, &cap, t->nunits + 1, sizeof *t->units))
+            return -1;
+        struct dw_unit *u = &t->units[t->nunits++];
+        memset(u, 0, sizeof *u);
+        u->header = off;
+        u->die = off + hsize;
+        u->abbrev = abbrev;
+        off = next;
+    }
+    if (r < 0) { /* the units after this one cannot be found */
+        spoor_elf_warn(e,
+                       ".debug_info unit at 0x%llx: unit header unreadable (%s): this and "
+                       "later units ignored",
+                       (unsigned long long)off, libdw_problem());
+        ((spoor_elf *)e)->damaged = true;
+    }
+    if (aranges_claims(e, t))
+        return -1;
+    for (size_t i = 0; i < t->nunits; i++) { /* units .debug_aranges does not name */
+        struct dw_unit *u = &t->units[i];
+        Dwarf_Die cu;
+        if (u->claims.known)
+            continue;
+        int got = -2;
+        if (dwarf_offdie(dwarf, u->die, &cu) && dwarf_tag(&cu) != DW_TAG_invalid)
+            got = die_claims(e, u->header, &cu, t->keep_zero, &u->claims);
+        if (got == -1)
+            return -1;
+        if (got == -2)
+            unit_die_unreadable(e, u);
+        if (got) { /* its code, wherever it is, is answered for by other units */
+            u->damaged = true;
+            ((spoor_elf *)e)->damaged = true;
+        }
+    }
+    return 0;
+}
+
+struct walker {
+    const spoor_elf *e;
+    struct symbol_tables *t;
+    struct dw_unit *u;
+    uint32_t unit;
+    size_t cap_ranges;
+    const char *const *files;
+    size_t nfiles;
+    bool warned; /* a DIE of the unit was unreadable: said once */
+};
+
+/* Warns (once per unit) that DIE die of the unit cannot be read: what is wrong, why (libdw's
+ * message, NULL when it is not libdw's finding) and what it costs. */
+static void die_problem(struct walker *w, Dwarf_Die *die, const char *what, const char *why,
+                        const char *skipped)
+{
+    w->u->damaged = true;
+    if (w->warned)
+        return;
+    w->warned = true;
+    spoor_elf_warn(w->e, ".debug_info unit at 0x%llx: DIE at 0x%llx: %s%s%s%s: %s",
+                   (unsigned long long)w->u->header, (unsigned long long)dwarf_dieoffset(die), what,
+                   why ? " (" : "", why ? why : "", why ? ")" : "", skipped);
+}
+
+/* The file that attribute `name` (DW_AT_call_file, DW_AT_decl_file) of die gives among the
+ * unit's line-table files; NULL when there is none, and a problem when the index is not a file
+ * (binutils: "bad file number"). */
+static const char *file_attr(struct walker *w, Dwarf_Die *die, unsigned name)
+{
+    Dwarf_Attribute attr;
+    Dwarf_Word idx;
+    if (!w->files || !dwarf_attr(die, name, &attr))
+        return NULL;
+    bool unreadable = dwarf_formudata(&attr, &idx) != 0;
+    if (unreadable || idx >= w->nfiles) {
+        die_problem(w, die,
+                    name == DW_AT_call_file ? "DW_AT_call_file is not a file of the line table"
+                                            : "DW_AT_decl_file is not a file of the line table",
+                    unreadable ? libdw_problem() : NULL, "its file is not known");
+        return NULL;
+    }
+    return w->files[idx];
+}
+
+/* A string attribute of die or of the DIE it refers to (abstract origin, specification); NULL
+ * when there is none, and a problem when it is there but cannot be read (a string offset past
+ * .debug_str). */
+static const char *string_attr(struct walker *w, Dwarf_Die *die, unsigned name)
+{
+    Dwarf_Attribute attr;
+    if (!dwarf_attr_integrate(die, name, &attr))
+        return NULL;
+    const char *s = dwarf_formstring(&attr);
+    if (!s)
+        die_problem(w, die, "a name unreadable", libdw_problem(),
+                    "the function is named by the symbol table");
+    return s;
+}
+
+/* For a function without any name: a problem when that is because its abstract origin or
+ * specification is no DIE (or points into the middle of one). */
+static void check_origin(struct walker *w, Dwarf_Die *die)
+{
+    static const unsigned refs[] = {DW_AT_abstract_origin, DW_AT_specification};
+    for (size_t i = 0; i < sizeof refs / sizeof *refs; i++) {
+        Dwarf_Attribute attr;
+        Dwarf_Die target;
+        if (dwarf_attr(die, refs[i], &attr) &&
+            (!dwarf_formref_die(&attr, &target) || dwarf_tag(&target) == DW_TAG_invalid)) {
+            die_problem(w, die, "a reference to no DIE", libdw_problem(),
+                        "the function is named by the symbol table");
+            return;
+        }
+    }
+}
+
+/* Whether a unit's language names its functions by mangled symbols (C++, Rust, ...): binutils'
+ * list of languages without mangling (dwarf2.c, mangle_style), the rest has it. */
+static bool mangling_language(Dwarf_Die *die)
+{
+    Dwarf_Die cu;
+    if (!dwarf_diecu(die, &cu, NULL, NULL))
+        return true;
+    switch (dwarf_srclang(&cu)) {
+    case DW_LANG_C89:
+    case DW_LANG_C:
+    case DW_LANG_C99:
+    case DW_LANG_C11:
+    case 0x2c: /* DW_LANG_C17 */
+    case DW_LANG_UPC:
+    case DW_LANG_Cobol74:
+    case DW_LANG_Cobol85:
+    case DW_LANG_Fortran77:
+    case DW_LANG_Pascal83:
+    case DW_LANG_PLI:
+    case DW_LANG_Mips_Assembler:
+    case 0x31: /* DW_LANG_Assembly */ return false;
+    default: return true;
+    }
+}
+
+/* A function's name as addr2line gives it without -C: its linkage name (the DIE's, or that of
+ * its abstract origin or specification) when it has one, else its DW_AT_name. An out-of-line
+ * function of a mangling language without a linkage name in DWARF (a C++ function in an
+ * anonymous namespace, main) is named by the function symbol that starts where its code
+ * (range lo) does, as binutils and llvm-symbolizer name it. Lookups show it demangled unless the
+ * ELF was told otherwise (spoor_elf_set_demangle). */
+static const char *scope_name(struct walker *w, Dwarf_Die *die, int tag, uint32_t lo)
+{
+    const char *name = string_attr(w, die, DW_AT_linkage_name);
+    if (!name)
+        name = string_attr(w, die, DW_AT_MIPS_linkage_name);
+    if (name)
+        return name;
+    name = string_attr(w, die, DW_AT_name);
+    if (!name)
+        check_origin(w, die);
+    if (tag == DW_TAG_subprogram) {
+        const struct elf_symbol *sym = spoor_elf_symbol_at(w->e, lo);
+        if (sym && sym->start == lo && (!name || strcmp(sym->name, name)) && mangling_language(die))
+            return sym->name;
+    }
+    return name;
+}
+
+static int add_scope(struct walker *w, Dwarf_Die *die, int tag, int32_t parent, int depth)
+{
+    struct symbol_tables *t = w->t;
+    struct dw_unit *u = w->u;
+    Dwarf_Addr base, lo, hi;
+    ptrdiff_t off = 0;
+    int32_t idx = (int32_t)t->nscopes;
+    int any = 0;
+    uint32_t first_lo = 0;
+    while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
+        if (lo >= hi || hi > UINT32_MAX || (lo == 0 && !t->keep_zero))
+            continue; /* empty, or code of a section the linker discarded */
+        if (spoor_grow((void **)&u->ranges, &w->cap_ranges, u->nranges + 1, sizeof *u->ranges))
+            return -1;
+        if (!any)
+            first_lo = (uint32_t)lo;
+        u->ranges[u->nranges] = (struct dw_range){
+            (uint32_t)lo, (uint32_t)hi, (uint32_t)lo, idx, depth, w->unit, (uint32_t)u->nranges};
+        u->nranges++;
+        any = 1;
+    }
+    if (off < 0)
+        die_problem(w, die, "code ranges unreadable", libdw_problem(),
+                    "its code is not named by it");
+    if (!any)
+        return -2;
+    if (spoor_grow((void **)&t->scopes, &t->cap_scopes, t->nscopes + 1, sizeof *t->scopes))
+        return -1;
+    struct dw_scope *s = &t->scopes[t->nscopes++];
+    s->name = scope_name(w, die, tag, first_lo);
+    s->parent = parent;
+    s->call_file = NULL;
+    s->call_line = 0;
+    file_attr(w, die, DW_AT_decl_file); /* not shown, but checked as binutils does */
+    if (tag == DW_TAG_inlined_subroutine) {
+        Dwarf_Attribute attr;
+        Dwarf_Word line;
+        s->call_file = file_attr(w, die, DW_AT_call_file);
+        if (dwarf_attr(die, DW_AT_call_line, &attr) && !dwarf_formudata(&attr, &line))
+            s->call_line = (unsigned)line;
+    }
+    return idx;
+}
+
+/* Tags whose children can hold code: the rest (types, variables, parameters) is not walked. */
+static int may_hold_code(int tag)
+{
+    switch (tag) {
+    case DW_TAG_compile_unit:
+    case DW_TAG_partial_unit:
+    case DW_TAG_subprogram:
+    case DW_TAG_inlined_subroutine:
+    case DW_TAG_lexical_block:
+    case DW_TAG_namespace:
+    case DW_TAG_module:
+    case DW_TAG_class_type: /* walked only inside functions: see walk() */
+    case DW_TAG_structure_type:
+    case DW_TAG_union_type: return 1;
+    default: return 0;
+    }
+}
+
+/* Walks the children of die into scopes. 0: done; 1: stopped at a DIE that cannot be read
+ * (warned: the rest of the unit is not walked); -1 without memory. */
+static int walk(struct walker *w, Dwarf_Die *die, int32_t parent, int depth)
+{
+    Dwarf_Die child;
+    int own = dwarf_tag(die);
+    if (!may_hold_code(own))
+        return 0;
+    int has = dwarf_haschildren(die), r = has > 0 ? dwarf_child(die, &child) : has;
+    if (r < 0) {
+        die_problem(w, die, "children unreadable", libdw_problem(),
+                    "the rest of the unit's functions ignored");
+        return 1;
+    }
+    if (!has || r > 0)
+        return 0;
+    /* GCC defines the member functions of a class local to a function (a lambda's) inside that
+     * class, inside the function's abstract instance: those are walked too; classes elsewhere
+     * hold declarations only. */
+    bool in_function =
+        own == DW_TAG_subprogram || own == DW_TAG_lexical_block || own == DW_TAG_inlined_subroutine;
+    do {
+        int tag = dwarf_tag(&child);
+        int32_t scope = parent;
+        int d = depth;
+        if (tag == DW_TAG_invalid) {
+            die_problem(w, &child, "unknown abbreviation", libdw_problem(),
+                        "the rest of the unit's functions ignored");
+            return 1;
+        }
+        if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
+            int got = add_scope(w, &child, tag, tag == DW_TAG_subprogram ? -1 : parent, depth);
+            if (got == -1)
+                return -1;
+            if (got == -2 &&
+                (dwarf_hasattr(&child, DW_AT_declaration) || dwarf_hasattr(&child, DW_AT_low_pc) ||
+                 dwarf_hasattr(&child, DW_AT_ranges)))
+                continue;   /* a declaration, or code the linker discarded (see add_scope) */
+            if (got >= 0) { /* else an abstract instance: only its local classes are of interest */
+                scope = got;
+                d = depth + 1;
+            }
+        } else if ((tag == DW_TAG_class_type || tag == DW_TAG_structure_type ||
+                    tag == DW_TAG_union_type) &&
+                   !in_function) {
+            continue;
+        }
+        int sub = walk(w, &child, scope, d);
+        if (sub)
+            return sub;
+    } while ((r = dwarf_siblingof(&child, &child)) == 0);
+    if (r < 0) {
+        die_problem(w, &child, "next DIE unreadable", libdw_problem(),
+                    "the rest of the unit's functions ignored");
+        return 1;
+    }
+    return 0;
+}
+
+/* Whether form is one DWARF 2 to 5 or GNU defines. */
+static bool known_form(uint64_t form)
+{
+    return (form >= DW_FORM_addr && form <= DW_FORM_addrx4 && form != 0x02) ||
+           form == DW_FORM_GNU_addr_index || form == DW_FORM_GNU_str_index ||
+           form == DW_FORM_GNU_ref_alt || form == DW_FORM_GNU_strp_alt;
+}
+
+static uint64_t abbrev_leb(const uint8_t **p, const uint8_t *end, bool *bad)
+{
+    uint64_t v = 0;
+    for (unsigned shift = 0; *p < end; shift += 7) {
+        uint8_t b = *(*p)++;
+        if (shift < 64)
+            v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            return v;
+    }
+    *bad = true;
+    return 0;
+}
+
+/* The unit's abbreviations checked (as binutils reads every DIE, while the walk reads only the
+ * DIEs that can hold code): a form nobody defines, or one whose section is missing, makes the
+ * DIEs that use it unreadable. NULL when all is well, else what is wrong. */
+static const char *abbrev_problem(const spoor_elf *e, Dwarf_Off off, char *buf, size_t len)
+{
+    const struct elf_section *sec = spoor_elf_debug_section(e, ".debug_abbrev");
+    if (!sec) /* absent (libdw finds no DIE then) or compressed: libdw checks */
+        return NULL;
+    if (off >= sec->size)
+        return "abbreviations past the end of .debug_abbrev";
+    const uint8_t *p = sec->data + off, *end = sec->data + sec->size;
+    bool bad = false, line_str = spoor_elf_debug_section(e, ".debug_line_str") != NULL;
+    for (;;) {
+        uint64_t code = abbrev_leb(&p, end, &bad);
+        if (bad || !code)
+            break;
+        abbrev_leb(&p, end, &bad); /* tag */
+        if (p++ >= end)            /* children */
+            bad = true;
+        for (;;) {
+            uint64_t name = abbrev_leb(&p, end, &bad), form = abbrev_leb(&p, end, &bad);
+            if (bad || (!name && !form))
+                break;
+            if (!known_form(form) || (form == DW_FORM_line_strp && !line_str)) {
+                snprintf(buf, len, "abbreviation %llu: %s form 0x%llx", (unsigned long long)code,
+                         known_form(form) ? "no section for" : "unknown", (unsigned long long)form);
+                return buf;
+            }
+            if (form == DW_FORM_implicit_const)
+                abbrev_leb(&p, end, &bad);
+        }
+        if (bad)
+            break;
+    }
+    return bad ? "abbreviations run past the end of .debug_abbrev" : NULL;
+}
+
+int spoor_dwarf_unit_build(const spoor_elf *e, struct symbol_tables *t, size_t unit)
+{
+    struct dw_unit *u = &t->units[unit];
+    if (u->built)
+        return 0;
+    Dwarf_Die cu;
+    dwarf_errno(); /* no stale message in this unit's warnings */
+    if (!dwarf_offdie(spoor_elf_libdw(e), u->die, &cu) || dwarf_tag(&cu) == DW_TAG_invalid) {
+        unit_die_unreadable(e, u); /* nothing to take from the unit */
+        u->built = true;
+        t->units_built++;
+        return 0;
+    }
+    struct unit_lines lines = {0};
+    struct unit_claims code = {0}; /* the DIE's ranges decide which line rows are kept */
+    size_t cap_rows = 0;
+    struct walker w = {.e = e, .t = t, .u = u, .unit = (uint32_t)unit};
+    size_t nscopes = t->nscopes;
+    char buf[96];
+    const char *abbrevs = abbrev_problem(e, u->abbrev, buf, sizeof buf);
+    if (abbrevs) { /* the walk goes on: libdw stops at the first DIE it cannot read */
+        spoor_elf_warn(e,
+                       ".debug_info unit at 0x%llx: .debug_abbrev at 0x%llx: %s: DIEs using it "
+                       "unreadable",
+                       (unsigned long long)u->header, (unsigned long long)u->abbrev, abbrevs);
+        u->damaged = true;
+    }
+    int claims = die_claims(e, u->header, &cu, t->keep_zero, &code), rows = 0, walked = 0;
+    if (claims >= 0)
+        rows = spoor_line_rows(e, &t->names, &cu, &code, t->keep_zero, &lines, &u->rows, &u->nrows,
+                               &cap_rows);
+    if (claims >= 0 && rows >= 0) {
+        w.files = lines.nfiles ? lines.files : NULL;
+        w.nfiles = lines.nfiles;
+        walked = walk(&w, &cu, -1, 0);
+    }
+    spoor_unit_lines_free(&lines);
+    free(code.ranges);
+    if (claims < 0 || rows < 0 || walked < 0) { /* out of memory: the unit stays unbuilt */
+        free(u->ranges);
+        free(u->rows);
+        u->ranges = NULL;
+        u->rows = NULL;
+        u->nranges = u->nrows = 0;
+        t->nscopes = nscopes;
+        return -1;
+    }
+    if (claims || rows || walked)
+        u->damaged = true;
+    u->built = true;
+    t->units_built++;
+    return 0;
+}
+
+void spoor_dwarf_units_free(struct symbol_tables *t)
+{
+    for (size_t i = 0; i < t->nunits; i++) {
+        free(t->units[i].claims.ranges);
+        free(t->units[i].ranges);
+        free(t->units[i].rows);
+    }
+    free(t->units);
+    free(t->scopes);
+    for (struct name_block *b = t->names, *next; b; b = next) {
+        next = b->next;
+        free(b);
+    }
+}

@@ -1,0 +1,533 @@
+/* Loading a firmware ELF: checks, sections, function symbols, build-id, memory image. The
+ * symbolizer (symbols_internal.h) builds on this and is never called from here. */
+#include <dwarf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/byteorder.h"
+#include "elf/elf_internal.h"
+#include "spoor/error.h"
+
+static int corrupt(spoor_elf *e, const char *what)
+{
+    spoor_set_error(SPOOR_ERR_FORMAT, "%s: truncated or corrupt ELF: %s", e->path, what);
+    return -1;
+}
+
+/* Refuses the file for a section header that does not fit with the rest (readelf complains,
+ * binutils does not load the file): one line naming section i. */
+static int bad_section(spoor_elf *e, size_t i, const char *name, const char *fmt, ...)
+    SPOOR_PRINTF(4, 5);
+static int bad_section(spoor_elf *e, size_t i, const char *name, const char *fmt, ...)
+{
+    char what[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    spoor_set_error(SPOOR_ERR_FORMAT, "%s: truncated or corrupt ELF: section [%zu] %s: %s", e->path,
+                    i, name, what);
+    return -1;
+}
+
+/* The section headers, checked as binutils checks them before it loads a file: names inside the
+ * section name table, contents inside the file, sh_link (and sh_info where it names a section)
+ * naming a section. The contents are taken from the file as they are, whatever the type says (a
+ * linker script can give initialised data the type SHT_REL, which libelf then will not hand
+ * out). */
+static int load_sections(spoor_elf *e, const uint8_t *file, size_t file_size)
+{
+    size_t shnum, shstrndx;
+    if (elf_getshdrnum(e->elf, &shnum) || elf_getshdrstrndx(e->elf, &shstrndx))
+        return corrupt(e, elf_errmsg(-1));
+    if (shnum > 1) {
+        GElf_Shdr sh;
+        char what[96];
+        if (shstrndx == SHN_UNDEF || shstrndx >= shnum) {
+            snprintf(what, sizeof what, "section name table index %zu is not a section (%zu)",
+                     shstrndx, shnum);
+            return corrupt(e, what);
+        }
+        if (!gelf_getshdr(elf_getscn(e->elf, shstrndx), &sh))
+            return corrupt(e, elf_errmsg(-1));
+        if (sh.sh_type != SHT_STRTAB) {
+            snprintf(what, sizeof what, "section name table [%zu] is not a string table (type %u)",
+                     shstrndx, (unsigned)sh.sh_type);
+            return corrupt(e, what);
+        }
+    }
+    e->sections = calloc(shnum ? shnum : 1, sizeof *e->sections);
+    if (!e->sections)
+        return corrupt(e, "out of memory");
+    for (size_t i = 1; i < shnum; i++) {
+        GElf_Shdr sh;
+        if (!gelf_getshdr(elf_getscn(e->elf, i), &sh))
+            return corrupt(e, elf_errmsg(-1));
+        struct elf_section *s = &e->sections[e->nsections++];
+        s->name = elf_strptr(e->elf, shstrndx, sh.sh_name);
+        if (!s->name)
+            return bad_section(e, i, "?", "name at 0x%x is not in the section name table",
+                               (unsigned)sh.sh_name);
+        if (sh.sh_type != SHT_NOBITS &&
+            (sh.sh_offset > file_size || sh.sh_size > file_size - sh.sh_offset))
+            return bad_section(e, i, s->name,
+                               "contents at 0x%llx (0x%llx bytes) past the end of the file "
+                               "(0x%zx bytes)",
+                               (unsigned long long)sh.sh_offset, (unsigned long long)sh.sh_size,
+                               file_size);
+        if (sh.sh_link >= shnum)
+            return bad_section(e, i, s->name, "sh_link %u is not a section (there are %zu)",
+                               (unsigned)sh.sh_link, shnum);
+        if ((sh.sh_type == SHT_REL || sh.sh_type == SHT_RELA || (sh.sh_flags & SHF_INFO_LINK)) &&
+            sh.sh_info >= shnum)
+            return bad_section(e, i, s->name, "sh_info %u is not a section (there are %zu)",
+                               (unsigned)sh.sh_info, shnum);
+        s->addr = (uint32_t)sh.sh_addr;
+        s->size = (uint32_t)sh.sh_size;
+        s->type = sh.sh_type;
+        s->flags = sh.sh_flags;
+        s->link = sh.sh_link;
+        s->info = sh.sh_info;
+        s->entsize = (uint32_t)sh.sh_entsize;
+        if (sh.sh_type != SHT_NOBITS && sh.sh_size)
+            s->data = file + sh.sh_offset;
+        if (sh.sh_type == SHT_NOTE && s->data && !e->build_id) {
+            /* Elf32_Nhdr records: namesz, descsz, type, name (4-aligned), desc (4-aligned) */
+            size_t off = 0;
+            while (off + 12 <= s->size) {
+                uint32_t nsz, dsz, type;
+                memcpy(&nsz, s->data + off, 4);
+                memcpy(&dsz, s->data + off + 4, 4);
+                memcpy(&type, s->data + off + 8, 4);
+                size_t name_off = off + 12, desc_off = name_off + ((nsz + 3u) & ~3u);
+                if (desc_off > s->size || dsz > s->size - desc_off)
+                    break;
+                if (type == NT_GNU_BUILD_ID && nsz == 4 && !memcmp(s->data + name_off, "GNU", 4)) {
+                    e->build_id = s->data + desc_off;
+                    e->build_id_len = dsz;
+                    break;
+                }
+                off = desc_off + ((dsz + 3u) & ~3u);
+            }
+        }
+    }
+    return 0;
+}
+
+static int cmp_symbol(const void *a, const void *b)
+{
+    const struct elf_symbol *x = a, *y = b;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    /* At one start: larger first, and among equal sizes the later symbol-table entry first, so
+     * that the backward walk in spoor_elf_symbol_at() meets the smallest covering symbol and,
+     * among aliases, the first one in the table (as binutils does). */
+    if (x->size != y->size)
+        return x->size > y->size ? -1 : 1;
+    return x->index > y->index ? -1 : x->index < y->index;
+}
+
+#define ELF32_SYM_SIZE 16
+
+struct raw_symbol { /* an Elf32_Sym */
+    uint32_t name, value, size;
+    uint8_t info;
+    uint16_t shndx;
+};
+
+static struct raw_symbol raw_symbol(const spoor_elf *e, size_t i)
+{
+    const uint8_t *p = e->symtab + i * ELF32_SYM_SIZE;
+    return (struct raw_symbol){spoor_le32(p), spoor_le32(p + 4), spoor_le32(p + 8), p[12],
+                               spoor_le16(p + 14)};
+}
+
+/* A symbol's name in the string table, NULL when it lies outside. */
+static const char *symbol_name(const spoor_elf *e, uint32_t off)
+{
+    const struct elf_section *s = e->strtab;
+    if (!s->data || off >= s->size || !memchr(s->data + off, 0, s->size - off))
+        return NULL;
+    return (const char *)s->data + off;
+}
+
+/* The first symbol table: its header checked as binutils does (entry size, a string table as
+ * its link, sh_info within it); a size that is no multiple of an entry loses the partial entry
+ * with a warning. */
+static int find_symtab(spoor_elf *e)
+{
+    for (size_t i = 0; i < e->nsections; i++) {
+        const struct elf_section *s = &e->sections[i];
+        if (s->type != SHT_SYMTAB)
+            continue;
+        size_t index = i + 1; /* e->sections starts at section 1 */
+        if (s->entsize != ELF32_SYM_SIZE)
+            return bad_section(e, index, s->name, "symbol size %u, not %d", s->entsize,
+                               ELF32_SYM_SIZE);
+        if (!s->link || e->sections[s->link - 1].type != SHT_STRTAB)
+            return bad_section(e, index, s->name, "sh_link %u is not a string table", s->link);
+        if (s->info > s->size / ELF32_SYM_SIZE)
+            return bad_section(e, index, s->name, "sh_info %u past its %u symbols", s->info,
+                               s->size / ELF32_SYM_SIZE);
+        if (s->size % ELF32_SYM_SIZE) {
+            spoor_elf_warn(e,
+                           "section [%zu] %s: size 0x%x is no multiple of a symbol: the last "
+                           "%u bytes ignored",
+                           index, s->name, s->size, s->size % ELF32_SYM_SIZE);
+            e->damaged = true;
+        }
+        e->symtab = s->data;
+        e->nsymtab = s->data ? s->size / ELF32_SYM_SIZE : 0;
+        e->strtab = &e->sections[s->link - 1];
+        return 0;
+    }
+    return 0;
+}
+
+static int load_symbols(spoor_elf *e)
+{
+    if (find_symtab(e))
+        return -1;
+    e->symbols = calloc(e->nsymtab ? e->nsymtab : 1, sizeof *e->symbols);
+    if (!e->symbols)
+        return corrupt(e, "out of memory");
+    size_t unnamed = 0;
+    for (size_t i = 0; i < e->nsymtab; i++) {
+        struct raw_symbol sym = raw_symbol(e, i);
+        if (ELF32_ST_TYPE(sym.info) != STT_FUNC || sym.shndx == SHN_UNDEF)
+            continue;
+        const char *name = symbol_name(e, sym.name);
+        if (!name) {
+            unnamed++;
+            continue;
+        }
+        if (!*name)
+            continue;
+        struct elf_symbol *s = &e->symbols[e->nsymbols++];
+        s->start = sym.value & ~1u; /* Thumb bit */
+        s->size = sym.size;
+        s->name = name;
+        s->index = (uint32_t)i;
+    }
+    if (unnamed) {
+        spoor_elf_warn(e, "section %s: %zu function symbols with names past %s: ignored", ".symtab",
+                       unnamed, e->strtab->name);
+        e->damaged = true;
+    }
+    if (e->nsymbols)
+        qsort(e->symbols, e->nsymbols, sizeof *e->symbols, cmp_symbol);
+    return 0;
+}
+
+/* The .dwo name of the first unit whose debug information was split off (-gsplit-dwarf: a
+ * DWARF 5 skeleton unit, or a DWARF 4 unit with DW_AT_GNU_dwo_name), or NULL when none was. */
+static const char *split_unit(Dwarf *dwarf)
+{
+    Dwarf_CU *cu = NULL;
+    Dwarf_Half version;
+    uint8_t type;
+    Dwarf_Die die;
+    while (dwarf_get_units(dwarf, cu, &cu, &version, &type, &die, NULL) == 0) {
+        Dwarf_Attribute attr;
+        const char *dwo = dwarf_formstring(dwarf_attr(&die, DW_AT_dwo_name, &attr));
+        if (!dwo)
+            dwo = dwarf_formstring(dwarf_attr(&die, DW_AT_GNU_dwo_name, &attr));
+        if (dwo || type == DW_UT_skeleton)
+            return dwo ? dwo : "?";
+    }
+    return NULL;
+}
+
+spoor_elf *spoor_elf_open(const char *path)
+{
+    elf_version(EV_CURRENT);
+    spoor_elf *e = calloc(1, sizeof *e);
+    if (!e || !(e->path = strdup(path))) {
+        free(e);
+        spoor_set_error(SPOOR_ERR_NOMEM, "%s: out of memory", path);
+        return NULL;
+    }
+    e->fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (e->fd < 0 || fstat(e->fd, &st)) {
+        spoor_set_error(SPOOR_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+        goto fail;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        spoor_set_error(SPOOR_ERR_IO, "%s: not a regular file", path);
+        goto fail;
+    }
+    e->elf = elf_begin(e->fd, ELF_C_READ_MMAP, NULL);
+    if (!e->elf || elf_kind(e->elf) != ELF_K_ELF) {
+        spoor_set_error(SPOOR_ERR_FORMAT, "%s: not an ELF file", path);
+        goto fail;
+    }
+    GElf_Ehdr eh;
+    if (!gelf_getehdr(e->elf, &eh)) {
+        corrupt(e, elf_errmsg(-1));
+        goto fail;
+    }
+    if (eh.e_ident[EI_CLASS] != ELFCLASS32 || eh.e_machine != EM_ARM) {
+        spoor_set_error(SPOOR_ERR_UNSUPPORTED, "%s: not a 32-bit ARM ELF (class %d, machine %d)",
+                        path, eh.e_ident[EI_CLASS], eh.e_machine);
+        goto fail;
+    }
+    if (eh.e_ident[EI_DATA] != ELFDATA2LSB) {
+        spoor_set_error(SPOOR_ERR_UNSUPPORTED, "%s: big-endian ARM ELF is not supported", path);
+        goto fail;
+    }
+    uint64_t size = (uint64_t)st.st_size;
+    if (eh.e_shoff + (uint64_t)eh.e_shnum * eh.e_shentsize > size ||
+        eh.e_phoff + (uint64_t)eh.e_phnum * eh.e_phentsize > size) {
+        spoor_set_error(
+            SPOOR_ERR_FORMAT,
+            "%s: truncated or corrupt ELF: headers past the end of the file (%llu bytes)", path,
+            (unsigned long long)size);
+        goto fail;
+    }
+    size_t raw_size;
+    const uint8_t *raw = (const uint8_t *)elf_rawfile(e->elf, &raw_size);
+    if (!raw || raw_size < size) {
+        corrupt(e, elf_errmsg(-1));
+        goto fail;
+    }
+    if (load_sections(e, raw, (size_t)size) || load_symbols(e))
+        goto fail;
+    e->dwarf = dwarf_begin_elf(e->elf, DWARF_C_READ, NULL);
+    if (!e->dwarf && spoor_elf_debug_section(e, ".debug_info")) {
+        spoor_elf_warn(e, "DWARF unreadable (%s): names from the symbol table only, no lines",
+                       dwarf_errmsg(-1));
+        e->damaged = true;
+    }
+    const char *dwo = e->dwarf ? split_unit(e->dwarf) : NULL;
+    if (dwo) {
+        spoor_set_error(SPOOR_ERR_UNSUPPORTED,
+                        "%s: split DWARF (-gsplit-dwarf) is not supported: functions and inlined "
+                        "code are in .dwo files (%s, ...) that spoor does not read; build without "
+                        "-gsplit-dwarf",
+                        path, dwo);
+        goto fail;
+    }
+    return e;
+fail:
+    spoor_elf_close(e);
+    return NULL;
+}
+
+void spoor_elf_close(spoor_elf *e)
+{
+    if (!e)
+        return;
+    if (e->dwarf)
+        dwarf_end(e->dwarf);
+    if (e->elf)
+        elf_end(e->elf);
+    if (e->fd >= 0)
+        close(e->fd);
+    free(e->sections);
+    free(e->symbols);
+    spoor_elf_warnings_free(e);
+    if (e->symbolizer)
+        e->release_symbolizer(e->symbolizer);
+    if (e->call_sites)
+        e->release_call_sites(e->call_sites);
+    spoor_demangle_cache_free(&e->demangled);
+    free(e->path);
+    free(e);
+}
+
+void spoor_elf_set_demangle(spoor_elf *e, bool demangle)
+{
+    e->raw_names = !demangle;
+}
+
+const char *spoor_elf_path(const spoor_elf *e)
+{
+    return e->path;
+}
+
+size_t spoor_elf_read(const spoor_elf *e, uint32_t addr, void *buf, size_t len)
+{
+    uint8_t *out = buf;
+    size_t done = 0;
+    while (done < len) {
+        uint32_t a = addr + (uint32_t)done;
+        const struct elf_section *hit = NULL;
+        for (size_t i = 0; i < e->nsections; i++) {
+            const struct elf_section *s = &e->sections[i];
+            if ((s->flags & SHF_ALLOC) && s->data && a >= s->addr && a - s->addr < s->size) {
+                hit = s;
+                break;
+            }
+        }
+        if (!hit)
+            break;
+        size_t n = hit->size - (a - hit->addr);
+        if (n > len - done)
+            n = len - done;
+        memcpy(out + done, hit->data + (a - hit->addr), n);
+        done += n;
+    }
+    return done;
+}
+
+bool spoor_elf_section(const spoor_elf *e, const char *name, uint32_t *addr, const uint8_t **data,
+                       size_t *size)
+{
+    for (size_t i = 0; i < e->nsections; i++) {
+        const struct elf_section *s = &e->sections[i];
+        if (!strcmp(s->name, name)) {
+            if (addr)
+                *addr = s->addr;
+            if (data)
+                *data = s->data;
+            if (size)
+                *size = s->size;
+            return true;
+        }
+    }
+    return false;
+}
+
+const struct elf_section *spoor_elf_debug_section(const spoor_elf *e, const char *name)
+{
+    for (size_t i = 0; i < e->nsections; i++) {
+        const struct elf_section *sec = &e->sections[i];
+        if (!strcmp(sec->name, name))
+            return sec->data && !(sec->flags & SHF_COMPRESSED) ? sec : NULL;
+    }
+    return NULL;
+}
+
+bool spoor_elf_is_code(const spoor_elf *e, uint32_t addr)
+{
+    for (size_t i = 0; i < e->nsections; i++) {
+        const struct elf_section *s = &e->sections[i];
+        if ((s->flags & SHF_EXECINSTR) && (s->flags & SHF_ALLOC) && addr >= s->addr &&
+            addr - s->addr < s->size)
+            return true;
+    }
+    return false;
+}
+
+bool spoor_elf_build_id(const spoor_elf *e, const uint8_t **id, size_t *len)
+{
+    if (!e->build_id)
+        return false;
+    *id = e->build_id;
+    *len = e->build_id_len;
+    return true;
+}
+
+bool spoor_elf_symbol(const spoor_elf *e, const char *name, uint32_t *addr, uint32_t *size)
+{
+    for (size_t i = 0; i < e->nsymtab; i++) {
+        struct raw_symbol sym = raw_symbol(e, i);
+        if (sym.shndx == SHN_UNDEF)
+            continue;
+        const char *s = symbol_name(e, sym.name);
+        if (s && !strcmp(s, name)) {
+            uint32_t v = sym.value;
+            if (ELF32_ST_TYPE(sym.info) == STT_FUNC)
+                v &= ~1u;
+            if (addr)
+                *addr = v;
+            if (size)
+                *size = sym.size;
+            return true;
+        }
+    }
+    return false;
+}
+
+const struct elf_symbol *spoor_elf_symbol_at(const spoor_elf *e, uint32_t addr)
+{
+    /* last symbol with start <= addr, then walk back over zero-size or shorter ones */
+    size_t lo = 0, hi = e->nsymbols;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (e->symbols[mid].start <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    /* Symbols that cover addr start at or before it; a covering one further back than the
+     * last few would have to enclose all of those, which only nested aliases do. */
+    for (size_t i = lo, seen = 0; i-- > 0 && seen < 16; seen++) {
+        const struct elf_symbol *s = &e->symbols[i];
+        if (addr - s->start < s->size)
+            return s;
+    }
+    return NULL;
+}
+
+Elf *spoor_elf_libelf(const spoor_elf *e)
+{
+    return e->elf;
+}
+Dwarf *spoor_elf_libdw(const spoor_elf *e)
+{
+    return e->dwarf;
+}
+
+size_t spoor_elf_ranges(const spoor_elf *e, spoor_elf_range *out, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < e->nsections; i++) {
+        const struct elf_section *s = &e->sections[i];
+        if (!(s->flags & SHF_ALLOC) || !s->data || !s->size)
+            continue;
+        if (n < max)
+            out[n] = (spoor_elf_range){s->name,
+                                       s->addr,
+                                       s->size,
+                                       s->data,
+                                       (s->flags & SHF_WRITE) != 0,
+                                       (s->flags & SHF_EXECINSTR) != 0};
+        n++;
+    }
+    return n;
+}
+
+size_t spoor_elf_load_segments(const spoor_elf *e, spoor_elf_range *out, size_t max)
+{
+    size_t phnum = 0, file_size = 0, n = 0;
+    const uint8_t *file = (const uint8_t *)elf_rawfile(e->elf, &file_size);
+    if (!file || elf_getphdrnum(e->elf, &phnum) != 0)
+        return 0;
+    for (size_t i = 0; i < phnum; i++) {
+        GElf_Phdr ph;
+        if (!gelf_getphdr(e->elf, (int)i, &ph) || ph.p_type != PT_LOAD || !ph.p_filesz ||
+            ph.p_offset > file_size || ph.p_filesz > file_size - ph.p_offset ||
+            ph.p_vaddr + ph.p_filesz > 0x100000000ull)
+            continue; /* nothing in the file, or inconsistent: the sections still serve */
+        if (n < max)
+            out[n] = (spoor_elf_range){"LOAD",
+                                       (uint32_t)ph.p_vaddr,
+                                       (uint32_t)ph.p_filesz,
+                                       file + ph.p_offset,
+                                       (ph.p_flags & PF_W) != 0,
+                                       (ph.p_flags & PF_X) != 0};
+        n++;
+    }
+    return n;
+}
+
+bool spoor_elf_hard_float(const spoor_elf *e)
+{
+    GElf_Ehdr eh;
+    return gelf_getehdr(e->elf, &eh) && (eh.e_flags & EF_ARM_ABI_FLOAT_HARD);
+}
+
+bool spoor_elf_first_cfi_use(const spoor_elf *elf)
+{
+    bool first = !elf->cfi_checked;
+    ((spoor_elf *)elf)->cfi_checked = true; /* a cache of the caller's ELF, not its contents */
+    return first;
+}

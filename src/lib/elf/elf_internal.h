@@ -1,0 +1,66 @@
+/* Internals of spoor_elf: loading, sections and the symbol table (elf_image.c), for the modules
+ * of the elf layer (the symbolizer, symbols_internal.h; the DWARF call sites). The layers above
+ * read the ELF below the public API through elf_sections.h only. */
+#ifndef SPOOR_ELF_INTERNAL_H
+#define SPOOR_ELF_INTERNAL_H
+
+#include <elfutils/libdw.h>
+#include <gelf.h>
+
+#include "elf/demangle.h"
+#include "elf/elf_sections.h"
+#include "spoor/elf.h"
+#include "spoor/error.h"
+
+struct elf_symbol { /* a function symbol: [start, start+size) */
+    uint32_t start, size;
+    const char *name;
+    uint32_t index; /* in the symbol table: the first of equal aliases is preferred */
+};
+
+/* What could not be read (elf_warnings.c): one line each, deduplicated. */
+struct elf_warnings {
+    char **lines;
+    size_t n, cap;
+    bool full; /* the last line says that more were not kept */
+};
+
+struct spoor_elf {
+    char *path;
+    int fd;
+    Elf *elf;
+    Dwarf *dwarf; /* NULL when the ELF has no DWARF */
+    struct elf_section *sections;
+    size_t nsections;
+    struct elf_symbol *symbols; /* sorted by start */
+    size_t nsymbols;
+    const uint8_t *build_id;
+    size_t build_id_len;
+    const uint8_t *symtab;            /* the symbol table's Elf32_Sym entries, NULL when none */
+    size_t nsymtab;                   /* how many */
+    const struct elf_section *strtab; /* the string table it names */
+
+    struct elf_warnings warnings;
+    /* A part not tied to one DWARF unit could not be read (the symbol table, the list of units,
+     * the DWARF as a whole): any answer may be missing something (spoor_elf_partial). */
+    bool damaged;
+
+    /* The symbolizer's tables (symbols_internal.h), made by symbol_index.c on first use and
+     * freed at close through release_symbolizer: ELF access never calls up into the symbolizer. */
+    struct symbol_tables *symbolizer;
+    void (*release_symbolizer)(struct symbol_tables *);
+    /* The DWARF call sites (dwarf_call_sites.h), made on first use and freed at close through
+     * release_call_sites. */
+    struct call_site_table *call_sites;
+    void (*release_call_sites)(struct call_site_table *);
+    bool raw_names;   /* function names as the ELF has them (spoor_elf_set_demangle) */
+    bool cfi_checked; /* .debug_frame was read through once (cfi_unwind.c) */
+    struct spoor_demangle_cache demangled;
+};
+
+void spoor_elf_warnings_free(spoor_elf *elf);
+
+/* The function symbol containing addr, or NULL. */
+const struct elf_symbol *spoor_elf_symbol_at(const spoor_elf *elf, uint32_t addr);
+
+#endif

@@ -1,0 +1,1037 @@
+/* ITM/DWT packet decoder (see include/spoor/itm.h): the parser's state machine, the hold queue
+ * that dates packets, and the loops that feed bytes through them. What a header announces is
+ * in itm_header.h, what each packet's payload means in itm_packets.h; packet names in comments
+ * are the section titles of the ARMv7-M ARM appendix D4 "Debug ITM and DWT Packet Protocol". */
+#include <string.h>
+
+#include "base/byteorder.h"
+#include "itm/itm_header.h"
+#include "itm/itm_packets.h"
+#include "spoor/itm.h"
+
+enum {
+    ST_HEADER, /* expecting a packet header */
+    ST_FIXED,  /* collecting the fixed-size payload of a software or hardware source packet */
+    ST_CONT,   /* collecting a payload whose bytes carry a continuation bit C (bit 7) */
+    ST_SYNC,   /* after a 0x00 header: counting zero bytes until 0x80 */
+    ST_LOST,   /* after an error: skipping bytes until a synchronization packet */
+};
+
+enum {
+    /* D4 'Synchronization packet': at least 47 zero bits then a one, so at least five zero
+     * bytes before the 0x80 */
+    SYNC_MIN_ZEROS = 5,
+    /* packets one step of the general loop can queue: an error, a sync and one more */
+    STEP_PACKETS = 3,
+    /* text bytes one step can queue: one software packet's */
+    STEP_TEXT = 4,
+    /* the fast loops release the packets beyond the hold queue's size in batches, once this
+     * many more are held (what the general loop does one packet at a time before each step,
+     * the fast loops do before a timestamp, every LAZY_RELEASE packets and on leaving: the
+     * packets released and their times are the same, see release_excess) */
+    LAZY_RELEASE = 128,
+};
+
+_Static_assert(SPOOR_ITM_HOLD + LAZY_RELEASE + 4 + STEP_PACKETS <= SPOOR_ITM_RING,
+               "the rings hold the held packets of a fast run and one more step");
+_Static_assert(SPOOR_ITM_RING * 4 + 16 + STEP_TEXT <= SPOOR_ITM_TEXT_RING,
+               "the text ring holds the bytes of a full packet ring");
+
+const char *spoor_itm_type_name(spoor_itm_type type)
+{
+    static const char *const names[SPOOR_ITM_TYPE_COUNT] = {
+        "sync",   "overflow", "ts_local",      "ts_global1", "ts_global2",
+        "ext",    "sw",       "event_counter", "exception",  "pc_sample",
+        "dwt_pc", "dwt_addr", "dwt_data",      "dwt_match",  "error",
+    };
+    return (unsigned)type < SPOOR_ITM_TYPE_COUNT ? names[type] : "?";
+}
+
+const char *spoor_itm_error_text(spoor_itm_error_kind kind)
+{
+    switch (kind) {
+    case SPOOR_ITM_ERR_RESERVED_HEADER: return "reserved header";
+    case SPOOR_ITM_ERR_BAD_SYNC: return "zero bytes not ending in a synchronization packet";
+    case SPOOR_ITM_ERR_BAD_PAYLOAD: return "payload not allowed for its header";
+    case SPOOR_ITM_ERR_TRUNCATED: return "stream ends inside a packet";
+    case SPOOR_ITM_ERR_SYNC_IN_PACKET: return "synchronization packet inside a packet";
+    case SPOOR_ITM_ERR_NO_SYNC: return "no synchronization packet yet";
+    }
+    return "?";
+}
+
+/* The parser expects a header at the next byte, and nothing before it belongs to a packet. */
+static void parser_restart(spoor_itm_decoder *d)
+{
+    d->state = ST_HEADER;
+    d->zeros = 0;
+    d->got = 0;
+    d->last_trailing_zeros = 0;
+    d->hist = 0xFFFFFFFFu;
+}
+
+void spoor_itm_init(spoor_itm_decoder *d, bool require_sync)
+{
+    memset(d, 0, sizeof *d);
+    d->selected = SPOOR_ITM_ALL_TYPES;
+    parser_restart(d);
+    if (require_sync) {
+        d->state = ST_LOST;
+        d->lost_from = 0;
+        d->lost_detected = 0;
+        d->lost_why = SPOOR_ITM_ERR_NO_SYNC;
+    }
+}
+
+void spoor_itm_select(spoor_itm_decoder *d, uint32_t types)
+{
+    d->selected = types & SPOOR_ITM_ALL_TYPES;
+}
+
+/* ---- hold queue ---------------------------------------------------------------------------- */
+
+/* Packets of the selected types wait in q (full packets), the others in `other` (offset and
+ * type only: they are counted when decoded and forgotten when released). Together they are
+ * the hold queue of the protocol rules: offsets grow with the push order in both rings, so
+ * the oldest and the newest held packet are found by comparing the two rings' ends. */
+
+#define RING_INDEX(i) ((i) % SPOOR_ITM_RING)
+#define TEXT_INDEX(i) ((i) % SPOOR_ITM_TEXT_RING)
+
+_Static_assert((SPOOR_ITM_RING & (SPOOR_ITM_RING - 1)) == 0, "ring indices wrap at 2^32");
+_Static_assert((SPOOR_ITM_TEXT_RING & (SPOOR_ITM_TEXT_RING - 1)) == 0, "indices wrap at 2^32");
+_Static_assert(SPOOR_ITM_TYPE_COUNT <= 16, "a type fits the low 4 bits of an `other` entry");
+
+/* An entry of the `other` ring: the packet's stream offset, its type, and how many bytes of
+ * text it added (0-4: a software packet in text mode). */
+static inline uint64_t other_entry(uint64_t offset, spoor_itm_type type)
+{
+    return (offset << 8) + type; /* type < 16 */
+}
+
+static inline uint64_t other_text_entry(uint64_t offset, unsigned text_bytes)
+{
+    return (offset << 8) + (text_bytes << 4) + SPOOR_ITM_SW;
+}
+
+static inline uint64_t other_offset(uint64_t entry)
+{
+    return entry >> 8;
+}
+
+static inline spoor_itm_type other_type(uint64_t entry)
+{
+    return (spoor_itm_type)(entry & 0x0F);
+}
+
+static inline uint32_t other_text_bytes(uint64_t entry)
+{
+    return (uint32_t)(entry >> 4 & 7);
+}
+
+static inline uint32_t held(const spoor_itm_decoder *d)
+{
+    return (d->tail - d->sealed) + (d->other_tail - d->other_first);
+}
+
+/* No room in a ring for what one step of the general loop can queue (then released packets
+ * or text fill it: the caller takes them first). */
+static inline bool rings_full(const spoor_itm_decoder *d)
+{
+    return d->tail - d->head + STEP_PACKETS > SPOOR_ITM_RING ||
+           d->other_tail - d->other_first + STEP_PACKETS > SPOOR_ITM_RING ||
+           d->text_tail - d->text_head + STEP_TEXT > SPOOR_ITM_TEXT_RING;
+}
+
+/* Something was released at the current time. */
+static inline void note_release(spoor_itm_decoder *d)
+{
+    if (!d->stats.released_any) {
+        d->stats.released_any = true;
+        d->stats.time_first = d->time;
+    }
+    d->stats.time_last = d->time;
+}
+
+static inline spoor_itm_packet *push(spoor_itm_decoder *d, spoor_itm_type type, uint64_t offset,
+                                     uint8_t size)
+{
+    d->stats.packets[type]++;
+    if (!(d->selected >> type & 1)) {
+        d->other[RING_INDEX(d->other_tail)] = other_entry(offset, type);
+        d->other_tail++;
+        return &d->discard;
+    }
+    spoor_itm_packet *p = &d->q[RING_INDEX(d->tail)];
+    d->tail++;
+    packet_start(p, type, offset, size);
+    return p;
+}
+
+/* Releases every held packet; `exact` says the current time is the one they relate to. */
+static inline void seal_all(spoor_itm_decoder *d, bool exact)
+{
+    if (held(d) == 0)
+        return;
+    for (uint32_t i = d->sealed; i != d->tail; i++) {
+        spoor_itm_packet *p = &d->q[RING_INDEX(i)];
+        p->time = d->time;
+        p->time_exact = exact;
+    }
+    d->sealed = d->tail;
+    d->other_first = d->other_tail;
+    d->text_sealed = d->text_tail;
+    note_release(d);
+}
+
+/* Queues a packet that needs no later timestamp and releases it with everything before it;
+ * `exact` says the current time is the one they relate to. */
+static inline spoor_itm_packet *push_sealed(spoor_itm_decoder *d, spoor_itm_type type,
+                                            uint64_t offset, uint8_t size, bool exact)
+{
+    seal_all(d, exact);
+    spoor_itm_packet *p = push(d, type, offset, size);
+    seal_all(d, exact);
+    return p;
+}
+
+/* Releases the n oldest held packets (of both rings, by offset) with the time known so far. */
+static void release_oldest_n(spoor_itm_decoder *d, uint32_t n)
+{
+    uint32_t sealed = d->sealed, first = d->other_first, text = 0;
+    if (sealed == d->tail) { /* only the `other` ring holds packets (a consumer of counters or
+                              * text): its n oldest */
+        while (n) {          /* in contiguous pieces of the ring: a loop the compiler vectorizes */
+            const uint64_t *e = d->other + RING_INDEX(first);
+            uint32_t piece = SPOOR_ITM_RING - RING_INDEX(first);
+            if (piece > n)
+                piece = n;
+            uint64_t sum = 0; /* of the text fields in place (bits 4-6): at most 4 * 512 << 4 */
+            for (uint32_t i = 0; i < piece; i++)
+                sum += e[i] & 0x70;
+            text += (uint32_t)(sum >> 4);
+            first += piece;
+            n -= piece;
+        }
+    } else if (first == d->other_tail) { /* only the packet ring */
+        for (; n; n--, sealed++) {
+            d->q[RING_INDEX(sealed)].time = d->time;
+            d->q[RING_INDEX(sealed)].time_exact = false;
+        }
+    }
+    for (; n; n--) {
+        bool in_q = sealed != d->tail;
+        if (in_q && first != d->other_tail)
+            in_q = d->q[RING_INDEX(sealed)].offset < other_offset(d->other[RING_INDEX(first)]);
+        if (in_q) {
+            spoor_itm_packet *p = &d->q[RING_INDEX(sealed)];
+            p->time = d->time;
+            p->time_exact = false;
+            sealed++;
+        } else {
+            text += other_text_bytes(d->other[RING_INDEX(first)]);
+            first++;
+        }
+    }
+    d->sealed = sealed;
+    d->other_first = first;
+    d->text_sealed += text;
+    note_release(d);
+}
+
+/* The hold queue is full: releases its oldest packet with the time known so far. */
+static void release_oldest(spoor_itm_decoder *d)
+{
+    release_oldest_n(d, 1);
+}
+
+/* Releases the oldest held packets until one step of the general loop may follow: the rule
+ * the general loop applies before each step (a fast loop applies it in batches: the time
+ * does not change between two timestamps, and nothing drops held packets in a fast loop, so
+ * the same packets are released at the same time). */
+static void release_excess(spoor_itm_decoder *d)
+{
+    uint32_t n = held(d);
+    if (n + STEP_PACKETS > SPOOR_ITM_HOLD)
+        release_oldest_n(d, n + STEP_PACKETS - SPOOR_ITM_HOLD);
+}
+
+/* Drops the newest held packet (there is one); returns its offset. */
+static uint64_t drop_newest(spoor_itm_decoder *d)
+{
+    bool in_q = d->sealed != d->tail;
+    uint64_t other = 0;
+    if (d->other_first != d->other_tail) {
+        other = d->other[RING_INDEX(d->other_tail - 1)];
+        if (in_q)
+            in_q = d->q[RING_INDEX(d->tail - 1)].offset > other_offset(other);
+    }
+    if (in_q) {
+        const spoor_itm_packet *last = &d->q[RING_INDEX(d->tail - 1)];
+        d->stats.packets[last->type]--;
+        d->tail--;
+        return last->offset;
+    }
+    d->stats.packets[other_type(other)]--;
+    d->text_tail -= other_text_bytes(other);
+    d->other_tail--;
+    return other_offset(other);
+}
+
+/* Drops every held packet; returns the smaller of `from` and the first one's offset. */
+static uint64_t drop_held(spoor_itm_decoder *d, uint64_t from)
+{
+    if (d->sealed != d->tail) {
+        uint64_t first = d->q[RING_INDEX(d->sealed)].offset;
+        if (first < from)
+            from = first;
+        for (uint32_t i = d->sealed; i != d->tail; i++)
+            d->stats.packets[d->q[RING_INDEX(i)].type]--;
+        d->tail = d->sealed;
+    }
+    if (d->other_first != d->other_tail) {
+        uint64_t first = other_offset(d->other[RING_INDEX(d->other_first)]);
+        if (first < from)
+            from = first;
+        for (uint32_t i = d->other_first; i != d->other_tail; i++)
+            d->stats.packets[other_type(d->other[RING_INDEX(i)])]--;
+        d->other_tail = d->other_first;
+        d->text_tail = d->text_sealed;
+    }
+    return from;
+}
+
+size_t spoor_itm_skip(spoor_itm_decoder *d, uint64_t *first_time, uint64_t *last_time)
+{
+    size_t n = d->sealed - d->head;
+    if (n) {
+        *first_time = d->q[RING_INDEX(d->head)].time;
+        *last_time = d->q[RING_INDEX(d->sealed - 1)].time;
+        d->head = d->sealed;
+    }
+    return n;
+}
+
+void spoor_itm_select_text(spoor_itm_decoder *d, const uint32_t ports[8])
+{
+    d->selected = 0;
+    d->text_mode = true;
+    memcpy(d->text_ports, ports, sizeof d->text_ports);
+}
+
+size_t spoor_itm_next_text(spoor_itm_decoder *d, const uint8_t **bytes)
+{
+    uint32_t start = TEXT_INDEX(d->text_head), n = d->text_sealed - d->text_head;
+    if (n > SPOOR_ITM_TEXT_RING - start)
+        n = SPOOR_ITM_TEXT_RING - start; /* up to the end of the ring, the rest next call */
+    *bytes = d->text + start;
+    d->text_head += n;
+    return n;
+}
+
+/* Whether the software packets of port go to the text (text mode). */
+static inline bool text_port(const spoor_itm_decoder *d, uint32_t port)
+{
+    return port < 256 && (d->text_ports[port / 32] >> (port % 32) & 1);
+}
+
+/* Appends the n payload bytes of v to the text, lowest address first. */
+static inline uint32_t text_put(uint8_t *restrict text, uint32_t tail, uint32_t v, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++)
+        text[TEXT_INDEX(tail + i)] = (uint8_t)(v >> (8 * i));
+    return tail + n;
+}
+
+bool spoor_itm_next(spoor_itm_decoder *d, spoor_itm_packet *out)
+{
+    const spoor_itm_packet *p = spoor_itm_next_ref(d);
+    if (p)
+        *out = *p;
+    return p != NULL;
+}
+
+const spoor_itm_stats *spoor_itm_stats_get(const spoor_itm_decoder *d)
+{
+    return &d->stats;
+}
+
+/* ---- errors -------------------------------------------------------------------------------- */
+
+/* Something impossible was seen at `detected`; the packet being parsed started at `from`.
+ * Held packets are dropped (nothing confirmed them) and bytes are skipped until a sync. */
+static void lose(spoor_itm_decoder *d, uint64_t from, uint64_t detected, spoor_itm_error_kind why)
+{
+    from = drop_held(d, from);
+    d->state = ST_LOST;
+    d->zeros = 0;
+    d->lost_from = from;
+    d->lost_detected = detected;
+    d->lost_why = why;
+    d->last_trailing_zeros = 0;
+}
+
+static void push_error(spoor_itm_decoder *d, uint64_t from, uint64_t end, uint64_t detected,
+                       spoor_itm_error_kind why)
+{
+    spoor_itm_packet *p = push_sealed(d, SPOOR_ITM_ERROR, from, 0, false);
+    p->u.error.bytes_lost = end - from;
+    d->stats.bytes_lost += end - from;
+    p->u.error.why = why;
+    p->u.error.detected_at = detected;
+}
+
+/* ---- packets of the general loop ----------------------------------------------------------- */
+
+/* A complete source packet: header h of kind k, n payload bytes of value v. A payload the
+ * packet does not allow is reported where it shows, at the last payload byte. */
+static inline void source_packet(spoor_itm_decoder *d, unsigned k, uint8_t h, uint32_t v,
+                                 unsigned n, uint64_t off)
+{
+    if (!source_payload_ok(k, v)) {
+        lose(d, off, off + n, SPOOR_ITM_ERR_BAD_PAYLOAD);
+        return;
+    }
+    spoor_itm_packet *q = push(d, itm_source_type[k], off, (uint8_t)(n + 1));
+    source_fields(q, k, h, v, n, d->page * 32u);
+    if (d->text_mode && hdr_is_sw(k) && text_port(d, q->u.sw.port)) { /* in the `other` ring */
+        d->text_tail = text_put(d->text, d->text_tail, v, n);
+        d->other[RING_INDEX(d->other_tail - 1)] = other_text_entry(off, n);
+    }
+}
+
+/* A local timestamp packet of kind k, header h: the delta dates the packets held since the
+ * previous one, and the packet itself. */
+static void timestamp_packet(spoor_itm_decoder *d, unsigned k, uint8_t h, uint32_t delta,
+                             uint64_t off, unsigned size)
+{
+    d->time += delta;
+    spoor_itm_packet *q = push_sealed(d, SPOOR_ITM_TS_LOCAL, off, (uint8_t)size, true);
+    ts_local_fields(q, k, h, delta);
+}
+
+/* A complete packet whose n payload bytes b carry continuation bits (hdr_is_cont(k)). */
+static void cont_packet(spoor_itm_decoder *d, unsigned k, uint8_t h, const uint8_t *b, unsigned n,
+                        uint64_t off)
+{
+    uint8_t size = (uint8_t)(n + 1);
+    spoor_itm_packet *q;
+    switch (k) {
+    case HDR_LTS1: {
+        uint32_t delta = 0;
+        (void)local_timestamp_decode(k, h, (uint32_t)spoor_le_bytes(b, n), &delta); /* n + 1 */
+        timestamp_packet(d, k, h, delta, off, size);
+        break;
+    }
+    case HDR_GTS1:
+        q = push(d, SPOOR_ITM_TS_GLOBAL1, off, size);
+        d->gts = gts1_fields(q, d->gts, b, n);
+        break;
+    case HDR_GTS2:
+        if (!gts2_size_ok(n)) {
+            lose(d, off, off + size, SPOOR_ITM_ERR_BAD_PAYLOAD);
+            return;
+        }
+        q = push(d, SPOOR_ITM_TS_GLOBAL2, off, size);
+        d->gts = gts2_fields(q, d->gts, b, n);
+        d->gts_wide = n == 6;
+        break;
+    default: /* HDR_EXT */
+        q = push(d, SPOOR_ITM_EXTENSION, off, size);
+        extension_fields(q, h, b, n);
+        if (!q->u.ext.hw) /* a new stimulus port page */
+            d->page = (uint8_t)(q->u.ext.page > 255 ? 255 : q->u.ext.page);
+        break;
+    }
+}
+
+/* A synchronization packet ended at `end` (the 0x80 byte) after `zeros` zero bytes: D4 has it
+ * as at least 47 zero bits then a one, so every zero byte of the run belongs to it, however
+ * many there are, and its offset is the run's first byte (its size saturates at 255). */
+static void sync_packet(spoor_itm_decoder *d, uint64_t end, uint64_t zeros)
+{
+    uint64_t start = end - zeros;
+    push_sealed(d, SPOOR_ITM_SYNC, start, zeros + 1 > 255 ? 255 : (uint8_t)(zeros + 1), false);
+    d->last_trailing_zeros = 0;
+    d->state = ST_HEADER;
+}
+
+/* The 0x80 of a sync arrived in ST_SYNC; pkt_start is the first 0x00 after the last packet. */
+static void sync_end(spoor_itm_decoder *d, uint64_t at)
+{
+    uint64_t total = d->zeros + d->last_trailing_zeros;
+    if (d->zeros >= SYNC_MIN_ZEROS) {
+        sync_packet(d, at, d->zeros);
+        return;
+    }
+    if (total < SYNC_MIN_ZEROS) {
+        lose(d, d->pkt_start, at, SPOOR_ITM_ERR_BAD_SYNC);
+        return;
+    }
+    /* Trap (D4 'Synchronization packet'): the sync started in the payload of the previous packet,
+     * so that packet was not one. Drop it when it is still held; report its non-zero bytes as lost.
+     */
+    uint64_t sync_start = d->pkt_start - d->last_trailing_zeros;
+    if (held(d)) {
+        uint64_t from = drop_newest(d);
+        seal_all(d, false);
+        push_error(d, from, sync_start, at, SPOOR_ITM_ERR_SYNC_IN_PACKET);
+    } else {
+        push_error(d, sync_start, sync_start, at, SPOOR_ITM_ERR_SYNC_IN_PACKET);
+    }
+    sync_packet(d, at, total);
+}
+
+/* Starts the packet whose header h of kind k is at stream position off (slow path: its payload
+ * is not all in the buffer). */
+static void start_packet(spoor_itm_decoder *d, unsigned k, uint8_t h, uint64_t off)
+{
+    d->header = h;
+    d->pkt_start = off;
+    d->got = 0;
+    switch (k) {
+    case HDR_RESERVED: lose(d, off, off, SPOOR_ITM_ERR_RESERVED_HEADER); break;
+    case HDR_SYNC:
+        d->state = ST_SYNC;
+        d->zeros = 1;
+        break;
+    case HDR_OVERFLOW: push(d, SPOOR_ITM_OVERFLOW, off, 1); break;
+    case HDR_LTS2: { /* no payload */
+        uint32_t delta = 0;
+        unsigned size = local_timestamp_decode(k, h, 0, &delta);
+        timestamp_packet(d, k, h, delta, off, size);
+        break;
+    }
+    case HDR_EXT: /* with C = 1 (a bare extension is the caller's) */
+    case HDR_GTS1:
+    case HDR_GTS2:
+    case HDR_LTS1: d->state = ST_CONT; break;
+    default: /* a source packet */
+        d->state = ST_FIXED;
+        d->need = (uint8_t)source_payload_size(h);
+        break;
+    }
+}
+
+/* ---- the fast loops ------------------------------------------------------------------------ */
+
+/* Whole packets lying entirely in the buffer, with the queue indices and the time in locals;
+ * anything else, or too few bytes left, returns to the general loop. Their packets and rules
+ * are exactly those of the general loop (tests/unit/test_itm_select.c). */
+
+/* A local timestamp in a fast loop dates the held packets q[from, to) (time_exact is already
+ * true). */
+static inline void date_held(spoor_itm_packet *restrict q, uint32_t from, uint32_t to,
+                             uint64_t time)
+{
+    for (uint32_t k = from; k != to; k++)
+        q[RING_INDEX(k)].time = time;
+}
+
+/* Stores what a fast run kept in locals: the time, the other-type ring, and (when the run saw
+ * a local timestamp) the release of everything that timestamp dated, from the first one's
+ * time to the last one's. */
+static inline void end_fast_run(spoor_itm_decoder *d, bool saw_timestamp, uint64_t first_ts_time,
+                                uint64_t time, uint32_t other_tail, uint32_t other_first)
+{
+    if (saw_timestamp) {
+        d->time = first_ts_time;
+        note_release(d);
+        d->stats.time_last = time;
+    }
+    d->time = time;
+    d->other_tail = other_tail;
+    d->other_first = other_first;
+}
+
+/* The hot loop when every packet type is selected: whole packets of the most common kinds
+ * (software, local timestamps, data trace PC and word value, exception trace, PC samples). */
+static __attribute__((noinline)) size_t fast_all(spoor_itm_decoder *d, const uint8_t *restrict data,
+                                                 size_t i, size_t len, uint64_t base)
+{
+    uint32_t tail = d->tail, sealed = d->sealed;
+    const uint32_t head = d->head;
+    const uint32_t page32 = d->page * 32u;
+    uint64_t time = d->time;
+    spoor_itm_packet *q = d->q;
+    uint64_t n_sw = 0, n_data = 0, n_pc = 0, n_ts = 0, n_exc = 0, n_pcs = 0;
+    const uint32_t others = d->other_tail - d->other_first; /* sealed by the first timestamp */
+    uint32_t room = SPOOR_ITM_HOLD - others;
+    uint64_t first_ts_time = 0;
+    while (i + 5 <= len && tail - sealed + STEP_PACKETS <= room &&
+           tail - head + STEP_PACKETS <= SPOOR_ITM_RING) {
+        uint8_t h = data[i];
+        unsigned k = itm_header_kind[h];
+        uint32_t v = spoor_le32(data + i + 1); /* may read past the payload, not the buffer */
+        spoor_itm_packet *p;
+        if (hdr_is_sw(k)) {
+            unsigned n = source_payload_size(h);
+            p = &q[RING_INDEX(tail++)];
+            packet_start(p, SPOOR_ITM_SW, base + i, n + 1);
+            sw_fields(p, h, source_payload_value(v, n), n, page32);
+            n_sw++;
+            i += 1 + n;
+            continue;
+        }
+        if (k == HDR_DATA4) {
+            p = &q[RING_INDEX(tail++)];
+            packet_start(p, SPOOR_ITM_DWT_DATA, base + i, 5);
+            dwt_data_fields(p, h, v, 4);
+            n_data++;
+            i += 5;
+            continue;
+        }
+        if (k == HDR_PC) {
+            p = &q[RING_INDEX(tail++)];
+            packet_start(p, SPOOR_ITM_DWT_PC, base + i, 5);
+            dwt_pc_fields(p, h, v);
+            n_pc++;
+            i += 5;
+            continue;
+        }
+        if (k == HDR_EXC && source_payload_ok(HDR_EXC, v)) {
+            p = &q[RING_INDEX(tail++)];
+            packet_start(p, SPOOR_ITM_EXCEPTION, base + i, 3);
+            exception_fields(p, v);
+            n_exc++;
+            i += 3;
+            continue;
+        }
+        if (k == HDR_PCS) {
+            p = &q[RING_INDEX(tail++)];
+            packet_start(p, SPOOR_ITM_PC_SAMPLE, base + i, 5);
+            pc_sample_fields(p, false, v);
+            n_pcs++;
+            i += 5;
+            continue;
+        }
+        uint32_t delta;
+        unsigned size = local_timestamp_decode(k, h, v, &delta);
+        if (!size)
+            break;
+        time += delta;
+        date_held(q, sealed, tail, time);
+        p = &q[RING_INDEX(tail++)];
+        packet_start(p, SPOOR_ITM_TS_LOCAL, base + i, size);
+        p->time = time;
+        ts_local_fields(p, k, h, delta);
+        sealed = tail;
+        room = SPOOR_ITM_HOLD;
+        if (n_ts == 0)
+            first_ts_time = time;
+        n_ts++;
+        i += size;
+    }
+    d->stats.packets[SPOOR_ITM_SW] += n_sw;
+    d->stats.packets[SPOOR_ITM_DWT_DATA] += n_data;
+    d->stats.packets[SPOOR_ITM_DWT_PC] += n_pc;
+    d->stats.packets[SPOOR_ITM_TS_LOCAL] += n_ts;
+    d->stats.packets[SPOOR_ITM_EXCEPTION] += n_exc;
+    d->stats.packets[SPOOR_ITM_PC_SAMPLE] += n_pcs;
+    d->tail = tail;
+    d->sealed = sealed;
+    /* a timestamp releases the held packets of the other types too */
+    end_fast_run(d, n_ts != 0, first_ts_time, time, d->other_tail,
+                 n_ts ? d->other_tail : d->other_first);
+    return i;
+}
+
+/* A source packet of kind k >= HDR_SW1 (not a software packet when the software packets are
+ * selected) goes to the `other` ring: false when its payload is one the general loop must
+ * report. */
+static inline bool fast_other(unsigned k, uint32_t v, uint64_t off, uint64_t *restrict other,
+                              uint32_t *otail, uint64_t *restrict count)
+{
+    if (!source_payload_ok(k, v))
+        return false;
+    spoor_itm_type type = itm_source_type[k];
+    other[RING_INDEX(*otail)] = other_entry(off, type);
+    (*otail)++;
+    count[type]++;
+    return true;
+}
+
+/* Stores the locals of a fast run (fast_sw, count_loop) in the decoder, releases what the hold
+ * rule releases at this point (release_excess) and returns the new indices of the oldest held
+ * packets in *sealed and *ofirst: done before a timestamp when more than the hold queue's size
+ * are held, once LAZY_RELEASE more are held, and on leaving the run. */
+static void fast_run_release(spoor_itm_decoder *d, uint32_t tail, uint32_t *sealed, uint32_t otail,
+                             uint32_t *ofirst, uint32_t text_tail, uint64_t time,
+                             uint64_t *ts_before, uint64_t first_ts_time)
+{
+    d->tail = tail;
+    d->sealed = *sealed;
+    d->text_tail = text_tail;
+    uint64_t ts = d->stats.packets[SPOOR_ITM_TS_LOCAL];
+    end_fast_run(d, ts != *ts_before, first_ts_time, time, otail, *ofirst);
+    *ts_before = ts;
+    release_excess(d);
+    *sealed = d->sealed;
+    *ofirst = d->other_first;
+}
+
+/* A 1-byte software packet at stream offset off: header and payload byte in hv (header in
+ * the low byte). */
+static inline void sw1_packet(spoor_itm_packet *o, uint64_t off, uint16_t hv, uint32_t page32)
+{
+    packet_start(o, SPOOR_ITM_SW, off, 2);
+    sw_fields(o, (uint8_t)hv, hv >> 8, 1, page32);
+}
+
+/* The hot loop when the software packets alone are selected (a consumer of the software
+ * channels): a packet of another type costs a counter and its `other` ring entry only, and
+ * runs of 1-byte software packets go four at a time. */
+static __attribute__((noinline)) size_t fast_sw(spoor_itm_decoder *d, const uint8_t *restrict data,
+                                                size_t i, size_t len, uint64_t base)
+{
+    if (len < 5)
+        return i;
+    uint32_t tail = d->tail, sealed = d->sealed, otail = d->other_tail, ofirst = d->other_first;
+    const uint32_t head = d->head;
+    const uint32_t page32 = d->page * 32u;
+    uint64_t time = d->time, first_ts_time = 0;
+    spoor_itm_packet *restrict q = d->q;
+    uint64_t *restrict other = d->other;
+    uint64_t *count = d->stats.packets; /* not a local array: nothing to add up on leaving */
+    uint64_t ts_before = count[SPOOR_ITM_TS_LOCAL];
+    const uint8_t *p = data + i, *const last = data + len - 5, *const end = data + len;
+    while (p <= last && tail - head + 4 + STEP_PACKETS <= SPOOR_ITM_RING &&
+           otail - ofirst + STEP_PACKETS <= SPOOR_ITM_RING) {
+        if ((tail - sealed) + (otail - ofirst) >= SPOOR_ITM_HOLD + LAZY_RELEASE)
+            fast_run_release(d, tail, &sealed, otail, &ofirst, d->text_tail, time, &ts_before,
+                             first_ts_time);
+        uint8_t h = p[0];
+        uint32_t v = spoor_le32(p + 1); /* may read past the payload, not past the buffer */
+        unsigned k = itm_header_kind[h];
+        if (k == HDR_SW1 && p + 8 <= end) {
+            uint64_t w = spoor_le64(p);
+            if (four_sw1_packets(w)) {
+                uint64_t off = base + (uint64_t)(p - data);
+                sw1_packet(&q[RING_INDEX(tail)], off, (uint16_t)w, page32);
+                sw1_packet(&q[RING_INDEX(tail + 1)], off + 2, (uint16_t)(w >> 16), page32);
+                sw1_packet(&q[RING_INDEX(tail + 2)], off + 4, (uint16_t)(w >> 32), page32);
+                sw1_packet(&q[RING_INDEX(tail + 3)], off + 6, (uint16_t)(w >> 48), page32);
+                tail += 4;
+                count[SPOOR_ITM_SW] += 4;
+                p += 8;
+                continue;
+            }
+        }
+        if (hdr_is_sw(k)) {
+            unsigned n = source_payload_size(h);
+            spoor_itm_packet *o = &q[RING_INDEX(tail)];
+            tail++;
+            packet_start(o, SPOOR_ITM_SW, base + (uint64_t)(p - data), n + 1);
+            sw_fields(o, h, source_payload_value(v, n), n, page32);
+            count[SPOOR_ITM_SW]++;
+            p += n + 1;
+            continue;
+        }
+        if (k > HDR_SW4) {
+            if (!fast_other(k, v, base + (uint64_t)(p - data), other, &otail, count))
+                break;
+            p += 1 + source_payload_size(h);
+            continue;
+        }
+        uint32_t delta;
+        unsigned size = local_timestamp_decode(k, h, v, &delta);
+        if (!size)
+            break;
+        /* a local timestamp: dates and releases the held packets and itself */
+        if ((tail - sealed) + (otail - ofirst) + STEP_PACKETS > SPOOR_ITM_HOLD)
+            fast_run_release(d, tail, &sealed, otail, &ofirst, d->text_tail, time, &ts_before,
+                             first_ts_time);
+        time += delta;
+        date_held(q, sealed, tail, time);
+        sealed = tail;
+        ofirst = otail;
+        if (count[SPOOR_ITM_TS_LOCAL]++ == ts_before)
+            first_ts_time = time;
+        p += size;
+    }
+    fast_run_release(d, tail, &sealed, otail, &ofirst, d->text_tail, time, &ts_before,
+                     first_ts_time);
+    return (size_t)(p - data);
+}
+
+/* Eight stream bytes w that are four 1-byte software packets (four_sw1_packets) of the same
+ * port. */
+static inline bool four_sw1_one_port(uint64_t w)
+{
+    return (w & 0x00FF00FF00FF00FFu) == (w & 0xFF) * 0x0001000100010001u;
+}
+
+/* The four payload bytes of four_sw1_packets w, the first in the low byte. */
+static inline uint32_t four_sw1_payload(uint64_t w)
+{
+    return (uint32_t)((w >> 8 & 0xFF) | (w >> 16 & 0xFF00) | (w >> 24 & 0xFF0000) |
+                      (w >> 32 & 0xFF000000));
+}
+
+/* The hot loop for a consumer of the counters only (nothing selected), and (with text) of the
+ * text of some software ports: one branch for every source packet (type and checks from
+ * tables), so that a stream of unpredictable packet types costs few mispredicted branches;
+ * runs of 1-byte software packets go four at a time, their text bytes too when they are of
+ * one port. */
+static inline __attribute__((always_inline)) size_t count_loop(spoor_itm_decoder *d,
+                                                               const uint8_t *restrict data,
+                                                               size_t i, size_t len, uint64_t base,
+                                                               const bool text)
+{
+    /* packets of selected types still held (the selection changed): the general loop first */
+    if (d->tail != d->sealed || len < 5)
+        return i;
+    uint32_t otail = d->other_tail, ofirst = d->other_first, sealed = d->sealed;
+    uint32_t ttail = d->text_tail;
+    const uint32_t thead = d->text_head;
+    /* bit A: the port of header 0bAAAAA0SS on the current page is one of the text's */
+    const uint32_t page = d->page;
+    const uint32_t text_a = text && page < 8 ? d->text_ports[page] : 0;
+    uint64_t time = d->time, first_ts_time = 0;
+    uint64_t *restrict other = d->other;
+    uint8_t *restrict tx = d->text;
+    uint64_t *count = d->stats.packets; /* not a local array: nothing to add up on leaving */
+    uint64_t ts_before = count[SPOOR_ITM_TS_LOCAL];
+    const uint8_t *p = data + i, *const last = data + len - 5, *const end = data + len;
+    /* the `other` ring holds every packet of the run until it is released: at most
+     * SPOOR_ITM_HOLD + LAZY_RELEASE + 4, so it has room (see the assertion on LAZY_RELEASE) */
+    while (p <= last && (!text || ttail - thead + 4 + STEP_TEXT <= SPOOR_ITM_TEXT_RING)) {
+        if (otail - ofirst >= SPOOR_ITM_HOLD + LAZY_RELEASE)
+            fast_run_release(d, d->tail, &sealed, otail, &ofirst, ttail, time, &ts_before,
+                             first_ts_time);
+        uint8_t h = p[0];
+        uint32_t v = spoor_le32(p + 1); /* may read past the payload, not past the buffer */
+        unsigned k = itm_header_kind[h];
+        if (k >= HDR_SW1) { /* a source packet */
+            uint64_t w;
+            if (p + 8 <= end && four_sw1_packets(w = spoor_le64(p)) &&
+                (!text || four_sw1_one_port(w))) {
+                /* entries 2 bytes apart: the offset is linear in the entry */
+                uint64_t e = other_entry(base + (uint64_t)(p - data), SPOOR_ITM_SW);
+                if (text && (text_a >> (h >> 3) & 1)) {
+                    e = other_text_entry(base + (uint64_t)(p - data), 1);
+                    ttail = text_put(tx, ttail, four_sw1_payload(w), 4);
+                }
+                other[RING_INDEX(otail)] = e;
+                other[RING_INDEX(otail + 1)] = e + other_entry(2, 0);
+                other[RING_INDEX(otail + 2)] = e + other_entry(4, 0);
+                other[RING_INDEX(otail + 3)] = e + other_entry(6, 0);
+                otail += 4;
+                count[SPOOR_ITM_SW] += 4;
+                p += 8;
+                continue;
+            }
+            if (text && hdr_is_sw(k) && (text_a >> (h >> 3) & 1)) {
+                unsigned n = source_payload_size(h);
+                other[RING_INDEX(otail)] = other_text_entry(base + (uint64_t)(p - data), n);
+                otail++;
+                ttail = text_put(tx, ttail, v, n);
+                count[SPOOR_ITM_SW]++;
+                p += 1 + n;
+                continue;
+            }
+            if (!fast_other(k, v, base + (uint64_t)(p - data), other, &otail, count))
+                break;
+            p += 1 + source_payload_size(h);
+            continue;
+        }
+        uint32_t delta;
+        unsigned size = local_timestamp_decode(k, h, v, &delta);
+        if (!size)
+            break;
+        if (otail - ofirst + STEP_PACKETS > SPOOR_ITM_HOLD)
+            fast_run_release(d, d->tail, &sealed, otail, &ofirst, ttail, time, &ts_before,
+                             first_ts_time);
+        time += delta; /* dates and releases the held packets and itself */
+        ofirst = otail;
+        if (text)
+            d->text_sealed = ttail;
+        if (count[SPOOR_ITM_TS_LOCAL]++ == ts_before)
+            first_ts_time = time;
+        p += size;
+    }
+    fast_run_release(d, d->tail, &sealed, otail, &ofirst, ttail, time, &ts_before, first_ts_time);
+    return (size_t)(p - data);
+}
+
+static __attribute__((noinline)) size_t
+fast_count(spoor_itm_decoder *d, const uint8_t *restrict data, size_t i, size_t len, uint64_t base)
+{
+    return count_loop(d, data, i, len, base, false);
+}
+
+static __attribute__((noinline)) size_t
+fast_text(spoor_itm_decoder *d, const uint8_t *restrict data, size_t i, size_t len, uint64_t base)
+{
+    return count_loop(d, data, i, len, base, true);
+}
+
+static size_t fast_run(spoor_itm_decoder *d, const uint8_t *restrict data, size_t i, size_t len,
+                       uint64_t base)
+{
+    switch (d->selected) {
+    case SPOOR_ITM_ALL_TYPES: return fast_all(d, data, i, len, base);
+    case 0:
+        return d->text_mode ? fast_text(d, data, i, len, base) : fast_count(d, data, i, len, base);
+    case 1u << SPOOR_ITM_SW: return fast_sw(d, data, i, len, base);
+    default: return i; /* other selections: the general loop only */
+    }
+}
+
+/* ---- the general loop ---------------------------------------------------------------------- */
+
+size_t spoor_itm_feed(spoor_itm_decoder *d, const uint8_t *data, size_t len)
+{
+    size_t i = 0;
+    const uint64_t base = d->pos;
+    while (i < len) {
+        if (d->state == ST_HEADER) {
+            i = fast_run(d, data, i, len, base);
+            if (i >= len)
+                break;
+        }
+        if (held(d) + STEP_PACKETS > SPOOR_ITM_HOLD) {
+            /* The hold queue is full: release the oldest with the time known so far. */
+            release_oldest(d);
+            continue;
+        }
+        if (rings_full(d))
+            break; /* the caller takes released packets or text first */
+        uint8_t b = data[i];
+        uint64_t off = base + i;
+        switch (d->state) {
+        case ST_HEADER: {
+            unsigned k = itm_header_kind[b];
+            if (k >= HDR_SW1) {
+                unsigned n = source_payload_size(b);
+                if (i + 1 + n <= len) { /* a whole source packet in the buffer */
+                    uint32_t v = i + 5 <= len ? source_payload_value(spoor_le32(data + i + 1), n)
+                                              : (uint32_t)spoor_le_bytes(data + i + 1, n);
+                    source_packet(d, k, b, v, n, off);
+                    i += 1 + n;
+                    continue;
+                }
+            } else if (k == HDR_EXT && !(b & 0x80)) { /* a bare extension (C = 0), e.g. 0x08 */
+                cont_packet(d, k, b, data + i + 1, 0, off);
+                i++;
+                continue;
+            } else if (hdr_is_cont(k)) { /* a continuation payload, when it is in the buffer */
+                unsigned max = cont_payload_max(k), m = 0;
+                while (m < max && i + 1 + m < len && (data[i + 1 + m] & 0x80))
+                    m++;
+                if (m < max && i + 1 + m < len) {
+                    cont_packet(d, k, b, data + i + 1, m + 1, off);
+                    i += 2 + m;
+                    continue;
+                }
+                if (m == max) {
+                    lose(d, off, off + max, SPOOR_ITM_ERR_BAD_PAYLOAD);
+                    i += 1 + max;
+                    continue;
+                }
+            } else if (k == HDR_SYNC) {
+                /* Headers are never zero, so the zero bytes just before this one are the
+                 * end of the previous packet's payload: a sync may have started there. */
+                uint8_t z = 0;
+                for (size_t m = 1; m <= 4; m++) {
+                    uint8_t prev = m <= i ? data[i - m] : (uint8_t)(d->hist >> (8 * (m - i - 1)));
+                    if (prev != 0)
+                        break;
+                    z++;
+                }
+                d->last_trailing_zeros = z;
+            }
+            start_packet(d, k, b, off);
+            i++;
+            continue;
+        }
+        case ST_FIXED:
+            d->buf[d->got++] = b;
+            i++;
+            if (d->got == d->need) {
+                d->state = ST_HEADER;
+                source_packet(d, itm_header_kind[d->header], d->header,
+                              (uint32_t)spoor_le_bytes(d->buf, d->got), d->got, d->pkt_start);
+            }
+            continue;
+        case ST_CONT:
+            d->buf[d->got++] = b;
+            i++;
+            if (!(b & 0x80)) {
+                d->state = ST_HEADER;
+                cont_packet(d, itm_header_kind[d->header], d->header, d->buf, d->got, d->pkt_start);
+            } else if (d->got == cont_payload_max(itm_header_kind[d->header])) {
+                lose(d, d->pkt_start, off, SPOOR_ITM_ERR_BAD_PAYLOAD);
+            }
+            continue;
+        case ST_SYNC:
+            i++;
+            if (b == 0x00) {
+                d->zeros++;
+            } else if (b == 0x80) {
+                sync_end(d, off);
+            } else {
+                lose(d, d->pkt_start, off, SPOOR_ITM_ERR_BAD_SYNC);
+            }
+            continue;
+        case ST_LOST:
+        default: {
+            /* Skip to the next 0x80 preceded by enough zero bytes for a sync. */
+            size_t j = i;
+            uint64_t z = d->zeros;
+            while (j < len) {
+                uint8_t c = data[j];
+                if (c == 0x00) {
+                    z++;
+                } else if (c == 0x80 && z >= SYNC_MIN_ZEROS) {
+                    break;
+                } else {
+                    z = 0;
+                }
+                j++;
+            }
+            d->zeros = z;
+            if (j == len) {
+                i = len;
+                continue;
+            }
+            uint64_t end = base + j; /* the 0x80 */
+            if (end - z > d->lost_from)
+                push_error(d, d->lost_from, end - z, d->lost_detected, d->lost_why);
+            sync_packet(d, end, z);
+            i = j + 1;
+            continue;
+        }
+        }
+    }
+    for (size_t k = i > 4 ? i - 4 : 0; k < i; k++)
+        d->hist = d->hist << 8 | data[k];
+    d->pos = base + i;
+    d->stats.bytes += i;
+    return i;
+}
+
+void spoor_itm_flush(spoor_itm_decoder *d)
+{
+    seal_all(d, false);
+}
+
+void spoor_itm_finish(spoor_itm_decoder *d)
+{
+    uint64_t end = d->pos;
+    switch (d->state) {
+    case ST_FIXED:
+    case ST_CONT:
+    case ST_SYNC:
+        seal_all(d, false);
+        push_error(d, d->pkt_start, end, end, SPOOR_ITM_ERR_TRUNCATED);
+        break;
+    case ST_LOST:
+        if (end > d->lost_from)
+            push_error(d, d->lost_from, end, d->lost_detected, d->lost_why);
+        break;
+    default: break;
+    }
+    seal_all(d, false);
+    parser_restart(d);
+}
