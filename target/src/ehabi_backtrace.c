@@ -10,6 +10,7 @@
  * stack reads in RAM, and every unwound PC in flash; anything else stops the walk.
  */
 #include "spoor/crash.h"
+#include "spoor/no_instrument.h"
 
 /* A reader for the machine: reads through the memory's reader only what lies inside ranges
  * (flash for the tables, RAM for the stack). */
@@ -19,7 +20,7 @@ typedef struct checked_reader {
     uint32_t count;
 } checked_reader;
 
-static bool checked_read(void *ctx, uint32_t addr, void *buf, size_t len)
+SPOOR_NO_INSTRUMENT static bool checked_read(void *ctx, uint32_t addr, void *buf, size_t len)
 {
     const checked_reader *c = ctx;
     return spoor_range_contains(c->ranges, c->count, addr, (uint32_t)len) &&
@@ -28,8 +29,8 @@ static bool checked_read(void *ctx, uint32_t addr, void *buf, size_t len)
 
 /* The caller's state from a hardware-stacked exception frame (basic or extended FP frame, on
  * MSP or PSP; the ARMv8-M additional state context is not handled). */
-static int cross_exception(const spoor_ehabi_reader *stack, spoor_ehabi_state *st,
-                           uint32_t exc_return)
+SPOOR_NO_INSTRUMENT static int cross_exception(const spoor_ehabi_reader *stack,
+                                               spoor_ehabi_state *st, uint32_t exc_return)
 {
     uint32_t frame = st->r[13], word[8];
     if (exc_return & 4u) {
@@ -52,8 +53,8 @@ static int cross_exception(const spoor_ehabi_reader *stack, spoor_ehabi_state *s
     return SPOOR_EHABI_STEPPED;
 }
 
-int spoor_ehabi_step(const spoor_ehabi_table *table, const spoor_memory *memory,
-                     spoor_ehabi_state *state)
+SPOOR_NO_INSTRUMENT int spoor_ehabi_step(const spoor_ehabi_table *table, const spoor_memory *memory,
+                                         spoor_ehabi_state *state)
 {
     uint32_t pc = state->r[15] & ~1u;
     uint32_t old_sp = state->r[13];
@@ -94,8 +95,10 @@ int spoor_ehabi_step(const spoor_ehabi_table *table, const spoor_memory *memory,
     return SPOOR_EHABI_STEPPED;
 }
 
-uint32_t spoor_ehabi_unwind(const spoor_ehabi_table *table, const spoor_memory *memory,
-                            const spoor_ehabi_state *start, uint32_t *pcs, uint32_t max, int *stop)
+SPOOR_NO_INSTRUMENT uint32_t spoor_ehabi_unwind(const spoor_ehabi_table *table,
+                                                const spoor_memory *memory,
+                                                const spoor_ehabi_state *start, uint32_t *pcs,
+                                                uint32_t max, int *stop)
 {
     int why = SPOOR_EHABI_FULL;
     uint32_t n = 0;

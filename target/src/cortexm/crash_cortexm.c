@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "spoor/crash.h"
+#include "spoor/no_instrument.h"
 
 #if defined(__ARM_ARCH_6M__)
 #define SPOOR_V6M 1
@@ -125,7 +126,7 @@ uint32_t spoor_backtrace_impl(uint32_t *pcs, uint32_t max, const uint32_t *block
     ".ltorg\n"
 
 #define NAKED_HANDLER(name)                                                                        \
-    __attribute__((naked, used)) void name(void)                                                   \
+    SPOOR_NO_INSTRUMENT __attribute__((naked, used)) void name(void)                               \
     {                                                                                              \
         __asm volatile(FAULT_ENTRY);                                                               \
     }
@@ -151,19 +152,19 @@ NAKED_HANDLER(SecureFault_Handler)
 
 enum { BLOCK_R8 = 0, BLOCK_R4 = 4, BLOCK_SP = 8, BLOCK_RETURN = 9 };
 
-__attribute__((naked)) bool spoor_crash_capture(const spoor_crash_event *event)
+SPOOR_NO_INSTRUMENT __attribute__((naked)) bool spoor_crash_capture(const spoor_crash_event *event)
 {
     (void)event;
     __asm volatile(SOFTWARE_ENTRY("r1", "spoor_crash_capture_impl"));
 }
 
-__attribute__((naked)) void spoor_crash_fatal(const spoor_crash_event *event)
+SPOOR_NO_INSTRUMENT __attribute__((naked)) void spoor_crash_fatal(const spoor_crash_event *event)
 {
     (void)event;
     __asm volatile(SOFTWARE_ENTRY("r1", "spoor_crash_fatal_impl"));
 }
 
-__attribute__((naked)) uint32_t spoor_backtrace(uint32_t *pcs, uint32_t max)
+SPOOR_NO_INSTRUMENT __attribute__((naked)) uint32_t spoor_backtrace(uint32_t *pcs, uint32_t max)
 {
     (void)pcs;
     (void)max;
@@ -172,42 +173,42 @@ __attribute__((naked)) uint32_t spoor_backtrace(uint32_t *pcs, uint32_t max)
 
 /* ---- helpers --------------------------------------------------------------------------- */
 
-static uint32_t read_ipsr(void)
+SPOOR_NO_INSTRUMENT static uint32_t read_ipsr(void)
 {
     uint32_t v;
     __asm volatile("mrs %0, ipsr" : "=r"(v));
     return v & 0x1FFu;
 }
 
-static uint32_t read_xpsr(void)
+SPOOR_NO_INSTRUMENT static uint32_t read_xpsr(void)
 {
     uint32_t v;
     __asm volatile("mrs %0, xpsr" : "=r"(v));
     return v;
 }
 
-static uint32_t read_control(void)
+SPOOR_NO_INSTRUMENT static uint32_t read_control(void)
 {
     uint32_t v;
     __asm volatile("mrs %0, control" : "=r"(v));
     return v;
 }
 
-static uint32_t read_msp(void)
+SPOOR_NO_INSTRUMENT static uint32_t read_msp(void)
 {
     uint32_t v;
     __asm volatile("mrs %0, msp" : "=r"(v));
     return v;
 }
 
-static uint32_t read_psp(void)
+SPOOR_NO_INSTRUMENT static uint32_t read_psp(void)
 {
     uint32_t v;
     __asm volatile("mrs %0, psp" : "=r"(v));
     return v;
 }
 
-static bool direct_read(void *ctx, uint32_t addr, void *dst, uint32_t len)
+SPOOR_NO_INSTRUMENT static bool direct_read(void *ctx, uint32_t addr, void *dst, uint32_t len)
 {
     (void)ctx;
     const volatile uint8_t *src = (const volatile uint8_t *)(uintptr_t)addr;
@@ -223,7 +224,7 @@ static bool direct_read(void *ctx, uint32_t addr, void *dst, uint32_t len)
 }
 
 /* [start, start + want) clipped to the RAM range holding start; 0 when start is not in RAM. */
-static uint32_t window(const spoor_memory *m, uint32_t start, uint32_t want)
+SPOOR_NO_INSTRUMENT static uint32_t window(const spoor_memory *m, uint32_t start, uint32_t want)
 {
     for (uint32_t i = 0; i < m->ram_count; i++) {
         const spoor_range *r = &m->ram[i];
@@ -233,7 +234,7 @@ static uint32_t window(const spoor_memory *m, uint32_t start, uint32_t want)
     return 0;
 }
 
-static void add_build_id(spoor_capture *c)
+SPOOR_NO_INSTRUMENT static void add_build_id(spoor_capture *c)
 {
     const uint8_t *p = __build_id_start, *end = __build_id_end;
     if (!p || !end || end - p < 16)
@@ -250,7 +251,7 @@ static void add_build_id(spoor_capture *c)
     c->build_id_len = descsz;
 }
 
-static void add_mtb(spoor_capture *c, const spoor_crash_config *cfg)
+SPOOR_NO_INSTRUMENT static void add_mtb(spoor_capture *c, const spoor_crash_config *cfg)
 {
     if (!cfg->mtb_registers)
         return;
@@ -263,8 +264,9 @@ static void add_mtb(spoor_capture *c, const spoor_crash_config *cfg)
     c->has_mtb = true;
 }
 
-static void stack_windows(spoor_capture *c, const spoor_crash_config *cfg, const spoor_memory *m,
-                          uint32_t active, uint32_t other)
+SPOOR_NO_INSTRUMENT static void stack_windows(spoor_capture *c, const spoor_crash_config *cfg,
+                                              const spoor_memory *m, uint32_t active,
+                                              uint32_t other)
 {
     uint32_t want = cfg->stack_window;
     c->stack_start = active;
@@ -277,7 +279,7 @@ static void stack_windows(spoor_capture *c, const spoor_crash_config *cfg, const
 
 /* Writes the dump buffer back from a Cortex-M7 data cache (CCR.DC set), so that it is in RAM
  * when the reset comes. CCR.DC reads as zero on cores without a data cache. */
-static void clean_dump_from_cache(void)
+SPOOR_NO_INSTRUMENT static void clean_dump_from_cache(void)
 {
 #if !SPOOR_V6M
     const spoor_crash_config *cfg = spoor_crash_current_config();
@@ -293,7 +295,7 @@ static void clean_dump_from_cache(void)
 }
 
 static void system_reset(void) __attribute__((noreturn));
-static void system_reset(void)
+SPOOR_NO_INSTRUMENT static void system_reset(void)
 {
     __asm volatile("dsb 0xF" ::: "memory");
     REG32(SCB_AIRCR) = 0x05FA0004u; /* VECTKEY | SYSRESETREQ */
@@ -303,7 +305,7 @@ static void system_reset(void)
 }
 
 static void run_hook(const spoor_crash_config *cfg) __attribute__((noreturn));
-static void run_hook(const spoor_crash_config *cfg)
+SPOOR_NO_INSTRUMENT static void run_hook(const spoor_crash_config *cfg)
 {
     if (cfg && cfg->after_capture)
         cfg->after_capture();
@@ -312,7 +314,7 @@ static void run_hook(const spoor_crash_config *cfg)
 
 /* ---- the fault handler body (on the reserved stack) -------------------------------------- */
 
-void spoor_fault_capture(void)
+SPOOR_NO_INSTRUMENT void spoor_fault_capture(void)
 {
     if (spoor_calls_freeze)
         spoor_calls_freeze();
@@ -457,7 +459,7 @@ void spoor_fault_capture(void)
 
 /* The address of the call instruction that returns to ret: a 32-bit BL (ret - 4) or a 16-bit
  * BLX Rm (ret - 2). Without readable code, ret - 2, which lies inside the call either way. */
-static uint32_t call_site(const spoor_memory *m, uint32_t ret)
+SPOOR_NO_INSTRUMENT static uint32_t call_site(const spoor_memory *m, uint32_t ret)
 {
     if (m && spoor_range_contains(m->flash, m->flash_count, ret - 4u, 4)) {
         const volatile uint16_t *code = (const volatile uint16_t *)(uintptr_t)(ret - 4u);
@@ -468,8 +470,8 @@ static uint32_t call_site(const spoor_memory *m, uint32_t ret)
     return ret - 2u;
 }
 
-static void software_capture(spoor_capture *c, const spoor_crash_event *event,
-                             const uint32_t *block)
+SPOOR_NO_INSTRUMENT static void software_capture(spoor_capture *c, const spoor_crash_event *event,
+                                                 const uint32_t *block)
 {
     const spoor_crash_config *cfg = spoor_crash_current_config();
     const spoor_memory *m = spoor_crash_current_memory();
@@ -513,7 +515,8 @@ static void software_capture(spoor_capture *c, const spoor_crash_event *event,
     add_build_id(c);
 }
 
-static bool capture_masked(const spoor_crash_event *event, const uint32_t *block)
+SPOOR_NO_INSTRUMENT static bool capture_masked(const spoor_crash_event *event,
+                                               const uint32_t *block)
 {
     static spoor_capture c;
     uint32_t primask;
@@ -530,12 +533,14 @@ static bool capture_masked(const spoor_crash_event *event, const uint32_t *block
     return written;
 }
 
-bool spoor_crash_capture_impl(const spoor_crash_event *event, const uint32_t *block)
+SPOOR_NO_INSTRUMENT bool spoor_crash_capture_impl(const spoor_crash_event *event,
+                                                  const uint32_t *block)
 {
     return capture_masked(event, block);
 }
 
-void spoor_crash_fatal_impl(const spoor_crash_event *event, const uint32_t *block)
+SPOOR_NO_INSTRUMENT void spoor_crash_fatal_impl(const spoor_crash_event *event,
+                                                const uint32_t *block)
 {
     if (spoor_calls_freeze)
         spoor_calls_freeze();
@@ -546,7 +551,8 @@ void spoor_crash_fatal_impl(const spoor_crash_event *event, const uint32_t *bloc
 
 /* ---- on-target backtrace ------------------------------------------------------------------ */
 
-uint32_t spoor_backtrace_impl(uint32_t *pcs, uint32_t max, const uint32_t *block)
+SPOOR_NO_INSTRUMENT uint32_t spoor_backtrace_impl(uint32_t *pcs, uint32_t max,
+                                                  const uint32_t *block)
 {
     const spoor_memory *m = spoor_crash_current_memory();
     if (!m || !pcs || max == 0)
@@ -569,7 +575,7 @@ uint32_t spoor_backtrace_impl(uint32_t *pcs, uint32_t max, const uint32_t *block
 
 /* ---- initialisation ------------------------------------------------------------------------ */
 
-bool spoor_crash_init(const spoor_crash_config *config)
+SPOOR_NO_INSTRUMENT bool spoor_crash_init(const spoor_crash_config *config)
 {
     if (!config)
         return false;
