@@ -626,6 +626,7 @@ int cmd_top(int argc, char **argv)
     }
     if ((rc = open_memory(&c, a.gdb, a.telnet, dump, a.mems, a.nmems)) != 0)
         goto out;
+    cli_warn_build_id("top", c.dump, c.elf);
     if (a.setup && (rc = set_up_trace(&c, a.setup, a.comparator)) != 0)
         goto out;
     c.live = c.gdb && a.server;
