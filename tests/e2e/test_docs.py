@@ -42,7 +42,7 @@ ITM_DATA = SHARED / "testdata" / "itm"
 # The docs' paths -> this build's (applied to the command text, longest first).
 PATHS = {
     "/opt/spoor/bin/spoor": "spoor",
-    "build/firmware/examples/": f"{EXAMPLES}/",
+    "build/demo/firmware/examples/": f"{EXAMPLES}/",
     "scripts/demo_crash.sh build/demo": f"{SOURCE}/scripts/demo_crash.sh {BUILD}",
     "source gdb/spoor.py": f"source {SOURCE}/gdb/spoor.py",
 }
