@@ -1,4 +1,5 @@
-"""gdb command `mtb`: the Micro Trace Buffer of the target gdb is attached to, decoded by spoor.
+"""gdb commands for spoor. `mtb`: the Micro Trace Buffer of the target gdb is attached to, decoded
+by spoor; `spoor-snapshot DIR`: the stopped target saved as the --regs/--mem input of spoor crash.
 
     (gdb) source gdb/spoor.py
     (gdb) mtb --limit 20                 # or -l 20 / -n 20
@@ -188,3 +189,88 @@ class MtbCommand(gdb.Command):
 
 
 MtbCommand()
+
+
+# ---------------------------------------------------------------- spoor-snapshot
+
+SNAPSHOT_REGISTERS = [f"r{i}" for i in range(13)] + ["sp", "lr", "pc", "xpsr"]
+# Known only when the GDB server gives them (OpenOCD, J-Link do; QEMU's gdbstub does not).
+SNAPSHOT_OPTIONAL = ["msp", "psp", "control", "msplim", "psplim"]
+SHF_WRITE, SHF_ALLOC = 0x1, 0x2
+SCS_PAGE = 0xE000ED00
+
+
+def _writable_regions(elf):
+    """(address, size) of the ELF's allocated writable sections (.stack, .data, .bss, .noinit,
+    ...), sections closer than 256 bytes merged into one region."""
+    with open(elf, "rb") as f:
+        data = f.read()
+    if data[:4] != b"\x7fELF" or data[4] != 1 or data[5] != 1:
+        raise gdb.GdbError(f"spoor-snapshot: {elf}: not a 32-bit little-endian ELF")
+    shoff, = struct.unpack_from("<I", data, 0x20)
+    shentsize, shnum = struct.unpack_from("<HH", data, 0x2E)
+    sections = []
+    for i in range(shnum):
+        _, _, flags, addr, _, size = struct.unpack_from("<IIIIII", data, shoff + i * shentsize)
+        if flags & SHF_ALLOC and flags & SHF_WRITE and size:
+            sections.append((addr, addr + size))
+    regions = []
+    for start, end in sorted(sections):
+        if regions and start - regions[-1][1] < 256:
+            regions[-1][1] = max(regions[-1][1], end)
+        else:
+            regions.append([start, end])
+    return [(start, end - start) for start, end in regions]
+
+
+class SnapshotCommand(gdb.Command):
+    """Save the stopped target for spoor crash: spoor-snapshot [--scs] DIR
+
+Writes DIR/regs.json (the registers of the innermost frame, the --regs format) and one raw
+image DIR/ADDR.bin per RAM region the ELF's writable sections occupy (.stack, .data, .bss,
+.noinit, ...), then prints the spoor crash command that reads them. --scs also saves the
+System Control Space page (0xE000ED00, 256 bytes: the fault status registers)."""
+
+    def __init__(self):
+        super().__init__("spoor-snapshot", gdb.COMMAND_DATA, gdb.COMPLETE_FILENAME)
+
+    def invoke(self, argument, from_tty):
+        words = shlex.split(argument)
+        scs = "--scs" in words
+        words = [w for w in words if w != "--scs"]
+        if len(words) != 1:
+            raise gdb.GdbError("usage: spoor-snapshot [--scs] DIR")
+        directory = words[0]
+        elf = gdb.current_progspace().filename
+        if not elf:
+            raise gdb.GdbError("spoor-snapshot: no ELF loaded (file FW.elf)")
+        frame = gdb.newest_frame()
+        regs = {}
+        for name in SNAPSHOT_REGISTERS + SNAPSHOT_OPTIONAL:
+            try:
+                value = int(frame.read_register(name)) & 0xFFFFFFFF
+            except (gdb.error, ValueError):
+                if name in SNAPSHOT_OPTIONAL:
+                    continue
+                raise gdb.GdbError(f"spoor-snapshot: register {name} cannot be read")
+            regs[name] = f"0x{value:08x}"
+        images = []
+        for address, size in _writable_regions(elf):
+            images.append((address, _read(address, size)))
+        if scs:
+            images.append((SCS_PAGE, _read(SCS_PAGE, 0x100)))
+        os.makedirs(directory, exist_ok=True)
+        with open(os.path.join(directory, "regs.json"), "w") as f:
+            items = [f'"{name}": "{value}"' for name, value in regs.items()]
+            f.write("{" + ",\n ".join(", ".join(items[i:i + 4])
+                                      for i in range(0, len(items), 4)) + "}\n")
+        command = ["spoor", "crash", "-e", elf, "--regs", os.path.join(directory, "regs.json")]
+        for address, image in images:
+            path = os.path.join(directory, f"0x{address:08x}.bin")
+            with open(path, "wb") as f:
+                f.write(image)
+            command += ["--mem", f"0x{address:08x}:{path}"]
+        gdb.write(" ".join(shlex.quote(word) for word in command) + "\n")
+
+
+SnapshotCommand()
