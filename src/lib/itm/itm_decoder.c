@@ -768,88 +768,125 @@ static inline uint32_t four_sw1_payload(uint64_t w)
                       (w >> 32 & 0xFF000000));
 }
 
+/* The payload bytes of an extension or GTS1 packet (its header has C = 1) whose
+ * payload ends within the four bytes v after the header (a byte with C = 0); -1 when it does
+ * not. */
+static inline int cont_payload_in_four(uint32_t v)
+{
+    uint32_t ends = ~v & 0x80808080u;
+    return ends ? __builtin_ctz(ends) / 8 + 1 : -1;
+}
+
 /* The hot loop for a consumer of the counters only (nothing selected), and (with text) of the
- * text of some software ports: one branch for every source packet (type and checks from
- * tables), so that a stream of unpredictable packet types costs few mispredicted branches;
- * runs of 1-byte software packets go four at a time, their text bytes too when they are of
- * one port. */
+ * text of some software ports: a source packet is a table look-up, a payload check and its
+ * `other` ring entry, local timestamps and the extension and GTS1 packets are taken in the loop
+ * too; runs of 1-byte software packets go four at a time, their text bytes too when they are of
+ * one port. The loop runs in chunks of bytes the rings hold whatever the packets are. */
 static inline __attribute__((always_inline)) size_t count_loop(spoor_itm_decoder *d,
                                                                const uint8_t *restrict data,
                                                                size_t i, size_t len, uint64_t base,
                                                                const bool text)
 {
     /* packets of selected types still held (the selection changed): the general loop first */
-    if (d->tail != d->sealed || len < 5)
+    if (d->tail != d->sealed || len < 8)
         return i;
     uint32_t otail = d->other_tail, ofirst = d->other_first, sealed = d->sealed;
     uint32_t ttail = d->text_tail;
     const uint32_t thead = d->text_head;
     /* bit A: the port of header 0bAAAAA0SS on the current page is one of the text's */
-    const uint32_t page = d->page;
-    const uint32_t text_a = text && page < 8 ? d->text_ports[page] : 0;
+    uint32_t text_a = text && d->page < 8 ? d->text_ports[d->page] : 0;
     uint64_t time = d->time, first_ts_time = 0;
     uint64_t *restrict other = d->other;
     uint8_t *restrict tx = d->text;
     uint64_t *count = d->stats.packets; /* not a local array: nothing to add up on leaving */
     uint64_t ts_before = count[SPOOR_ITM_TS_LOCAL];
-    const uint8_t *p = data + i, *const last = data + len - 5, *const end = data + len;
-    /* the `other` ring holds every packet of the run until it is released: at most
-     * SPOOR_ITM_HOLD + LAZY_RELEASE + 4, so it has room (see the assertion on LAZY_RELEASE) */
-    while (p <= last && (!text || ttail - thead + 4 + STEP_TEXT <= SPOOR_ITM_TEXT_RING)) {
-        if (otail - ofirst >= SPOOR_ITM_HOLD + LAZY_RELEASE)
-            fast_run_release(d, d->tail, &sealed, otail, &ofirst, ttail, time, &ts_before,
-                             first_ts_time);
-        uint8_t h = p[0];
-        uint32_t v = spoor_le32(p + 1); /* may read past the payload, not past the buffer */
-        unsigned k = itm_header_kind[h];
-        if (k >= HDR_SW1) { /* a source packet */
-            uint64_t w;
-            if (p + 8 <= end && four_sw1_packets(w = spoor_le64(p)) &&
-                (!text || four_sw1_one_port(w))) {
-                /* entries 2 bytes apart: the offset is linear in the entry */
-                uint64_t e = other_entry(base + (uint64_t)(p - data), SPOOR_ITM_SW);
-                if (text && (text_a >> (h >> 3) & 1)) {
-                    e = other_text_entry(base + (uint64_t)(p - data), 1);
-                    ttail = text_put(tx, ttail, four_sw1_payload(w), 4);
-                }
-                other[RING_INDEX(otail)] = e;
-                other[RING_INDEX(otail + 1)] = e + other_entry(2, 0);
-                other[RING_INDEX(otail + 2)] = e + other_entry(4, 0);
-                other[RING_INDEX(otail + 3)] = e + other_entry(6, 0);
-                otail += 4;
-                count[SPOOR_ITM_SW] += 4;
-                p += 8;
-                continue;
-            }
-            if (text && hdr_is_sw(k) && (text_a >> (h >> 3) & 1)) {
-                unsigned n = source_payload_size(h);
-                other[RING_INDEX(otail)] = other_text_entry(base + (uint64_t)(p - data), n);
-                otail++;
-                ttail = text_put(tx, ttail, v, n);
-                count[SPOOR_ITM_SW]++;
-                p += 1 + n;
-                continue;
-            }
-            if (!fast_other(k, v, base + (uint64_t)(p - data), other, &otail, count))
-                break;
-            p += 1 + source_payload_size(h);
-            continue;
-        }
-        uint32_t delta;
-        unsigned size = local_timestamp_decode(k, h, v, &delta);
-        if (!size)
-            break;
+    /* eight bytes from p are in the buffer: the payload loads need no bounds */
+    const uint8_t *p = data + i, *const last = data + len - 8;
+    while (p <= last) {
         if (otail - ofirst + STEP_PACKETS > SPOOR_ITM_HOLD)
             fast_run_release(d, d->tail, &sealed, otail, &ofirst, ttail, time, &ts_before,
                              first_ts_time);
-        time += delta; /* dates and releases the held packets and itself */
-        ofirst = otail;
-        if (text)
-            d->text_sealed = ttail;
-        if (count[SPOOR_ITM_TS_LOCAL]++ == ts_before)
-            first_ts_time = time;
-        p += size;
+        /* a chunk of bytes whose packets the rings hold: the packets the loop queues take two
+         * bytes or more (not a bare extension: the general loop's) and add at most four text
+         * bytes each; the `other` ring holds SPOOR_ITM_HOLD + LAZY_RELEASE (see the assertion
+         * on LAZY_RELEASE) */
+        size_t room = SPOOR_ITM_HOLD + LAZY_RELEASE - (otail - ofirst);
+        if (text) { /* the general loop may have left less than STEP_TEXT bytes free */
+            uint32_t text_free = SPOOR_ITM_TEXT_RING - (ttail - thead);
+            size_t text_room = text_free > STEP_TEXT ? (text_free - STEP_TEXT) / 4 : 0;
+            if (room > text_room)
+                room = text_room;
+        }
+        if (room == 0)
+            break;
+        const uint8_t *const chunk_last = (size_t)(last - p) < 2 * room ? last : p + 2 * room - 1;
+        while (p <= chunk_last) {
+            uint64_t w = spoor_le64(p); /* the header and (up to) four payload bytes */
+            uint8_t h = (uint8_t)w;
+            uint32_t v = (uint32_t)(w >> 8);
+            unsigned k = itm_header_kind[h];
+            uint64_t off = base + (uint64_t)(p - data);
+            if (k >= HDR_SW1) { /* a source packet */
+                if (k == HDR_SW1 && four_sw1_packets(w) && (!text || four_sw1_one_port(w))) {
+                    /* entries 2 bytes apart: the offset is linear in the entry */
+                    uint64_t e = other_entry(off, SPOOR_ITM_SW);
+                    if (text && (text_a >> (h >> 3) & 1)) {
+                        e = other_text_entry(off, 1);
+                        ttail = text_put(tx, ttail, four_sw1_payload(w), 4);
+                    }
+                    other[RING_INDEX(otail)] = e;
+                    other[RING_INDEX(otail + 1)] = e + other_entry(2, 0);
+                    other[RING_INDEX(otail + 2)] = e + other_entry(4, 0);
+                    other[RING_INDEX(otail + 3)] = e + other_entry(6, 0);
+                    otail += 4;
+                    count[SPOOR_ITM_SW] += 4;
+                    p += 8;
+                    continue;
+                }
+                unsigned n = source_payload_size(h);
+                if (text && hdr_is_sw(k) && (text_a >> (h >> 3) & 1)) {
+                    other[RING_INDEX(otail)] = other_text_entry(off, n);
+                    otail++;
+                    ttail = text_put(tx, ttail, v, n);
+                    count[SPOOR_ITM_SW]++;
+                    p += 1 + n;
+                    continue;
+                }
+                if (!source_payload_ok(k, v))
+                    goto leave;
+                spoor_itm_type type = itm_source_type[k];
+                other[RING_INDEX(otail)] = other_entry(off, type);
+                otail++;
+                count[type]++;
+                p += itm_source_bytes[k];
+                continue;
+            }
+            uint32_t delta;
+            unsigned size = local_timestamp_decode(k, h, v, &delta);
+            if (size) {
+                if (otail - ofirst + STEP_PACKETS > SPOOR_ITM_HOLD)
+                    fast_run_release(d, d->tail, &sealed, otail, &ofirst, ttail, time, &ts_before,
+                                     first_ts_time);
+                time += delta; /* dates and releases the held packets and itself */
+                ofirst = otail;
+                if (text)
+                    d->text_sealed = ttail;
+                if (count[SPOOR_ITM_TS_LOCAL]++ == ts_before)
+                    first_ts_time = time;
+                p += size;
+                continue;
+            }
+            int n = (k == HDR_EXT || k == HDR_GTS1) && (h & 0x80) ? cont_payload_in_four(v) : -1;
+            if (n < 0)
+                goto leave; /* anything else: the general loop */
+            d->other_tail = otail;
+            cont_packet(d, k, h, p + 1, (unsigned)n, off); /* to the `other` ring */
+            otail = d->other_tail;
+            text_a = text && d->page < 8 ? d->text_ports[d->page] : 0;
+            p += 1 + n;
+        }
     }
+leave:
     fast_run_release(d, d->tail, &sealed, otail, &ofirst, ttail, time, &ts_before, first_ts_time);
     return (size_t)(p - data);
 }
