@@ -18,19 +18,18 @@ struct result {
     size_t n;
 };
 
-/* Decodes bytes fed `step` at a time (0 = all at once), then finishes the stream. */
-static void decode_step(const uint8_t *b, size_t len, size_t step, bool require_sync,
-                        struct result *r)
+/* Decodes bytes fed up to `split` first, then `step` at a time (0 = all at once), then
+ * finishes the stream; returns the decoder's counters. */
+static const spoor_itm_stats *decode_pieces(const uint8_t *b, size_t len, size_t split, size_t step,
+                                            bool require_sync, struct result *r)
 {
     static spoor_itm_decoder d;
     spoor_itm_init(&d, require_sync);
     r->n = 0;
     size_t i = 0;
     while (i < len) {
-        size_t chunk = step ? step : len - i;
-        if (chunk > len - i)
-            chunk = len - i;
-        size_t k = spoor_itm_feed(&d, b + i, chunk);
+        size_t end = i < split ? split : step && step < len - i ? i + step : len;
+        size_t k = spoor_itm_feed(&d, b + i, end - i);
         i += k;
         while (r->n < MAXP && spoor_itm_next(&d, &r->p[r->n]))
             r->n++;
@@ -38,6 +37,14 @@ static void decode_step(const uint8_t *b, size_t len, size_t step, bool require_
     spoor_itm_finish(&d);
     while (r->n < MAXP && spoor_itm_next(&d, &r->p[r->n]))
         r->n++;
+    return spoor_itm_stats_get(&d);
+}
+
+/* Decodes bytes fed `step` at a time (0 = all at once), then finishes the stream. */
+static void decode_step(const uint8_t *b, size_t len, size_t step, bool require_sync,
+                        struct result *r)
+{
+    decode_pieces(b, len, 0, step, require_sync, r);
 }
 
 static struct result R;
@@ -128,27 +135,6 @@ static void test_long_zero_run(void **state)
     assert_int_equal(R.p[1].offset, 1 + ZEROS);
 }
 
-/* Decodes bytes fed in two pieces, the first `split` bytes then the rest, and finishes;
- * returns the bytes the stats count as lost. */
-static uint64_t decode_split(const uint8_t *b, size_t len, size_t split, struct result *r)
-{
-    static spoor_itm_decoder d;
-    spoor_itm_init(&d, false);
-    r->n = 0;
-    size_t i = 0;
-    while (i < len) {
-        size_t k = spoor_itm_feed(&d, b + i, (i < split ? split : len) - i);
-        i += k;
-        while (r->n < MAXP && spoor_itm_next(&d, &r->p[r->n]))
-            r->n++;
-    }
-    spoor_itm_finish(&d);
-    while (r->n < MAXP && spoor_itm_next(&d, &r->p[r->n]))
-        r->n++;
-    assert_int_equal(spoor_itm_stats_get(&d)->bytes, len);
-    return spoor_itm_stats_get(&d)->bytes_lost;
-}
-
 /* The zero-run path (a run of zero bytes is skipped many bytes at a time, in a sync and while
  * lost): a sync is 47 zero bits then a one (five zero bytes and 0x80, bit 7 the first one bit
  * after bits 0-6 of the 0x80); 46 zero bits then a one (five zero bytes and 0x40) or 39 (four
@@ -211,7 +197,9 @@ static void test_zero_run_split_at_every_offset(void **state)
     };
     static struct result r;
     for (size_t split = 0; split <= sizeof v; split++) {
-        assert_int_equal(decode_split(v, sizeof v, split, &r), 101);
+        const spoor_itm_stats *st = decode_pieces(v, sizeof v, split, 0, false, &r);
+        assert_int_equal(st->bytes, sizeof v);
+        assert_int_equal(st->bytes_lost, 101);
         assert_int_equal(r.n, sizeof want / sizeof want[0]);
         for (size_t i = 0; i < r.n; i++) {
             assert_int_equal(r.p[i].type, want[i].type);
