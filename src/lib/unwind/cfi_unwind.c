@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "elf/elf_sections.h" /* spoor_elf_libdw */
-#include "unwind/unwind_internal.h"
+#include "unwind/unwind_frame_internal.h"
 
 #define MAX_STACK 8
 

@@ -3,8 +3,11 @@
 #include <string.h>
 
 #include "elf/dwarf_call_sites.h"
+#include "spoor/cortexm_facts.h"
 #include "spoor/unwind.h"
-#include "unwind/unwind_internal.h"
+#include "unwind/unwind_exception_internal.h"
+#include "unwind/unwind_methods_internal.h"
+#include "unwind/unwind_task_entry_internal.h"
 
 #define DEFAULT_SCAN_WORDS 1024u
 #define RESET_LR 0xFFFFFFFFu
@@ -97,7 +100,7 @@ static bool possible_return(const spoor_elf *elf, uint32_t ra, int ipsr)
     if (ra == 0 || ra == RESET_LR) {
         return true;
     }
-    if (spoor_unwind_is_exc_return(ra)) {
+    if (spoor_cortexm_is_exc_return(ra)) {
         return possible_exception(ipsr);
     }
     return (ra & ~1u) != 0 && is_code(elf, unwind_call_site(ra));
@@ -135,7 +138,7 @@ static unwind_return_kind return_kind(const unwind_env *env, const unwind_state 
                                       const unwind_state *caller, uint32_t *hook)
 {
     uint32_t ra = caller->r[UNWIND_PC];
-    if (ra == 0 || ra == RESET_LR || spoor_unwind_is_exc_return(ra)) {
+    if (ra == 0 || ra == RESET_LR || spoor_cortexm_is_exc_return(ra)) {
         return UNWIND_RETURN_CALL;
     }
     return spoor_unwind_return_kind(env, ra, function_entry(env->elf, callee), hook);
@@ -347,7 +350,7 @@ size_t spoor_unwind(const spoor_elf *elf, const spoor_regs *regs, spoor_read_fn 
             why = SPOOR_STOP_END_OF_STACK;
             break;
         }
-        if (spoor_unwind_is_exc_return(ra)) {
+        if (spoor_cortexm_is_exc_return(ra)) {
             /* plausible(): the frame below is a handler with a possible number (ipsr). */
             exception_frame_layout layout = spoor_unwind_exception_layout(ra);
             uint32_t frame_addr;

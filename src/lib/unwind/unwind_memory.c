@@ -2,7 +2,7 @@
  * bytes from the ELF first. Every method (cfi_unwind.c, ehabi_unwind.c, prologue_unwind.c,
  * stack_scan.c, exception_frame.c) reads through here, and unwind.c drives the methods, so
  * these helpers live apart from the walk (no call back up into unwind.c). */
-#include "unwind/unwind_internal.h"
+#include "unwind/unwind_frame_internal.h"
 
 bool spoor_unwind_read_word(const unwind_env *env, uint32_t addr, uint32_t *value)
 {

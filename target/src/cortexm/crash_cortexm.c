@@ -13,6 +13,7 @@
  */
 #include <string.h>
 
+#include "spoor/cortexm_facts.h"
 #include "spoor/crash.h"
 
 #if defined(__ARM_ARCH_6M__)
@@ -38,16 +39,9 @@
 #define CFSR_BSTKERR (1u << 12)
 #define CFSR_STKOF (1u << 20)
 
-#define EXC_RETURN_ES (1u << 0)
-#define EXC_RETURN_SPSEL (1u << 2)
-#define EXC_RETURN_MODE (1u << 3)
-#define EXC_RETURN_FTYPE (1u << 4)
-#define EXC_RETURN_DCRS (1u << 5)
-#define EXC_RETURN_S (1u << 6)
-
-#define BASIC_FRAME 0x20u
-#define EXTENDED_FRAME 0x68u     /* basic + s0-s15 + FPSCR + reserved word */
-#define ADDITIONAL_CONTEXT 0x28u /* integrity signature, reserved, r4-r11 */
+#define BASIC_FRAME (4u * SPOOR_EXC_FRAME_BASIC_WORDS)
+#define EXTENDED_FRAME (4u * (SPOOR_EXC_FRAME_BASIC_WORDS + SPOOR_EXC_FRAME_FP_WORDS))
+#define ADDITIONAL_CONTEXT (4u * SPOOR_EXC_FRAME_ADDITIONAL_WORDS)
 
 /* Filled by the naked fault entry: r1-r11, r0, EXC_RETURN, MSP, PSP, and on ARMv8-M MSPLIM. */
 enum {
@@ -334,28 +328,29 @@ void spoor_fault_capture(void)
     const uint32_t exc_return = spoor_fault_save[SAVE_EXC_RETURN];
     uint32_t msp = spoor_fault_save[SAVE_MSP], psp = spoor_fault_save[SAVE_PSP];
     uint32_t flags = SPOOR_REGS_HANDLER_STACK;
-    bool on_psp = (exc_return & EXC_RETURN_SPSEL) != 0;
-    bool fp_frame = !SPOOR_V6M && (exc_return & EXC_RETURN_FTYPE) == 0;
+    bool on_psp = (exc_return & SPOOR_EXC_RETURN_SPSEL) != 0;
+    bool fp_frame = !SPOOR_V6M && (exc_return & SPOOR_EXC_RETURN_FTYPE) == 0;
     bool additional = false;
     bool stack_ok = true;
     if (on_psp)
         flags |= SPOOR_REGS_ON_PSP;
-    if ((exc_return & EXC_RETURN_MODE) == 0)
+    if ((exc_return & SPOOR_EXC_RETURN_MODE) == 0)
         flags |= SPOOR_REGS_HANDLER;
     if (fp_frame)
         flags |= SPOOR_REGS_FP_FRAME;
 #if SPOOR_V8M_MAIN
-    if (exc_return & EXC_RETURN_S) {
+    if (exc_return & SPOOR_EXC_RETURN_S) {
         flags |= SPOOR_REGS_SECURE;
-    } else if (exc_return & EXC_RETURN_ES) {
+    } else if (exc_return & SPOOR_EXC_RETURN_ES) {
         /* we run secure, the frame is on a non-secure stack */
         __asm volatile("mrs %0, msp_ns" : "=r"(msp));
         __asm volatile("mrs %0, psp_ns" : "=r"(psp));
     }
     /* callee registers are in the frame when DCRS says an earlier exception stacked them,
      * or when a secure background was interrupted by a non-secure handler */
-    additional = (exc_return & EXC_RETURN_DCRS) == 0 ||
-                 ((exc_return & EXC_RETURN_S) != 0 && (exc_return & EXC_RETURN_ES) == 0);
+    additional =
+        (exc_return & SPOOR_EXC_RETURN_DCRS) == 0 ||
+        ((exc_return & SPOOR_EXC_RETURN_S) != 0 && (exc_return & SPOOR_EXC_RETURN_ES) == 0);
     if (additional)
         flags |= SPOOR_REGS_ADDITIONAL;
     uint32_t lim;
@@ -406,7 +401,7 @@ void spoor_fault_capture(void)
         regs[SPOOR_REGS_LR / 4] = f[5];
         regs[SPOOR_REGS_PC / 4] = f[6];
         regs[SPOOR_REGS_XPSR / 4] = f[7];
-        sp = frame + size + ((f[7] & (1u << 9)) ? 4u : 0u);
+        sp = frame + size + ((f[7] & SPOOR_EXC_FRAME_XPSR_ALIGNED) ? 4u : 0u);
         flags |= SPOOR_REGS_FRAME_VALID;
 #if defined(__ARM_FP) && !SPOOR_V6M
         if (fp_frame) {
@@ -462,7 +457,7 @@ static uint32_t call_site(const spoor_memory *m, uint32_t ret)
     if (m && spoor_range_contains(m->flash, m->flash_count, ret - 4u, 4)) {
         const volatile uint16_t *code = (const volatile uint16_t *)(uintptr_t)(ret - 4u);
         uint16_t first = code[0], second = code[1];
-        if ((first & 0xF800u) == 0xF000u && (second & 0xD000u) == 0xD000u)
+        if (spoor_cortexm_is_bl(first, second))
             return ret - 4u;
     }
     return ret - 2u;
