@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "spoor/cortexm_facts.h" /* call sites that are EXC_RETURN values: handlers */
 #include "spoor/dump_format.h"
 #include "spoor/elf.h"
 #include "spoor/read.h"
@@ -40,9 +41,6 @@ bool spoor_calls_parse_state(const uint8_t *bytes, size_t len, spoor_calls_info 
 size_t spoor_calls_ring_bytes(const spoor_calls_info *st);
 
 typedef enum spoor_call_kind { SPOOR_CALL_ENTER, SPOOR_CALL_EXIT } spoor_call_kind;
-
-/* EXC_RETURN values (the call site of an instrumented exception handler) start here. */
-#define SPOOR_CALLS_EXC_RETURN_MIN 0xF0000000u
 
 typedef struct spoor_call_record {
     spoor_call_kind kind;

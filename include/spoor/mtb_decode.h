@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "spoor/cortexm_facts.h"
 #include "spoor/dump.h"
 #include "spoor/error.h"
 #include "spoor/memory.h"
@@ -66,10 +67,11 @@ typedef struct spoor_mtb_packet {
 /* "branch", "exception_entry", "exception_return". */
 const char *spoor_mtb_kind_name(spoor_mtb_kind kind);
 
-/* True for the EXC_RETURN (and FNC_RETURN) values: 0xFF in bits [31:24]. */
+/* True for the EXC_RETURN values (spoor/cortexm_facts.h); bit 0 of addr, which the packet
+ * uses for the A- or S-bit, does not matter. */
 static inline bool spoor_mtb_is_exc_return(uint32_t addr)
 {
-    return (addr >> 24) == 0xFFu;
+    return spoor_cortexm_is_exc_return(addr);
 }
 
 /* Decodes the buffer of layout (bytes[0] is the byte at layout->address, len at least

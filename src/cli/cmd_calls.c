@@ -465,7 +465,7 @@ static bool emit_record(struct calls *c, const spoor_call_record *r, const spoor
     }
     c->records++;
     if (s->handler && !c->has_context && r->kind == SPOOR_CALL_EXIT &&
-        r->site >= SPOOR_CALLS_EXC_RETURN_MIN)
+        spoor_cortexm_is_exc_return(r->site))
         ctx_state_end(c, s);
     return true;
 }

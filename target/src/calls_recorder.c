@@ -138,7 +138,7 @@ store(spoor_calls_state_t *s, uint32_t fn, uint32_t site)
 }
 
 /* Off the fast path: not recording, or recording with ITM output. */
-SPOOR_NO_INSTRUMENT static SPOOR_NO_INSTRUMENT __attribute__((noinline)) void
+SPOOR_NO_INSTRUMENT static __attribute__((noinline)) void
 record_slow(uint32_t fn, uint32_t site)
 {
     spoor_calls_state_t *s = &spoor_calls_state;

@@ -2,8 +2,8 @@
 
 1. `cmake --install BUILD --prefix P` lays out bin/spoor, libspoor.a, libspoor.so.MAJOR (soname
    from the project version in CMakeLists.txt, exporting spoor_* names only, by nm -D), the
-   public headers (include/spoor/*.h and dump_format.h, no internal src/lib header; each compiles
-   on its own with the installed pkg-config flags), spoor.pc, the CMake package, the man page,
+   public headers (include/spoor/*.h, dump_format.h and cortexm_facts.h, no internal src/lib
+   header; each compiles on its own with the installed pkg-config flags), spoor.pc, the CMake package, the man page,
    bash completion and share/spoor (target sources, spoor-target.mk/.cmake, spoor-sections.ld).
 2. `spoor --version` names the project version and SPOOR_DUMP_VERSION of dump_format.h.
 3. Firmware outside spoor's tree (tests/e2e/install/firmware, copied to a temporary directory)
@@ -153,7 +153,7 @@ class Install(unittest.TestCase):
         # public headers only
         installed = sorted(p.name for p in (self.prefix / "include" / "spoor").iterdir())
         public = sorted([p.name for p in (SOURCE_DIR / "include" / "spoor").glob("*.h")] +
-                        ["dump_format.h"])
+                        ["dump_format.h", "cortexm_facts.h"])
         self.assertEqual(installed, public)
         internal = {p.name for p in (SOURCE_DIR / "src" / "lib").glob("*.h")}
         self.assertFalse(internal & set(installed), "internal headers installed")
