@@ -365,7 +365,11 @@ int cmd_crash(int argc, char **argv)
     (c.json ? print_json : print_text)(&c);
     if (c.threads && !c.json)
         crash_threads_text(&c.out, c.elf, c.snap, c.frames, c.nframes, c.stop);
-    if (!ob_flush(&c.out))
+    /* A connection lost on the way: what was read after it is not the target's memory. */
+    if (c.snap->gdb && !spoor_gdb_alive(c.snap->gdb)) {
+        c.out.len = 0;
+        rc = cli_error("crash", "%s", spoor_last_error());
+    } else if (!ob_flush(&c.out))
         rc = cli_error("crash", "cannot write the report: %s", strerror(errno));
     if (c.stats)
         print_stats(&c);
