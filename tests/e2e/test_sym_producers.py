@@ -14,6 +14,14 @@ inline chain, twice: names demangled (spoor's default, `addr2line -C`) and raw (
 --no-demangle`, addr2line without -C). Where the two differ, llvm-symbolizer is asked: the test
 fails only where spoor disagrees with both. The counts are printed per ELF.
 
+An IAR-shaped ELF, made from example firmware (calls-m3, printf-m4f) by iar_shape.py: every
+.debug_aranges range of length 0 and the compile-unit DIEs without DW_AT_low_pc, high_pc and
+ranges (readelf shows them so), as IAR writes them. Every halfword of its code must give
+addr2line's answer, addr2line must give on it what it gives on the GCC original (the rewrite
+kept the DWARF's meaning), and the lines must be there (before spoor read such a unit's line
+program, these addresses had no file and line). llvm-symbolizer (14) finds no line for such
+units (it trusts the empty aranges): its agreement is printed, not required.
+
 Also checked: C++ names really come demangled with parameters; line-0 rows keep their file
 (text `FILE:0`, JSON line 0, llvm-symbolizer's `FILE:0`; addr2line prints `FILE:?`); the -flto
 and g++ builds have inlined code among the addresses; and -gsplit-dwarf builds (DWARF 4 and 5)
@@ -21,14 +29,16 @@ are refused with one line on stderr and exit status 2.
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import iar_shape  # noqa: E402
 import sym_diff  # noqa: E402
-from harness import require_tool  # noqa: E402
+from harness import firmware_dir, require_tool  # noqa: E402
 
 SPOOR = os.environ["SPOOR_BIN"]
 SOURCE_DIR = Path(os.environ.get("SPOOR_SOURCE_DIR", Path(__file__).resolve().parents[2]))
@@ -147,6 +157,37 @@ def check_line_zero(name, elf, addrs):
     check(a2l == f"{obj['file']}:?", f"{name}: addr2line says {a2l}")
 
 
+def check_iar_shaped(out):
+    for program in ("calls-m3", "printf-m4f"):
+        gcc = firmware_dir() / "examples" / f"{program}.elf"
+        elf = out / f"{program}-iar.elf"
+        nunits, rewritten = iar_shape.iar_shaped(gcc, elf, out)
+        info = subprocess.run([require_tool("arm-none-eabi-readelf"), "--debug-dump=info",
+                               str(elf)], capture_output=True, text=True, check=True).stdout
+        shown = sum(1 for unit in info.split("Compilation Unit @")[1:]
+                    if not re.search(r"DW_AT_(low_pc|high_pc|ranges)",
+                                     unit.split("<1>")[0]))
+        print(f"{program}-iar: {rewritten} of {nunits} unit DIEs without code ranges "
+              f"(readelf shows {shown})")
+        check(rewritten == shown and rewritten * 2 > nunits,
+              f"{program}-iar: {rewritten} units rewritten, readelf shows {shown} without ranges")
+        addrs = sym_diff.all_or_random_addresses(str(elf), 1 << 20, seed=1)
+        n, bad = sym_diff.compare(SPOOR, str(elf), addrs=addrs, show=5)
+        check(not bad, f"{program}-iar: {len(bad)} of {n} addresses disagree with addr2line")
+        ref, orig = sym_diff.addr2line_frames(str(elf), addrs), \
+            sym_diff.addr2line_frames(str(gcc), addrs)
+        same = sum(ref[a] == orig[a] for a in addrs)
+        lines = sum(1 for a in addrs if ref[a] and ref[a][0][1])
+        check(same == len(addrs), f"{program}-iar: addr2line answers {len(addrs) - same} "
+              f"addresses otherwise than on the GCC ELF: the rewrite changed the DWARF's meaning")
+        check(lines * 10 > len(addrs) * 9, f"{program}-iar: only {lines} of {len(addrs)} "
+              f"addresses have a file in addr2line: not a test of line programs")
+        llvm = sym_diff.llvm_symbolizer_frames(str(elf), addrs)
+        got = sym_diff.spoor_frames(SPOOR, str(elf), addrs)
+        print(f"{program}-iar: {n} addresses, {lines} with a file; llvm-symbolizer agrees on "
+              f"{sum(llvm[a] == got[a] for a in addrs)} (not required)")
+
+
 def check_split_refused(name, elf):
     r = spoor("-e", str(elf), "0x10")
     lines = r.stderr.strip().splitlines()
@@ -171,6 +212,7 @@ def main():
                 check_line_zero(name, elf, line0)
                 line0_seen += 1
         check(line0_seen > 0, "no build had a line-0 row among its addresses")
+        check_iar_shaped(Path(tmp))
     print(f"{len(failures)} failures")
     return 1 if failures else 0
 

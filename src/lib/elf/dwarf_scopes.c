@@ -78,6 +78,49 @@ static int die_claims(const spoor_elf *e, Dwarf_Off unit, Dwarf_Die *cu, bool ke
     return 0;
 }
 
+static void free_names(struct name_block *b)
+{
+    for (struct name_block *next; b; b = next) {
+        next = b->next;
+        free(b);
+    }
+}
+
+/* For a unit that neither .debug_aranges nor its DIE gives code ranges for (IAR writes units
+ * so): the ranges of its line program's sequences, as binutils finds such a unit's code. A
+ * sequence that starts at 0 is code the linker discarded, unless a function really starts at 0
+ * (a unit with only such sequences has no code). 0: read (c->known when there is a sequence);
+ * 1: the line program is unreadable (warned); -1 without memory. */
+static int line_claims(const spoor_elf *e, const struct symbol_tables *t, Dwarf_Die *cu,
+                       struct unit_claims *c)
+{
+    struct unit_lines lines = {0};
+    const struct unit_claims every_row = {0}; /* rows judged by nothing: all kept */
+    struct name_block *names = NULL;
+    struct dw_line *rows = NULL;
+    size_t nrows = 0, cap_rows = 0, cap = 0;
+    /* rows come in program order (spoor's reader) or sorted by address (libdw): either way a
+     * sequence's rows run from its first row to its end row, unless sequences overlap */
+    int r = spoor_line_rows(e, &names, cu, &every_row, true, &lines, &rows, &nrows, &cap_rows);
+    bool sequences = false;
+    for (size_t i = 0, first = 0; r == 0 && i < nrows; i++) {
+        if (!rows[i].end_sequence)
+            continue;
+        sequences = true;
+        if (add_claim(c, &cap, rows[first].addr, rows[i].addr, t->keep_zero))
+            r = -1;
+        first = i + 1;
+    }
+    free(rows);
+    free_names(names);
+    spoor_unit_lines_free(&lines);
+    if (r == 0 && sequences) {
+        c->known = true;
+        join_claims(c);
+    }
+    return r;
+}
+
 /* The unit whose header is at off in .debug_info, or t->nunits (units are in file order). */
 static size_t unit_at(const struct symbol_tables *t, uint64_t off)
 {
@@ -195,14 +238,17 @@ int spoor_dwarf_units(const spoor_elf *e, struct symbol_tables *t)
     }
     if (aranges_claims(e, t))
         return -1;
-    for (size_t i = 0; i < t->nunits; i++) { /* units .debug_aranges does not name */
+    for (size_t i = 0; i < t->nunits; i++) { /* units .debug_aranges gives no code for */
         struct dw_unit *u = &t->units[i];
         Dwarf_Die cu;
-        if (u->claims.known)
+        if (u->claims.n)
             continue;
         int got = -2;
-        if (dwarf_offdie(dwarf, u->die, &cu) && dwarf_tag(&cu) != DW_TAG_invalid)
+        if (dwarf_offdie(dwarf, u->die, &cu) && dwarf_tag(&cu) != DW_TAG_invalid) {
             got = die_claims(e, u->header, &cu, t->keep_zero, &u->claims);
+            if (got == 0 && !u->claims.known) /* no range attributes: the line program's */
+                got = line_claims(e, t, &cu, &u->claims);
+        }
         if (got == -1)
             return -1;
         if (got == -2)
@@ -654,8 +700,5 @@ void spoor_dwarf_units_free(struct symbol_tables *t)
     }
     free(t->units);
     free(t->scopes);
-    for (struct name_block *b = t->names, *next; b; b = next) {
-        next = b->next;
-        free(b);
-    }
+    free_names(t->names);
 }

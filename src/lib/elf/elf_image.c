@@ -1,8 +1,6 @@
 /* Loading a firmware ELF: checks, sections, function symbols, build-id, memory image. The
  * symbolizer (symbols_internal.h) builds on this and is never called from here. */
 #include <dwarf.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +9,7 @@
 #include <unistd.h>
 
 #include "base/byteorder.h"
+#include "base/input_file.h"
 #include "elf/elf_internal.h"
 #include "spoor/error.h"
 
@@ -267,16 +266,9 @@ spoor_elf *spoor_elf_open(const char *path)
         spoor_set_error(SPOOR_ERR_NOMEM, "%s: out of memory", path);
         return NULL;
     }
-    e->fd = open(path, O_RDONLY | O_CLOEXEC);
     struct stat st;
-    if (e->fd < 0 || fstat(e->fd, &st)) {
-        spoor_set_error(SPOOR_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    if ((e->fd = spoor_input_open(path, SPOOR_INPUT_REGULAR, &st)) < 0)
         goto fail;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        spoor_set_error(SPOOR_ERR_IO, "%s: not a regular file", path);
-        goto fail;
-    }
     e->elf = elf_begin(e->fd, ELF_C_READ_MMAP, NULL);
     if (!e->elf || elf_kind(e->elf) != ELF_K_ELF) {
         spoor_set_error(SPOOR_ERR_FORMAT, "%s: not an ELF file", path);

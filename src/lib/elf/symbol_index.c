@@ -357,6 +357,9 @@ static struct lookup_table *build_table(const struct symbol_tables *t, struct dw
         rows = NULL;
         if (failed)
             goto fail;
+    } else { /* room for rows, none kept (all outside the unit's regions) */
+        free(rows);
+        rows = NULL;
     }
     tab->nlines = nrows;
     if (build_spans(segments, nsegments, lines, nrows, tab))

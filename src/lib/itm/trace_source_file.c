@@ -12,13 +12,13 @@
  * Anything else (standard input, a FIFO, a character device, or a file that cannot be mapped)
  * is read as the bytes come. */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/input_file.h"
 #include "itm/trace_source_internal.h"
 #include "spoor/error.h"
 
@@ -123,22 +123,10 @@ static spoor_trace_source *new_file_source(int fd, bool live, bool mapped, const
 
 spoor_trace_source *spoor_trace_source_file(const char *path)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        spoor_set_error(SPOOR_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-        return NULL;
-    }
     struct stat st;
-    if (fstat(fd, &st) != 0) {
-        spoor_set_error(SPOOR_ERR_IO, "%s: cannot stat: %s", path, strerror(errno));
-        close(fd);
+    int fd = spoor_input_open(path, SPOOR_INPUT_STREAM, &st);
+    if (fd < 0)
         return NULL;
-    }
-    if (S_ISDIR(st.st_mode)) {
-        close(fd);
-        spoor_set_error(SPOOR_ERR_IO, "%s: is a directory", path);
-        return NULL;
-    }
     /* a regular file with no size (e.g. in /proc) is read: its size says nothing */
     return new_file_source(fd, false, S_ISREG(st.st_mode) && st.st_size > 0, path);
 }

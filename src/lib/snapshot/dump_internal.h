@@ -15,7 +15,8 @@ bool spoor_dump_check_regions(spoor_dump *dump);
 #define SPOOR_MAX_INPUT_FILE ((uint64_t)256 << 20)
 
 /* Reads a whole regular file into a malloc'd buffer, checking its size before reading; false
- * with "PATH: cannot open: ...", "PATH: not a regular file" (FIFOs, devices: never blocks),
+ * with "PATH: cannot open: ...", "PATH: not a regular file (a FIFO)" (opened by
+ * spoor_input_open: FIFOs, devices never block),
  * "PATH: N bytes, larger than 256 MiB". */
 bool spoor_dump_read_file(const char *path, uint8_t **data, size_t *size);
 

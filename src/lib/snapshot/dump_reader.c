@@ -2,7 +2,6 @@
  * from the dump's regions. Raw debugger inputs (regs.json, memory files) are in
  * dump_raw.c / regs_json.c. */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +14,7 @@
 #include "spoor/error.h"
 
 #include "base/byteorder.h"
+#include "base/input_file.h"
 #include "base/partition_point.h"
 #include "snapshot/dump_internal.h"
 
@@ -354,18 +354,10 @@ spoor_dump *spoor_dump_parse(const void *bytes, size_t len)
 
 bool spoor_dump_read_file(const char *path, uint8_t **data, size_t *size)
 {
-    /* O_NONBLOCK: a FIFO given as a file must not block the open; it is refused below. */
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) {
-        spoor_set_error(SPOOR_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-        return false;
-    }
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        spoor_set_error(SPOOR_ERR_IO, "%s: not a regular file", path);
-        close(fd);
+    int fd = spoor_input_open(path, SPOOR_INPUT_REGULAR, &st);
+    if (fd < 0)
         return false;
-    }
     if ((uint64_t)st.st_size > SPOOR_MAX_INPUT_FILE) {
         spoor_set_error(SPOOR_ERR_TOO_LARGE, "%s: %lld bytes, larger than 256 MiB", path,
                         (long long)st.st_size);
