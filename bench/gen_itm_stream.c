@@ -8,8 +8,12 @@
  * timestamp. Mode "random" draws every packet independently (a worst case for the branch
  * predictor, not something a target produces). Mode "printf" is printf text only: 1-byte
  * software packets on port 0, no timestamp, no sync (what `spoor itm -c 0,%c` reads from a
- * target that only prints).
- * usage: gen_itm_stream BYTES [bursts|random|printf] > FILE */
+ * target that only prints). Mode "zeros" is mostly runs of zero bytes, as an idle SWO line or a
+ * sparse capture gives: runs of 64 KiB to 1 MiB, each ending in a synchronization packet
+ * (0x80) except one in eight, which the next packet header cuts short (zeros that are no sync:
+ * the decoder reports the bytes up to the next sync as lost), between bursts of about 1 KiB of
+ * bursts-mode packets.
+ * usage: gen_itm_stream BYTES [bursts|random|printf|zeros] > FILE */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +26,24 @@ static uint32_t next(void)
     rng ^= rng >> 7;
     rng ^= rng << 17;
     return (uint32_t)(rng >> 16);
+}
+
+/* Mode "zeros": a run of 64 KiB to 1 MiB zero bytes, ending in 0x80 (a sync) but one in eight
+ * times; returns the bytes written. */
+static size_t zero_run(void)
+{
+    static const uint8_t zeros[1 << 16];
+    size_t run = ((size_t)1 << 16) + next() % ((1u << 20) - (1u << 16));
+    for (size_t left = run; left;) {
+        size_t piece = left < sizeof zeros ? left : sizeof zeros;
+        fwrite(zeros, 1, piece, stdout);
+        left -= piece;
+    }
+    if (next() % 8 != 0) {
+        putchar(0x80);
+        run++;
+    }
+    return run;
 }
 
 static int burst = 0; /* packets left in the current burst */
@@ -55,15 +77,16 @@ static uint32_t next_kind(void)
 int main(int argc, char **argv)
 {
     if (argc < 2 || argc > 3) {
-        fprintf(stderr, "usage: gen_itm_stream BYTES [bursts|random|printf] > FILE\n");
+        fprintf(stderr, "usage: gen_itm_stream BYTES [bursts|random|printf|zeros] > FILE\n");
         return 2;
     }
     unsigned long long want = strtoull(argv[1], NULL, 0);
     int random_mode = argc == 3 && argv[2][0] == 'r';
     int printf_mode = argc == 3 && argv[2][0] == 'p';
+    int zeros_mode = argc == 3 && argv[2][0] == 'z';
     static const char text[] = "The quick brown fox jumps over the lazy dog 0123456789.\n";
     static uint8_t buf[1 << 16];
-    size_t n = 0, t = 0, since_sync = 0;
+    size_t n = 0, t = 0, since_sync = 0, since_zeros = 0;
     unsigned long long written = 0;
     if (printf_mode) { /* port 0, one character per 2-byte packet: BYTES / 2 of them */
         for (unsigned long long i = 0; i < want / 2; i++) {
@@ -145,6 +168,14 @@ int main(int argc, char **argv)
         size_t len = (size_t)(p - (buf + n));
         n += len;
         since_sync += len;
+        since_zeros += len;
+        if (zeros_mode && since_zeros >= 1024) { /* the burst ends: the line goes idle */
+            fwrite(buf, 1, n, stdout);
+            written += n + zero_run();
+            n = 0;
+            since_zeros = 0;
+            since_sync = 0;
+        }
         if (n > sizeof buf - 64) {
             fwrite(buf, 1, n, stdout);
             written += n;

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Symbolizer speed: 100,000 random code addresses of the largest example ELF, symbolized by
-# `spoor sym` and by the baseline `arm-none-eabi-addr2line -f -i`, each as one whole process
-# reading the addresses from a file, measured in the same run. Prints both times and the ratio.
-# usage: bench/sym.sh [SPOOR_BIN] [ELF]   (defaults: a release build in build/bench)
+# Symbolizer speed: 100,000 random code addresses of each ELF, symbolized by `spoor sym`, by the
+# baseline `arm-none-eabi-addr2line -f -i` and by `llvm-symbolizer --inlining` (when installed),
+# each as one whole process reading the addresses from a file, measured in the same run. Prints
+# the times and the ratios, and with valgrind installed the instructions each whole process
+# executes, counted by callgrind: steadier than wall time on a busy machine (the acceptance
+# figure; SYM_BENCH_CALLGRIND=0 leaves it out).
+# usage: bench/sym.sh [SPOOR_BIN] [ELF...]   (defaults: a release build in build/bench; its
+#   printf-m4f.elf and a FreeRTOS-sized ELF of 700+ sections from bench/sym_many_sections.sh)
 # With SYM_BENCH_ONE=1 it times one address per process instead: see bench/sym_one.sh.
 # SYM_BENCH_RUNS (default 10) sets how many runs each; the best wall time counts.
-# With SYM_BENCH_CALLGRIND=1 (and valgrind installed) it also prints the instructions each
-# whole process executes, counted by callgrind: steadier than wall time on a busy machine.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 if [ $# -ge 1 ]; then spoor=$1; else
@@ -15,6 +17,12 @@ if [ $# -ge 1 ]; then spoor=$1; else
   spoor=$root/build/bench/spoor
 fi
 elf=${2:-$root/build/bench/firmware/examples/printf-m4f.elf}
+elfs=("${@:2}")
+if [ ${#elfs[@]} -eq 0 ]; then
+  many=$root/build/bench/sym_many_sections.elf
+  [ -f "$many" ] || "$root/bench/sym_many_sections.sh" "$many" >/dev/null
+  elfs=("$elf" "$many")
+fi
 if [ "${SYM_BENCH_ONE:-0}" = 1 ]; then # bench/sym_one.sh: one address per process
   if [ $# -ge 3 ]; then addrs=("${@:3}"); else
     sym() { arm-none-eabi-nm "$elf" | awk -v s="$1" '$3 == s {print $1}'; }
@@ -58,10 +66,6 @@ PY
   exit 0
 fi
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-PYTHONPATH=$root/tests/e2e python3 -c "
-import sys, sym_diff
-for a in sym_diff.random_addresses(sys.argv[1], 100000, 7): print(hex(a))" "$elf" >"$tmp/addrs"
-
 runs=${SYM_BENCH_RUNS:-10}
 best() { # best wall time in seconds of $runs runs of: $@ < addrs > /dev/null (timed in-process
   # by python around the child alone, without the fork of a `date` on either side)
@@ -78,21 +82,46 @@ for _ in range(runs):
 print(best)
 PY
 }
-t_spoor=$(best "$spoor" sym -e "$elf")
-t_a2l=$(best arm-none-eabi-addr2line -f -i -e "$elf")
-echo "ELF: $elf ($(stat -c %s "$elf") bytes), 100000 addresses, best of $runs each"
-printf 'spoor sym -e ELF                       %8.4f s\n' "$t_spoor"
-printf 'arm-none-eabi-addr2line -f -i -e ELF   %8.4f s  (baseline)\n' "$t_a2l"
-python3 -c "print('ratio: spoor is %.1fx faster than addr2line' % ($t_a2l/$t_spoor))"
-if [ "${SYM_BENCH_CALLGRIND:-0}" = 1 ] && command -v valgrind >/dev/null; then
-  instructions() { # instructions executed by: $@ < addrs > /dev/null
-    valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" "$@" <"$tmp/addrs" >/dev/null \
-      2>"$tmp/cg.log"
-    sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$tmp/cg.log"
-  }
-  i_spoor=$(instructions "$spoor" sym -e "$elf")
-  i_a2l=$(instructions arm-none-eabi-addr2line -f -i -e "$elf")
-  printf 'instructions (callgrind): spoor %d M, addr2line %d M, ratio %s\n' \
-    $((i_spoor / 1000000)) $((i_a2l / 1000000)) \
-    "$(python3 -c "print('%.1fx' % ($i_a2l/$i_spoor))")"
-fi
+instructions() { # instructions executed by: $@ < addrs > /dev/null
+  valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" "$@" <"$tmp/addrs" >/dev/null \
+    2>"$tmp/cg.log"
+  sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$tmp/cg.log"
+}
+callgrind=${SYM_BENCH_CALLGRIND:-1}
+command -v valgrind >/dev/null || callgrind=0
+for elf in "${elfs[@]}"; do
+  PYTHONPATH=$root/tests/e2e python3 -c "
+import sys, sym_diff
+for a in sym_diff.random_addresses(sys.argv[1], 100000, 7): print(hex(a))" "$elf" >"$tmp/addrs"
+  tools=(spoor addr2line)
+  declare -A cmd=([spoor]="$spoor sym -e $elf" [addr2line]="arm-none-eabi-addr2line -f -i -e $elf")
+  declare -A label=([spoor]="spoor sym -e ELF" [addr2line]="arm-none-eabi-addr2line -f -i -e ELF")
+  if command -v llvm-symbolizer >/dev/null; then
+    tools+=(llvm)
+    cmd[llvm]="llvm-symbolizer --inlining --obj=$elf"
+    label[llvm]="llvm-symbolizer --inlining --obj=ELF"
+  fi
+  echo "ELF: $elf ($(stat -c %s "$elf") bytes), 100000 addresses, best of $runs each"
+  command -v llvm-symbolizer >/dev/null || echo "llvm-symbolizer not installed"
+  declare -A t=() i=()
+  for k in "${tools[@]}"; do
+    # shellcheck disable=SC2086 # the commands are word lists
+    t[$k]=$(best ${cmd[$k]})
+    [ "$callgrind" = 1 ] && i[$k]=$(instructions ${cmd[$k]})
+  done
+  for k in "${tools[@]}"; do
+    line=$(printf '%-40s %8.4f s' "${label[$k]}" "${t[$k]}")
+    [ "$callgrind" = 1 ] && line+=$(printf '  %10.1f M instructions' \
+      "$(python3 -c "print(${i[$k]}/1e6)")")
+    [ "$k" = addr2line ] && line+="  (baseline)"
+    echo "$line"
+  done
+  python3 -c "print('ratio: spoor is %.1fx faster than addr2line (wall time)' % (${t[addr2line]}/${t[spoor]}))"
+  [ "$callgrind" = 1 ] && python3 -c "print('ratio: spoor executes %.1fx fewer instructions than addr2line' % (${i[addr2line]}/${i[spoor]}))"
+  if [ -n "${t[llvm]:-}" ]; then
+    python3 -c "print('ratio: spoor is %.1fx faster than llvm-symbolizer (wall time)' % (${t[llvm]}/${t[spoor]}))"
+    [ "$callgrind" = 1 ] && python3 -c "print('ratio: spoor executes %.1fx fewer instructions than llvm-symbolizer' % (${i[llvm]}/${i[spoor]}))"
+  fi
+  unset t i cmd label
+  echo
+done

@@ -6,7 +6,8 @@
 #
 # spoor_target_add(<name> CPU <cpu>) adds the static library <name>, compiled from spoor's
 # target sources (the portable ones and the Cortex-M port) as C99 with GNU extensions,
-# -ffunction-sections -fdata-sections -ffreestanding. <cpu> picks the core flags; they are
+# -ffunction-sections -fdata-sections -ffreestanding -fno-instrument-functions (the library is
+# never instrumented, whatever the firmware's CMAKE_C_FLAGS say). <cpu> picks the core flags; they are
 # PUBLIC (compile and link), so the firmware that links <name> is built for the same core
 # and float ABI:
 #   m0, m0plus  -mcpu=cortex-m0 / cortex-m0plus -mthumb -mfloat-abi=soft
@@ -61,7 +62,9 @@ function(spoor_target_add name)
   add_library(${name} STATIC ${sources})
   target_include_directories(${name} PUBLIC "${root}/include")
   set_target_properties(${name} PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON C_EXTENSIONS ON)
+  # -fno-instrument-functions: the library is never instrumented, even when the firmware's
+  # CMAKE_C_FLAGS trace calls (its functions are also marked SPOOR_NO_INSTRUMENT)
   target_compile_options(${name} PUBLIC ${flags}
-    PRIVATE -ffunction-sections -fdata-sections -ffreestanding)
+    PRIVATE -ffunction-sections -fdata-sections -ffreestanding -fno-instrument-functions)
   target_link_options(${name} PUBLIC ${flags})
 endfunction()

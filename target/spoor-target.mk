@@ -11,7 +11,13 @@
 #                         without FPU, Armv8-M Mainline), so compile them with the firmware's.
 #   SPOOR_TARGET_INC      the include directories (folders, not -I flags): #include "spoor/crash.h"
 #   SPOOR_TARGET_CFLAGS   one section per function and object (for --gc-sections),
-#                         freestanding; the sources are C99 and build as C99 or later
+#                         freestanding; the sources are C99 and build as C99 or later.
+#                         The application's -finstrument-functions or -pg may be in the same
+#                         CFLAGS: every function of the library is marked no_instrument_function
+#                         (spoor/no_instrument.h), so none of it is instrumented.
+#
+# The library calls memcpy, memset and memcmp (GCC may emit them for struct copies in any
+# freestanding code too): a firmware linked with -nostdlib must provide them.
 #   SPOOR_TARGET_LD_DIR   the directory of spoor-sections.ld, the linker-script lines to
 #                         INCLUDE in the firmware's SECTIONS (see the file)
 #   SPOOR_TARGET_LDFLAGS  -L$(SPOOR_TARGET_LD_DIR) and the GNU build-id the dump names the ELF by

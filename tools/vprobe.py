@@ -19,6 +19,7 @@ import json
 import os
 import select
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -143,10 +144,10 @@ class Sinks:
         self.listener.setblocking(False)
 
     def _accept_one(self):
-        conn, _ = self.listener.accept()
-        conn.setblocking(True)
+        conn, peer = self.listener.accept()
+        conn.setblocking(False)
         conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        client = [conn, self._framer()]
+        client = Client(conn, self._framer(), peer)
         self.clients.append(client)
         if self.sent:  # joining a running stream: a sync first, so its decoder aligns
             self._send(client, itm.SYNC)
@@ -155,18 +156,13 @@ class Sinks:
         self.buffer += data
 
     def _send(self, sink, data):
+        if isinstance(sink, Client):
+            return sink.send(data)
         out, framer = sink
         if framer is not None:
             data = framer.feed(data)
-        if not data:
-            return True
-        try:
-            if isinstance(out, socket.socket):
-                out.sendall(data)
-            else:
-                out.write(data)
-        except OSError:
-            return False
+        if data:
+            out.write(data)
         return True
 
     def push(self):
@@ -184,24 +180,92 @@ class Sinks:
             self._send(self.file, data)
         for client in list(self.clients):
             if not self._send(client, data):
-                client[0].close()
-                self.clients.remove(client)
+                self._drop_client(client)
+
+    def _drop_client(self, client):
+        client.close(flush_seconds=0)
+        self.clients.remove(client)
+        client.report()
 
     def close(self):
         self.push()
-        for sink in ([self.file] if self.file else []) + self.clients:
-            out, framer = sink
-            try:
-                if framer is not None:
-                    tail = framer.flush()
-                    out.sendall(tail) if isinstance(out, socket.socket) else out.write(tail)
-                if isinstance(out, socket.socket):
-                    out.shutdown(socket.SHUT_WR)
-            except OSError:
-                pass
+        if self.file:
+            out, framer = self.file
+            if framer is not None:
+                out.write(framer.flush())
             out.close()
+        for client in self.clients:
+            client.close(flush_seconds=CLIENT_FLUSH_SECONDS)
+            client.report()
         if self.listener:
             self.listener.close()
+
+
+# What a stream client may have queued before the probe drops its new bytes (a client that
+# does not read must not stall the others or QEMU), and how long the end of the run waits for a
+# client to take what is queued.
+CLIENT_QUEUE_LIMIT = 4 << 20
+CLIENT_FLUSH_SECONDS = 5.0
+
+
+class Client:
+    """One TCP client of the stream: its own TPIU framer and a bounded queue of bytes not sent
+    yet. Sends never block; what does not fit the queue is dropped and counted, and the client
+    gets a sync before the stream resumes so its decoder realigns."""
+
+    def __init__(self, sock, framer, peer):
+        self.sock, self.framer, self.peer = sock, framer, peer
+        self.queue = bytearray()
+        self.dropped = 0
+        self.dropping = False
+        self.failed = None
+
+    def send(self, data):
+        if self.framer is not None:
+            data = self.framer.feed(data)
+        if not data:
+            return True
+        if len(self.queue) + len(data) > CLIENT_QUEUE_LIMIT:
+            self.dropped += len(data)
+            self.dropping = True
+        else:
+            if self.dropping and self.framer is None:
+                self.queue += itm.SYNC
+            self.dropping = False
+            self.queue += data
+        return self._write()
+
+    def _write(self):
+        while self.queue:
+            try:
+                n = self.sock.send(self.queue)
+            except (BlockingIOError, InterruptedError):
+                return True
+            except OSError as e:
+                self.failed = e.strerror or str(e)
+                return False
+            del self.queue[:n]
+        return True
+
+    def close(self, flush_seconds):
+        if self.framer is not None and self.failed is None:
+            self.queue += self.framer.flush()
+        deadline = time.monotonic() + flush_seconds
+        while self.queue and self.failed is None and time.monotonic() < deadline:
+            select.select([], [self.sock], [], max(0.0, deadline - time.monotonic()))
+            if not self._write():
+                break
+        self.dropped += len(self.queue)
+        try:
+            self.sock.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+        self.sock.close()
+
+    def report(self):
+        if self.dropped:
+            warn(f"stream client {self.peer[0]}:{self.peer[1]} did not read fast enough: "
+                 f"{self.dropped} bytes not delivered")
 
 
 class Probe:
@@ -624,7 +688,40 @@ def parse_args(argv):
     return args, qemu
 
 
+class Terminated(Exception):
+    """SIGTERM or SIGHUP arrived: stop QEMU, remove the socket folder, exit."""
+
+
+def _terminated(signum, _frame):
+    raise Terminated(signal.Signals(signum).name)
+
+
+def _die_with_parent():
+    """In QEMU's child process before exec: SIGKILL when the probe dies, however it dies
+    (PR_SET_PDEATHSIG, Linux prctl(2)), and a process group of its own so that a terminal's
+    Ctrl-C reaches the probe, which stops QEMU itself."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    PR_SET_PDEATHSIG = 1
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    os.setpgid(0, 0)
+
+
+def stop_process(process, seconds=3.0):
+    """Terminates process (SIGTERM, then SIGKILL after seconds) unless it has exited."""
+    if process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(seconds)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 def run(argv):
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _terminated)
     try:
         args, qemu = parse_args(argv)
     except UsageError as e:
@@ -674,33 +771,47 @@ def run(argv):
     if args.wait_client:
         sinks.wait_client()
     started = time.monotonic()
+    process = None
+    terminated = None
     try:
-        process = subprocess.Popen(command, pass_fds=(write_fd,))
-    except OSError as e:
-        warn(f"{command[0]}: {e.strerror}")
-        return 2
-    os.close(write_fd)
-    if proxy:
-        proxy.start()
-    copy = open(args.keep_log, "wb") if args.keep_log else None
-    try:
-        for ev in qemu_log.events(log_lines(read_fd, sinks.push, copy, bridge),
-                                  probe.wants_regs):
-            probe.event(ev)
-    except KeyboardInterrupt:
-        process.terminate()
-    if bridge:
-        bridge.close()
-    if proxy:
-        proxy.stop()
-        shutil.rmtree(socket_dir, ignore_errors=True)
-    if gdb_log:
-        gdb_log.close()
-    probe.flush()
-    sinks.close()
-    if copy:
-        copy.close()
-    status = process.wait()
+        try:
+            process = subprocess.Popen(command, pass_fds=(write_fd,),
+                                       preexec_fn=_die_with_parent)
+        except OSError as e:
+            warn(f"{command[0]}: {e.strerror}")
+            return 2
+        os.close(write_fd)
+        if proxy:
+            proxy.start()
+        copy = open(args.keep_log, "wb") if args.keep_log else None
+        try:
+            for ev in qemu_log.events(log_lines(read_fd, sinks.push, copy, bridge),
+                                      probe.wants_regs):
+                probe.event(ev)
+        except KeyboardInterrupt:
+            terminated = "SIGINT"
+        except Terminated as e:
+            terminated = str(e)
+        if terminated:
+            stop_process(process)
+        if bridge:
+            bridge.close()
+        if gdb_log:
+            gdb_log.close()
+        probe.flush()
+        sinks.close()
+        if copy:
+            copy.close()
+        status = process.wait()
+    finally:  # every exit path: no QEMU left running, no socket folder left behind
+        if process is not None:
+            stop_process(process)
+        if proxy:
+            proxy.stop()
+        if socket_dir:
+            shutil.rmtree(socket_dir, ignore_errors=True)
+    if terminated:
+        warn(f"stopped by {terminated}")
     seconds = time.monotonic() - started
     stats = probe.stats()
     stats.update({"seconds": round(seconds, 3), "cpu_hz": hz, "qemu_status": status})
@@ -720,4 +831,8 @@ def run(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(run(sys.argv[1:]))
+    try:
+        sys.exit(run(sys.argv[1:]))
+    except Terminated as e:  # arrived after QEMU's end: it is stopped and cleaned up already
+        warn(f"stopped by {e}")
+        sys.exit(128 + signal.SIGTERM)

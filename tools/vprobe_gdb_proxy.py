@@ -79,6 +79,16 @@ def unescape(data):
     return bytes(out)
 
 
+# The longest packet either side may send: spoor gdbserver's bound (SPOOR_RSP_MAX_PACKET, 4096
+# bytes of payload) doubled for escapes, with room for framing; QEMU's gdbstub announces
+# PacketSize=1000 (hex). A client that sends more without a '#' is dropped, not buffered.
+MAX_PACKET = 2 * 4096 + 8
+
+
+class ProtocolError(Exception):
+    """A peer broke the remote protocol in a way the proxy does not relay."""
+
+
 class Tokens:
     """One direction of the byte stream as tokens: ('ack', raw), ('nack', raw), ('intr', raw),
     ('packet', raw, payload, good checksum), ('other', raw). Incomplete packets wait."""
@@ -93,6 +103,9 @@ class Tokens:
             c = self.buf[0]
             if c in b"$%":
                 end = self.buf.find(b"#")
+                if end < 0 and len(self.buf) > MAX_PACKET:
+                    raise ProtocolError(f"a packet of more than {MAX_PACKET} bytes without its "
+                                        "end ('#'): connection dropped")
                 if end < 0 or end + 3 > len(self.buf):
                     break
                 raw = bytes(self.buf[:end + 3])
@@ -225,24 +238,31 @@ class Proxy:
             pass
 
     def _serve(self):
+        client = None
         while not self.stopping:
-            try:
-                client, _ = self.listener.accept()
-            except OSError:
-                return
+            if client is None:
+                try:
+                    client, _ = self.listener.accept()
+                except OSError:
+                    return
             server = self._connect_upstream()
             if server is None:
                 client.close()
+                client = None
                 continue
+            session = Session(client, server, self.bridge, self.log, self.listener)
             try:
-                Session(client, server, self.bridge, self.log).run()
+                session.run()
             except OSError:
                 pass
+            except ProtocolError as e:
+                print(f"spoor vprobe: gdb port: {e}", file=sys.stderr)
             except Exception as e:  # a bug of the proxy's: say so, drop the connection
                 print(f"spoor vprobe: gdb port: {type(e).__name__}: {e}", file=sys.stderr)
             finally:
                 client.close()
                 server.close()
+            client = session.successor  # a client that replaced a silent one, or None
 
     def _connect_upstream(self):
         deadline = time.monotonic() + 10
@@ -261,9 +281,12 @@ class Proxy:
 class Session:
     """One debugger's connection, relayed to QEMU."""
 
-    def __init__(self, client, server, bridge, log):
+    def __init__(self, client, server, bridge, log, listener=None):
         self.client, self.server = client, server
         self.bridge, self.log = bridge, log
+        self.listener = listener  # new debuggers, while this one is served
+        self.spoken = False  # the client has sent a packet
+        self.successor = None  # a new client that replaced this silent one
         self.from_client, self.from_server = Tokens(), Tokens()
         self.no_ack = False
         self.asked_no_ack = False
@@ -272,15 +295,44 @@ class Session:
     def run(self):
         sides = {self.client: (self.from_client, self._from_client),
                  self.server: (self.from_server, self._from_server)}
+        watched = list(sides) + ([self.listener] if self.listener else [])
         while True:
-            readable, _, _ = select.select(list(sides), [], [])
+            readable, _, _ = select.select(watched, [], [])
             for sock in readable:
+                if sock is self.listener:
+                    if self._another_client():
+                        return
+                    continue
                 data = sock.recv(65536)
                 if not data:
                     return
                 tokens, handle = sides[sock]
                 for token in tokens.feed(data):
+                    if sock is self.client and token[0] == "packet":
+                        self.spoken = True
                     handle(token)
+
+    def _another_client(self):
+        """A second debugger connected: it replaces this client if this one has not sent a
+        packet yet (a port scan, an idle probe), as spoor gdbserver does; otherwise it gets one
+        error packet and is closed. True when this session ends for the new client."""
+        try:
+            other, _ = self.listener.accept()
+        except OSError:
+            return False
+        if not self.spoken:
+            print("spoor vprobe: gdb port: a silent client was replaced by a new one",
+                  file=sys.stderr)
+            self.successor = other
+            return True
+        try:
+            other.sendall(frame(b"E.the virtual probe serves one debugger at a time"))
+        except OSError:
+            pass
+        other.close()
+        print("spoor vprobe: gdb port: refused a second client (one debugger at a time)",
+              file=sys.stderr)
+        return False
 
     # ---- client -> QEMU
     def _from_client(self, token):

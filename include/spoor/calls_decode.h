@@ -12,7 +12,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "spoor/cortexm_facts.h" /* call sites that are EXC_RETURN values: handlers */
 #include "spoor/dump_format.h"
+#include "spoor/elf.h"
+#include "spoor/read.h"
 
 struct spoor_itm_packet;
 
@@ -38,9 +41,6 @@ bool spoor_calls_parse_state(const uint8_t *bytes, size_t len, spoor_calls_info 
 size_t spoor_calls_ring_bytes(const spoor_calls_info *st);
 
 typedef enum spoor_call_kind { SPOOR_CALL_ENTER, SPOOR_CALL_EXIT } spoor_call_kind;
-
-/* EXC_RETURN values (the call site of an instrumented exception handler) start here. */
-#define SPOOR_CALLS_EXC_RETURN_MIN 0xF0000000u
 
 typedef struct spoor_call_record {
     spoor_call_kind kind;
@@ -79,6 +79,16 @@ typedef struct spoor_call_trace {
 bool spoor_calls_decode(const spoor_calls_info *st, const uint8_t *ring, size_t ring_len,
                         spoor_call_trace *out);
 void spoor_call_trace_free(spoor_call_trace *t);
+
+/* The recorder's ring in target memory: finds the state object by the ELF's symbol
+ * SPOOR_CALLS_STATE_SYMBOL, reads it and the ring it points to through read (ctx), and decodes
+ * them into *info and *out (free with spoor_call_trace_free, also after a failure). input names
+ * the memory in the errors. false with the error set: "ELF: no call recorder (no symbol
+ * spoor_calls_state: ...)", "INPUT: the call recorder's state (spoor_calls_state, 0xADDR+24) is
+ * not in the input", "INPUT: the call ring (0xADDR+LEN) is not in the input", "out of memory",
+ * and "INPUT: " before the errors of spoor_calls_parse_state and spoor_calls_decode. */
+bool spoor_calls_read(const spoor_elf *elf, spoor_read_fn read, void *ctx, const char *input,
+                      spoor_calls_info *info, spoor_call_trace *out);
 
 /* Name of an EXC_RETURN value's return state: "thread, MSP", "thread, PSP", "handler", with
  * ", FP" for an extended frame; NULL when value is not an EXC_RETURN. */

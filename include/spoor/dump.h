@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "spoor/dump_format.h"
+#include "spoor/elf.h"
 #include "spoor/regs.h"
 
 /* One MEMORY record: bytes point into the spoor_dump's own copy. */
@@ -101,6 +102,14 @@ bool spoor_regs_json_parse(const char *text, size_t len, const char *name, spoor
 /* Copies [addr, addr+len) from the dump's memory regions into buf; false (buf unspecified)
  * unless every byte is in some region. Regions next to each other may be crossed. */
 bool spoor_dump_read(const spoor_dump *dump, uint32_t addr, void *buf, size_t len);
+
+/* Whether the dump comes from the ELF's build: when both have a build-id and they differ,
+ * writes the one-line warning "build-id mismatch: the dump is from HEX, the ELF is HEX; names
+ * and lines may be wrong" into buf (len bytes; 400 hold it whole) and returns buf. NULL when
+ * they agree, or when dump (NULL for a live target) or the ELF has no build-id. Every command
+ * that reads a dump with an ELF prints it. */
+const char *spoor_dump_build_id_warning(const spoor_dump *dump, const spoor_elf *elf, char *buf,
+                                        size_t len);
 
 /* "fault", "assert", "watchdog", "user", or "unknown". */
 const char *spoor_dump_reason_name(uint32_t reason);

@@ -50,6 +50,14 @@ bool spoor_gdb_write_memory(spoor_gdb *g, uint32_t addr, const void *buf, size_t
  * not give, e.g. "msp/psp/control" for QEMU 7.2's gdbstub, "" when none. */
 bool spoor_gdb_read_registers(spoor_gdb *g, spoor_regs *out, char *missing, size_t missing_len);
 
+/* True while the connection is usable; false once it broke (the server closed it, no reply
+ * within the timeout, a reply that cannot be the answer to the request), with
+ * spoor_last_error() set to the one line that says how, e.g. "HOST:PORT: the server closed
+ * the connection". Every call after a break fails with that line; a caller that read through
+ * a memory view (which may have gone on with other layers) asks here whether what it read
+ * is whole. A target's refusal of some memory ("E01") does not break the connection. */
+bool spoor_gdb_alive(spoor_gdb *g);
+
 /* The signal of the last stop reply ('?'): 5 SIGTRAP for a breakpoint or halt, ... */
 int spoor_gdb_stop_signal(const spoor_gdb *g);
 

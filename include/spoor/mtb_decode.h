@@ -17,7 +17,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "spoor/cortexm_facts.h"
+#include "spoor/dump.h"
 #include "spoor/error.h"
+#include "spoor/memory.h"
 #include "spoor/read.h"
 
 /* The MTB-M33's register block (Cortex-M33 private peripheral bus); MTB-M0+ blocks sit
@@ -64,10 +67,11 @@ typedef struct spoor_mtb_packet {
 /* "branch", "exception_entry", "exception_return". */
 const char *spoor_mtb_kind_name(spoor_mtb_kind kind);
 
-/* True for the EXC_RETURN (and FNC_RETURN) values: 0xFF in bits [31:24]. */
+/* True for the EXC_RETURN values (spoor/cortexm_facts.h); bit 0 of addr, which the packet
+ * uses for the A- or S-bit, does not matter. */
 static inline bool spoor_mtb_is_exc_return(uint32_t addr)
 {
-    return (addr >> 24) == 0xFFu;
+    return spoor_cortexm_is_exc_return(addr);
 }
 
 /* Decodes the buffer of layout (bytes[0] is the byte at layout->address, len at least
@@ -78,6 +82,51 @@ static inline bool spoor_mtb_is_exc_return(uint32_t addr)
  * there). */
 bool spoor_mtb_decode(const spoor_mtb_layout *layout, const uint8_t *bytes, size_t len,
                       spoor_mtb_packet *out, size_t *count);
+
+/* ---- the trace in target memory ------------------------------------------------------------
+ * The register block and the buffer it describes, from a crash dump's MTB record or read from
+ * a memory view (--mem images, a live target). input names the input at the start of every
+ * error. */
+
+typedef struct spoor_mtb_trace {
+    spoor_mtb_regs regs;
+    spoor_mtb_layout layout;
+    const uint8_t *bytes; /* layout.size bytes: the buffer, layout.address first */
+    uint8_t *owned;       /* bytes when read from memory (spoor_mtb_trace_free) */
+} spoor_mtb_trace;
+
+/* The MTB as a dump's MTB record holds it (the fault handler froze it). false with the error
+ * set: "INPUT: no MTB record in the dump (...)", the layout's errors, "INPUT: the MTB registers
+ * place the N-byte buffer at 0x..., the dump's MTB record holds 0x...0x...". */
+bool spoor_mtb_from_dump(const spoor_dump *dump, const char *input, spoor_mtb_trace *out);
+
+/* Stopping a live MTB while it is read: MASTER as found, and whether it was written. */
+typedef struct spoor_mtb_frozen {
+    uint32_t master_at; /* the register block + 4 */
+    uint32_t master;    /* MASTER as found: the trace is decoded with it */
+    bool written;       /* EN or TSTARTEN was set and MASTER was written with them clear */
+} spoor_mtb_frozen;
+
+/* Reads the register block at regs_addr, then the buffer it describes, through mem; with
+ * frozen (spoor_mtb_freeze() before) MASTER is taken as found before the stop. Free out with
+ * spoor_mtb_trace_free (also after a failure). false with the error set: "INPUT: cannot read
+ * the MTB registers at 0x...", the layout's errors, "INPUT: cannot read the N-byte trace
+ * buffer at 0x... (MTB_BASE ..., MTB_POSITION ...; give it with --mem ADDR:FILE)". */
+bool spoor_mtb_read(spoor_mem *mem, uint32_t regs_addr, const spoor_mtb_frozen *frozen,
+                    const char *input, spoor_mtb_trace *out);
+void spoor_mtb_trace_free(spoor_mtb_trace *t);
+
+/* Stops the MTB of a live target: reads MASTER (regs_addr + 4) and writes it back with EN [31]
+ * and TSTARTEN [5] clear (so that a DWT match cannot start it again; a stopped MTB needs no
+ * write), then forgets what mem cached. false with the error set: "INPUT: --freeze: cannot
+ * read MTB_MASTER at 0x...: ..." (nothing written), "INPUT: --freeze: cannot stop the MTB: ..."
+ * (the write failed: the MTB was left as found). */
+bool spoor_mtb_freeze(spoor_mem *mem, uint32_t regs_addr, const char *input, spoor_mtb_frozen *out);
+
+/* Writes MASTER back as spoor_mtb_freeze() found it (nothing when it wrote nothing). false with
+ * the error set: "INPUT: --freeze: cannot write MTB_MASTER 0x... back, the MTB stays stopped:
+ * ...". */
+bool spoor_mtb_thaw(spoor_mem *mem, const spoor_mtb_frozen *frozen, const char *input);
 
 /* ---- the instructions between packets -------------------------------------------------- */
 

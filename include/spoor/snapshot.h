@@ -25,6 +25,11 @@ typedef struct spoor_snapshot_source {
     const spoor_raw_memory *mems;
     size_t nmems;
     unsigned gdb_timeout_ms; /* 0: 5000 */
+    /* A memory-only snapshot, for a caller that reads target memory and needs no registers
+     * (a trace buffer, a ring): --mem images alone need no regs.json, a dump no REGISTERS
+     * record, and a live target's registers are not read. The snapshot's registers are then
+     * zero and its fault status unknown unless a dump holds them. */
+    bool memory_only;
 } spoor_snapshot_source;
 
 typedef struct spoor_snapshot {
@@ -41,7 +46,9 @@ typedef struct spoor_snapshot {
     spoor_mem *mem;
     /* Register groups the input did not give, e.g. "msp/psp/control" ("" when none). */
     char missing[64];
-    const char *input; /* names the input for messages: the DUMP path, the regs path, HOST:PORT */
+    const char *input; /* names the input for messages: the DUMP path, the regs path, HOST:PORT,
+                          "--mem" */
+    bool memory_only;  /* opened with spoor_snapshot_source.memory_only */
 } spoor_snapshot;
 
 /* Opens the input (exactly one of dump_path, regs_path/mems, gdb; --mem may be added to gdb).

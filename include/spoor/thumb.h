@@ -14,7 +14,8 @@ static inline unsigned spoor_thumb_size(uint16_t hw)
     return (hw >> 11) >= 0x1Du ? 4u : 2u;
 }
 
-/* True when the instruction (code: its bytes, size 2 or 4) is a call: BL, BLX imm or BLX Rm. */
+/* True when the instruction (code: its bytes, size 2 or 4) is a call: BL or BLX Rm
+ * (spoor/cortexm_facts.h; M-profile has no BLX immediate). */
 bool spoor_thumb_is_call(const uint8_t *code, unsigned size);
 
 /* Disassembles one Thumb instruction into text ("bne.n 0x2000032a", "push {r7, lr}") with

@@ -141,6 +141,21 @@ static inline uint32_t spoor_frame_lookup_pc(const spoor_frame *f)
     return spoor_lookup_pc(f->pc, f->pc_is_return);
 }
 
+/* Names a call frame: the inline chain of its lookup address (spoor_elf_symbolize(), at most
+ * max locations, innermost first), with loc[0].offset counted to the frame's pc, the address
+ * shown, not to the lookup address (a return address is one byte further). */
+size_t spoor_frame_symbolize(const spoor_elf *elf, const spoor_frame *f, spoor_location *loc,
+                             size_t max);
+
+/* The offset to show after a frame's outermost name: the frame's pc minus the start of the
+ * out-of-line function that holds its lookup address, as a disassembly (gdb's
+ * `info symbol`, addr2line -f) counts it; an inlined function's own offset counts from its
+ * inlined block, which no disassembly shows. A return address after a function's last call
+ * gives that function's size. innermost (loc[0] of spoor_frame_symbolize) gives the offset
+ * when no function holds the address. */
+uint32_t spoor_frame_function_offset(const spoor_elf *elf, const spoor_frame *f,
+                                     const spoor_location *innermost);
+
 /* "registers", "cfi", "ehabi", "prologue", "scan", "lr", "exception", "tailcall". */
 const char *spoor_unwind_method_name(spoor_unwind_method method);
 /* "reset handler", "end of stack", "loop", "frame limit", "unreadable memory",

@@ -29,9 +29,10 @@ int cli_bad_option(const char *cmd, char **argv);
  * not a 32-bit ARM ELF, no symbols at all, ...). */
 struct spoor_elf *cli_open_elf(const char *cmd, const char *path);
 
-/* bytes as lower-case hex into out (NUL-terminated; as many whole bytes as fit in outlen),
- * e.g. a build-id. */
-void cli_hex_bytes(char *out, size_t outlen, const uint8_t *bytes, size_t n);
+struct spoor_dump;
+/* Prints "spoor CMD: WARNING: build-id mismatch: ..." on stderr when dump (NULL: none, as for a
+ * live target) comes from another build than the ELF (spoor_dump_build_id_warning). */
+void cli_warn_build_id(const char *cmd, const struct spoor_dump *dump, const struct spoor_elf *elf);
 
 /* A command-line number (0x hex or decimal, spoor/number.h) into 32 bits. */
 static inline bool cli_parse_u32(const char *s, uint32_t *out)

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "spoor/dump.h"
 #include "spoor/elf.h"
 
 int cli_error(const char *cmd, const char *fmt, ...)
@@ -23,14 +24,11 @@ int cli_bad_option(const char *cmd, char **argv)
                      argv[optind - 1], cmd);
 }
 
-void cli_hex_bytes(char *out, size_t outlen, const uint8_t *bytes, size_t n)
+void cli_warn_build_id(const char *cmd, const spoor_dump *dump, const spoor_elf *elf)
 {
-    if (!outlen)
-        return;
-    size_t i = 0;
-    for (; i < n && 2 * i + 2 < outlen; i++)
-        snprintf(out + 2 * i, 3, "%02x", bytes[i]);
-    out[2 * i] = 0;
+    char warning[400];
+    if (spoor_dump_build_id_warning(dump, elf, warning, sizeof warning))
+        fprintf(stderr, "spoor %s: WARNING: %s\n", cmd, warning);
 }
 
 spoor_elf *cli_open_elf(const char *cmd, const char *path)

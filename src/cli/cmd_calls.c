@@ -45,8 +45,9 @@ static const char calls_usage[] =
     "  -t, --tpiu[=ID]    the ITM stream is TPIU-formatted: deframe it, take trace source ID\n"
     "                     (default 1)\n"
     "  -h, --help         this text\n\n"
+    "A dump whose build-id differs from the ELF's gets a warning (as in spoor crash).\n"
     "Exit status: 0 records printed, 2 usage or input error (no recorder in the ELF, ring\n"
-    "not in the input, corrupt state, build-id of the dump differs from the ELF's, ...).\n";
+    "not in the input, corrupt state, ...).\n";
 
 enum { OPT_CHROME = 300, OPT_FOLDED, OPT_ITM, OPT_PORT };
 
@@ -463,7 +464,7 @@ static bool emit_record(struct calls *c, const spoor_call_record *r, const spoor
     }
     c->records++;
     if (s->handler && !c->has_context && r->kind == SPOOR_CALL_EXIT &&
-        r->site >= SPOOR_CALLS_EXC_RETURN_MIN)
+        spoor_cortexm_is_exc_return(r->site))
         ctx_state_end(c, s);
     return true;
 }
@@ -568,96 +569,20 @@ static int run_live(struct calls *c)
 
 /* ---- input ---------------------------------------------------------------------------------- */
 
-/* Reads the state object and the ring through mem and decodes them. */
-static int load_trace(struct calls *c, spoor_mem *mem, const char *input)
-{
-    uint32_t addr, size;
-    if (!spoor_elf_symbol(c->elf, SPOOR_CALLS_STATE_SYMBOL, &addr, &size))
-        return cli_error("calls",
-                         "%s: no call recorder (no symbol %s: link the target library and call "
-                         "spoor_calls_init)",
-                         c->elf_path, SPOOR_CALLS_STATE_SYMBOL);
-    uint8_t st[SPOOR_CALLS_STATE_SIZE];
-    if (!spoor_mem_read(mem, addr, st, sizeof st))
-        return cli_error(
-            "calls", "%s: the call recorder's state (%s, 0x%08" PRIx32 "+%u) is not in the input",
-            input, SPOOR_CALLS_STATE_SYMBOL, addr, SPOOR_CALLS_STATE_SIZE);
-    if (!spoor_calls_parse_state(st, sizeof st, &c->state))
-        return cli_error("calls", "%s: %s", input, spoor_last_error());
-    size_t len = spoor_calls_ring_bytes(&c->state);
-    uint8_t *ring = malloc(len);
-    if (!ring)
-        return cli_error("calls", "out of memory");
-    if (!spoor_mem_read(mem, c->state.ring, ring, len)) {
-        free(ring);
-        return cli_error("calls", "%s: the call ring (0x%08" PRIx32 "+%zu) is not in the input",
-                         input, c->state.ring, len);
-    }
-    bool ok = spoor_calls_decode(&c->state, ring, len, &c->trace);
-    free(ring);
-    if (!ok)
-        return cli_error("calls", "%s: %s", input, spoor_last_error());
-    return SPOOR_EXIT_OK;
-}
-
-static int check_build_id(struct calls *c, const spoor_dump *dump, const char *input)
-{
-    const uint8_t *eid;
-    size_t elen;
-    if (!dump || !dump->build_id || !spoor_elf_build_id(c->elf, &eid, &elen))
-        return SPOOR_EXIT_OK;
-    if (elen == dump->build_id_len && !memcmp(eid, dump->build_id, elen))
-        return SPOOR_EXIT_OK;
-    char d[80], e[80];
-    cli_hex_bytes(d, sizeof d, dump->build_id, dump->build_id_len);
-    cli_hex_bytes(e, sizeof e, eid, elen);
-    return cli_error("calls",
-                     "%s: build-id %s differs from %s's %s: the ring's addresses belong to "
-                     "another firmware",
-                     input, d, c->elf_path, e);
-}
-
 /* Reads the ring from a dump, RAM images or a GDB server and prints it. */
 static int run_ring(struct calls *c, target_input *in, char **args, int nargs)
 {
-    int rc = SPOOR_EXIT_USAGE;
-    spoor_snapshot *snap = NULL;
-    spoor_mem *own = NULL, *mem;
-    const char *input;
-    if (nargs == 0 && in->src.nmems && !in->src.regs_path && !in->src.gdb) {
-        /* RAM images alone: no registers are needed to read the ring */
-        own = spoor_mem_new();
-        if (!own) {
-            cli_error("calls", "out of memory");
-            goto done;
-        }
-        for (size_t i = 0; i < in->src.nmems; i++)
-            if (!spoor_mem_add_file(own, in->mems[i].address, in->mems[i].path)) {
-                cli_error("calls", "%s", spoor_last_error());
-                goto done;
-            }
-        if (!spoor_mem_add_elf(own, c->elf)) {
-            cli_error("calls", "%s", spoor_last_error());
-            goto done;
-        }
-        mem = own;
-        input = "--mem";
-    } else {
-        snap = target_input_open("calls", in, args, nargs, c->elf);
-        if (!snap)
-            goto done;
-        mem = snap->mem;
-        input = snap->input;
-        if ((rc = check_build_id(c, snap->dump, input)) != SPOOR_EXIT_OK)
-            goto done;
-    }
-    if ((rc = load_trace(c, mem, input)) != SPOOR_EXIT_OK)
-        goto done;
-    rc = print_ring(c);
-done:
+    in->src.memory_only = true; /* the ring needs no registers */
+    spoor_snapshot *snap = target_input_open("calls", in, args, nargs, c->elf);
+    if (!snap)
+        return SPOOR_EXIT_USAGE;
+    cli_warn_build_id("calls", snap->dump, c->elf);
+    int rc =
+        spoor_calls_read(c->elf, spoor_mem_reader, snap->mem, snap->input, &c->state, &c->trace)
+            ? print_ring(c)
+            : cli_error("calls", "%s", spoor_last_error());
     spoor_call_trace_free(&c->trace);
     spoor_snapshot_close(snap);
-    spoor_mem_free(own);
     return rc;
 }
 

@@ -58,44 +58,6 @@ struct crash {
     outbuf out;
 };
 
-static void check_build_id(struct crash *c)
-{
-    const uint8_t *eid;
-    size_t elen;
-    if (!c->dump || !c->dump->build_id || !spoor_elf_build_id(c->elf, &eid, &elen))
-        return;
-    if (elen == c->dump->build_id_len && !memcmp(eid, c->dump->build_id, elen))
-        return;
-    char d[130], e[130];
-    cli_hex_bytes(d, sizeof d, c->dump->build_id, c->dump->build_id_len);
-    cli_hex_bytes(e, sizeof e, eid, elen);
-    snprintf(c->build_id_warning, sizeof c->build_id_warning,
-             "build-id mismatch: the dump is from %s, the ELF is %s; names and lines may be wrong",
-             d, e);
-}
-
-/* The inline chain of a frame's code address. */
-static size_t frame_locations(const struct crash *c, const spoor_frame *f, spoor_location *loc)
-{
-    uint32_t lookup = spoor_frame_lookup_pc(f);
-    size_t n = spoor_elf_symbolize(c->elf, lookup, loc, MAX_INLINE);
-    if (loc[0].has_offset) /* the offset of the address shown, not of the lookup */
-        loc[0].offset = f->pc - (lookup - loc[0].offset);
-    return n;
-}
-
-/* The offset of a frame's pc into the out-of-line function that holds its lookup address
- * (an inlined function's own offset counts from its inlined block, which no disassembly
- * shows). A return address after a function's last call is that function's size. */
-static uint32_t outer_offset(const struct crash *c, const spoor_frame *f,
-                             const spoor_location *inner)
-{
-    uint32_t start;
-    if (spoor_elf_function(c->elf, spoor_frame_lookup_pc(f), NULL, &start, NULL) && f->pc >= start)
-        return f->pc - start;
-    return inner->offset;
-}
-
 static const char *reason_text(const struct crash *c, char *buf, size_t len)
 {
     const spoor_dump *d = c->dump;
@@ -213,7 +175,7 @@ static void print_text(struct crash *c)
                c->frames[i + same + 1].pc == f->pc && c->frames[i + same + 1].method == f->method)
             same++;
         spoor_location loc[MAX_INLINE];
-        size_t n = frame_locations(c, f, loc);
+        size_t n = spoor_frame_symbolize(c->elf, f, loc, MAX_INLINE);
         for (size_t k = 0; k < n; k++) {
             if (k == 0 && same)
                 ob_printf(o, "  #%d-#%d 0x%08x ", num, num + (int)same, f->pc);
@@ -223,7 +185,7 @@ static void print_text(struct crash *c)
                 ob_printf(o, "      inlined in ");
             ob_str(o, loc[k].function ? loc[k].function : "??");
             if (k + 1 == n && loc[0].has_offset) /* the offset into the real function */
-                ob_printf(o, "+0x%x", outer_offset(c, f, &loc[0]));
+                ob_printf(o, "+0x%x", spoor_frame_function_offset(c->elf, f, &loc[0]));
             if (loc[k].file)
                 ob_printf(o, " at %s:%u", loc[k].file, loc[k].line);
             if (k == 0)
@@ -332,7 +294,7 @@ static void print_elf_warnings(const struct crash *c)
     for (size_t i = 0; i < c->nframes; i++) {
         spoor_location loc[MAX_INLINE];
         if (c->frames[i].kind != SPOOR_FRAME_EXCEPTION)
-            frame_locations(c, &c->frames[i], loc);
+            spoor_frame_symbolize(c->elf, &c->frames[i], loc, MAX_INLINE);
     }
     const char *const *list;
     size_t n = spoor_elf_warnings(c->elf, &list);
@@ -393,8 +355,7 @@ int cmd_crash(int argc, char **argv)
         goto out;
     }
     c.dump = c.snap->dump;
-    check_build_id(&c);
-    if (c.build_id_warning[0])
+    if (spoor_dump_build_id_warning(c.dump, c.elf, c.build_id_warning, sizeof c.build_id_warning))
         fprintf(stderr, "spoor crash: WARNING: %s\n", c.build_id_warning);
     spoor_fault_decode(&c.snap->fault, c.snap->exception, c.snap->regs.r[15], &c.fault);
     c.nframes = spoor_unwind(c.elf, &c.snap->regs, spoor_mem_reader, c.snap->mem, NULL, c.frames,
@@ -404,7 +365,11 @@ int cmd_crash(int argc, char **argv)
     (c.json ? print_json : print_text)(&c);
     if (c.threads && !c.json)
         crash_threads_text(&c.out, c.elf, c.snap, c.frames, c.nframes, c.stop);
-    if (!ob_flush(&c.out))
+    /* A connection lost on the way: what was read after it is not the target's memory. */
+    if (c.snap->gdb && !spoor_gdb_alive(c.snap->gdb)) {
+        c.out.len = 0;
+        rc = cli_error("crash", "%s", spoor_last_error());
+    } else if (!ob_flush(&c.out))
         rc = cli_error("crash", "cannot write the report: %s", strerror(errno));
     if (c.stats)
         print_stats(&c);

@@ -212,6 +212,7 @@ int cmd_gdbserver(int argc, char **argv)
         goto out;
     if (!(snap = target_input_open("gdbserver", &in, argv + optind, argc - optind, elf)))
         goto out;
+    cli_warn_build_id("gdbserver", snap->dump, elf);
     spoor_rsp_target t;
     spoor_rsp_target_from_snapshot(&t, snap, spoor_elf_hard_float(elf));
     size_t selected = 0;

@@ -444,46 +444,17 @@ static bool on_step(void *ctx, const spoor_mtb_step *s)
 
 /* ---- input ------------------------------------------------------------------------------- */
 
-/* The trace buffer of a dump's MTB record; NULL with a message printed. */
-static const uint8_t *dump_buffer(const spoor_dump *d, const spoor_mtb_layout *l, const char *name)
+static int run(struct mtb *m, const spoor_mtb_trace *t, uint32_t limit, const char *name)
 {
-    uint64_t end = (uint64_t)d->mtb_address + d->mtb_len;
-    if (l->address < d->mtb_address || (uint64_t)l->address + l->size > end) {
-        cli_error("mtb",
-                  "%s: the MTB registers place the %u-byte buffer at 0x%08x, the dump's MTB "
-                  "record holds 0x%08x..0x%08llx",
-                  name, l->size, l->address, d->mtb_address, (unsigned long long)end);
-        return NULL;
-    }
-    return d->mtb_bytes + (l->address - d->mtb_address);
-}
-
-static int run(struct mtb *m, const spoor_mtb_regs *regs, const uint8_t *given, uint32_t limit,
-               const char *name)
-{
-    spoor_mtb_layout l;
-    if (!spoor_mtb_layout_get(regs, &l))
-        return cli_error("mtb", "%s: %s", name, spoor_last_error());
-    uint8_t *bytes = NULL;
-    spoor_mtb_packet *packets = malloc(sizeof *packets * (l.size / 8u));
+    const spoor_mtb_layout *l = &t->layout;
+    spoor_mtb_packet *packets = malloc(sizeof *packets * (l->size / 8u));
     int rc = SPOOR_EXIT_OK;
     if (!packets) {
         rc = cli_error("mtb", "out of memory");
         goto out;
     }
-    if (!given) {
-        bytes = malloc(l.size);
-        if (!bytes || !spoor_mem_read(m->mem, l.address, bytes, l.size)) {
-            rc = cli_error("mtb",
-                           "%s: cannot read the %u-byte trace buffer at 0x%08x (MTB_BASE 0x%08x, "
-                           "MTB_POSITION 0x%08x; give it with --mem 0x%08x:FILE)",
-                           name, l.size, l.address, regs->base, regs->position, l.address);
-            goto out;
-        }
-        given = bytes;
-    }
     size_t n;
-    if (!spoor_mtb_decode(&l, given, l.size, packets, &n)) {
+    if (!spoor_mtb_decode(l, t->bytes, l->size, packets, &n)) {
         rc = cli_error("mtb", "%s: %s", name, spoor_last_error());
         goto out;
     }
@@ -511,73 +482,26 @@ static int run(struct mtb *m, const spoor_mtb_regs *regs, const uint8_t *given, 
     if (m->chrome.ob && !chrome_trace_close(&m->chrome))
         rc = cli_error("mtb", "%s: cannot write: %s", m->chrome_path, strerror(errno));
 out:
-    free(bytes);
     free(packets);
     return rc;
 }
 
-/* The register block (POSITION, MASTER, FLOW, BASE) from target memory; false after printing the
- * error. */
-static bool read_registers(struct mtb *m, uint32_t regs_addr, spoor_mtb_regs *regs,
-                           const char *name)
+/* The trace from the dump's MTB record (from_dump) or from target memory, with the MTB stopped
+ * while it is read and decoded (freeze), to the outputs. */
+static int run_trace(struct mtb *m, spoor_snapshot *snap, bool from_dump, bool freeze,
+                     uint32_t regs_addr, uint32_t limit)
 {
-    uint32_t w[4];
-    for (unsigned i = 0; i < 4; i++)
-        if (!spoor_mem_read_u32(m->mem, regs_addr + 4u * i, &w[i])) {
-            cli_error("mtb",
-                      "%s: cannot read the MTB registers at 0x%08x (give them with --mem "
-                      "0x%08x:FILE, or --mtb-regs ADDR for a block elsewhere)",
-                      name, regs_addr, regs_addr);
-            return false;
-        }
-    *regs = (spoor_mtb_regs){w[0], w[1], w[2], w[3]};
-    return true;
-}
-
-static int run_memory(struct mtb *m, uint32_t regs_addr, uint32_t limit, const char *name)
-{
-    spoor_mtb_regs regs;
-    if (!read_registers(m, regs_addr, &regs, name))
-        return SPOOR_EXIT_USAGE;
-    return run(m, &regs, NULL, limit, name);
-}
-
-#define MTB_MASTER_EN (1u << 31)
-#define MTB_MASTER_TSTARTEN (1u << 5)
-
-static bool write_master(struct mtb *m, uint32_t at, uint32_t value)
-{
-    uint8_t b[4] = {(uint8_t)value, (uint8_t)(value >> 8), (uint8_t)(value >> 16),
-                    (uint8_t)(value >> 24)};
-    return spoor_mem_write(m->mem, at, b, sizeof b);
-}
-
-/* --freeze: MASTER is read and written with EN (and TSTARTEN, so that a DWT match cannot start
- * it again) clear before POSITION and the buffer are read, and written back as it was after
- * them, on the error paths too. The trace is decoded with MASTER as found. */
-static int run_frozen(struct mtb *m, uint32_t regs_addr, uint32_t limit, const char *name)
-{
-    const uint32_t at = regs_addr + 4u;
-    uint32_t master;
-    if (!spoor_mem_read_u32(m->mem, at, &master))
-        return cli_error("mtb", "%s: --freeze: cannot read MTB_MASTER at 0x%08x: %s", name, at,
-                         spoor_last_error());
-    const uint32_t stopped = master & ~(MTB_MASTER_EN | MTB_MASTER_TSTARTEN);
-    const bool write = stopped != master; /* a stopped MTB needs nothing */
-    if (write && !write_master(m, at, stopped))
-        return cli_error("mtb", "%s: --freeze: cannot stop the MTB: %s", name, spoor_last_error());
-    spoor_mem_invalidate(m->mem); /* everything else is read after the stop */
-    spoor_mtb_regs regs;
-    int rc = SPOOR_EXIT_USAGE;
-    if (read_registers(m, regs_addr, &regs, name)) {
-        regs.master = master;
-        rc = run(m, &regs, NULL, limit, name);
-    }
-    if (write && !write_master(m, at, master)) {
-        int wrc = cli_error("mtb",
-                            "%s: --freeze: cannot write MTB_MASTER 0x%08x back, the MTB stays "
-                            "stopped: %s",
-                            name, master, spoor_last_error());
+    spoor_mtb_frozen frozen;
+    if (freeze && !spoor_mtb_freeze(snap->mem, regs_addr, snap->input, &frozen))
+        return cli_error("mtb", "%s", spoor_last_error());
+    spoor_mtb_trace t;
+    bool ok = from_dump
+                  ? spoor_mtb_from_dump(snap->dump, snap->input, &t)
+                  : spoor_mtb_read(snap->mem, regs_addr, freeze ? &frozen : NULL, snap->input, &t);
+    int rc = ok ? run(m, &t, limit, snap->input) : cli_error("mtb", "%s", spoor_last_error());
+    spoor_mtb_trace_free(&t);
+    if (freeze && !spoor_mtb_thaw(snap->mem, &frozen, snap->input)) {
+        int wrc = cli_error("mtb", "%s", spoor_last_error());
         if (rc == SPOOR_EXIT_OK)
             rc = wrc;
     }
@@ -644,56 +568,20 @@ int cmd_mtb(int argc, char **argv)
         return SPOOR_EXIT_USAGE;
     ob_init(&m.out, 1);
     json_init(&m.jout, &m.out);
-    spoor_snapshot *snap = NULL;
-    if (argc - optind == 0 && !in.src.gdb && !in.src.regs_path && in.src.nmems) {
-        /* images only: the MTB needs no CPU registers */
-        if (!(m.mem = spoor_mem_new())) {
-            rc = cli_error("mtb", "out of memory");
-            goto out;
-        }
-        for (size_t i = 0; i < in.src.nmems; i++)
-            if (!spoor_mem_add_file(m.mem, in.mems[i].address, in.mems[i].path)) {
-                rc = cli_error("mtb", "%s", spoor_last_error());
-                goto out;
-            }
-        if (!spoor_mem_add_elf(m.mem, m.elf)) {
-            rc = cli_error("mtb", "%s", spoor_last_error());
-            goto out;
-        }
-        rc = run_memory(&m, regs_addr, limit, "--mem");
-    } else {
-        if (!(snap = target_input_open("mtb", &in, argv + optind, argc - optind, m.elf))) {
-            rc = SPOOR_EXIT_USAGE;
-            goto out;
-        }
-        m.mem = snap->mem;
-        const spoor_dump *d = snap->dump;
-        if (d && d->has_mtb && !in.src.regs_path) {
-            spoor_mtb_regs regs = {d->mtb_position, d->mtb_master, d->mtb_flow, d->mtb_base};
-            spoor_mtb_layout l;
-            const uint8_t *bytes;
-            if (!spoor_mtb_layout_get(&regs, &l))
-                rc = cli_error("mtb", "%s: %s", snap->input, spoor_last_error());
-            else if (!(bytes = dump_buffer(d, &l, snap->input)))
-                rc = SPOOR_EXIT_USAGE;
-            else
-                rc = run(&m, &regs, bytes, limit, snap->input);
-        } else if (d && !in.src.regs_path) {
-            rc = cli_error("mtb",
-                           "%s: no MTB record in the dump (was spoor_crash_config."
-                           "mtb_registers set?)",
-                           snap->input);
-        } else {
-            rc = (freeze ? run_frozen : run_memory)(&m, regs_addr, limit, snap->input);
-        }
+    in.src.memory_only = true; /* the MTB needs no CPU registers */
+    spoor_snapshot *snap = target_input_open("mtb", &in, argv + optind, argc - optind, m.elf);
+    if (!snap) {
+        rc = SPOOR_EXIT_USAGE;
+        goto out;
     }
+    m.mem = snap->mem;
+    cli_warn_build_id("mtb", snap->dump, m.elf);
+    /* a crash dump's MTB record; a --regs snapshot's dump holds none: memory then */
+    rc = run_trace(&m, snap, snap->dump && !in.src.regs_path, freeze, regs_addr, limit);
     if (!ob_flush(&m.out) && rc == SPOOR_EXIT_OK)
         rc = cli_error("mtb", "cannot write the trace: %s", strerror(errno));
 out:
-    if (snap)
-        spoor_snapshot_close(snap);
-    else
-        spoor_mem_free(m.mem);
+    spoor_snapshot_close(snap);
     for (unsigned i = 0; i < m.nsources; i++) {
         free(m.sources[i].path);
         free(m.sources[i].text);

@@ -186,7 +186,7 @@ static void symbolize_address(struct sym_ctx *c, uint32_t addr)
 static void symbolize_token(struct sym_ctx *c, const char *tok, size_t len)
 {
     uint32_t addr;
-    if (!spoor_parse_u32(tok, len, SPOOR_NUM_AUTO, &addr)) {
+    if (!spoor_parse_u32_fast(tok, len, SPOOR_NUM_AUTO, &addr)) {
         ob_flush(&c->out);
         cli_error("sym", "not an address: '%.*s'", (int)(len > 64 ? 64 : len), tok);
         c->bad++;

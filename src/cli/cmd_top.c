@@ -318,6 +318,7 @@ int cmd_top(int argc, char **argv)
     if ((rc = top_open_rtos(&c, a.kind, a.setup != NULL)) != 0 ||
         (rc = top_open_memory(&c, a.gdb, a.telnet, dump, a.mems, a.nmems)) != 0)
         goto out;
+    cli_warn_build_id("top", c.dump, c.elf);
     if (a.setup && (rc = top_set_up_trace(&c, a.setup, a.comparator)) != 0)
         goto out;
     c.live = c.gdb && a.server;

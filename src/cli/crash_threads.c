@@ -89,13 +89,15 @@ static void text_frames(outbuf *o, const spoor_elf *elf, const struct thread_vie
             continue;
         }
         spoor_location loc[MAX_INLINE];
-        size_t n = spoor_elf_symbolize(elf, spoor_frame_lookup_pc(f), loc, MAX_INLINE);
+        size_t n = spoor_frame_symbolize(elf, f, loc, MAX_INLINE);
         for (size_t k = 0; k < n; k++) {
             if (k == 0)
                 ob_printf(o, "    #%-2zu 0x%08x ", i, f->pc);
             else
                 ob_printf(o, "        inlined in ");
             ob_str(o, loc[k].function ? loc[k].function : "??");
+            if (k + 1 == n && loc[0].has_offset) /* the offset into the real function */
+                ob_printf(o, "+0x%x", spoor_frame_function_offset(elf, f, &loc[0]));
             if (loc[k].file)
                 ob_printf(o, " at %s:%u", loc[k].file, loc[k].line);
             if (k == 0)

@@ -22,7 +22,7 @@
 /* Host build: the ring lives at a host address the u32 state field cannot hold. */
 static uint32_t *host_ring;
 #define RING_WORDS(s) (host_ring)
-static inline uint32_t spoor_calls_claim(spoor_calls_state_t *s)
+SPOOR_NO_INSTRUMENT static inline uint32_t spoor_calls_claim(spoor_calls_state_t *s)
 {
     uint32_t i = s->next, n = i + 1u;
     if (n == s->capacity)
@@ -31,11 +31,11 @@ static inline uint32_t spoor_calls_claim(spoor_calls_state_t *s)
     return i;
 }
 static uint32_t host_clock;
-static inline uint32_t spoor_calls_now(void)
+SPOOR_NO_INSTRUMENT static inline uint32_t spoor_calls_now(void)
 {
     return host_clock++;
 }
-static inline uint32_t spoor_calls_ipsr(void)
+SPOOR_NO_INSTRUMENT static inline uint32_t spoor_calls_ipsr(void)
 {
     return 0u;
 }
@@ -43,6 +43,7 @@ static inline uint32_t spoor_calls_ipsr(void)
 #else
 #define SPOOR_CALLS_ON_DEVICE 1
 #include "cortexm/calls_cortexm.h"
+#include "spoor/no_instrument.h"
 #define RING_WORDS(s) ((uint32_t *)(uintptr_t)(s)->ring)
 #endif
 
@@ -121,8 +122,8 @@ SPOOR_NO_INSTRUMENT void spoor_calls_itm(int port)
     s->flags &= ~SPOOR_CALLS_FLAG_ITM;
 }
 
-static inline __attribute__((always_inline)) void store(spoor_calls_state_t *s, uint32_t fn,
-                                                        uint32_t site)
+SPOOR_NO_INSTRUMENT static inline __attribute__((always_inline)) void
+store(spoor_calls_state_t *s, uint32_t fn, uint32_t site)
 {
     uint32_t *slot = RING_WORDS(s) + spoor_calls_claim(s) * RECORD_WORDS;
     slot[0] = fn;
@@ -137,7 +138,8 @@ static inline __attribute__((always_inline)) void store(spoor_calls_state_t *s, 
 }
 
 /* Off the fast path: not recording, or recording with ITM output. */
-static SPOOR_NO_INSTRUMENT __attribute__((noinline)) void record_slow(uint32_t fn, uint32_t site)
+SPOOR_NO_INSTRUMENT static __attribute__((noinline)) void
+record_slow(uint32_t fn, uint32_t site)
 {
     spoor_calls_state_t *s = &spoor_calls_state;
     if (s->flags != (RUNNING | SPOOR_CALLS_FLAG_ITM))
@@ -152,7 +154,8 @@ static SPOOR_NO_INSTRUMENT __attribute__((noinline)) void record_slow(uint32_t f
 }
 
 /* The common part of both hooks: fn carries the kind in bit 0. */
-static inline __attribute__((always_inline)) void record(uint32_t fn, uint32_t site)
+SPOOR_NO_INSTRUMENT static inline __attribute__((always_inline)) void record(uint32_t fn,
+                                                                             uint32_t site)
 {
     spoor_calls_state_t *s = &spoor_calls_state;
     if (s->flags != RUNNING)

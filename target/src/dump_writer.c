@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "spoor/crash.h"
+#include "spoor/no_instrument.h"
 
 #define CONTROL_MAGIC 0x42435053u /* "SPCB" */
 #define STATE_EMPTY 0u
@@ -48,13 +49,13 @@ static struct {
 
 /* ---- little-endian stores and range checks ------------------------------------------- */
 
-static void put16(uint8_t *p, uint32_t v)
+SPOOR_NO_INSTRUMENT static void put16(uint8_t *p, uint32_t v)
 {
     p[0] = (uint8_t)v;
     p[1] = (uint8_t)(v >> 8);
 }
 
-static void put32(uint8_t *p, uint32_t v)
+SPOOR_NO_INSTRUMENT static void put32(uint8_t *p, uint32_t v)
 {
     p[0] = (uint8_t)v;
     p[1] = (uint8_t)(v >> 8);
@@ -62,12 +63,13 @@ static void put32(uint8_t *p, uint32_t v)
     p[3] = (uint8_t)(v >> 24);
 }
 
-static uint32_t get32(const uint8_t *p)
+SPOOR_NO_INSTRUMENT static uint32_t get32(const uint8_t *p)
 {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-bool spoor_range_contains(const spoor_range *ranges, uint32_t count, uint32_t addr, uint32_t len)
+SPOOR_NO_INSTRUMENT bool spoor_range_contains(const spoor_range *ranges, uint32_t count,
+                                              uint32_t addr, uint32_t len)
 {
     uint64_t end = (uint64_t)addr + len;
     for (uint32_t i = 0; i < count; i++) {
@@ -77,7 +79,7 @@ bool spoor_range_contains(const spoor_range *ranges, uint32_t count, uint32_t ad
     return false;
 }
 
-static bool readable(const spoor_memory *m, uint32_t addr, uint32_t len)
+SPOOR_NO_INSTRUMENT static bool readable(const spoor_memory *m, uint32_t addr, uint32_t len)
 {
     return spoor_range_contains(m->ram, m->ram_count, addr, len) ||
            spoor_range_contains(m->flash, m->flash_count, addr, len);
@@ -93,7 +95,8 @@ typedef struct builder {
 
 /* Room for a payload of at most want bytes; returns the payload pointer and sets *got, or
  * NULL when not even min bytes fit. The record is not committed until end_record(). */
-static uint8_t *begin_record(builder *b, uint32_t want, uint32_t min, uint32_t *got)
+SPOOR_NO_INSTRUMENT static uint8_t *begin_record(builder *b, uint32_t want, uint32_t min,
+                                                 uint32_t *got)
 {
     if (b->used + SPOOR_REC_HEADER_SIZE > b->cap)
         return NULL;
@@ -104,7 +107,8 @@ static uint8_t *begin_record(builder *b, uint32_t want, uint32_t min, uint32_t *
     return b->buf + b->used + SPOOR_REC_HEADER_SIZE;
 }
 
-static void end_record(builder *b, uint32_t type, uint32_t flags, uint32_t length)
+SPOOR_NO_INSTRUMENT static void end_record(builder *b, uint32_t type, uint32_t flags,
+                                           uint32_t length)
 {
     uint8_t *h = b->buf + b->used;
     put16(h + SPOOR_REC_HDR_TYPE, type);
@@ -115,7 +119,8 @@ static void end_record(builder *b, uint32_t type, uint32_t flags, uint32_t lengt
     b->used += SPOOR_REC_HEADER_SIZE + padded;
 }
 
-static void put_words(builder *b, uint32_t type, const uint32_t *words, uint32_t count)
+SPOOR_NO_INSTRUMENT static void put_words(builder *b, uint32_t type, const uint32_t *words,
+                                          uint32_t count)
 {
     uint32_t got;
     uint8_t *p = begin_record(b, count * 4u, count * 4u, &got);
@@ -126,7 +131,7 @@ static void put_words(builder *b, uint32_t type, const uint32_t *words, uint32_t
     end_record(b, type, 0, count * 4u);
 }
 
-static uint32_t text_length(const char *s, uint32_t max)
+SPOOR_NO_INSTRUMENT static uint32_t text_length(const char *s, uint32_t max)
 {
     uint32_t n = 0;
     if (s)
@@ -135,7 +140,7 @@ static uint32_t text_length(const char *s, uint32_t max)
     return n;
 }
 
-static void put_reason(builder *b, const spoor_capture *c)
+SPOOR_NO_INSTRUMENT static void put_reason(builder *b, const spoor_capture *c)
 {
     uint32_t file_len = text_length(c->file, 200);
     uint32_t msg_len = text_length(c->message, 200);
@@ -164,7 +169,8 @@ static void put_reason(builder *b, const spoor_capture *c)
     end_record(b, SPOOR_REC_REASON, flags, SPOOR_REASON_TEXT + file_len + msg_len);
 }
 
-static void put_bytes_record(builder *b, uint32_t type, const uint8_t *bytes, uint32_t len)
+SPOOR_NO_INSTRUMENT static void put_bytes_record(builder *b, uint32_t type, const uint8_t *bytes,
+                                                 uint32_t len)
 {
     uint32_t got;
     uint8_t *p = begin_record(b, len, len, &got);
@@ -175,8 +181,8 @@ static void put_bytes_record(builder *b, uint32_t type, const uint8_t *bytes, ui
 }
 
 /* The first memory record in the dump so far that overlaps [addr, end), or false. */
-static bool find_overlap(const builder *b, uint32_t addr, uint64_t end, uint32_t *o_start,
-                         uint64_t *o_end)
+SPOOR_NO_INSTRUMENT static bool find_overlap(const builder *b, uint32_t addr, uint64_t end,
+                                             uint32_t *o_start, uint64_t *o_end)
 {
     uint32_t off = SPOOR_DUMP_HEADER_SIZE;
     while (off + SPOOR_REC_HEADER_SIZE <= b->used) {
@@ -199,8 +205,9 @@ static bool find_overlap(const builder *b, uint32_t addr, uint64_t end, uint32_t
 
 /* Copies [addr, end) of target memory as MEMORY records, leaving out whatever earlier
  * records hold already, so that no two memory records overlap. */
-static void put_memory(builder *b, const spoor_memory *m, uint32_t addr, uint64_t end,
-                       uint32_t kind, uint32_t flags, unsigned depth)
+SPOOR_NO_INSTRUMENT static void put_memory(builder *b, const spoor_memory *m, uint32_t addr,
+                                           uint64_t end, uint32_t kind, uint32_t flags,
+                                           unsigned depth)
 {
     if (addr >= end || depth > 2u * SPOOR_CRASH_MAX_REGIONS + 4u)
         return;
@@ -231,7 +238,7 @@ static void put_memory(builder *b, const spoor_memory *m, uint32_t addr, uint64_
     end_record(b, SPOOR_REC_MEMORY, flags, SPOOR_MEM_BYTES + n);
 }
 
-static void put_mtb(builder *b, const spoor_capture *c, const spoor_memory *m)
+SPOOR_NO_INSTRUMENT static void put_mtb(builder *b, const spoor_capture *c, const spoor_memory *m)
 {
     uint32_t addr = writer.config.mtb_buffer;
     uint32_t len = writer.config.mtb_buffer_size;
@@ -251,7 +258,7 @@ static void put_mtb(builder *b, const spoor_capture *c, const spoor_memory *m)
     end_record(b, SPOOR_REC_MTB, flags, SPOOR_MTB_BYTES + n);
 }
 
-static void put_calls(builder *b, const spoor_memory *m)
+SPOOR_NO_INSTRUMENT static void put_calls(builder *b, const spoor_memory *m)
 {
     uint32_t len = writer.calls_count * writer.calls_entry_size;
     uint32_t addr = writer.calls_address;
@@ -269,7 +276,8 @@ static void put_calls(builder *b, const spoor_memory *m)
     end_record(b, SPOOR_REC_CALL_RECORDS, 0, SPOOR_CALLS_BYTES + len);
 }
 
-uint32_t spoor_dump_build(uint8_t *buf, uint32_t cap, const spoor_capture *c, const spoor_memory *m)
+SPOOR_NO_INSTRUMENT uint32_t spoor_dump_build(uint8_t *buf, uint32_t cap, const spoor_capture *c,
+                                              const spoor_memory *m)
 {
     cap &= ~3u;
     if (cap < MIN_DUMP_SIZE)
@@ -313,22 +321,22 @@ uint32_t spoor_dump_build(uint8_t *buf, uint32_t cap, const spoor_capture *c, co
 
 /* ---- the .noinit buffer ---------------------------------------------------------------- */
 
-static control_block *control(void)
+SPOOR_NO_INSTRUMENT static control_block *control(void)
 {
     return (control_block *)writer.config.buffer;
 }
 
-static uint8_t *dump_area(void)
+SPOOR_NO_INSTRUMENT static uint8_t *dump_area(void)
 {
     return (uint8_t *)writer.config.buffer + SPOOR_CRASH_CONTROL_SIZE;
 }
 
-static uint32_t dump_capacity(void)
+SPOOR_NO_INSTRUMENT static uint32_t dump_capacity(void)
 {
     return writer.config.buffer_size - SPOOR_CRASH_CONTROL_SIZE;
 }
 
-static void set_state(uint32_t state, uint32_t dropped)
+SPOOR_NO_INSTRUMENT static void set_state(uint32_t state, uint32_t dropped)
 {
     control_block *cb = control();
     cb->magic = CONTROL_MAGIC;
@@ -337,7 +345,7 @@ static void set_state(uint32_t state, uint32_t dropped)
     cb->check = ~(CONTROL_MAGIC ^ state ^ dropped);
 }
 
-static bool control_valid(void)
+SPOOR_NO_INSTRUMENT static bool control_valid(void)
 {
     const control_block *cb = control();
     return cb->magic == CONTROL_MAGIC && cb->check == ~(cb->magic ^ cb->state ^ cb->dropped) &&
@@ -345,7 +353,7 @@ static bool control_valid(void)
 }
 
 /* The size of a sealed dump in the buffer, 0 if the buffer does not hold one. */
-static uint32_t sealed_size(void)
+SPOOR_NO_INSTRUMENT static uint32_t sealed_size(void)
 {
     const uint8_t *d = dump_area();
     if (get32(d + SPOOR_DUMP_HDR_MAGIC) != SPOOR_DUMP_MAGIC)
@@ -358,7 +366,8 @@ static uint32_t sealed_size(void)
     return crc == get32(d + SPOOR_DUMP_HDR_CRC) ? size : 0;
 }
 
-bool spoor_crash_setup(const spoor_crash_config *config, const spoor_memory *memory)
+SPOOR_NO_INSTRUMENT bool spoor_crash_setup(const spoor_crash_config *config,
+                                           const spoor_memory *memory)
 {
     writer.ready = false;
     if (!config || !config->buffer || ((uintptr_t)config->buffer & 3u) != 0 ||
@@ -376,7 +385,8 @@ bool spoor_crash_setup(const spoor_crash_config *config, const spoor_memory *mem
     return true;
 }
 
-bool spoor_dump_add_region(const void *addr, uint32_t len, enum spoor_region_kind kind)
+SPOOR_NO_INSTRUMENT bool spoor_dump_add_region(const void *addr, uint32_t len,
+                                               enum spoor_region_kind kind)
 {
     if (writer.region_count >= SPOOR_CRASH_MAX_REGIONS || len == 0)
         return false;
@@ -387,8 +397,8 @@ bool spoor_dump_add_region(const void *addr, uint32_t len, enum spoor_region_kin
     return true;
 }
 
-bool spoor_dump_add_call_records(const void *ring, uint16_t entry_size, uint32_t count,
-                                 const volatile uint32_t *next)
+SPOOR_NO_INSTRUMENT bool spoor_dump_add_call_records(const void *ring, uint16_t entry_size,
+                                                     uint32_t count, const volatile uint32_t *next)
 {
     if (!ring || entry_size == 0 || count == 0)
         return false;
@@ -400,7 +410,7 @@ bool spoor_dump_add_call_records(const void *ring, uint16_t entry_size, uint32_t
     return true;
 }
 
-bool spoor_crash_write(const spoor_capture *capture)
+SPOOR_NO_INSTRUMENT bool spoor_crash_write(const spoor_capture *capture)
 {
     if (!writer.ready)
         return false;
@@ -416,13 +426,13 @@ bool spoor_crash_write(const spoor_capture *capture)
     return true;
 }
 
-bool spoor_crash_valid(void)
+SPOOR_NO_INSTRUMENT bool spoor_crash_valid(void)
 {
     return writer.ready && control_valid() && control()->state == STATE_PENDING &&
            sealed_size() != 0;
 }
 
-const uint8_t *spoor_crash_data(uint32_t *size)
+SPOOR_NO_INSTRUMENT const uint8_t *spoor_crash_data(uint32_t *size)
 {
     if (!spoor_crash_valid())
         return NULL;
@@ -431,12 +441,12 @@ const uint8_t *spoor_crash_data(uint32_t *size)
     return dump_area();
 }
 
-uint32_t spoor_crash_dropped(void)
+SPOOR_NO_INSTRUMENT uint32_t spoor_crash_dropped(void)
 {
     return writer.ready && control_valid() ? control()->dropped : 0u;
 }
 
-bool spoor_crash_stream(spoor_crash_sink_fn sink, void *ctx, uint32_t chunk)
+SPOOR_NO_INSTRUMENT bool spoor_crash_stream(spoor_crash_sink_fn sink, void *ctx, uint32_t chunk)
 {
     uint32_t size;
     const uint8_t *d = spoor_crash_data(&size);
@@ -452,18 +462,18 @@ bool spoor_crash_stream(spoor_crash_sink_fn sink, void *ctx, uint32_t chunk)
     return true;
 }
 
-void spoor_crash_take(void)
+SPOOR_NO_INSTRUMENT void spoor_crash_take(void)
 {
     if (writer.ready)
         set_state(STATE_TAKEN, 0);
 }
 
-const spoor_crash_config *spoor_crash_current_config(void)
+SPOOR_NO_INSTRUMENT const spoor_crash_config *spoor_crash_current_config(void)
 {
     return writer.ready ? &writer.config : NULL;
 }
 
-const spoor_memory *spoor_crash_current_memory(void)
+SPOOR_NO_INSTRUMENT const spoor_memory *spoor_crash_current_memory(void)
 {
     return writer.ready ? &writer.memory : NULL;
 }

@@ -9,7 +9,9 @@
  * on the device (spoor_backtrace) and in host unit tests. Table reads must lie in flash,
  * stack reads in RAM, and every unwound PC in flash; anything else stops the walk.
  */
+#include "spoor/cortexm_facts.h"
 #include "spoor/crash.h"
+#include "spoor/no_instrument.h"
 
 /* A reader for the machine: reads through the memory's reader only what lies inside ranges
  * (flash for the tables, RAM for the stack). */
@@ -19,7 +21,7 @@ typedef struct checked_reader {
     uint32_t count;
 } checked_reader;
 
-static bool checked_read(void *ctx, uint32_t addr, void *buf, size_t len)
+SPOOR_NO_INSTRUMENT static bool checked_read(void *ctx, uint32_t addr, void *buf, size_t len)
 {
     const checked_reader *c = ctx;
     return spoor_range_contains(c->ranges, c->count, addr, (uint32_t)len) &&
@@ -28,16 +30,16 @@ static bool checked_read(void *ctx, uint32_t addr, void *buf, size_t len)
 
 /* The caller's state from a hardware-stacked exception frame (basic or extended FP frame, on
  * MSP or PSP; the ARMv8-M additional state context is not handled). */
-static int cross_exception(const spoor_ehabi_reader *stack, spoor_ehabi_state *st,
-                           uint32_t exc_return)
+SPOOR_NO_INSTRUMENT static int cross_exception(const spoor_ehabi_reader *stack,
+                                               spoor_ehabi_state *st, uint32_t exc_return)
 {
-    uint32_t frame = st->r[13], word[8];
-    if (exc_return & 4u) {
+    uint32_t frame = st->r[13], word[SPOOR_EXC_FRAME_BASIC_WORDS];
+    if (exc_return & SPOOR_EXC_RETURN_SPSEL) {
         if (st->psp == 0)
             return SPOOR_EHABI_END; /* the frame is on PSP, whose value is unknown */
         frame = st->psp;
     }
-    for (uint32_t i = 0; i < 8u; i++)
+    for (uint32_t i = 0; i < SPOOR_EXC_FRAME_BASIC_WORDS; i++)
         if (!spoor_ehabi_read_word(stack, frame + 4u * i, &word[i]))
             return SPOOR_EHABI_BAD_READ;
     st->r[0] = word[0];
@@ -47,13 +49,15 @@ static int cross_exception(const spoor_ehabi_reader *stack, spoor_ehabi_state *s
     st->r[12] = word[4];
     st->r[14] = word[5];
     st->r[15] = word[6];
-    uint32_t size = (exc_return & 0x10u) ? 0x20u : 0x68u;
-    st->r[13] = frame + size + ((word[7] & (1u << 9)) ? 4u : 0u);
+    uint32_t words = SPOOR_EXC_FRAME_BASIC_WORDS;
+    if ((exc_return & SPOOR_EXC_RETURN_FTYPE) == 0)
+        words += SPOOR_EXC_FRAME_FP_WORDS;
+    st->r[13] = frame + 4u * words + ((word[7] & SPOOR_EXC_FRAME_XPSR_ALIGNED) ? 4u : 0u);
     return SPOOR_EHABI_STEPPED;
 }
 
-int spoor_ehabi_step(const spoor_ehabi_table *table, const spoor_memory *memory,
-                     spoor_ehabi_state *state)
+SPOOR_NO_INSTRUMENT int spoor_ehabi_step(const spoor_ehabi_table *table, const spoor_memory *memory,
+                                         spoor_ehabi_state *state)
 {
     uint32_t pc = state->r[15] & ~1u;
     uint32_t old_sp = state->r[13];
@@ -72,7 +76,7 @@ int spoor_ehabi_step(const spoor_ehabi_table *table, const spoor_memory *memory,
         return status;
 
     bool is_return = true;
-    if ((next.r[15] & 0xF0000000u) == 0xF0000000u && next.r[15] != 0xFFFFFFFFu) {
+    if (spoor_cortexm_is_exc_return(next.r[15])) {
         /* EXC_RETURN: the caller is the code the exception interrupted */
         status = cross_exception(&source.stack, &next, next.r[15]);
         if (status != SPOOR_EHABI_STEPPED)
@@ -94,8 +98,10 @@ int spoor_ehabi_step(const spoor_ehabi_table *table, const spoor_memory *memory,
     return SPOOR_EHABI_STEPPED;
 }
 
-uint32_t spoor_ehabi_unwind(const spoor_ehabi_table *table, const spoor_memory *memory,
-                            const spoor_ehabi_state *start, uint32_t *pcs, uint32_t max, int *stop)
+SPOOR_NO_INSTRUMENT uint32_t spoor_ehabi_unwind(const spoor_ehabi_table *table,
+                                                const spoor_memory *memory,
+                                                const spoor_ehabi_state *start, uint32_t *pcs,
+                                                uint32_t max, int *stop)
 {
     int why = SPOOR_EHABI_FULL;
     uint32_t n = 0;

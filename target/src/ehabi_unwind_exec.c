@@ -5,12 +5,14 @@
  * on a virtual SP (vsp). Shared by the device's backtrace and libspoor's host unwinder.
  */
 #include "spoor/ehabi.h"
+#include "spoor/no_instrument.h"
 
 #define EXIDX_CANTUNWIND 1u
 #define MAX_OPCODE_BYTES (3u + 4u * 255u)
 #define BIT(n) (1u << (n))
 
-bool spoor_ehabi_read_word(const spoor_ehabi_reader *reader, uint32_t addr, uint32_t *value)
+SPOOR_NO_INSTRUMENT bool spoor_ehabi_read_word(const spoor_ehabi_reader *reader, uint32_t addr,
+                                               uint32_t *value)
 {
     uint8_t b[4];
     if ((addr & 3u) || !reader->read(reader->ctx, addr, b, 4))
@@ -20,7 +22,7 @@ bool spoor_ehabi_read_word(const spoor_ehabi_reader *reader, uint32_t addr, uint
 }
 
 /* A prel31 field: a 31-bit signed offset from the address of the word holding it. */
-static uint32_t prel31(uint32_t word, uint32_t place)
+SPOOR_NO_INSTRUMENT static uint32_t prel31(uint32_t word, uint32_t place)
 {
     uint32_t offset = word & 0x7FFFFFFFu;
     if (offset & 0x40000000u)
@@ -40,7 +42,7 @@ typedef struct opcode_stream {
 } opcode_stream;
 
 /* Next byte; 0xB0 (finish) once the stream is exhausted, with *have false. */
-static uint32_t next_byte(opcode_stream *s, bool *have)
+SPOOR_NO_INSTRUMENT static uint32_t next_byte(opcode_stream *s, bool *have)
 {
     *have = true;
     if (s->first_left == 0 && s->words_left > 0) {
@@ -64,15 +66,15 @@ static uint32_t next_byte(opcode_stream *s, bool *have)
 }
 
 /* The stop reason for an instruction whose operand byte is missing. */
-static int truncated(const opcode_stream *s)
+SPOOR_NO_INSTRUMENT static int truncated(const opcode_stream *s)
 {
     return s->bad_read ? SPOOR_EHABI_BAD_READ : SPOOR_EHABI_BAD_OPCODE;
 }
 
 /* The last index entry whose function starts at or before addr: SPOOR_EHABI_STEPPED with its
  * address and function start (Thumb bit cleared: the first word may carry it), or a stop. */
-static int find_entry(const spoor_ehabi_source *src, uint32_t addr, uint32_t *entry,
-                      uint32_t *function)
+SPOOR_NO_INSTRUMENT static int find_entry(const spoor_ehabi_source *src, uint32_t addr,
+                                          uint32_t *entry, uint32_t *function)
 {
     uint32_t lo = 0, hi = 0;
     bool any = false;
@@ -99,7 +101,8 @@ static int find_entry(const spoor_ehabi_source *src, uint32_t addr, uint32_t *en
 /* A compact-model word (bit 31 set, personality index in bits 27-24): Su16 holds three
  * instructions, Lu16/Lu32 an extra-word count in bits 23-16, two instructions, then the words
  * from `more` on. An entry inline in the index table has no room for extra words. */
-static int open_compact(uint32_t word, uint32_t more, bool inline_entry, opcode_stream *s)
+SPOOR_NO_INSTRUMENT static int open_compact(uint32_t word, uint32_t more, bool inline_entry,
+                                            opcode_stream *s)
 {
     uint32_t index = (word >> 24) & 0x0Fu;
     if (index == 0) {
@@ -117,7 +120,8 @@ static int open_compact(uint32_t word, uint32_t more, bool inline_entry, opcode_
 }
 
 /* Sets up the instruction stream of the entry at `entry`. */
-static int open_entry(const spoor_ehabi_source *src, uint32_t entry, opcode_stream *s)
+SPOOR_NO_INSTRUMENT static int open_entry(const spoor_ehabi_source *src, uint32_t entry,
+                                          opcode_stream *s)
 {
     uint32_t word;
     s->table = &src->table;
@@ -157,7 +161,7 @@ typedef struct machine {
 
 /* Pops the registers in mask (bit n = r[n]) from vsp upwards, lowest register first. A popped
  * SP becomes the new vsp once the whole pop is done. */
-static bool pop_mask(machine *m, uint32_t mask)
+SPOOR_NO_INSTRUMENT static bool pop_mask(machine *m, uint32_t mask)
 {
     uint32_t new_sp = 0;
     bool sp_popped = false;
@@ -184,7 +188,7 @@ static bool pop_mask(machine *m, uint32_t mask)
 }
 
 /* Runs the unwind instructions up to finish (or the end of the stream). */
-static int execute(machine *m, opcode_stream *s)
+SPOOR_NO_INSTRUMENT static int execute(machine *m, opcode_stream *s)
 {
     bool have;
     for (uint32_t budget = MAX_OPCODE_BYTES; budget > 0; budget--) {
@@ -257,8 +261,8 @@ static int execute(machine *m, opcode_stream *s)
     return SPOOR_EHABI_STEPPED;
 }
 
-int spoor_ehabi_exec(const spoor_ehabi_source *source, uint32_t addr, uint32_t flags,
-                     uint32_t r[16], uint16_t *known)
+SPOOR_NO_INSTRUMENT int spoor_ehabi_exec(const spoor_ehabi_source *source, uint32_t addr,
+                                         uint32_t flags, uint32_t r[16], uint16_t *known)
 {
     uint32_t entry = 0, function = 0;
     int status = find_entry(source, addr, &entry, &function);

@@ -1,6 +1,7 @@
 /* The register writes of spoor_itm_watch_current_thread() (spoor/itm_watch.h), portable so
  * that the host tests check them. */
 #include "spoor/itm_watch.h"
+#include "spoor/no_instrument.h"
 
 /* DEMCR.TRCENA: trace (DWT, ITM) on */
 #define DEMCR_TRCENA (1u << 24)
@@ -22,7 +23,8 @@
  * packet, which carries no value); DATAVSIZE [11:10] = 0b10 word (the watched range) */
 #define V8_FUNCTION_DATA_ON_WRITE (0xDu | 2u << 4 | 2u << 10)
 
-static void put(spoor_reg_write *out, size_t *n, uint32_t addr, uint32_t value, uint32_t mask)
+SPOOR_NO_INSTRUMENT static void put(spoor_reg_write *out, size_t *n, uint32_t addr, uint32_t value,
+                                    uint32_t mask)
 {
     out[*n].addr = addr;
     out[*n].value = value;
@@ -30,8 +32,9 @@ static void put(spoor_reg_write *out, size_t *n, uint32_t addr, uint32_t value, 
     (*n)++;
 }
 
-size_t spoor_itm_watch_plan(uint32_t watch_addr, unsigned comparator, spoor_dwt_arch arch,
-                            int exceptions, spoor_reg_write *out)
+SPOOR_NO_INSTRUMENT size_t spoor_itm_watch_plan(uint32_t watch_addr, unsigned comparator,
+                                                spoor_dwt_arch arch, int exceptions,
+                                                spoor_reg_write *out)
 {
     size_t n = 0;
     if (comparator > 3 || (watch_addr & 3u))

@@ -3,9 +3,10 @@
  * multiple of its size; POSITION.POINTER is the offset from MTB_BASE of the next write; FLOW's
  * WATERMARK is compared with POINTER and AUTOSTOP clears MASTER.EN when they meet. */
 #include "spoor/mtb.h"
+#include "spoor/no_instrument.h"
 
-spoor_mtb_status spoor_mtb_plan(const spoor_mtb_config *config, uintptr_t base,
-                                spoor_mtb_setup *out)
+SPOOR_NO_INSTRUMENT spoor_mtb_status spoor_mtb_plan(const spoor_mtb_config *config, uintptr_t base,
+                                                    spoor_mtb_setup *out)
 {
     if (!config || !config->registers || !config->buffer)
         return SPOOR_MTB_NO_REGISTERS;

@@ -2,8 +2,8 @@
 
 1. `cmake --install BUILD --prefix P` lays out bin/spoor, libspoor.a, libspoor.so.MAJOR (soname
    from the project version in CMakeLists.txt, exporting spoor_* names only, by nm -D), the
-   public headers (include/spoor/*.h and dump_format.h, no internal src/lib header; each compiles
-   on its own with the installed pkg-config flags), spoor.pc, the CMake package, the man page,
+   public headers (include/spoor/*.h, dump_format.h and cortexm_facts.h, no internal src/lib
+   header; each compiles on its own with the installed pkg-config flags), spoor.pc, the CMake package, the man page,
    bash completion and share/spoor (target sources, spoor-target.mk/.cmake, spoor-sections.ld).
 2. `spoor --version` names the project version and SPOOR_DUMP_VERSION of dump_format.h.
 3. Firmware outside spoor's tree (tests/e2e/install/firmware, copied to a temporary directory)
@@ -13,7 +13,11 @@
    installed `spoor crash` must name the fault the source causes (a precise BusFault, BFAR the
    sensor address of sensor.c) and give the backtrace gdb-multiarch gives when stopped at the
    faulting instruction, function by function (frame 0 read_channel); frame 0's file:line must
-   be arm-none-eabi-addr2line's.
+   be arm-none-eabi-addr2line's. Built again with the application's -finstrument-functions
+   (Make: in the CFLAGS the target library's sources are compiled with too; CMake: in
+   CMAKE_C_FLAGS), the firmware must still reach its fault (the library's own functions are not
+   instrumented) and `spoor calls` on its dump must show the calls that led there, each
+   function at the address arm-none-eabi-nm gives, and no function of the target library.
 4. A host program that opens an ELF and symbolizes an address (tests/e2e/install/host) is built
    against `pkg-config --cflags --libs spoor` (libspoor.so), against
    `pkg-config --static --libs spoor` with libspoor.a, and with find_package(spoor) against
@@ -118,9 +122,10 @@ class Install(unittest.TestCase):
         return directory
 
     @classmethod
-    def build_make_firmware(cls):
-        directory = cls.firmware_copy("fw-make")
-        run(["make", "-C", directory, f"SPOOR_PREFIX={cls.prefix}", "BUILD=out"])
+    def build_make_firmware(cls, name="fw-make", extra_cflags=""):
+        directory = cls.firmware_copy(name)
+        run(["make", "-C", directory, f"SPOOR_PREFIX={cls.prefix}", "BUILD=out",
+             f"EXTRA_CFLAGS={extra_cflags}"])
         return directory / "out" / "sensor.elf"
 
     def pkg_config(self, *args):
@@ -148,7 +153,7 @@ class Install(unittest.TestCase):
         # public headers only
         installed = sorted(p.name for p in (self.prefix / "include" / "spoor").iterdir())
         public = sorted([p.name for p in (SOURCE_DIR / "include" / "spoor").glob("*.h")] +
-                        ["dump_format.h"])
+                        ["dump_format.h", "cortexm_facts.h"])
         self.assertEqual(installed, public)
         internal = {p.name for p in (SOURCE_DIR / "src" / "lib").glob("*.h")}
         self.assertFalse(internal & set(installed), "internal headers installed")
@@ -223,13 +228,42 @@ class Install(unittest.TestCase):
     def test_firmware_make(self):
         self.check_firmware(self.make_elf)
 
-    def test_firmware_cmake(self):
-        directory = self.firmware_copy("fw-cmake")
+    def build_cmake_firmware(self, name, *options):
+        directory = self.firmware_copy(name)
         run(["cmake", "-S", directory, "-B", directory / "out",
              f"-DCMAKE_TOOLCHAIN_FILE={self.prefix}/share/spoor/arm-none-eabi.cmake",
-             f"-DSPOOR_PREFIX={self.prefix}"])
+             f"-DSPOOR_PREFIX={self.prefix}", *options])
         run(["cmake", "--build", directory / "out"])
-        self.check_firmware(directory / "out" / "sensor.elf")
+        return directory / "out" / "sensor.elf"
+
+    def test_firmware_cmake(self):
+        self.check_firmware(self.build_cmake_firmware("fw-cmake"))
+
+    def check_recorded_calls(self, elf):
+        """The dump's call ring ends in main -> sample_sensors -> read_channel, the fault's
+        path in sensor.c, at the functions' nm addresses; the library recorded none of its
+        own functions."""
+        self.check_firmware(elf)
+        records = [json.loads(line) for line in
+                   run([self.spoor, "calls", "--json", "-e", elf, elf.parent / "crash.bin"])
+                   .splitlines()]
+        enters = [r for r in records if r["kind"] == "enter"]
+        self.assertGreaterEqual(len(enters), 2, records)
+        self.assertEqual([(r["function"], r["caller"].split("+")[0]) for r in enters[-2:]],
+                         [("sample_sensors", "main"), ("read_channel", "sample_sensors")])
+        for r in enters[-2:]:
+            self.assertEqual(int(r["fn"], 16), function_address(elf, r["function"]))
+        self.assertEqual([r for r in records if r.get("function", "").startswith("spoor_")], [])
+
+    def test_firmware_make_instrumented(self):
+        for name, flags in (("fw-make-instr", "-finstrument-functions"),
+                            ("fw-make-instr-O0", "-finstrument-functions -O0 -fno-inline")):
+            with self.subTest(flags=flags):
+                self.check_recorded_calls(self.build_make_firmware(name, flags))
+
+    def test_firmware_cmake_instrumented(self):
+        self.check_recorded_calls(self.build_cmake_firmware(
+            "fw-cmake-instr", "-DCMAKE_C_FLAGS=-finstrument-functions"))
 
     # ------------------------------------------------------------ 4: host programs
 

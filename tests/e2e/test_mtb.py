@@ -281,11 +281,19 @@ class MtbScenarios(unittest.TestCase):
                 text = harness.run_gdb(c.elf, port, [
                     f"source {SOURCE / 'gdb' / 'spoor.py'}",
                     "echo <<<\\n", f"mtb --limit 10 --mtb-regs {c.area:#x}", "echo >>>\\n",
-                    "echo <<<\\n", f"mtb --flow --mtb-regs {c.area:#x}", "echo >>>\\n"])
+                    "echo <<<\\n", f"mtb --flow --mtb-regs {c.area:#x}", "echo >>>\\n",
+                    "echo <<<\\n", f"mtb -l 10 --mtb-regs {c.area:#x}", "echo >>>\\n",
+                    "echo <<<\\n", "mtb --help", "echo >>>\\n",
+                    "echo <<<\\n", f"mtb --mtb-regs {c.buffer_at + c.size:#x}", "echo >>>\\n"])
                 blocks = [b.split(">>>")[0].lstrip("\n") for b in text.split("<<<")[1:]]
                 self.assertEqual(blocks[0],
                                  spoor("-e", c.elf, "--limit", 10, *c.mem).stdout, text)
                 self.assertEqual(blocks[1], spoor("-e", c.elf, "--flow", *c.mem).stdout)
+                self.assertEqual(blocks[2], blocks[0])  # -l: the spelling of the seed era
+                self.assertIn("usage: mtb", blocks[3])
+                self.assertIn("--limit", blocks[3])
+                # no MTB there: an error that names no flag the user did not give
+                self.assertNotIn("--mem", text.split("<<<")[5], text)
 
     def assert_frozen(self, c, acc, master, last):
         """acc (RspRelay.accesses) holds a freeze of c's MTB: MASTER read, written with EN [31]

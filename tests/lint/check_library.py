@@ -10,6 +10,10 @@
    PUBLIC says), never another folder's private header (NAME_internal.h; a folder's other
    headers are its interface to the layers above), and every object calls only into objects of
    those layers. Public headers obey the same rule among themselves.
+6. The unwinder (src/lib/unwind/): its methods never call one another (each may call only
+   unwind_memory.c, its bounded reads, in its own layer), and only the driver, unwind.c,
+   includes the list of methods (unwind_methods_internal.h) and the headers of the driver's
+   other helpers (UNWIND_DRIVER_HEADERS: only their own file and unwind.c include them).
 5. libspoor.so exports exactly the functions and variables include/spoor/*.h declares: no
    internal helper is part of the ABI, and nothing declared is missing.
 
@@ -88,13 +92,43 @@ def check_layers(problems):
                 problems.append(f"{rel}: layer {layer} includes {inc} of layer {used}")
 
 
-def declared_names(headers):
-    """Functions and variables the headers declare (static inline definitions excluded)."""
+# The unwinder's driver, the one object its methods may share, and the headers only the driver
+# (and the file a header declares) include.
+UNWIND_DRIVER = "unwind.c"
+UNWIND_SHARED = "unwind_memory.c"
+UNWIND_DRIVER_HEADERS = {
+    "unwind/unwind_methods_internal.h": None,
+    "unwind/unwind_exception_internal.h": "exception_frame.c",
+    "unwind/unwind_task_entry_internal.h": "task_entry.c",
+}
+
+
+def check_unwinder(problems, calls):
+    folder = SOURCE / "src" / "lib" / "unwind"
+    for f in sorted(folder.glob("*.[ch]")):
+        for inc in re.findall(r'^#include\s+"([^"]+)"', f.read_text(), re.M):
+            if inc in UNWIND_DRIVER_HEADERS and f.name not in (UNWIND_DRIVER,
+                                                                UNWIND_DRIVER_HEADERS[inc]):
+                problems.append(f"{f.relative_to(SOURCE)}: includes {inc}, which only "
+                                f"{UNWIND_DRIVER} includes")
+    parts = {f"{f.name}.o" for f in folder.glob("*.c")}
+    for obj in sorted(parts - {f"{UNWIND_DRIVER}.o"}):
+        for callee in sorted(calls.get(obj, ()) & parts):
+            if callee != f"{UNWIND_SHARED}.o":
+                problems.append(f"{obj} calls into {callee}: an unwind method or helper calls "
+                                f"only {UNWIND_SHARED}, the driver does the rest")
+
+
+def declared_names(headers, inline_headers=()):
+    """Functions and variables the headers declare (static inline definitions of these or of
+    inline_headers excluded: one header's inline function may call another's)."""
     names, inline = set(), set()
-    for h in headers:
+    for h in list(headers) + list(inline_headers):
         text = re.sub(r"/\*.*?\*/|//[^\n]*", " ", h.read_text(), flags=re.S)
-        names |= set(re.findall(r"\b(spoor_\w+)\s*\(", text))
-        names |= set(re.findall(r"^extern\s[^;(]*\b(spoor_\w+)\s*(?:\[[^]]*\])?\s*;", text, re.M))
+        if h in headers:
+            names |= set(re.findall(r"\b(spoor_\w+)\s*\(", text))
+            names |= set(re.findall(r"^extern\s[^;(]*\b(spoor_\w+)\s*(?:\[[^]]*\])?\s*;", text,
+                                    re.M))
         inline |= set(re.findall(r"static\s+inline\s[^;{(]*\b(spoor_\w+)\s*\(", text))
     return names - inline
 
@@ -108,8 +142,10 @@ def check_exports(problems):
                          text=True, check=True).stdout
     exported = {m.group(1) for m in re.finditer(r"\s[A-Z]\s+(\w+?)(?:@@?\S+)?$", out, re.M)}
     exported = {n for n in exported if n.startswith("spoor_")}
-    host = declared_names(sorted((SOURCE / "include" / "spoor").glob("*.h")))
-    target = declared_names(sorted((SOURCE / "target" / "include" / "spoor").glob("*.h")))
+    host_headers = sorted((SOURCE / "include" / "spoor").glob("*.h"))
+    target_headers = sorted((SOURCE / "target" / "include" / "spoor").glob("*.h"))
+    host = declared_names(host_headers, target_headers)
+    target = declared_names(target_headers)
     for n in sorted(exported - host - target):
         problems.append(f"libspoor.so exports {n}, which no public header declares")
     for n in sorted(host - exported):
@@ -199,6 +235,7 @@ def main():
             if a and b and a != b and b not in LAYERS[a]:
                 problems.append(f"{obj} (layer {a}) calls into {callee} (layer {b})")
     check_layers(problems)
+    check_unwinder(problems, calls)
     check_exports(problems)
 
     headers = list((SOURCE / "src" / "lib").glob("*/*.h")) + \

@@ -119,6 +119,11 @@ static void supported_and_stop(void **state)
     assert_int_equal(spoor_gdb_parse_stop_reply("X09", 3, &sig), 'X');
     assert_int_equal(sig, 9);
     assert_int_equal(spoor_gdb_parse_stop_reply("OK", 2, &sig), 0);
+    sig = 7; /* console output: 'O', the signal untouched */
+    assert_int_equal(spoor_gdb_parse_stop_reply("O68690a", 7, &sig), 'O');
+    assert_int_equal(sig, 7);
+    assert_int_equal(spoor_gdb_parse_stop_reply("O6", 2, &sig), 0);
+    assert_int_equal(spoor_gdb_parse_stop_reply("O6x", 3, &sig), 0);
     assert_int_equal(spoor_gdb_parse_stop_reply("S5", 2, &sig), 0);
     assert_int_equal(spoor_gdb_parse_stop_reply("T", 1, &sig), 0);
 }

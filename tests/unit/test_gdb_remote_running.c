@@ -28,6 +28,7 @@
 
 typedef enum target_script {
     RUNS,         /* runs until interrupted */
+    RUNS_PRINTS,  /* the same, with console output ('O' packets) before the stop reply */
     STOPS_ITSELF, /* "T05" right after 'c' */
     EXITS,        /* "W00" right after 'c', then the connection closes */
     DEAF,         /* never answers the interrupt */
@@ -75,9 +76,11 @@ static void *serve(void *arg)
         spoor_rsp_event ev = spoor_rsp_feed(&p, c);
         if (ev == SPOOR_RSP_INTERRUPT) {
             s->interrupts++;
-            if (s->running && s->script == RUNS) {
+            if (s->running && (s->script == RUNS || s->script == RUNS_PRINTS)) {
                 s->running = false;
-                ok = send_packet(fd, "T02thread:01;");
+                if (s->script == RUNS_PRINTS) /* "hi\n", then "ok\n" */
+                    ok = send_packet(fd, "O68690a") && send_packet(fd, "O6f6b0a");
+                ok = ok && send_packet(fd, "T02thread:01;");
             }
             continue;
         }
@@ -176,6 +179,25 @@ static void halts_for_each_batch(void **state)
     assert_true(s.running);
 }
 
+/* console output before the stop reply (GDB manual, "Stop Reply Packets": 'O' while the
+ * target runs) is skipped, not taken for a broken connection */
+static void console_output_before_stop(void **state)
+{
+    (void)state;
+    static scripted_server s;
+    spoor_gdb *g = start(&s, RUNS_PRINTS, 5000);
+    uint8_t b[16];
+    for (int round = 1; round <= 2; round++) {
+        assert_true(spoor_gdb_continue(g));
+        if (!spoor_gdb_read_memory(g, 0x20000100, b, 16))
+            fail_msg("read after console output: %s", spoor_last_error());
+        check_pattern(b, 0x20000100, 16);
+        assert_int_equal(spoor_gdb_stop_signal(g), 2);
+        assert_true(spoor_gdb_alive(g));
+    }
+    stop(&s, g);
+}
+
 /* continued, and given the time to stop or exit by itself: its reply is on its way before the
  * next read */
 static spoor_gdb *continue_and_wait(scripted_server *s, target_script script)
@@ -248,9 +270,8 @@ static void interrupt_unanswered(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(halts_for_each_batch),
-        cmocka_unit_test(stops_on_its_own),
-        cmocka_unit_test(exits),
+        cmocka_unit_test(halts_for_each_batch), cmocka_unit_test(console_output_before_stop),
+        cmocka_unit_test(stops_on_its_own),     cmocka_unit_test(exits),
         cmocka_unit_test(interrupt_unanswered),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

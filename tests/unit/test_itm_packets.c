@@ -18,19 +18,18 @@ struct result {
     size_t n;
 };
 
-/* Decodes bytes fed `step` at a time (0 = all at once), then finishes the stream. */
-static void decode_step(const uint8_t *b, size_t len, size_t step, bool require_sync,
-                        struct result *r)
+/* Decodes bytes fed up to `split` first, then `step` at a time (0 = all at once), then
+ * finishes the stream; returns the decoder's counters. */
+static const spoor_itm_stats *decode_pieces(const uint8_t *b, size_t len, size_t split, size_t step,
+                                            bool require_sync, struct result *r)
 {
     static spoor_itm_decoder d;
     spoor_itm_init(&d, require_sync);
     r->n = 0;
     size_t i = 0;
     while (i < len) {
-        size_t chunk = step ? step : len - i;
-        if (chunk > len - i)
-            chunk = len - i;
-        size_t k = spoor_itm_feed(&d, b + i, chunk);
+        size_t end = i < split ? split : step && step < len - i ? i + step : len;
+        size_t k = spoor_itm_feed(&d, b + i, end - i);
         i += k;
         while (r->n < MAXP && spoor_itm_next(&d, &r->p[r->n]))
             r->n++;
@@ -38,6 +37,14 @@ static void decode_step(const uint8_t *b, size_t len, size_t step, bool require_
     spoor_itm_finish(&d);
     while (r->n < MAXP && spoor_itm_next(&d, &r->p[r->n]))
         r->n++;
+    return spoor_itm_stats_get(&d);
+}
+
+/* Decodes bytes fed `step` at a time (0 = all at once), then finishes the stream. */
+static void decode_step(const uint8_t *b, size_t len, size_t step, bool require_sync,
+                        struct result *r)
+{
+    decode_pieces(b, len, 0, step, require_sync, r);
 }
 
 static struct result R;
@@ -126,6 +133,84 @@ static void test_long_zero_run(void **state)
     assert_int_equal(R.p[0].offset, 0);
     assert_int_equal(R.p[1].type, SPOOR_ITM_OVERFLOW);
     assert_int_equal(R.p[1].offset, 1 + ZEROS);
+}
+
+/* The zero-run path (a run of zero bytes is skipped many bytes at a time, in a sync and while
+ * lost): a sync is 47 zero bits then a one (five zero bytes and 0x80, bit 7 the first one bit
+ * after bits 0-6 of the 0x80); 46 zero bits then a one (five zero bytes and 0x40) or 39 (four
+ * zero bytes and 0x80) is no sync, and its bytes are lost up to the next sync. */
+static void test_zero_run_sync_bits(void **state)
+{
+    (void)state;
+    /* a local timestamp (0x10: format 2, delta 1) first: it releases itself, so the error
+     * drops no held packet */
+    DECODE(0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x80, 0x70);
+    no_errors();
+    assert_int_equal(R.n, 3);
+    assert_int_equal(R.p[1].type, SPOOR_ITM_SYNC);
+    assert_int_equal(R.p[1].offset, 1);
+    assert_int_equal(R.p[1].size, 6);
+    assert_int_equal(R.p[2].type, SPOOR_ITM_OVERFLOW);
+    assert_int_equal(R.p[2].offset, 7);
+
+    static const uint8_t short_runs[][8] = {
+        {0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x40, 0x70}, /* 46 zero bits, then a one */
+        {0x10, 0x70, 0x00, 0x00, 0x00, 0x00, 0x80, 0x70}, /* 39 zero bits, then a one */
+    };
+    for (size_t t = 0; t < 2; t++) {
+        decode(short_runs[t], sizeof short_runs[t]);
+        assert_int_equal(R.n, 2);
+        assert_int_equal(R.p[0].type, SPOOR_ITM_TS_LOCAL);
+        assert_int_equal(R.p[1].type, SPOOR_ITM_ERROR);
+        assert_int_equal(R.p[1].u.error.why, SPOOR_ITM_ERR_BAD_SYNC);
+        /* from the run's first zero (the overflow of the second stream is held, then
+         * dropped with it) to the end of the stream: no sync came */
+        assert_int_equal(R.p[1].offset, 1);
+        assert_int_equal(R.p[1].u.error.bytes_lost, 7);
+        assert_int_equal(R.p[1].u.error.detected_at, 6);
+    }
+}
+
+/* A stream of long zero runs, a sync, zeros that end in 0x40 (no sync: lost), then zeros and
+ * the sync that ends the lost region, decoded split in two at every offset: the same packets
+ * and lost-byte counts wherever the runs are cut. */
+static void test_zero_run_split_at_every_offset(void **state)
+{
+    (void)state;
+    static uint8_t v[407];
+    memset(v, 0, sizeof v);
+    v[0] = 0x10;   /* ts_local, delta 1 */
+    v[201] = 0x80; /* ends 200 zeros: a sync from 1 */
+    v[202] = 0x70; /* overflow */
+    v[203] = 0x10; /* ts_local */
+    v[304] = 0x40; /* ends 100 zeros: no sync, lost from 204 */
+    v[405] = 0x80; /* ends 100 zeros: a sync from 305, which ends the lost region */
+    v[406] = 0x70; /* overflow */
+    static const struct {
+        spoor_itm_type type;
+        uint64_t offset;
+        uint8_t size;
+    } want[] = {
+        {SPOOR_ITM_TS_LOCAL, 0, 1},   {SPOOR_ITM_SYNC, 1, 201},  {SPOOR_ITM_OVERFLOW, 202, 1},
+        {SPOOR_ITM_TS_LOCAL, 203, 1}, {SPOOR_ITM_ERROR, 204, 0}, {SPOOR_ITM_SYNC, 305, 101},
+        {SPOOR_ITM_OVERFLOW, 406, 1},
+    };
+    static struct result r;
+    for (size_t split = 0; split <= sizeof v; split++) {
+        const spoor_itm_stats *st = decode_pieces(v, sizeof v, split, 0, false, &r);
+        assert_int_equal(st->bytes, sizeof v);
+        assert_int_equal(st->bytes_lost, 101);
+        assert_int_equal(r.n, sizeof want / sizeof want[0]);
+        for (size_t i = 0; i < r.n; i++) {
+            assert_int_equal(r.p[i].type, want[i].type);
+            assert_int_equal(r.p[i].offset, want[i].offset);
+            assert_int_equal(r.p[i].size, want[i].size);
+        }
+        assert_int_equal(r.p[4].u.error.why, SPOOR_ITM_ERR_BAD_SYNC);
+        assert_int_equal(r.p[4].u.error.bytes_lost, 101);
+        assert_int_equal(r.p[4].u.error.detected_at, 304);
+        assert_int_equal(r.p[6].time, 2);
+    }
 }
 
 /* D4 'Overflow packet': overflow is the single byte 0x70. */
@@ -526,6 +611,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sync),
         cmocka_unit_test(test_long_zero_run),
+        cmocka_unit_test(test_zero_run_sync_bits),
+        cmocka_unit_test(test_zero_run_split_at_every_offset),
         cmocka_unit_test(test_overflow),
         cmocka_unit_test(test_local_timestamps),
         cmocka_unit_test(test_global_timestamps),

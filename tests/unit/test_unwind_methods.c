@@ -190,6 +190,22 @@ static void test_stale_return_address_fools_only_the_scan(void **state)
     assert_int_equal(frames[2].method, SPOOR_UNWIND_SCAN);
 }
 
+/* A local -2 (0xFFFFFFFE) below the return address: the scan once took every 0xFFFFFFxx but
+ * 0xFFFFFFFF for an EXC_RETURN; bit 1 of EXC_RETURN is RES0, so the word is no return. */
+static void test_scan_skips_minus_two(void **state)
+{
+    (void)state;
+    lay_out_call_chain();
+    put(S0 + 4, 0xFFFFFFFEu);
+    spoor_regs regs = leaf_regs(sym("ret_inner"), S0);
+    spoor_frame frames[16];
+    spoor_unwind_options scan = {.methods = SPOOR_UNWIND_USE_SCAN};
+    size_t n = spoor_unwind(elf, &regs, read_ram, NULL, &scan, frames, 16, NULL);
+    assert_true(n >= 3);
+    assert_int_equal(frames[2].pc, sym("ret_middle"));
+    assert_int_equal(frames[2].method, SPOOR_UNWIND_SCAN);
+}
+
 static void test_bad_function_pointer_continues_from_lr(void **state)
 {
     (void)state;
@@ -564,6 +580,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_call_chain_every_method),
         cmocka_unit_test(test_stale_return_address_fools_only_the_scan),
+        cmocka_unit_test(test_scan_skips_minus_two),
         cmocka_unit_test(test_bad_function_pointer_continues_from_lr),
         cmocka_unit_test(test_interrupt_frames),
         cmocka_unit_test(test_exception_return_outside_a_handler),

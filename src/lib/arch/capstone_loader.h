@@ -16,7 +16,21 @@ typedef struct capstone_api {
     cs_err (*close)(csh *handle);
 } capstone_api;
 
-/* The library's functions, loaded the first time; NULL when it cannot be loaded. */
+/* The library's functions, loaded the first time (once, whichever thread asks first); NULL
+ * when it cannot be loaded. */
 const capstone_api *spoor_capstone_get(void);
+
+/* A Thumb (M-profile) disassembler with instruction details (cs_insn.detail) and the one
+ * instruction buffer it decodes into. */
+typedef struct capstone_thumb {
+    const capstone_api *cs;
+    csh handle;
+    cs_insn *insn;
+} capstone_thumb;
+
+/* The calling thread's disassembler, opened on its first use in the thread and closed when the
+ * thread ends; NULL when capstone cannot be loaded or opened. The one place libspoor opens
+ * capstone (the prologue analysis, spoor_thumb_disassemble). */
+const capstone_thumb *spoor_capstone_thumb(void);
 
 #endif

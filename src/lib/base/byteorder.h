@@ -16,6 +16,12 @@ static inline uint32_t spoor_le32(const uint8_t *p)
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
+/* A big-endian ELF's 32-bit field (the unwinder reads .debug_frame as the ELF says). */
+static inline uint32_t spoor_be32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
+}
+
 /* The shift forms above and below are the unaligned load itself: GCC and clang -O2 turn them
  * into one load (mov on x86-64, ldr/ldur on aarch64 and armv7-m) and into a byte-reversing
  * load on big-endian hosts, so no memcpy/bswap variant is needed. */

@@ -18,17 +18,8 @@ bool spoor_parse_u32(const char *s, size_t n, spoor_number_form form, uint32_t *
     }
     if (!n || n > (base == 16 ? 8u : 10u) + 32) /* leading zeros are fine, endless ones not */
         return false;
-    if (base == 16 && n <= 8) { /* the common case (addresses): no overflow possible */
-        uint32_t v = 0;
-        for (size_t i = 0; i < n; i++) {
-            int d = spoor_hex_digit((unsigned char)s[i]);
-            if (d < 0)
-                return false;
-            v = v << 4 | (uint32_t)d;
-        }
-        *out = v;
-        return true;
-    }
+    if (base == 16 && n <= 8) /* the common case (addresses): no overflow possible */
+        return spoor_parse_hex8(s, n, out);
     uint64_t v = 0;
     for (size_t i = 0; i < n; i++) {
         int d = spoor_hex_digit((unsigned char)s[i]);

@@ -205,6 +205,296 @@ static const char *file_name(struct name_block **names, const struct unit_lines 
     return s;
 }
 
+/* What the header of a unit's line program says (the fields the opcodes need). */
+struct line_header {
+    const struct elf_section *sec; /* .debug_line */
+    unsigned version, offset_size;
+    unsigned min_inst, line_range, opcode_base;
+    int line_base;
+    uint64_t header_length;
+    const uint8_t *op_lengths; /* operand counts of the standard opcodes 1 .. opcode_base - 1 */
+    const uint8_t *program;    /* the first opcode */
+};
+
+/* The unit's header up to its directory and file tables (r left at them, r->end at the unit's
+ * end). 0: read; 1: not handled here; 2: malformed (u->problem says why). */
+static int read_line_header(const struct elf_section *sec, uint64_t off, struct line_reader *r,
+                            struct line_header *h, struct unit_lines *u)
+{
+    h->sec = sec;
+    if (off >= sec->size || sec->size - off < 4)
+        return malformed(u, false, "DW_AT_stmt_list 0x%llx past the end of .debug_line",
+                         (unsigned long long)off);
+    *r = (struct line_reader){sec->data + off, sec->data + sec->size, 0};
+    h->offset_size = 4;
+    uint64_t length = rd_fixed(r, 4);
+    if (length == 0xffffffffu) {
+        h->offset_size = 8;
+        length = rd_fixed(r, 8);
+    } else if (length >= 0xfffffff0u) {
+        return malformed(u, false, "reserved unit length 0x%llx", (unsigned long long)length);
+    }
+    if (r->bad || length > (uint64_t)(r->end - r->p))
+        return malformed(u, false, "unit length 0x%llx past the end of the section",
+                         (unsigned long long)length);
+    r->end = r->p + length;
+    h->version = (unsigned)rd_fixed(r, 2);
+    if (r->bad || h->version < 2 || h->version > 5)
+        return malformed(u, false, "version %u", h->version);
+    if (h->version >= 5) {
+        unsigned address_size = (unsigned)rd_fixed(r, 1);
+        unsigned seg_size = (unsigned)rd_fixed(r, 1);
+        if (r->bad || (address_size != 4 && address_size != 8))
+            return malformed(u, false, "address size %u", address_size);
+        if (address_size != 4 || seg_size != 0)
+            return 1;
+    }
+    h->header_length = rd_fixed(r, h->offset_size);
+    if (r->bad || h->header_length > (uint64_t)(r->end - r->p))
+        return malformed(u, false, "header_length 0x%llx past the unit",
+                         (unsigned long long)h->header_length);
+    h->program = r->p + h->header_length;
+    h->min_inst = (unsigned)rd_fixed(r, 1);
+    unsigned max_ops = h->version >= 4 ? (unsigned)rd_fixed(r, 1) : 1;
+    rd_fixed(r, 1); /* default_is_stmt: every row counts */
+    h->line_base = (int8_t)rd_fixed(r, 1);
+    h->line_range = (unsigned)rd_fixed(r, 1);
+    h->opcode_base = (unsigned)rd_fixed(r, 1);
+    if (r->bad || (size_t)(h->program - r->p) < (h->opcode_base ? h->opcode_base - 1 : 0))
+        return malformed(u, false, "header ends early");
+    if (h->line_range == 0 || h->opcode_base == 0 || max_ops == 0)
+        return malformed(u, false, "%s 0",
+                         h->line_range == 0    ? "line_range"
+                         : h->opcode_base == 0 ? "opcode_base"
+                                               : "maximum_operations_per_instruction");
+    if (max_ops != 1)
+        return 1; /* VLIW */
+    h->op_lengths = r->p;
+    r->p += h->opcode_base - 1;
+    return 0;
+}
+
+/* The directory and file tables of DWARF 5 (entry formats, then entries) into u. 0: read;
+ * 1: a form or more formats than the reader handles; 2: malformed; -1: out of memory. */
+static int read_v5_names(const spoor_elf *e, struct name_block **names, struct line_reader *r,
+                         const struct line_header *h, struct unit_lines *u)
+{
+    const struct elf_section *str = spoor_elf_debug_section(e, ".debug_str");
+    const struct elf_section *line_str = spoor_elf_debug_section(e, ".debug_line_str");
+    for (int pass = 0; pass < 2; pass++) { /* directories, then files */
+        const char *what = pass ? "file" : "directory";
+        uint64_t format[MAX_LINE_FORMATS][2];
+        size_t nformat = (size_t)rd_fixed(r, 1);
+        if (nformat > MAX_LINE_FORMATS)
+            return 1;
+        for (size_t k = 0; k < nformat; k++) {
+            format[k][0] = rd_uleb(r);
+            format[k][1] = rd_uleb(r);
+        }
+        uint64_t count = rd_uleb(r);
+        if (r->bad || count > (uint64_t)(r->end - r->p))
+            return malformed(u, false, "%s count %llu past the unit", what,
+                             (unsigned long long)count);
+        for (uint64_t k = 0; k < count; k++) {
+            const char *path;
+            uint64_t dir;
+            int got = read_entry(r, (const uint64_t(*)[2])format, nformat, h->offset_size, str,
+                                 line_str, &path, &dir);
+            if (got == 1)
+                return 1;
+            if (got)
+                return malformed(u, false, "%s entry %llu unreadable", what, (unsigned long long)k);
+            if (pass == 0) {
+                if (!add_name(&u->dirs, &u->ndirs, &u->cap_dirs, path))
+                    return -1;
+                continue;
+            }
+            if (dir >= u->ndirs)
+                return malformed(u, false, "file %llu: directory %llu of %zu",
+                                 (unsigned long long)k, (unsigned long long)dir, u->ndirs);
+            const char *name = file_name(names, u, path, dir);
+            if (!name || !add_name(&u->files, &u->nfiles, &u->cap_files, name))
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* The include directories and file names of DWARF 2 to 4 into u, after directory 0
+ * (comp_dir) and file 0 ("???"). 0: read; 2: malformed; -1: out of memory. */
+static int read_v2_names(struct name_block **names, struct line_reader *r, const char *comp_dir,
+                         struct unit_lines *u)
+{
+    if (!add_name(&u->dirs, &u->ndirs, &u->cap_dirs, comp_dir) ||
+        !add_name(&u->files, &u->nfiles, &u->cap_files, "???"))
+        return -1;
+    for (;;) {
+        const char *d = rd_cstr(r);
+        if (r->bad)
+            return malformed(u, false, "header ends inside the directories");
+        if (!*d)
+            break;
+        if (!add_name(&u->dirs, &u->ndirs, &u->cap_dirs, d))
+            return -1;
+    }
+    for (;;) {
+        const char *f = rd_cstr(r);
+        if (r->bad)
+            return malformed(u, false, "header ends inside the file names");
+        if (!*f)
+            return 0;
+        uint64_t dir = rd_uleb(r);
+        rd_uleb(r); /* modification time */
+        rd_uleb(r); /* length */
+        if (r->bad)
+            return malformed(u, false, "header ends inside the file names");
+        if (dir >= u->ndirs)
+            return malformed(u, false, "file %zu: directory %llu of %zu", u->nfiles,
+                             (unsigned long long)dir, u->ndirs);
+        const char *name = file_name(names, u, f, dir);
+        if (!name || !add_name(&u->files, &u->nfiles, &u->cap_files, name))
+            return -1;
+    }
+}
+
+/* The state machine's registers (DWARF 5, 6.2.2), as far as the reader keeps them. */
+struct line_state {
+    uint64_t addr, file;
+    int64_t line;
+    bool emit, end;    /* the opcode just run appends a row; it ends a sequence */
+    bool dropped_high; /* a row above 32 bits was left out */
+};
+
+/* Runs the extended opcode at op_at (r past its 0 byte). 0: done; 1: not handled here;
+ * 2: malformed. */
+static int extended_opcode(struct line_reader *r, const struct line_header *h, const uint8_t *op_at,
+                           struct line_state *s, struct unit_lines *u)
+{
+    unsigned long long at = (unsigned long long)(op_at - h->sec->data);
+    uint64_t len = rd_uleb(r);
+    if (r->bad || len == 0 || len > (uint64_t)(r->end - r->p))
+        return malformed(u, true, "extended opcode at 0x%llx: length past the unit", at);
+    const uint8_t *next = r->p + len;
+    unsigned sub = *r->p++;
+    switch (sub) {
+    case DW_LNE_end_sequence: s->emit = s->end = true; break;
+    case DW_LNE_set_address:
+        if (len != 5) /* 1 + the address size, 4 (the header says so in DWARF 5) */
+            return malformed(u, true, "DW_LNE_set_address at 0x%llx of length %llu", at,
+                             (unsigned long long)len);
+        s->addr = rd_fixed(r, 4);
+        break;
+    case DW_LNE_set_discriminator: break;
+    case DW_LNE_define_file: return 1;
+    case 0x80: break; /* DW_LNE_HP_source_file_correlation */
+    default:
+        /* DWARF defines 1 to 4; of the producers' 0x80 to 0xff, no ARM compiler emits one, and
+         * binutils knows only HP's: another one is a damaged program */
+        return malformed(u, true, "unknown extended opcode 0x%x at 0x%llx", sub, at);
+    }
+    r->p = next;
+    return 0;
+}
+
+/* Runs the standard opcode op at op_at (r past it). 0: done; 2: malformed. */
+static int standard_opcode(struct line_reader *r, const struct line_header *h, unsigned op,
+                           const uint8_t *op_at, struct line_state *s, struct unit_lines *u)
+{
+    switch (op) {
+    case DW_LNS_copy: s->emit = true; break;
+    case DW_LNS_advance_pc: s->addr += rd_uleb(r) * h->min_inst; break;
+    case DW_LNS_advance_line: s->line += rd_sleb(r); break;
+    case DW_LNS_set_file:
+        s->file = rd_uleb(r);
+        if (!r->bad && s->file >= u->nfiles) /* as binutils: a file the header lacks */
+            return malformed(u, true, "DW_LNS_set_file %llu of %zu at 0x%llx",
+                             (unsigned long long)s->file, u->nfiles,
+                             (unsigned long long)(op_at - h->sec->data));
+        break;
+    case DW_LNS_const_add_pc:
+        s->addr += (uint64_t)((255 - h->opcode_base) / h->line_range) * h->min_inst;
+        break;
+    case DW_LNS_fixed_advance_pc: s->addr += rd_fixed(r, 2); break;
+    default: /* other standard opcodes: skip their operands */
+        for (unsigned k = 0; k < h->op_lengths[op - 1]; k++)
+            rd_uleb(r);
+        break;
+    }
+    return 0;
+}
+
+/* Appends the row the state says (rows above 32 bits are left out), and starts a new sequence
+ * after one that ends. 0: done; 1: a line past 32 bits; 2: malformed; -1: out of memory. */
+static int emit_row(struct line_state *s, struct unit_lines *u)
+{
+    if (s->emit && s->addr <= UINT32_MAX) {
+        if (s->file >= u->nfiles)
+            return malformed(u, true, "row at 0x%llx: file %llu of %zu",
+                             (unsigned long long)s->addr, (unsigned long long)s->file, u->nfiles);
+        if (s->line < INT32_MIN || s->line > INT32_MAX)
+            return 1;
+        if (spoor_grow((void **)&u->rows, &u->cap_rows, u->nrows + 1, sizeof *u->rows))
+            return -1;
+        u->rows[u->nrows++] =
+            (struct raw_line){(uint32_t)s->addr, (uint32_t)s->file, (int)s->line, s->end};
+    } else if (s->emit) {
+        s->dropped_high = true;
+    }
+    if (s->end) {
+        s->addr = 0;
+        s->file = 1;
+        s->line = 1;
+    }
+    return 0;
+}
+
+/* Runs the line program from r->p to the unit's end into u's rows; *dropped_high when a row
+ * above 32 bits was left out. 0: done; 1: not handled here; 2: malformed; -1: out of memory. */
+static int run_line_program(struct line_reader *r, const struct line_header *h,
+                            struct unit_lines *u, bool *dropped_high)
+{
+    struct line_state s = {.addr = 0, .file = 1, .line = 1};
+    while (r->p < r->end) {
+        const uint8_t *op_at = r->p;
+        unsigned op = *r->p++;
+        int got = 0;
+        s.emit = s.end = false;
+        if (op >= h->opcode_base) {
+            unsigned adj = op - h->opcode_base;
+            s.addr += (uint64_t)(adj / h->line_range) * h->min_inst;
+            s.line += h->line_base + (int)(adj % h->line_range);
+            s.emit = true;
+        } else if (op == 0) {
+            got = extended_opcode(r, h, op_at, &s, u);
+        } else {
+            got = standard_opcode(r, h, op, op_at, &s, u);
+        }
+        if (got)
+            return got;
+        if (r->bad)
+            return malformed(u, true, "the program ends inside an opcode");
+        if ((got = emit_row(&s, u)) != 0)
+            return got;
+    }
+    *dropped_high = s.dropped_high;
+    return 0;
+}
+
+/* libdw marks the last row in its order (highest address; there, the last row that does not
+ * end a sequence, else the last that does) as ending a sequence: so does the reader. */
+static void end_last_row(struct unit_lines *u)
+{
+    if (!u->nrows)
+        return;
+    size_t last = 0;
+    for (size_t k = 1; k < u->nrows; k++) {
+        const struct raw_line *x = &u->rows[k], *m = &u->rows[last];
+        if (x->addr > m->addr || (x->addr == m->addr && (!x->end || m->end)))
+            last = k;
+    }
+    u->rows[last].end = true;
+}
+
 int spoor_line_program_read(const spoor_elf *e, struct name_block **names, uint64_t off,
                             const char *comp_dir, struct unit_lines *u)
 {
@@ -213,225 +503,23 @@ int spoor_line_program_read(const spoor_elf *e, struct name_block **names, uint6
     u->problem[0] = 0;
     if (!sec)
         return 1; /* absent or compressed: libdw decides */
-    if (off >= sec->size || sec->size - off < 4)
-        return malformed(u, false, "DW_AT_stmt_list 0x%llx past the end of .debug_line",
-                         (unsigned long long)off);
-    struct line_reader r = {sec->data + off, sec->data + sec->size, 0};
-    unsigned offset_size = 4;
-    uint64_t length = rd_fixed(&r, 4);
-    if (length == 0xffffffffu) {
-        offset_size = 8;
-        length = rd_fixed(&r, 8);
-    } else if (length >= 0xfffffff0u) {
-        return malformed(u, false, "reserved unit length 0x%llx", (unsigned long long)length);
-    }
-    if (r.bad || length > (uint64_t)(r.end - r.p))
-        return malformed(u, false, "unit length 0x%llx past the end of the section",
-                         (unsigned long long)length);
-    r.end = r.p + length;
-    unsigned version = (unsigned)rd_fixed(&r, 2);
-    if (r.bad || version < 2 || version > 5)
-        return malformed(u, false, "version %u", version);
-    if (version >= 5) {
-        unsigned address_size = (unsigned)rd_fixed(&r, 1);
-        unsigned seg_size = (unsigned)rd_fixed(&r, 1);
-        if (r.bad || (address_size != 4 && address_size != 8))
-            return malformed(u, false, "address size %u", address_size);
-        if (address_size != 4 || seg_size != 0)
-            return 1;
-    }
-    uint64_t header_length = rd_fixed(&r, offset_size);
-    if (r.bad || header_length > (uint64_t)(r.end - r.p))
-        return malformed(u, false, "header_length 0x%llx past the unit",
-                         (unsigned long long)header_length);
-    const uint8_t *program = r.p + header_length;
-    unsigned min_inst = (unsigned)rd_fixed(&r, 1);
-    unsigned max_ops = version >= 4 ? (unsigned)rd_fixed(&r, 1) : 1;
-    rd_fixed(&r, 1); /* default_is_stmt: every row counts */
-    int line_base = (int8_t)rd_fixed(&r, 1);
-    unsigned line_range = (unsigned)rd_fixed(&r, 1);
-    unsigned opcode_base = (unsigned)rd_fixed(&r, 1);
-    if (r.bad || (size_t)(program - r.p) < (opcode_base ? opcode_base - 1 : 0))
-        return malformed(u, false, "header ends early");
-    if (line_range == 0 || opcode_base == 0 || max_ops == 0)
-        return malformed(u, false, "%s 0",
-                         line_range == 0    ? "line_range"
-                         : opcode_base == 0 ? "opcode_base"
-                                            : "maximum_operations_per_instruction");
-    if (max_ops != 1)
-        return 1;                    /* VLIW */
-    const uint8_t *op_lengths = r.p; /* of opcodes 1 .. opcode_base - 1 */
-    r.p += opcode_base - 1;
-
-    const struct elf_section *str = NULL, *line_str = NULL;
-    if (version >= 5) {
-        str = spoor_elf_debug_section(e, ".debug_str");
-        line_str = spoor_elf_debug_section(e, ".debug_line_str");
-        for (int pass = 0; pass < 2; pass++) { /* directories, then files */
-            const char *what = pass ? "file" : "directory";
-            uint64_t format[MAX_LINE_FORMATS][2];
-            size_t nformat = (size_t)rd_fixed(&r, 1);
-            if (nformat > MAX_LINE_FORMATS)
-                return 1;
-            for (size_t k = 0; k < nformat; k++) {
-                format[k][0] = rd_uleb(&r);
-                format[k][1] = rd_uleb(&r);
-            }
-            uint64_t count = rd_uleb(&r);
-            if (r.bad || count > (uint64_t)(r.end - r.p))
-                return malformed(u, false, "%s count %llu past the unit", what,
-                                 (unsigned long long)count);
-            for (uint64_t k = 0; k < count; k++) {
-                const char *path;
-                uint64_t dir;
-                int got = read_entry(&r, (const uint64_t(*)[2])format, nformat, offset_size, str,
-                                     line_str, &path, &dir);
-                if (got == 1)
-                    return 1;
-                if (got)
-                    return malformed(u, false, "%s entry %llu unreadable", what,
-                                     (unsigned long long)k);
-                if (pass == 0) {
-                    if (!add_name(&u->dirs, &u->ndirs, &u->cap_dirs, path))
-                        return -1;
-                } else {
-                    if (dir >= u->ndirs)
-                        return malformed(u, false, "file %llu: directory %llu of %zu",
-                                         (unsigned long long)k, (unsigned long long)dir, u->ndirs);
-                    const char *name = file_name(names, u, path, dir);
-                    if (!name || !add_name(&u->files, &u->nfiles, &u->cap_files, name))
-                        return -1;
-                }
-            }
-        }
-    } else {
-        if (!add_name(&u->dirs, &u->ndirs, &u->cap_dirs, comp_dir) ||
-            !add_name(&u->files, &u->nfiles, &u->cap_files, "???"))
-            return -1;
-        for (;;) {
-            const char *d = rd_cstr(&r);
-            if (r.bad)
-                return malformed(u, false, "header ends inside the directories");
-            if (!*d)
-                break;
-            if (!add_name(&u->dirs, &u->ndirs, &u->cap_dirs, d))
-                return -1;
-        }
-        for (;;) {
-            const char *f = rd_cstr(&r);
-            if (r.bad)
-                return malformed(u, false, "header ends inside the file names");
-            if (!*f)
-                break;
-            uint64_t dir = rd_uleb(&r);
-            rd_uleb(&r); /* modification time */
-            rd_uleb(&r); /* length */
-            if (r.bad)
-                return malformed(u, false, "header ends inside the file names");
-            if (dir >= u->ndirs)
-                return malformed(u, false, "file %zu: directory %llu of %zu", u->nfiles,
-                                 (unsigned long long)dir, u->ndirs);
-            const char *name = file_name(names, u, f, dir);
-            if (!name || !add_name(&u->files, &u->nfiles, &u->cap_files, name))
-                return -1;
-        }
-    }
-    if (r.bad || r.p > program)
+    struct line_reader r = {0};
+    struct line_header h = {0};
+    int got = read_line_header(sec, off, &r, &h, u);
+    if (!got)
+        got = h.version >= 5 ? read_v5_names(e, names, &r, &h, u)
+                             : read_v2_names(names, &r, comp_dir, u);
+    if (got)
+        return got;
+    if (r.bad || r.p > h.program)
         return malformed(u, false, "header longer than its header_length 0x%llx",
-                         (unsigned long long)header_length);
-    r.p = program;
-
-    uint64_t addr = 0, file = 1;
-    int64_t line = 1;
-    bool dropped_high = false; /* a row above 32 bits was left out */
-    while (r.p < r.end) {
-        const uint8_t *op_at = r.p;
-        unsigned op = *r.p++;
-        bool emit = false, end = false;
-        if (op >= opcode_base) {
-            unsigned adj = op - opcode_base;
-            addr += (uint64_t)(adj / line_range) * min_inst;
-            line += line_base + (int)(adj % line_range);
-            emit = true;
-        } else if (op == 0) {
-            uint64_t len = rd_uleb(&r);
-            if (r.bad || len == 0 || len > (uint64_t)(r.end - r.p))
-                return malformed(u, true, "extended opcode at 0x%llx: length past the unit",
-                                 (unsigned long long)(op_at - sec->data));
-            const uint8_t *next = r.p + len;
-            unsigned sub = *r.p++;
-            switch (sub) {
-            case DW_LNE_end_sequence: emit = end = true; break;
-            case DW_LNE_set_address:
-                if (len != 5) /* 1 + the address size, 4 (the header says so in DWARF 5) */
-                    return malformed(u, true, "DW_LNE_set_address at 0x%llx of length %llu",
-                                     (unsigned long long)(op_at - sec->data),
-                                     (unsigned long long)len);
-                addr = rd_fixed(&r, 4);
-                break;
-            case DW_LNE_set_discriminator: break;
-            case DW_LNE_define_file: return 1;
-            case 0x80: break; /* DW_LNE_HP_source_file_correlation */
-            default:
-                /* DWARF defines 1 to 4; of the producers' 0x80 to 0xff, no ARM compiler emits
-                 * one, and binutils knows only HP's: another one is a damaged program */
-                return malformed(u, true, "unknown extended opcode 0x%x at 0x%llx", sub,
-                                 (unsigned long long)(op_at - sec->data));
-            }
-            r.p = next;
-        } else {
-            switch (op) {
-            case DW_LNS_copy: emit = true; break;
-            case DW_LNS_advance_pc: addr += rd_uleb(&r) * min_inst; break;
-            case DW_LNS_advance_line: line += rd_sleb(&r); break;
-            case DW_LNS_set_file:
-                file = rd_uleb(&r);
-                if (!r.bad && file >= u->nfiles) /* as binutils: a file the header lacks */
-                    return malformed(u, true, "DW_LNS_set_file %llu of %zu at 0x%llx",
-                                     (unsigned long long)file, u->nfiles,
-                                     (unsigned long long)(op_at - sec->data));
-                break;
-            case DW_LNS_const_add_pc:
-                addr += (uint64_t)((255 - opcode_base) / line_range) * min_inst;
-                break;
-            case DW_LNS_fixed_advance_pc: addr += rd_fixed(&r, 2); break;
-            default: /* other standard opcodes: skip their operands */
-                for (unsigned k = 0; k < op_lengths[op - 1]; k++)
-                    rd_uleb(&r);
-                break;
-            }
-        }
-        if (r.bad)
-            return malformed(u, true, "the program ends inside an opcode");
-        if (emit && addr <= UINT32_MAX) {
-            if (file >= u->nfiles)
-                return malformed(u, true, "row at 0x%llx: file %llu of %zu",
-                                 (unsigned long long)addr, (unsigned long long)file, u->nfiles);
-            if (line < INT32_MIN || line > INT32_MAX)
-                return 1;
-            if (spoor_grow((void **)&u->rows, &u->cap_rows, u->nrows + 1, sizeof *u->rows))
-                return -1;
-            u->rows[u->nrows++] = (struct raw_line){(uint32_t)addr, (uint32_t)file, (int)line, end};
-        } else if (emit) {
-            dropped_high = true;
-        }
-        if (end) {
-            addr = 0;
-            file = 1;
-            line = 1;
-        }
-    }
-    /* libdw marks the last row in its order (highest address; there, the last row that does
-     * not end a sequence, else the last that does) as ending a sequence */
-    if (u->nrows && !dropped_high) {
-        size_t last = 0;
-        for (size_t k = 1; k < u->nrows; k++) {
-            const struct raw_line *x = &u->rows[k], *m = &u->rows[last];
-            if (x->addr > m->addr || (x->addr == m->addr && (!x->end || m->end)))
-                last = k;
-        }
-        u->rows[last].end = true;
-    }
+                         (unsigned long long)h.header_length);
+    r.p = h.program;
+    bool dropped_high = false;
+    if ((got = run_line_program(&r, &h, u, &dropped_high)) != 0)
+        return got;
+    if (!dropped_high)
+        end_last_row(u);
     return 0;
 }
 

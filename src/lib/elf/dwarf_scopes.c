@@ -240,35 +240,104 @@ static void die_problem(struct walker *w, Dwarf_Die *die, const char *what, cons
                    why ? " (" : "", why ? why : "", why ? ")" : "", skipped);
 }
 
-/* The file that attribute `name` (DW_AT_call_file, DW_AT_decl_file) of die gives among the
- * unit's line-table files; NULL when there is none, and a problem when the index is not a file
- * (binutils: "bad file number"). */
-static const char *file_attr(struct walker *w, Dwarf_Die *die, unsigned name)
+/* The attributes of a function's or inlined instance's DIE that the walk reads, gathered in one
+ * pass over the DIE (dwarf_getattrs) instead of one search each; the names also through the
+ * abstract origin or specification, as dwarf_attr_integrate finds them. */
+enum scope_attr {
+    LINKAGE_NAME,
+    MIPS_LINKAGE_NAME,
+    NAME,
+    ORIGIN,
+    SPECIFICATION,
+    DECL_FILE,
+    CALL_FILE,
+    CALL_LINE,
+    SCOPE_ATTRS
+};
+
+struct scope_attrs {
+    Dwarf_Attribute attr[SCOPE_ATTRS];
+    bool has[SCOPE_ATTRS];
+};
+
+static int gather_attr(Dwarf_Attribute *attr, void *arg)
 {
-    Dwarf_Attribute attr;
+    struct scope_attrs *a = arg;
+    int k;
+    switch (dwarf_whatattr(attr)) {
+    case DW_AT_linkage_name: k = LINKAGE_NAME; break;
+    case DW_AT_MIPS_linkage_name: k = MIPS_LINKAGE_NAME; break;
+    case DW_AT_name: k = NAME; break;
+    case DW_AT_abstract_origin: k = ORIGIN; break;
+    case DW_AT_specification: k = SPECIFICATION; break;
+    case DW_AT_decl_file: k = DECL_FILE; break;
+    case DW_AT_call_file: k = CALL_FILE; break;
+    case DW_AT_call_line: k = CALL_LINE; break;
+    default: return DWARF_CB_OK;
+    }
+    if (!a->has[k]) { /* the first of a kind, as dwarf_attr finds it */
+        a->attr[k] = *attr;
+        a->has[k] = true;
+    }
+    return DWARF_CB_OK;
+}
+
+/* The attributes of die itself into *own, and into names the names (LINKAGE_NAME to NAME) as
+ * dwarf_attr_integrate finds each: on die or on the first DIE of the chain of abstract origins
+ * (else specifications) that has it, 16 links at most. */
+static void scope_attrs(Dwarf_Die *die, struct scope_attrs *own, struct scope_attrs *names)
+{
+    memset(own, 0, sizeof *own);
+    dwarf_getattrs(die, gather_attr, own, 0);
+    *names = *own;
+    struct scope_attrs level = *own;
+    Dwarf_Die next;
+    for (int chain = 16; chain-- > 0;) {
+        if (names->has[LINKAGE_NAME] && names->has[MIPS_LINKAGE_NAME] && names->has[NAME])
+            return;
+        Dwarf_Attribute *ref = level.has[ORIGIN]          ? &level.attr[ORIGIN]
+                               : level.has[SPECIFICATION] ? &level.attr[SPECIFICATION]
+                                                          : NULL;
+        if (!ref || !dwarf_formref_die(ref, &next))
+            return;
+        memset(&level, 0, sizeof level);
+        dwarf_getattrs(&next, gather_attr, &level, 0);
+        for (int k = LINKAGE_NAME; k <= NAME; k++)
+            if (!names->has[k] && level.has[k]) {
+                names->attr[k] = level.attr[k];
+                names->has[k] = true;
+            }
+    }
+}
+
+/* The file that attribute k (CALL_FILE, DECL_FILE) of die gives among the unit's line-table
+ * files; NULL when there is none, and a problem when the index is not a file (binutils: "bad
+ * file number"). */
+static const char *file_attr(struct walker *w, Dwarf_Die *die, struct scope_attrs *own,
+                             enum scope_attr k)
+{
     Dwarf_Word idx;
-    if (!w->files || !dwarf_attr(die, name, &attr))
+    if (!w->files || !own->has[k])
         return NULL;
-    bool unreadable = dwarf_formudata(&attr, &idx) != 0;
+    bool unreadable = dwarf_formudata(&own->attr[k], &idx) != 0;
     if (unreadable || idx >= w->nfiles) {
         die_problem(w, die,
-                    name == DW_AT_call_file ? "DW_AT_call_file is not a file of the line table"
-                                            : "DW_AT_decl_file is not a file of the line table",
+                    k == CALL_FILE ? "DW_AT_call_file is not a file of the line table"
+                                   : "DW_AT_decl_file is not a file of the line table",
                     unreadable ? libdw_problem() : NULL, "its file is not known");
         return NULL;
     }
     return w->files[idx];
 }
 
-/* A string attribute of die or of the DIE it refers to (abstract origin, specification); NULL
- * when there is none, and a problem when it is there but cannot be read (a string offset past
- * .debug_str). */
-static const char *string_attr(struct walker *w, Dwarf_Die *die, unsigned name)
+/* Name k of the scope; NULL when there is none, and a problem when it is there but cannot be
+ * read (a string offset past .debug_str). */
+static const char *string_attr(struct walker *w, Dwarf_Die *die, struct scope_attrs *names,
+                               enum scope_attr k)
 {
-    Dwarf_Attribute attr;
-    if (!dwarf_attr_integrate(die, name, &attr))
+    if (!names->has[k])
         return NULL;
-    const char *s = dwarf_formstring(&attr);
+    const char *s = dwarf_formstring(&names->attr[k]);
     if (!s)
         die_problem(w, die, "a name unreadable", libdw_problem(),
                     "the function is named by the symbol table");
@@ -277,14 +346,13 @@ static const char *string_attr(struct walker *w, Dwarf_Die *die, unsigned name)
 
 /* For a function without any name: a problem when that is because its abstract origin or
  * specification is no DIE (or points into the middle of one). */
-static void check_origin(struct walker *w, Dwarf_Die *die)
+static void check_origin(struct walker *w, Dwarf_Die *die, struct scope_attrs *own)
 {
-    static const unsigned refs[] = {DW_AT_abstract_origin, DW_AT_specification};
+    static const enum scope_attr refs[] = {ORIGIN, SPECIFICATION};
     for (size_t i = 0; i < sizeof refs / sizeof *refs; i++) {
-        Dwarf_Attribute attr;
         Dwarf_Die target;
-        if (dwarf_attr(die, refs[i], &attr) &&
-            (!dwarf_formref_die(&attr, &target) || dwarf_tag(&target) == DW_TAG_invalid)) {
+        if (own->has[refs[i]] && (!dwarf_formref_die(&own->attr[refs[i]], &target) ||
+                                  dwarf_tag(&target) == DW_TAG_invalid)) {
             die_problem(w, die, "a reference to no DIE", libdw_problem(),
                         "the function is named by the symbol table");
             return;
@@ -323,16 +391,17 @@ static bool mangling_language(Dwarf_Die *die)
  * anonymous namespace, main) is named by the function symbol that starts where its code
  * (range lo) does, as binutils and llvm-symbolizer name it. Lookups show it demangled unless the
  * ELF was told otherwise (spoor_elf_set_demangle). */
-static const char *scope_name(struct walker *w, Dwarf_Die *die, int tag, uint32_t lo)
+static const char *scope_name(struct walker *w, Dwarf_Die *die, int tag, uint32_t lo,
+                              struct scope_attrs *own, struct scope_attrs *names)
 {
-    const char *name = string_attr(w, die, DW_AT_linkage_name);
+    const char *name = string_attr(w, die, names, LINKAGE_NAME);
     if (!name)
-        name = string_attr(w, die, DW_AT_MIPS_linkage_name);
+        name = string_attr(w, die, names, MIPS_LINKAGE_NAME);
     if (name)
         return name;
-    name = string_attr(w, die, DW_AT_name);
+    name = string_attr(w, die, names, NAME);
     if (!name)
-        check_origin(w, die);
+        check_origin(w, die, own);
     if (tag == DW_TAG_subprogram) {
         const struct elf_symbol *sym = spoor_elf_symbol_at(w->e, lo);
         if (sym && sym->start == lo && (!name || strcmp(sym->name, name)) && mangling_language(die))
@@ -370,16 +439,17 @@ static int add_scope(struct walker *w, Dwarf_Die *die, int tag, int32_t parent, 
     if (spoor_grow((void **)&t->scopes, &t->cap_scopes, t->nscopes + 1, sizeof *t->scopes))
         return -1;
     struct dw_scope *s = &t->scopes[t->nscopes++];
-    s->name = scope_name(w, die, tag, first_lo);
+    struct scope_attrs own, names;
+    scope_attrs(die, &own, &names);
+    s->name = scope_name(w, die, tag, first_lo, &own, &names);
     s->parent = parent;
     s->call_file = NULL;
     s->call_line = 0;
-    file_attr(w, die, DW_AT_decl_file); /* not shown, but checked as binutils does */
+    file_attr(w, die, &own, DECL_FILE); /* not shown, but checked as binutils does */
     if (tag == DW_TAG_inlined_subroutine) {
-        Dwarf_Attribute attr;
         Dwarf_Word line;
-        s->call_file = file_attr(w, die, DW_AT_call_file);
-        if (dwarf_attr(die, DW_AT_call_line, &attr) && !dwarf_formudata(&attr, &line))
+        s->call_file = file_attr(w, die, &own, CALL_FILE);
+        if (own.has[CALL_LINE] && !dwarf_formudata(&own.attr[CALL_LINE], &line))
             s->call_line = (unsigned)line;
     }
     return idx;

@@ -148,6 +148,20 @@ static struct raw_symbol raw_symbol(const spoor_elf *e, size_t i)
                                spoor_le16(p + 14)};
 }
 
+/* The names spoor_elf_debug_section finds without going through every section (an ELF built
+ * with -ffunction-sections can have hundreds): each one's first section is looked up at open. */
+static const char *const known_section_names[ELF_KNOWN_SECTIONS] = {
+    ".debug_info",    ".debug_abbrev", ".debug_line",     ".debug_str",   ".debug_line_str",
+    ".debug_aranges", ".debug_ranges", ".debug_rnglists", ".debug_frame", ".ARM.attributes"};
+
+static void find_known_sections(spoor_elf *e)
+{
+    for (size_t i = e->nsections; i-- > 0;) /* the first of a name wins */
+        for (size_t k = 0; k < ELF_KNOWN_SECTIONS; k++)
+            if (!strcmp(e->sections[i].name, known_section_names[k]))
+                e->known_sections[k] = &e->sections[i];
+}
+
 /* A symbol's name in the string table, NULL when it lies outside. */
 static const char *symbol_name(const spoor_elf *e, uint32_t off)
 {
@@ -299,6 +313,7 @@ spoor_elf *spoor_elf_open(const char *path)
     }
     if (load_sections(e, raw, (size_t)size) || load_symbols(e))
         goto fail;
+    find_known_sections(e);
     e->dwarf = dwarf_begin_elf(e->elf, DWARF_C_READ, NULL);
     if (!e->dwarf && spoor_elf_debug_section(e, ".debug_info")) {
         spoor_elf_warn(e, "DWARF unreadable (%s): names from the symbol table only, no lines",
@@ -397,12 +412,18 @@ bool spoor_elf_section(const spoor_elf *e, const char *name, uint32_t *addr, con
 
 const struct elf_section *spoor_elf_debug_section(const spoor_elf *e, const char *name)
 {
-    for (size_t i = 0; i < e->nsections; i++) {
-        const struct elf_section *sec = &e->sections[i];
-        if (!strcmp(sec->name, name))
-            return sec->data && !(sec->flags & SHF_COMPRESSED) ? sec : NULL;
+    const struct elf_section *sec = NULL;
+    size_t k = 0;
+    while (k < ELF_KNOWN_SECTIONS && strcmp(known_section_names[k], name))
+        k++;
+    if (k < ELF_KNOWN_SECTIONS) {
+        sec = e->known_sections[k];
+    } else {
+        for (size_t i = 0; i < e->nsections && !sec; i++)
+            if (!strcmp(e->sections[i].name, name))
+                sec = &e->sections[i];
     }
-    return NULL;
+    return sec && sec->data && !(sec->flags & SHF_COMPRESSED) ? sec : NULL;
 }
 
 bool spoor_elf_is_code(const spoor_elf *e, uint32_t addr)

@@ -25,6 +25,10 @@ struct elf_warnings {
     bool full; /* the last line says that more were not kept */
 };
 
+/* How many section names elf_image.c finds once at open for spoor_elf_debug_section (the
+ * DWARF sections and .ARM.attributes, which the symbolizer asks for per unit). */
+#define ELF_KNOWN_SECTIONS 10
+
 struct spoor_elf {
     char *path;
     int fd;
@@ -32,6 +36,8 @@ struct spoor_elf {
     Dwarf *dwarf; /* NULL when the ELF has no DWARF */
     struct elf_section *sections;
     size_t nsections;
+    /* The first section named known_section_names[i] (elf_image.c), NULL when there is none. */
+    const struct elf_section *known_sections[ELF_KNOWN_SECTIONS];
     struct elf_symbol *symbols; /* sorted by start */
     size_t nsymbols;
     const uint8_t *build_id;

@@ -8,14 +8,14 @@
  * lookup decodes one unit. The units claim code ranges (.debug_aranges, else the unit DIE's
  * DW_AT_ranges or low_pc/high_pc; DWARF says they cover the unit's code); from the start of a
  * claimed range up to the next claimed range (the unit's region) the claiming unit answers, as
- * in addr2line, which finds the unit first. Many lookups, or a quarter of the units decoded,
- * make one merged table over all units instead (decoding the rest costs little more then, and
- * it is the fastest to search). Both kinds of table hold the same content, each unit's cut to
- * its regions, so a unit's table answers what the merged one does; where it cannot tell (the
- * unit has no line row at the start of a claimed range, so a row of another unit may be in
- * force there) the merged table is built and answers. When the units cannot be told apart by
- * address (a unit with code but no range information, two units claiming the same code), only
- * the merged table is used, uncut. */
+ * in addr2line, which finds the unit first. Many lookups, or a few units decoded (a bulk run
+ * touches every unit soon: their own tables would be built only to be thrown away), make one
+ * merged table over all units instead (it is the fastest to search). Both kinds of table hold the
+ * same content, each unit's cut to its regions, so a unit's table answers what the merged one does;
+ * where it cannot tell (the unit has no line row at the start of a claimed range, so a row of
+ * another unit may be in force there) the merged table is built and answers. When the units cannot
+ * be told apart by address (a unit with code but no range information, two units claiming the same
+ * code), only the merged table is used, uncut. */
 #include <string.h>
 
 #include "elf/symbols_internal.h"
@@ -68,9 +68,9 @@ struct lookup_table {
  * itself has no row: the line in force there may be another unit's. */
 static const char unknown_line[] = "";
 
-/* The merged table is built once a quarter of the units (and at least LAZY_UNITS) is, or after
- * LAZY_LOOKUPS lookups: then decoding the rest costs little more than what was decoded, and
- * lookups go to one table. */
+/* The merged table is built once LAZY_UNITS units are, or after LAZY_LOOKUPS lookups: one
+ * address (a crash's first lookup) decodes one unit, a backtrace a few, and a bulk run does not
+ * build many tables of single units that the merged table replaces anyway. */
 #define LAZY_UNITS 8
 #define LAZY_LOOKUPS 1024
 
@@ -603,7 +603,7 @@ static const struct lookup_table *find_table(const spoor_elf *e, uint32_t addr,
     if (!t)
         return NULL;
     if (!t->merged && (t->merged_only || t->want_merged || t->lazy_lookups >= LAZY_LOOKUPS ||
-                       (t->units_built >= LAZY_UNITS && 4 * t->units_built > t->nunits)))
+                       t->units_built >= LAZY_UNITS))
         build_merged(e, t);
     if ((t = *tp = e->symbolizer) == NULL)
         return NULL;

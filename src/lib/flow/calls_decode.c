@@ -5,6 +5,7 @@
 
 #include "base/byteorder.h"
 #include "spoor/calls_decode.h"
+#include "spoor/cortexm_facts.h"
 #include "spoor/error.h"
 
 bool spoor_calls_parse_state(const uint8_t *bytes, size_t len, spoor_calls_info *out)
@@ -66,7 +67,7 @@ size_t spoor_calls_ring_bytes(const spoor_calls_info *st)
 
 const char *spoor_calls_exc_return_text(uint32_t v)
 {
-    if ((v & 0xFFFFFF80u) != 0xFFFFFF80u || (v & 0x2u))
+    if (!spoor_cortexm_is_exc_return(v))
         return NULL;
     static const char *const text[8] = {
         "handler, FP", "handler, FP", "thread, MSP, FP", "thread, PSP, FP",
@@ -74,11 +75,6 @@ const char *spoor_calls_exc_return_text(uint32_t v)
     };
     unsigned mode = (v >> 3) & 1u, spsel = (v >> 2) & 1u, basic = (v >> 4) & 1u;
     return text[basic * 4u + mode * 2u + spsel];
-}
-
-static bool is_exc_return(uint32_t site)
-{
-    return site >= SPOOR_CALLS_EXC_RETURN_MIN;
 }
 
 static bool add_context(spoor_call_trace *t, size_t *cap, bool handler, uint32_t id,
@@ -132,7 +128,7 @@ static bool contexts_from_exc_return(spoor_call_trace *t, size_t *cap)
         return false;
     for (size_t i = 0; i < t->count; i++) {
         spoor_call_record *r = &t->records[i];
-        bool exc = is_exc_return(r->site);
+        bool exc = spoor_cortexm_is_exc_return(r->site);
         if (exc && r->kind == SPOOR_CALL_ENTER && nopen < MAX_NEST) {
             unsigned idx;
             if (!add_context(t, cap, true, r->function, r->site, i, &idx))
@@ -234,7 +230,7 @@ bool spoor_calls_decode(const spoor_calls_info *st, const uint8_t *ring, size_t 
             gap = true;
             continue;
         }
-        if ((fn & ~1u) == 0 || (!(site & 1u) && !is_exc_return(site))) {
+        if ((fn & ~1u) == 0 || (!(site & 1u) && !spoor_cortexm_is_exc_return(site))) {
             spoor_call_trace_free(out);
             return spoor_set_error(SPOOR_ERR_FORMAT,
                                    "call ring: record in slot %zu is corrupt: function 0x%08x, "
@@ -245,7 +241,7 @@ bool spoor_calls_decode(const spoor_calls_info *st, const uint8_t *ring, size_t 
         spoor_call_record *r = &out->records[out->count++];
         r->kind = (fn & SPOOR_CALLS_KIND_ENTER) ? SPOOR_CALL_ENTER : SPOOR_CALL_EXIT;
         r->function = fn & ~1u;
-        r->site = is_exc_return(site) ? site : site & ~1u;
+        r->site = spoor_cortexm_is_exc_return(site) ? site : site & ~1u;
         size_t extra = SPOOR_CALLS_REC_EXTRA;
         if (st->has_time) {
             r->time = spoor_le32(p + extra);

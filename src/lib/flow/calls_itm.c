@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "spoor/calls_decode.h"
+#include "spoor/cortexm_facts.h"
 #include "spoor/itm.h"
 
 const char *spoor_calls_loss_text(spoor_calls_loss why)
@@ -36,7 +37,7 @@ void spoor_calls_itm_lose(spoor_calls_itm_pairer *p, spoor_calls_loss why)
 
 static bool valid_site(uint32_t site)
 {
-    return (site & 1u) || site >= SPOOR_CALLS_EXC_RETURN_MIN;
+    return (site & 1u) || spoor_cortexm_is_exc_return(site);
 }
 
 bool spoor_calls_itm_pair(spoor_calls_itm_pairer *p, const spoor_itm_packet *pkt,
@@ -75,7 +76,7 @@ bool spoor_calls_itm_pair(spoor_calls_itm_pairer *p, const spoor_itm_packet *pkt
     memset(out, 0, sizeof *out);
     out->kind = (fn & SPOOR_CALLS_KIND_ENTER) ? SPOOR_CALL_ENTER : SPOOR_CALL_EXIT;
     out->function = fn & ~1u;
-    out->site = w >= SPOOR_CALLS_EXC_RETURN_MIN ? w : w & ~1u;
+    out->site = spoor_cortexm_is_exc_return(w) ? w : w & ~1u;
     out->after_gap = p->loss != SPOOR_CALLS_LOSS_NONE;
     p->gap_why = p->loss;
     p->loss = SPOOR_CALLS_LOSS_NONE;

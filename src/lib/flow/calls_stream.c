@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "spoor/calls_decode.h"
+#include "spoor/cortexm_facts.h"
 
 void spoor_calls_stream_init(spoor_calls_stream *s)
 {
@@ -30,7 +31,7 @@ void spoor_calls_stream_add(spoor_calls_stream *s, spoor_call_record *r,
 {
     if (r->after_gap)
         spoor_calls_stream_lose(s);
-    bool exc = r->site >= SPOOR_CALLS_EXC_RETURN_MIN;
+    bool exc = spoor_cortexm_is_exc_return(r->site);
     unsigned level = s->nopen;
     if (exc && r->kind == SPOOR_CALL_ENTER && s->nopen < SPOOR_CALLS_STREAM_NEST)
         level = open_handler(s, ++s->nopen, r);

@@ -1,6 +1,7 @@
 /* The instructions executed between MTB packets (spoor/mtb.h): every instruction from one
  * packet's destination up to the next packet's source runs in sequence, since any other change
  * of flow would have written a packet. */
+#include "base/byteorder.h"
 #include "spoor/mtb_decode.h"
 #include "spoor/thumb.h"
 
@@ -39,7 +40,7 @@ static bool run(uint32_t from, uint32_t to, bool to_inclusive, spoor_read_fn rea
             return gap(fn, ctx, (uint32_t)pc, "code not readable");
         uint32_t at = 0;
         while (at + 2u <= want && pc < end) {
-            unsigned size = spoor_thumb_size((uint16_t)(code[at] | code[at + 1u] << 8));
+            unsigned size = spoor_thumb_size(spoor_le16(code + at));
             if (at + size > want) {
                 if (at == 0)
                     return gap(fn, ctx, (uint32_t)pc, "code not readable");

@@ -768,88 +768,126 @@ static inline uint32_t four_sw1_payload(uint64_t w)
                       (w >> 32 & 0xFF000000));
 }
 
+/* The payload bytes of an extension or GTS1 packet (its header has C = 1) whose
+ * payload ends within the four bytes v after the header (a byte with C = 0); -1 when it does
+ * not. */
+static inline int cont_payload_in_four(uint32_t v)
+{
+    uint32_t ends = ~v & 0x80808080u;
+    return ends ? __builtin_ctz(ends) / 8 + 1 : -1;
+}
+
 /* The hot loop for a consumer of the counters only (nothing selected), and (with text) of the
- * text of some software ports: one branch for every source packet (type and checks from
- * tables), so that a stream of unpredictable packet types costs few mispredicted branches;
- * runs of 1-byte software packets go four at a time, their text bytes too when they are of
- * one port. */
+ * text of some software ports: a source packet is a table look-up, a payload check and its
+ * `other` ring entry, local timestamps and the extension and GTS1 packets are taken in the loop
+ * too; runs of 1-byte software packets go four at a time, their text bytes too when they are of
+ * one port. The loop runs in chunks of bytes the rings hold whatever the packets are. */
 static inline __attribute__((always_inline)) size_t count_loop(spoor_itm_decoder *d,
                                                                const uint8_t *restrict data,
                                                                size_t i, size_t len, uint64_t base,
                                                                const bool text)
 {
     /* packets of selected types still held (the selection changed): the general loop first */
-    if (d->tail != d->sealed || len < 5)
+    if (d->tail != d->sealed || len < 8)
         return i;
     uint32_t otail = d->other_tail, ofirst = d->other_first, sealed = d->sealed;
     uint32_t ttail = d->text_tail;
     const uint32_t thead = d->text_head;
     /* bit A: the port of header 0bAAAAA0SS on the current page is one of the text's */
-    const uint32_t page = d->page;
-    const uint32_t text_a = text && page < 8 ? d->text_ports[page] : 0;
+    uint32_t text_a = text && d->page < 8 ? d->text_ports[d->page] : 0;
     uint64_t time = d->time, first_ts_time = 0;
     uint64_t *restrict other = d->other;
     uint8_t *restrict tx = d->text;
     uint64_t *count = d->stats.packets; /* not a local array: nothing to add up on leaving */
     uint64_t ts_before = count[SPOOR_ITM_TS_LOCAL];
-    const uint8_t *p = data + i, *const last = data + len - 5, *const end = data + len;
-    /* the `other` ring holds every packet of the run until it is released: at most
-     * SPOOR_ITM_HOLD + LAZY_RELEASE + 4, so it has room (see the assertion on LAZY_RELEASE) */
-    while (p <= last && (!text || ttail - thead + 4 + STEP_TEXT <= SPOOR_ITM_TEXT_RING)) {
-        if (otail - ofirst >= SPOOR_ITM_HOLD + LAZY_RELEASE)
-            fast_run_release(d, d->tail, &sealed, otail, &ofirst, ttail, time, &ts_before,
-                             first_ts_time);
-        uint8_t h = p[0];
-        uint32_t v = spoor_le32(p + 1); /* may read past the payload, not past the buffer */
-        unsigned k = itm_header_kind[h];
-        if (k >= HDR_SW1) { /* a source packet */
-            uint64_t w;
-            if (p + 8 <= end && four_sw1_packets(w = spoor_le64(p)) &&
-                (!text || four_sw1_one_port(w))) {
-                /* entries 2 bytes apart: the offset is linear in the entry */
-                uint64_t e = other_entry(base + (uint64_t)(p - data), SPOOR_ITM_SW);
-                if (text && (text_a >> (h >> 3) & 1)) {
-                    e = other_text_entry(base + (uint64_t)(p - data), 1);
-                    ttail = text_put(tx, ttail, four_sw1_payload(w), 4);
-                }
-                other[RING_INDEX(otail)] = e;
-                other[RING_INDEX(otail + 1)] = e + other_entry(2, 0);
-                other[RING_INDEX(otail + 2)] = e + other_entry(4, 0);
-                other[RING_INDEX(otail + 3)] = e + other_entry(6, 0);
-                otail += 4;
-                count[SPOOR_ITM_SW] += 4;
-                p += 8;
-                continue;
-            }
-            if (text && hdr_is_sw(k) && (text_a >> (h >> 3) & 1)) {
-                unsigned n = source_payload_size(h);
-                other[RING_INDEX(otail)] = other_text_entry(base + (uint64_t)(p - data), n);
-                otail++;
-                ttail = text_put(tx, ttail, v, n);
-                count[SPOOR_ITM_SW]++;
-                p += 1 + n;
-                continue;
-            }
-            if (!fast_other(k, v, base + (uint64_t)(p - data), other, &otail, count))
-                break;
-            p += 1 + source_payload_size(h);
-            continue;
-        }
-        uint32_t delta;
-        unsigned size = local_timestamp_decode(k, h, v, &delta);
-        if (!size)
-            break;
+    /* eight bytes from p are in the buffer: the payload loads need no bounds */
+    const uint8_t *p = data + i, *const last = data + len - 8;
+    while (p <= last) {
         if (otail - ofirst + STEP_PACKETS > SPOOR_ITM_HOLD)
             fast_run_release(d, d->tail, &sealed, otail, &ofirst, ttail, time, &ts_before,
                              first_ts_time);
-        time += delta; /* dates and releases the held packets and itself */
-        ofirst = otail;
-        if (text)
-            d->text_sealed = ttail;
-        if (count[SPOOR_ITM_TS_LOCAL]++ == ts_before)
-            first_ts_time = time;
-        p += size;
+        /* a chunk of bytes whose packets the rings hold: the packets the loop queues take two
+         * bytes or more (not a bare extension: the general loop's) and add at most four text
+         * bytes each; the `other` ring holds SPOOR_ITM_HOLD + LAZY_RELEASE (see the assertion
+         * on LAZY_RELEASE) */
+        size_t room = SPOOR_ITM_HOLD + LAZY_RELEASE - (otail - ofirst);
+        if (text) { /* the general loop may have left less than STEP_TEXT bytes free */
+            uint32_t text_free = SPOOR_ITM_TEXT_RING - (ttail - thead);
+            size_t text_room = text_free > STEP_TEXT ? (text_free - STEP_TEXT) / 4 : 0;
+            if (room > text_room)
+                room = text_room;
+        }
+        if (room == 0)
+            break;
+        const uint8_t *const chunk_last = (size_t)(last - p) < 2 * room ? last : p + 2 * room - 1;
+        while (p <= chunk_last) {
+            uint64_t w = spoor_le64(p); /* the header and (up to) four payload bytes */
+            uint8_t h = (uint8_t)w;
+            uint32_t v = (uint32_t)(w >> 8);
+            unsigned k = itm_header_kind[h];
+            uint64_t off = base + (uint64_t)(p - data);
+            if (k >= HDR_SW1) { /* a source packet */
+                /* (no test of k == HDR_SW1 first: the one test mispredicts less) */
+                if (four_sw1_packets(w) && (!text || four_sw1_one_port(w))) {
+                    /* entries 2 bytes apart: the offset is linear in the entry */
+                    uint64_t e = other_entry(off, SPOOR_ITM_SW);
+                    if (text && (text_a >> (h >> 3) & 1)) {
+                        e = other_text_entry(off, 1);
+                        ttail = text_put(tx, ttail, four_sw1_payload(w), 4);
+                    }
+                    other[RING_INDEX(otail)] = e;
+                    other[RING_INDEX(otail + 1)] = e + other_entry(2, 0);
+                    other[RING_INDEX(otail + 2)] = e + other_entry(4, 0);
+                    other[RING_INDEX(otail + 3)] = e + other_entry(6, 0);
+                    otail += 4;
+                    count[SPOOR_ITM_SW] += 4;
+                    p += 8;
+                    continue;
+                }
+                unsigned n = source_payload_size(h);
+                if (text && hdr_is_sw(k) && (text_a >> (h >> 3) & 1)) {
+                    other[RING_INDEX(otail)] = other_text_entry(off, n);
+                    otail++;
+                    ttail = text_put(tx, ttail, v, n);
+                    count[SPOOR_ITM_SW]++;
+                    p += 1 + n;
+                    continue;
+                }
+                if (!source_payload_ok(k, v))
+                    goto leave;
+                spoor_itm_type type = itm_source_type[k];
+                other[RING_INDEX(otail)] = other_entry(off, type);
+                otail++;
+                count[type]++;
+                p += itm_source_bytes[k];
+                continue;
+            }
+            uint32_t delta;
+            unsigned size = local_timestamp_decode(k, h, v, &delta);
+            if (size) {
+                if (otail - ofirst + STEP_PACKETS > SPOOR_ITM_HOLD)
+                    fast_run_release(d, d->tail, &sealed, otail, &ofirst, ttail, time, &ts_before,
+                                     first_ts_time);
+                time += delta; /* dates and releases the held packets and itself */
+                ofirst = otail;
+                if (text)
+                    d->text_sealed = ttail;
+                if (count[SPOOR_ITM_TS_LOCAL]++ == ts_before)
+                    first_ts_time = time;
+                p += size;
+                continue;
+            }
+            int n = (k == HDR_EXT || k == HDR_GTS1) && (h & 0x80) ? cont_payload_in_four(v) : -1;
+            if (n < 0)
+                goto leave; /* anything else: the general loop */
+            d->other_tail = otail;
+            cont_packet(d, k, h, p + 1, (unsigned)n, off); /* to the `other` ring */
+            otail = d->other_tail;
+            text_a = text && d->page < 8 ? d->text_ports[d->page] : 0;
+            p += 1 + n;
+        }
     }
+leave:
     fast_run_release(d, d->tail, &sealed, otail, &ofirst, ttail, time, &ts_before, first_ts_time);
     return (size_t)(p - data);
 }
@@ -880,6 +918,154 @@ static size_t fast_run(spoor_itm_decoder *d, const uint8_t *restrict data, size_
 
 /* ---- the general loop ---------------------------------------------------------------------- */
 
+/* Eight bytes at p as a native-order word (a test for zero needs no byte order). */
+static inline uint64_t native64(const uint8_t *p)
+{
+    uint64_t w;
+    memcpy(&w, p, sizeof w);
+    return w;
+}
+
+/* The index of the first non-zero byte of data[i, len), len when there is none: a run of zero
+ * bytes (an idle SWO line, a sparse capture, a long sync) is skipped 64 bytes a step. */
+static size_t zero_run_end(const uint8_t *data, size_t i, size_t len)
+{
+    for (; i + 64 <= len; i += 64) {
+        const uint8_t *p = data + i;
+        if ((native64(p) | native64(p + 8) | native64(p + 16) | native64(p + 24) |
+             native64(p + 32) | native64(p + 40) | native64(p + 48) | native64(p + 56)) != 0)
+            break;
+    }
+    while (i < len && data[i] == 0)
+        i++;
+    return i;
+}
+
+/* How many of the (up to four) bytes before data[i] are zero, counting back from it; the
+ * bytes of earlier feeds come from d->hist. */
+static uint8_t zeros_before(const spoor_itm_decoder *d, const uint8_t *data, size_t i)
+{
+    uint8_t z = 0;
+    for (size_t m = 1; m <= 4; m++) {
+        uint8_t prev = m <= i ? data[i - m] : (uint8_t)(d->hist >> (8 * (m - i - 1)));
+        if (prev != 0)
+            break;
+        z++;
+    }
+    return z;
+}
+
+/* A header at data[i] (state ST_HEADER): a packet that lies whole in the buffer is decoded at
+ * once, any other starts the state of its payload. Returns the index after what it consumed. */
+static size_t header_step(spoor_itm_decoder *d, const uint8_t *data, size_t i, size_t len,
+                          uint64_t base)
+{
+    uint8_t b = data[i];
+    uint64_t off = base + i;
+    unsigned k = itm_header_kind[b];
+    if (k >= HDR_SW1) {
+        unsigned n = source_payload_size(b);
+        if (i + 1 + n <= len) { /* a whole source packet in the buffer */
+            uint32_t v = i + 5 <= len ? source_payload_value(spoor_le32(data + i + 1), n)
+                                      : (uint32_t)spoor_le_bytes(data + i + 1, n);
+            source_packet(d, k, b, v, n, off);
+            return i + 1 + n;
+        }
+    } else if (k == HDR_EXT && !(b & 0x80)) { /* a bare extension (C = 0), e.g. 0x08 */
+        cont_packet(d, k, b, data + i + 1, 0, off);
+        return i + 1;
+    } else if (hdr_is_cont(k)) { /* a continuation payload, when it is in the buffer */
+        unsigned max = cont_payload_max(k), m = 0;
+        while (m < max && i + 1 + m < len && (data[i + 1 + m] & 0x80))
+            m++;
+        if (m < max && i + 1 + m < len) {
+            cont_packet(d, k, b, data + i + 1, m + 1, off);
+            return i + 2 + m;
+        }
+        if (m == max) {
+            lose(d, off, off + max, SPOOR_ITM_ERR_BAD_PAYLOAD);
+            return i + 1 + max;
+        }
+    } else if (k == HDR_SYNC) {
+        /* Headers are never zero, so the zero bytes just before this one are the end of the
+         * previous packet's payload: a sync may have started there. */
+        d->last_trailing_zeros = zeros_before(d, data, i);
+    }
+    start_packet(d, k, b, off);
+    return i + 1;
+}
+
+/* A payload byte b at stream position off of the packet being parsed (ST_FIXED, ST_CONT). */
+static void payload_step(spoor_itm_decoder *d, uint8_t b, uint64_t off)
+{
+    d->buf[d->got++] = b;
+    if (d->state == ST_FIXED) {
+        if (d->got == d->need) {
+            d->state = ST_HEADER;
+            source_packet(d, itm_header_kind[d->header], d->header,
+                          (uint32_t)spoor_le_bytes(d->buf, d->got), d->got, d->pkt_start);
+        }
+    } else if (!(b & 0x80)) {
+        d->state = ST_HEADER;
+        cont_packet(d, itm_header_kind[d->header], d->header, d->buf, d->got, d->pkt_start);
+    } else if (d->got == cont_payload_max(itm_header_kind[d->header])) {
+        lose(d, d->pkt_start, off, SPOOR_ITM_ERR_BAD_PAYLOAD);
+    }
+}
+
+/* After a 0x00 header (ST_SYNC): the rest of the zero run at once, then the byte that ends it,
+ * 0x80 for a sync. Returns the index after what it consumed. */
+static size_t sync_step(spoor_itm_decoder *d, const uint8_t *data, size_t i, size_t len,
+                        uint64_t base)
+{
+    size_t j = zero_run_end(data, i, len);
+    d->zeros += j - i;
+    if (j == len)
+        return len;
+    if (data[j] == 0x80)
+        sync_end(d, base + j);
+    else
+        lose(d, d->pkt_start, base + j, SPOOR_ITM_ERR_BAD_SYNC);
+    return j + 1;
+}
+
+/* After an error (ST_LOST): skips to the next 0x80 preceded by enough zero bytes for a sync
+ * (d->zeros counts the zero bytes just before data[i]), zero runs at once; reports the bytes
+ * lost and the sync when it is found. Returns the index after what it consumed. */
+static size_t lost_step(spoor_itm_decoder *d, const uint8_t *data, size_t i, size_t len,
+                        uint64_t base)
+{
+    size_t j = i;
+    uint64_t z = d->zeros;
+    while (j < len) {
+        if (data[j] == 0x00) {
+            size_t run_end = zero_run_end(data, j, len);
+            z += run_end - j;
+            j = run_end;
+        } else if (data[j] == 0x80 && z >= SYNC_MIN_ZEROS) {
+            break;
+        } else {
+            z = 0;
+            j++;
+        }
+    }
+    d->zeros = z;
+    if (j == len)
+        return len;
+    uint64_t end = base + j; /* the 0x80 */
+    if (end - z > d->lost_from)
+        push_error(d, d->lost_from, end - z, d->lost_detected, d->lost_why);
+    sync_packet(d, end, z);
+    return j + 1;
+}
+
+/* The last four bytes of data[0, i) go to d->hist (zeros_before reads them in the next feed). */
+static void keep_history(spoor_itm_decoder *d, const uint8_t *data, size_t i)
+{
+    for (size_t k = i > 4 ? i - 4 : 0; k < i; k++)
+        d->hist = d->hist << 8 | data[k];
+}
+
 size_t spoor_itm_feed(spoor_itm_decoder *d, const uint8_t *data, size_t len)
 {
     size_t i = 0;
@@ -897,115 +1083,19 @@ size_t spoor_itm_feed(spoor_itm_decoder *d, const uint8_t *data, size_t len)
         }
         if (rings_full(d))
             break; /* the caller takes released packets or text first */
-        uint8_t b = data[i];
-        uint64_t off = base + i;
         switch (d->state) {
-        case ST_HEADER: {
-            unsigned k = itm_header_kind[b];
-            if (k >= HDR_SW1) {
-                unsigned n = source_payload_size(b);
-                if (i + 1 + n <= len) { /* a whole source packet in the buffer */
-                    uint32_t v = i + 5 <= len ? source_payload_value(spoor_le32(data + i + 1), n)
-                                              : (uint32_t)spoor_le_bytes(data + i + 1, n);
-                    source_packet(d, k, b, v, n, off);
-                    i += 1 + n;
-                    continue;
-                }
-            } else if (k == HDR_EXT && !(b & 0x80)) { /* a bare extension (C = 0), e.g. 0x08 */
-                cont_packet(d, k, b, data + i + 1, 0, off);
-                i++;
-                continue;
-            } else if (hdr_is_cont(k)) { /* a continuation payload, when it is in the buffer */
-                unsigned max = cont_payload_max(k), m = 0;
-                while (m < max && i + 1 + m < len && (data[i + 1 + m] & 0x80))
-                    m++;
-                if (m < max && i + 1 + m < len) {
-                    cont_packet(d, k, b, data + i + 1, m + 1, off);
-                    i += 2 + m;
-                    continue;
-                }
-                if (m == max) {
-                    lose(d, off, off + max, SPOOR_ITM_ERR_BAD_PAYLOAD);
-                    i += 1 + max;
-                    continue;
-                }
-            } else if (k == HDR_SYNC) {
-                /* Headers are never zero, so the zero bytes just before this one are the
-                 * end of the previous packet's payload: a sync may have started there. */
-                uint8_t z = 0;
-                for (size_t m = 1; m <= 4; m++) {
-                    uint8_t prev = m <= i ? data[i - m] : (uint8_t)(d->hist >> (8 * (m - i - 1)));
-                    if (prev != 0)
-                        break;
-                    z++;
-                }
-                d->last_trailing_zeros = z;
-            }
-            start_packet(d, k, b, off);
-            i++;
-            continue;
-        }
+        case ST_HEADER: i = header_step(d, data, i, len, base); break;
         case ST_FIXED:
-            d->buf[d->got++] = b;
-            i++;
-            if (d->got == d->need) {
-                d->state = ST_HEADER;
-                source_packet(d, itm_header_kind[d->header], d->header,
-                              (uint32_t)spoor_le_bytes(d->buf, d->got), d->got, d->pkt_start);
-            }
-            continue;
         case ST_CONT:
-            d->buf[d->got++] = b;
+            payload_step(d, data[i], base + i);
             i++;
-            if (!(b & 0x80)) {
-                d->state = ST_HEADER;
-                cont_packet(d, itm_header_kind[d->header], d->header, d->buf, d->got, d->pkt_start);
-            } else if (d->got == cont_payload_max(itm_header_kind[d->header])) {
-                lose(d, d->pkt_start, off, SPOOR_ITM_ERR_BAD_PAYLOAD);
-            }
-            continue;
-        case ST_SYNC:
-            i++;
-            if (b == 0x00) {
-                d->zeros++;
-            } else if (b == 0x80) {
-                sync_end(d, off);
-            } else {
-                lose(d, d->pkt_start, off, SPOOR_ITM_ERR_BAD_SYNC);
-            }
-            continue;
+            break;
+        case ST_SYNC: i = sync_step(d, data, i, len, base); break;
         case ST_LOST:
-        default: {
-            /* Skip to the next 0x80 preceded by enough zero bytes for a sync. */
-            size_t j = i;
-            uint64_t z = d->zeros;
-            while (j < len) {
-                uint8_t c = data[j];
-                if (c == 0x00) {
-                    z++;
-                } else if (c == 0x80 && z >= SYNC_MIN_ZEROS) {
-                    break;
-                } else {
-                    z = 0;
-                }
-                j++;
-            }
-            d->zeros = z;
-            if (j == len) {
-                i = len;
-                continue;
-            }
-            uint64_t end = base + j; /* the 0x80 */
-            if (end - z > d->lost_from)
-                push_error(d, d->lost_from, end - z, d->lost_detected, d->lost_why);
-            sync_packet(d, end, z);
-            i = j + 1;
-            continue;
-        }
+        default: i = lost_step(d, data, i, len, base); break;
         }
     }
-    for (size_t k = i > 4 ? i - 4 : 0; k < i; k++)
-        d->hist = d->hist << 8 | data[k];
+    keep_history(d, data, i);
     d->pos = base + i;
     d->stats.bytes += i;
     return i;

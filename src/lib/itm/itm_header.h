@@ -100,6 +100,14 @@ static const uint8_t itm_source_type[HDR_KIND_COUNT] = {
     [HDR_EVC] = SPOOR_ITM_EVENT_COUNTER,
 };
 
+/* The bytes of a source packet of kind k, header included: each kind has one payload size
+ * (D4: the header's bits [1:0] give it). */
+static const uint8_t itm_source_bytes[HDR_KIND_COUNT] = {
+    [HDR_SW1] = 2,   [HDR_SW2] = 3,   [HDR_SW4] = 5,   [HDR_PC] = 5,    [HDR_ADDR] = 3,
+    [HDR_MATCH] = 2, [HDR_DATA1] = 2, [HDR_DATA2] = 3, [HDR_DATA4] = 5, [HDR_EXC] = 3,
+    [HDR_PCS] = 5,   [HDR_SLEEP] = 2, [HDR_EVC] = 2,
+};
+
 /* Whether a header of kind k is a software source packet (D4 'Instrumentation packet'). */
 static inline bool hdr_is_sw(unsigned k)
 {

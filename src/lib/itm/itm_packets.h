@@ -41,10 +41,15 @@ static inline uint32_t source_payload_value(uint32_t four, unsigned n)
 
 /* Whether a source packet of kind k may carry payload v (its low-order bytes are the payload;
  * any bytes above it are ignored): an exception trace needs FN != 0 (bits [13:12]), a 1-byte
- * PC sample (asleep) is 0x00. Branch-free for the fast loops. */
+ * PC sample (asleep) is 0x00. Branch-free for the fast loops: v is refused when
+ * (v & check_and) + check_add has bit 31 set, i.e. when FN - 1 or 0x7FFFFFFF + the sleep
+ * payload overflows into it (the other kinds: 0 + 0). */
 static inline bool source_payload_ok(unsigned k, uint32_t v)
 {
-    return !(((k == HDR_EXC) & ((v & 0x3000u) == 0)) | ((k == HDR_SLEEP) & ((v & 0xFFu) != 0)));
+    static const uint32_t check_and[HDR_KIND_COUNT] = {[HDR_EXC] = 0x3000u, [HDR_SLEEP] = 0xFFu};
+    static const uint32_t check_add[HDR_KIND_COUNT] = {
+        [HDR_EXC] = 0xFFFFFFFFu, [HDR_SLEEP] = 0x7FFFFFFFu};
+    return (((v & check_and[k]) + check_add[k]) >> 31) == 0;
 }
 
 /* D4 'Instrumentation packet': port A of the current page (page32 = page * 32). */

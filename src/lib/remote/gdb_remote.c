@@ -68,6 +68,7 @@ struct spoor_gdb {
     uint8_t marks[SPOOR_RSP_MAX_PACKET + 1]; /* payload byte i was an unescaped '*' */
     char reply[GDB_REPLY_MAX + 1];
     size_t reply_len;
+    uint8_t mem_reply[GDB_REPLY_MAX / 2 + 1]; /* an 'm' reply, decoded */
     char out[2 * SPOOR_RSP_MAX_PACKET + 8];
     uint8_t in[4096];
     size_t in_pos, in_len;
@@ -99,6 +100,11 @@ static bool alive(spoor_gdb *g)
     if (g->dead)
         spoor_set_error(g->dead_status, "%s", g->dead_msg);
     return !g->dead;
+}
+
+bool spoor_gdb_alive(spoor_gdb *g)
+{
+    return alive(g);
 }
 
 /* Up to 40 bytes of what a peer sent, printable. */
@@ -138,9 +144,9 @@ static int wait_fd(int fd, short events, int64_t deadline)
     }
 }
 
-static bool send_all(spoor_gdb *g, const char *buf, size_t len)
+/* Sends all of buf before the deadline (that of the exchange it belongs to). */
+static bool send_all(spoor_gdb *g, const char *buf, size_t len, int64_t deadline)
 {
-    int64_t deadline = now_ms() + g->timeout_ms;
     while (len) {
         ssize_t n = send(g->fd, buf, len, MSG_NOSIGNAL);
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
@@ -212,35 +218,67 @@ static bool note_raw(spoor_gdb *g, uint8_t c)
     return false;
 }
 
+/* Drops whatever the server sent that no request of ours asks for now: a reply it sent twice,
+ * or one it resent after a '-' whose first copy was taken. Sent before a new request, so that
+ * the next packet is the reply to that request and not one step behind. */
+static bool drain(spoor_gdb *g)
+{
+    g->in_pos = g->in_len = 0;
+    for (;;) {
+        struct pollfd p = {.fd = g->fd, .events = POLLIN};
+        int r = poll(&p, 1, 0);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        ssize_t n = recv(g->fd, g->in, sizeof g->in, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            break;
+        if (n < 0)
+            return broken(g, SPOOR_ERR_IO, "connection lost: %s", strerror(errno));
+        if (n == 0)
+            return broken(g, SPOOR_ERR_IO, "the server closed the connection%s", "");
+        g->stats.bytes_received += (uint64_t)n;
+    }
+    spoor_rsp_init(&g->parser);
+    return true;
+}
+
 /* ---- one exchange ---------------------------------------------------------------------------- */
 
 /* The server refused (NACK) the packet framed in g->out: send it again, up to MAX_RESENDS
  * times in a row. */
-static bool resend(spoor_gdb *g, size_t flen, int *resends)
+static bool resend(spoor_gdb *g, size_t flen, int *resends, int64_t deadline)
 {
     if (++*resends > MAX_RESENDS)
         return broken(g, SPOOR_ERR_PROTOCOL, "the server refused %s packets in a row", "4");
-    return send_all(g, g->out, flen);
+    return send_all(g, g->out, flen, deadline);
 }
 
-/* Sends payload and waits for its reply (into g->reply, run-length expanded). first: this is
- * the first exchange of the connection, where anything that is not the protocol means the
- * peer is not a GDB server. */
+/* Sends payload and waits for its reply (into g->reply, run-length expanded), the whole
+ * exchange (sending, resends, every byte of the reply) bounded by one timeout: a server that
+ * drips its reply a byte at a time does not get a new wait per byte. first: this is the first
+ * exchange of the connection, where anything that is not the protocol means the peer is not
+ * a GDB server (and what it sent before the request is shown, not drained). */
 static bool exchange(spoor_gdb *g, const char *payload, bool first)
 {
     if (!alive(g))
         return false;
+    int64_t deadline = now_ms() + g->timeout_ms;
     size_t flen = 0;
     if (payload) { /* NULL: only wait for the next packet the server sends */
         flen = spoor_rsp_frame(payload, strlen(payload), g->out, sizeof g->out);
-        if (!flen || !send_all(g, g->out, flen))
-            return flen ? false : fail(g, SPOOR_ERR_ARGUMENT, "request too long%s", "");
+        if (!flen)
+            return fail(g, SPOOR_ERR_ARGUMENT, "request too long%s", "");
+        if ((!first && !drain(g)) || !send_all(g, g->out, flen, deadline))
+            return false;
         g->stats.round_trips++;
     }
     int resends = 0, bad = 0;
     uint8_t seen[40];
     size_t nseen = 0;
-    int64_t deadline = now_ms() + g->timeout_ms;
     g->raw_in_packet = false;
     g->raw_sum_left = 0;
     for (;;) {
@@ -272,9 +310,8 @@ static bool exchange(spoor_gdb *g, const char *payload, bool first)
         case SPOOR_RSP_NACK:
             if (!flen)
                 break; /* nothing of ours to resend */
-            if (!resend(g, flen, &resends))
+            if (!resend(g, flen, &resends, deadline))
                 return false;
-            deadline = now_ms() + g->timeout_ms;
             break;
         case SPOOR_RSP_BAD_CHECKSUM:
             if (g->parser.overflow)
@@ -286,7 +323,7 @@ static bool exchange(spoor_gdb *g, const char *payload, bool first)
                                     : "replies with bad checksums (\"%s\")",
                               detail);
             }
-            if (!send_all(g, "-", 1))
+            if (!send_all(g, "-", 1, deadline))
                 return false;
             break;
         case SPOOR_RSP_PACKET: {
@@ -478,6 +515,11 @@ static bool handshake(spoor_gdb *g)
         return false;
     int sig = 0;
     char kind = spoor_gdb_parse_stop_reply(g->reply, g->reply_len, &sig);
+    for (int i = 0; kind == 'O' && i < 64; i++) { /* console output before the stop reply */
+        if (!exchange(g, NULL, false))
+            return false;
+        kind = spoor_gdb_parse_stop_reply(g->reply, g->reply_len, &sig);
+    }
     char detail[200];
     excerpt((const uint8_t *)g->reply, g->reply_len, detail, sizeof detail);
     if (kind == 'W' || kind == 'X')
@@ -564,10 +606,10 @@ bool spoor_gdb_continue(spoor_gdb *g)
     if (g->running || g->stopped_itself)
         return true; /* one that stopped itself stays halted: it is not spoor's to resume */
     /* 'c' has no reply until the target stops; in ack mode the server acknowledges it */
-    size_t flen = spoor_rsp_frame("c", 1, g->out, sizeof g->out);
-    if (!flen || !send_all(g, g->out, flen))
-        return false;
     int64_t deadline = now_ms() + g->timeout_ms;
+    size_t flen = spoor_rsp_frame("c", 1, g->out, sizeof g->out);
+    if (!flen || !drain(g) || !send_all(g, g->out, flen, deadline))
+        return false;
     for (int resends = 0; !g->no_ack;) {
         uint8_t c;
         int r = next_byte(g, deadline, &c);
@@ -576,7 +618,7 @@ bool spoor_gdb_continue(spoor_gdb *g)
                           r ? "the server closed the connection%s" : "no ack of 'c'%s", "");
         if (c == '+')
             break;
-        if (c == '-' && !resend(g, flen, &resends))
+        if (c == '-' && !resend(g, flen, &resends, deadline))
             return false;
     }
     if (g->halted_at_us) {
@@ -600,13 +642,16 @@ bool spoor_gdb_halt(spoor_gdb *g)
     bool asked = g->in_pos == g->in_len && wait_fd(g->fd, POLLIN, now_ms()) == 0;
     if (asked) {
         g->halted_at_us = now_us();
-        if (!send_all(g, "\x03", 1))
+        if (!send_all(g, "\x03", 1, now_ms() + g->timeout_ms))
             return false;
         g->stats.halts++;
     }
     int sig = 0;
     char kind;
-    do { /* 'O' packets: console output before the stop */
+    int64_t until = now_ms() + g->timeout_ms;
+    do { /* 'O' packets: console output before the stop, all of it within one timeout */
+        if (now_ms() > until)
+            return broken(g, SPOOR_ERR_IO, "console output but no stop within %s", "the timeout");
         if (!exchange(g, NULL, false))
             return false;
         kind = spoor_gdb_parse_stop_reply(g->reply, g->reply_len, &sig);
@@ -654,7 +699,8 @@ bool spoor_gdb_read_memory(spoor_gdb *g, uint32_t addr, void *buf, size_t len)
         if (!exchange(g, req, false))
             return false;
         g->stats.mem_packets++;
-        long n = spoor_gdb_decode_hex_reply(g->reply, g->reply_len, out + (pos - addr), want);
+        long n =
+            spoor_gdb_decode_hex_reply(g->reply, g->reply_len, g->mem_reply, sizeof g->mem_reply);
         if (n < 0 && g->reply_len && g->reply[0] == 'E') {
             spoor_set_error(
                 SPOOR_ERR_UNAVAILABLE,
@@ -667,8 +713,17 @@ bool spoor_gdb_read_memory(spoor_gdb *g, uint32_t addr, void *buf, size_t len)
             excerpt((const uint8_t *)g->reply, g->reply_len, detail, sizeof detail);
             return fail(g, SPOOR_ERR_PROTOCOL, "a malformed memory reply \"%s\"", detail);
         }
+        if ((size_t)n > want) {
+            /* Not the reply to this request (one sent twice, or lost): the stream cannot be
+             * trusted from here on. */
+            char detail[100];
+            snprintf(detail, sizeof detail, "%ld bytes for a read of %zu at 0x%08" PRIx64, n, want,
+                     pos);
+            return broken(g, SPOOR_ERR_PROTOCOL, "a memory reply of %s", detail);
+        }
+        memcpy(out + (pos - addr), g->mem_reply, (size_t)n);
         g->stats.mem_bytes += (uint64_t)n;
-        pos += (uint64_t)n; /* a short reply: ask again for the rest */
+        pos += (uint64_t)n; /* a short reply (GDB manual, 'm'): ask again for the rest */
     }
     return true;
 }

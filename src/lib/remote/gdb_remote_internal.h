@@ -62,8 +62,9 @@ typedef struct gdb_supported {
  * name[+-?] or name=value). */
 bool spoor_gdb_parse_supported(const char *reply, size_t len, gdb_supported *out);
 
-/* A stop reply ("S05", "T05thread:1;...", "W00", "X09", "O..."): returns its letter and sets
- * *signal (the signal, or the exit status for W); 0 for anything else. */
+/* A stop reply ("S05", "T05thread:1;...", "W00", "X09"): returns its letter and sets *signal
+ * (the signal, or the exit status for W); 'O' (*signal untouched) for console output ("O" and
+ * hex digits: not a stop, the stop reply follows it); 0 for anything else. */
 char spoor_gdb_parse_stop_reply(const char *reply, size_t len, int *signal);
 
 /* What a server answered to 'M' (GDB manual, "Packets": 'M addr,length:XX...' replies "OK" or

@@ -127,8 +127,22 @@ bool spoor_gdb_parse_supported(const char *reply, size_t len, gdb_supported *out
     return true;
 }
 
+/* "O" and hex digits, two a character: console output a server may send while the target runs
+ * (GDB manual, "Stop Reply Packets"). Not "OK". */
+static bool is_console_output(const char *reply, size_t len)
+{
+    if (len < 3 || reply[0] != 'O' || (len - 1) % 2)
+        return false;
+    for (size_t i = 1; i < len; i++)
+        if (spoor_hex_digit((unsigned char)reply[i]) < 0)
+            return false;
+    return true;
+}
+
 char spoor_gdb_parse_stop_reply(const char *reply, size_t len, int *signal)
 {
+    if (is_console_output(reply, len))
+        return 'O'; /* *signal untouched */
     if (len < 2)
         return 0;
     char kind = reply[0];

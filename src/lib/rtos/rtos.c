@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/byteorder.h"
 #include "elf/elf_sections.h"
 #include "rtos/rtos_internal.h"
 #include "spoor/error.h"
@@ -215,11 +216,6 @@ uint32_t spoor_rtos_tcb_size(const spoor_rtos *r)
     return r->tcb_size;
 }
 
-static uint32_t le32(const uint8_t *b)
-{
-    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
-}
-
 /* An integer member of the TCB bytes, sign-extended when its type is signed. */
 static int64_t field_int(const rtos_field *f, const uint8_t *tcb)
 {
@@ -258,7 +254,7 @@ static bool entry_from_stack(const spoor_rtos *r, spoor_read_fn read, void *ctx,
     uint8_t w[12];
     if (end < 12 || !read(ctx, end - 12, w, sizeof w))
         return false;
-    uint32_t pc = le32(w + 4), xpsr = le32(w + 8);
+    uint32_t pc = spoor_le32(w + 4), xpsr = spoor_le32(w + 8);
     if (!(xpsr & 0x01000000u) || (xpsr & 0x1FFu) || !spoor_elf_is_code(r->elf, pc & ~1u))
         return false;
     *entry = pc & ~1u;
@@ -299,7 +295,7 @@ bool spoor_rtos_read_thread(const spoor_rtos *r, spoor_read_fn read, void *ctx, 
         memcpy(out->name, b + r->name.offset, n);
         out->name[n] = '\0';
     } else if (r->name.found && r->name.is_pointer) {
-        read_string(read, ctx, le32(b + r->name.offset), out->name, sizeof out->name);
+        read_string(read, ctx, spoor_le32(b + r->name.offset), out->name, sizeof out->name);
     }
     printable(out->name);
     if (r->prio.found) {
@@ -308,17 +304,17 @@ bool spoor_rtos_read_thread(const spoor_rtos *r, spoor_read_fn read, void *ctx, 
     }
     if (r->sp.found) {
         out->has_sp = true;
-        out->sp = le32(b + r->sp.offset);
+        out->sp = spoor_le32(b + r->sp.offset);
     }
     if (r->entry.found) {
-        uint32_t e = le32(b + r->entry.offset) & ~1u;
+        uint32_t e = spoor_le32(b + r->entry.offset) & ~1u;
         if (e) {
             out->has_entry = true;
             out->entry = e;
             out->entry_from = "tcb";
         }
     } else if (r->stack_end.found &&
-               entry_from_stack(r, read, ctx, le32(b + r->stack_end.offset), &out->entry)) {
+               entry_from_stack(r, read, ctx, spoor_le32(b + r->stack_end.offset), &out->entry)) {
         out->has_entry = true;
         out->entry_from = "stack";
     }
@@ -364,7 +360,7 @@ bool spoor_rtos_read_idle(const spoor_rtos *r, spoor_read_fn read, void *ctx, ui
     uint8_t b[4];
     if (!read(ctx, r->idle_addr, b, 4))
         return false;
-    *tcb = le32(b);
+    *tcb = spoor_le32(b);
     return true;
 }
 
@@ -373,6 +369,6 @@ bool spoor_rtos_read_current(const spoor_rtos *r, spoor_read_fn read, void *ctx,
     uint8_t b[4];
     if (!read(ctx, r->current_addr, b, 4))
         return false;
-    *tcb = le32(b);
+    *tcb = spoor_le32(b);
     return true;
 }

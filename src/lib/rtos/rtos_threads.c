@@ -1,6 +1,7 @@
 /* The thread lists of the RTOS layer (spoor/rtos.h): every thread the RTOS knows, from its
  * ready, delayed, blocked and suspended lists or its thread list. */
 
+#include "base/byteorder.h"
 #include "elf/elf_sections.h"
 #include "rtos/rtos_internal.h"
 
@@ -16,7 +17,7 @@ static bool read32(spoor_read_fn read, void *ctx, uint32_t addr, uint32_t *v)
     uint8_t b[4];
     if (!read(ctx, addr, b, 4))
         return false;
-    *v = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+    *v = spoor_le32(b);
     return true;
 }
 

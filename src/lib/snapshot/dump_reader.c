@@ -15,6 +15,7 @@
 #include "spoor/error.h"
 
 #include "base/byteorder.h"
+#include "base/partition_point.h"
 #include "snapshot/dump_internal.h"
 
 #define get16 spoor_le16
@@ -409,6 +410,17 @@ spoor_dump *spoor_dump_load(const char *path)
     return d;
 }
 
+typedef struct region_search {
+    const spoor_dump_region *regions; /* sorted by address */
+    uint64_t at;
+} region_search;
+
+static bool starts_at_or_below(const void *ctx, size_t i)
+{
+    const region_search *s = ctx;
+    return s->regions[i].address <= s->at;
+}
+
 bool spoor_dump_read(const spoor_dump *dump, uint32_t addr, void *buf, size_t len)
 {
     uint8_t *out = buf;
@@ -418,14 +430,8 @@ bool spoor_dump_read(const spoor_dump *dump, uint32_t addr, void *buf, size_t le
         return false;
     while (at < end) {
         /* the last region that starts at or below `at` */
-        size_t lo = 0, hi = dump->region_count;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (dump->regions[mid].address <= at)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
+        const region_search search = {dump->regions, at};
+        size_t lo = spoor_partition_point(0, dump->region_count, starts_at_or_below, &search);
         if (lo == 0)
             return false;
         const spoor_dump_region *r = &dump->regions[lo - 1];

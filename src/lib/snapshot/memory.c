@@ -10,6 +10,7 @@
 #include "spoor/memory.h"
 
 #include "base/byteorder.h"
+#include "base/partition_point.h"
 #include "snapshot/dump_internal.h"
 #include "snapshot/memory_internal.h"
 
@@ -215,18 +216,23 @@ bool spoor_mem_add_live(spoor_mem *m, const mem_live_ops *ops, void *impl)
     return true;
 }
 
+typedef struct range_search {
+    const mem_range *ranges; /* sorted and disjoint */
+    uint32_t addr;
+} range_search;
+
+static bool ends_at_or_below(const void *ctx, size_t i)
+{
+    const range_search *s = ctx;
+    return (uint64_t)s->ranges[i].addr + s->ranges[i].len <= s->addr;
+}
+
 /* The range of static layer l holding addr, or the first one above it (NULL: none). */
 static const mem_range *range_at_or_after(const mem_layer *l, uint32_t addr)
 {
-    size_t lo = 0, hi = l->nranges;
-    while (lo < hi) { /* first range ending above addr */
-        size_t mid = lo + (hi - lo) / 2;
-        if ((uint64_t)l->ranges[mid].addr + l->ranges[mid].len <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < l->nranges ? &l->ranges[lo] : NULL;
+    const range_search search = {l->ranges, addr};
+    size_t first = spoor_partition_point(0, l->nranges, ends_at_or_below, &search);
+    return first < l->nranges ? &l->ranges[first] : NULL;
 }
 
 /* How many bytes from pos (at most want) layer i supplies before a layer in front of it takes

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/byteorder.h"
 #include "snapshot/memory_internal.h"
 #include "spoor/openocd.h"
 
@@ -105,8 +106,7 @@ static bool openocd_write(void *impl, uint32_t addr, const void *buf, size_t len
         return false;
     }
     for (size_t i = 0; i < len; i += 4) {
-        uint32_t v = (uint32_t)b[i] | (uint32_t)b[i + 1] << 8 | (uint32_t)b[i + 2] << 16 |
-                     (uint32_t)b[i + 3] << 24;
+        uint32_t v = spoor_le32(b + i);
         if (!spoor_openocd_write(l->o, addr + (uint32_t)i, v, 0xFFFFFFFFu))
             return false;
     }

@@ -75,13 +75,15 @@ static bool open_dump(spoor_snapshot *s, const spoor_snapshot_source *src)
     /* --mem images of a raw snapshot are a memory layer (add_images); the dump holds only the
      * registers then. */
     if (raw && !src->regs_path) {
+        if (src->memory_only)
+            return true;
         spoor_set_error(SPOOR_ERR_UNAVAILABLE, "--mem: no registers (give --regs)");
         return false;
     }
     s->dump = raw ? spoor_dump_from_regs_json(src->regs_path) : spoor_dump_load(src->dump_path);
     if (!s->dump)
         return false;
-    if (!s->dump->has_registers) {
+    if (!s->dump->has_registers && !src->memory_only) {
         spoor_set_error(SPOOR_ERR_UNAVAILABLE, "%s: no registers in the %s", s->input,
                         raw ? "input (give --regs)" : "dump");
         return false;
@@ -105,6 +107,8 @@ static bool open_gdb(spoor_snapshot *s, const spoor_snapshot_source *src)
                                src->gdb_timeout_ms ? src->gdb_timeout_ms : DEFAULT_GDB_TIMEOUT_MS);
     if (!s->gdb)
         return false;
+    if (src->memory_only)
+        return true;
     return spoor_gdb_read_registers(s->gdb, &s->regs, s->missing, sizeof s->missing);
 }
 
@@ -119,6 +123,7 @@ spoor_snapshot *spoor_snapshot_open(const spoor_snapshot_source *src, const spoo
         return NULL;
     }
     s->exception = -1;
+    s->memory_only = src->memory_only;
     bool ok = src->gdb ? open_gdb(s, src) : open_dump(s, src);
     /* Layers, first match wins: a dump's regions, the --mem images, the ELF's read-only
      * contents, and last the live target (it can answer any address, so what the user gave and
@@ -135,7 +140,8 @@ spoor_snapshot *spoor_snapshot_open(const spoor_snapshot_source *src, const spoo
     /* No fault registers in the input: a debugger snapshot that covers the System Control
      * Space (or a live target) still has them. Only trust memory that is the target's, not
      * the ELF's. */
-    if (!s->fault.valid && spoor_fault_status_read(spoor_mem_reader, s->mem, &s->fault))
+    if (!s->fault.valid && !s->memory_only &&
+        spoor_fault_status_read(spoor_mem_reader, s->mem, &s->fault))
         s->fault_from =
             s->gdb ? "live target (System Control Space)" : "memory (System Control Space)";
     return s;

@@ -6,8 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/byteorder.h"
 #include "elf/elf_sections.h" /* spoor_elf_libdw */
-#include "unwind/unwind_internal.h"
+#include "unwind/unwind_frame_internal.h"
 
 #define MAX_STACK 8
 
@@ -218,10 +219,8 @@ static void check_debug_frame(const spoor_elf *elf, Dwarf_CFI *cfi)
         }
         /* an FDE of a 32-bit target: initial_location and address_range, 4 bytes each */
         const uint8_t *b = entry.fde.start;
-        uint32_t start = big ? (uint32_t)b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3]
-                             : (uint32_t)b[3] << 24 | b[2] << 16 | b[1] << 8 | b[0];
-        uint32_t range = big ? (uint32_t)b[4] << 24 | b[5] << 16 | b[6] << 8 | b[7]
-                             : (uint32_t)b[7] << 24 | b[6] << 16 | b[5] << 8 | b[4];
+        uint32_t start = big ? spoor_be32(b) : spoor_le32(b);
+        uint32_t range = big ? spoor_be32(b + 4) : spoor_le32(b + 4);
         Dwarf_Frame *frame = NULL;
         if (range != 0 && dwarf_cfi_addrframe(cfi, start + range - 1, &frame) != 0) {
             int err = dwarf_errno();

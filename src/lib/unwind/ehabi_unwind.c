@@ -6,7 +6,7 @@
  * and the walk's own stack reader, which has the machine's reader type (spoor_read_fn and
  * spoor_ehabi_read_fn are the same function type) and so is passed as it is. */
 #include "spoor/ehabi.h"
-#include "unwind/unwind_internal.h"
+#include "unwind/unwind_frame_internal.h"
 
 /* The table reader: .ARM.exidx and .ARM.extab words from the ELF. `failed` tells a broken
  * table (no information) from an unreadable stack. */

@@ -11,35 +11,16 @@
  *   bit 4 FType: 0 = extended (FP) frame
  *   bit 5 DCRS (ARMv8-M): 0 = the additional state context was stacked
  *   bit 6 S, bit 0 ES (ARMv8-M): secure stack / secure exception (informational here) */
+#include "spoor/cortexm_facts.h"
 #include "spoor/error.h"
-#include "unwind/unwind_internal.h"
-
-#define EXC_RETURN_SPSEL (1u << 2)
-#define EXC_RETURN_FTYPE (1u << 4)
-#define EXC_RETURN_DCRS (1u << 5)
-
-#define BASIC_FRAME_WORDS 8u
-#define FP_EXTRA_WORDS 18u
-#define ADDITIONAL_STATE_WORDS 10u
-#define XPSR_STACK_ALIGN (1u << 9)
-
-bool spoor_unwind_is_exc_return(uint32_t value)
-{
-    /* 0xFFFFFFFF is the reset value of LR, not an exception return; bits 31:8 of
-     * EXC_RETURN are all ones on ARMv7-M and ARMv8-M. (FNC_RETURN, 0xFEFFFFFx, is the
-     * return of a non-secure call from secure code and is not crossed.) */
-    if (value == 0xFFFFFFFFu) {
-        return false;
-    }
-    return (value & 0xFFFFFF00u) == 0xFFFFFF00u;
-}
+#include "unwind/unwind_exception_internal.h"
 
 exception_frame_layout spoor_unwind_exception_layout(uint32_t exc_return)
 {
     exception_frame_layout layout = {
-        .fp_frame = (exc_return & EXC_RETURN_FTYPE) == 0,
-        .on_psp = (exc_return & EXC_RETURN_SPSEL) != 0,
-        .additional_state = (exc_return & EXC_RETURN_DCRS) == 0,
+        .fp_frame = (exc_return & SPOOR_EXC_RETURN_FTYPE) == 0,
+        .on_psp = (exc_return & SPOOR_EXC_RETURN_SPSEL) != 0,
+        .additional_state = (exc_return & SPOOR_EXC_RETURN_DCRS) == 0,
     };
     return layout;
 }
@@ -51,8 +32,9 @@ unwind_result spoor_unwind_exception_step(const unwind_env *env, uint32_t exc_re
     uint32_t addr = frame_addr;
     out->known = 0;
     out->pc_is_return = false;
-    const uint32_t largest =
-        4u * (ADDITIONAL_STATE_WORDS + BASIC_FRAME_WORDS + FP_EXTRA_WORDS) + 4u;
+    const uint32_t largest = 4u * (SPOOR_EXC_FRAME_ADDITIONAL_WORDS + SPOOR_EXC_FRAME_BASIC_WORDS +
+                                   SPOOR_EXC_FRAME_FP_WORDS) +
+                             4u;
     if (frame_addr > UINT32_MAX - largest) {
         return UNWIND_UNREADABLE; /* the frame would wrap around the address space */
     }
@@ -66,26 +48,27 @@ unwind_result spoor_unwind_exception_step(const unwind_env *env, uint32_t exc_re
             }
             unwind_set(out, reg, value);
         }
-        addr += 4u * ADDITIONAL_STATE_WORDS;
+        addr += 4u * SPOOR_EXC_FRAME_ADDITIONAL_WORDS;
     }
 
-    static const int basic_regs[BASIC_FRAME_WORDS - 1] = {0, 1, 2, 3, 12, UNWIND_LR, UNWIND_PC};
-    for (unsigned i = 0; i < BASIC_FRAME_WORDS - 1; i++) {
+    static const int basic_regs[SPOOR_EXC_FRAME_BASIC_WORDS - 1] = {0,  1,         2,        3,
+                                                                    12, UNWIND_LR, UNWIND_PC};
+    for (unsigned i = 0; i < SPOOR_EXC_FRAME_BASIC_WORDS - 1; i++) {
         uint32_t value;
         if (!spoor_unwind_read_word(env, addr + 4u * i, &value)) {
             return UNWIND_UNREADABLE;
         }
         unwind_set(out, basic_regs[i], value);
     }
-    if (!spoor_unwind_read_word(env, addr + 4u * (BASIC_FRAME_WORDS - 1), xpsr)) {
+    if (!spoor_unwind_read_word(env, addr + 4u * (SPOOR_EXC_FRAME_BASIC_WORDS - 1), xpsr)) {
         return UNWIND_UNREADABLE;
     }
 
-    uint32_t size = 4u * BASIC_FRAME_WORDS;
+    uint32_t size = 4u * SPOOR_EXC_FRAME_BASIC_WORDS;
     if (layout.fp_frame) {
-        size += 4u * FP_EXTRA_WORDS;
+        size += 4u * SPOOR_EXC_FRAME_FP_WORDS;
     }
-    if (*xpsr & XPSR_STACK_ALIGN) {
+    if (*xpsr & SPOOR_EXC_FRAME_XPSR_ALIGNED) {
         size += 4u;
     }
     unwind_set(out, UNWIND_SP, addr + size);
@@ -96,7 +79,7 @@ unwind_result spoor_unwind_exception_step(const unwind_env *env, uint32_t exc_re
 bool spoor_regs_from_exception(const spoor_regs *handler, uint32_t exc_return, spoor_read_fn read,
                                void *ctx, spoor_regs *interrupted)
 {
-    if (!spoor_unwind_is_exc_return(exc_return)) {
+    if (!spoor_cortexm_is_exc_return(exc_return)) {
         spoor_set_error(SPOOR_ERR_ARGUMENT, "0x%08x is not an EXC_RETURN value", exc_return);
         return false;
     }

@@ -8,10 +8,10 @@
  * a VLA) the frame pointer r7 gives it instead. The return address is the saved LR, or
  * LR itself while it has not been saved. The replay stops at a return or an
  * unconditional branch; conditional branches and calls are stepped over. */
-#include "arch/capstone_loader.h"
 #include <string.h>
 
-#include "unwind/unwind_internal.h"
+#include "arch/capstone_loader.h"
+#include "unwind/unwind_frame_internal.h"
 
 #define MAX_PROLOGUE_BYTES 1024u
 #define MAX_INSNS 256u
@@ -163,30 +163,22 @@ static bool analyze(const unwind_env *env, uint32_t start, uint32_t end, frame_m
     if (!spoor_unwind_read_code(env, start, code, len)) {
         return false;
     }
-    const capstone_api *cs = spoor_capstone_get();
-    csh handle;
-    if (cs == NULL || cs->open(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS, &handle) != CS_ERR_OK) {
+    const capstone_thumb *t = spoor_capstone_thumb();
+    if (t == NULL) {
         return false;
     }
-    cs->option(handle, CS_OPT_DETAIL, CS_OPT_ON);
-    cs_insn *insn = cs->malloc_insn(handle);
     const uint8_t *p = code;
     size_t left = len;
     uint64_t address = start;
-    bool ok = insn != NULL;
-    for (unsigned count = 0; ok && left > 0 && count < MAX_INSNS; count++) {
-        if (!cs->disasm_iter(handle, &p, &left, &address, insn)) {
+    for (unsigned count = 0; left > 0 && count < MAX_INSNS; count++) {
+        if (!t->cs->disasm_iter(t->handle, &p, &left, &address, t->insn)) {
             break; /* data or an undecodable instruction: keep what we have */
         }
-        if (!model_insn(m, insn)) {
+        if (!model_insn(m, t->insn)) {
             break;
         }
     }
-    if (insn != NULL) {
-        cs->free(insn, 1);
-    }
-    cs->close(&handle);
-    return ok;
+    return true;
 }
 
 unwind_result spoor_unwind_prologue_step(const unwind_env *env, const unwind_state *in,

@@ -7,27 +7,21 @@
  * function never saves it, and it is taken when it returns into another function than
  * the PC's. A scan can be fooled by a stale return address left in a dead stack slot,
  * which is why every frame it produces is marked "scan". */
-#include "unwind/unwind_internal.h"
-
-static uint16_t load_le16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] | p[1] << 8);
-}
+#include "base/byteorder.h"
+#include "spoor/cortexm_facts.h"
+#include "unwind/unwind_frame_internal.h"
 
 /* True when the instruction ending at return_pc (Thumb bit clear) is BL or BLX Rm. */
 static bool follows_call(const unwind_env *env, uint32_t return_pc)
 {
     uint8_t b[4];
     if (return_pc >= 4 && spoor_unwind_read_code(env, return_pc - 4, b, 4)) {
-        uint16_t hw1 = load_le16(b), hw2 = load_le16(b + 2);
-        /* BL: 11110 S imm10 : 11 J1 1 J2 imm11 */
-        if ((hw1 & 0xF800u) == 0xF000u && (hw2 & 0xD000u) == 0xD000u) {
+        if (spoor_cortexm_is_bl(spoor_le16(b), spoor_le16(b + 2))) {
             return true;
         }
     }
     if (return_pc >= 2 && spoor_unwind_read_code(env, return_pc - 2, b, 2)) {
-        uint16_t hw = load_le16(b);
-        if ((hw & 0xFF87u) == 0x4780u) { /* BLX Rm: 0100 0111 1 Rm 000 */
+        if (spoor_cortexm_is_blx_register(spoor_le16(b))) {
             return true;
         }
     }
@@ -82,7 +76,7 @@ unwind_result spoor_unwind_scan_step(const unwind_env *env, const unwind_state *
         if (!spoor_unwind_read_word(env, slot, &word)) {
             return i == 0 ? UNWIND_UNREADABLE : UNWIND_NO_INFO;
         }
-        if (!spoor_unwind_is_exc_return(word) && !is_return_address(env, word)) {
+        if (!spoor_cortexm_is_exc_return(word) && !is_return_address(env, word)) {
             continue;
         }
         out->known = 0;

@@ -18,8 +18,10 @@
  * towards rule 4, never towards inventing a task start. */
 #include <string.h>
 
+#include "base/byteorder.h"
 #include "elf/dwarf_call_sites.h"
-#include "unwind/unwind_internal.h"
+#include "spoor/cortexm_facts.h"
+#include "unwind/unwind_task_entry_internal.h"
 
 /* Functions an RTOS port puts as a task's first return address. */
 static const char *const task_exit_hooks[] = {
@@ -38,42 +40,37 @@ static bool known_hook(const char *name)
     return false;
 }
 
-static uint16_t halfword(const uint8_t *p)
-{
-    return (uint16_t)(p[0] | p[1] << 8);
-}
-
 static uint32_t sign_extend(uint32_t value, unsigned bits)
 {
     uint32_t m = 1u << (bits - 1);
     return (value ^ m) - m;
 }
 
-/* BL (T1) or BLX (T2) immediate; *target is where it goes (BLX: ARM code, never ours). */
+/* BL (T1); *target is where it goes. */
 static bool decode_bl(uint16_t h1, uint16_t h2, uint32_t at, uint32_t *target)
 {
-    if ((h1 & 0xF800u) != 0xF000u || (h2 & 0xC000u) != 0xC000u)
+    if (!spoor_cortexm_is_bl(h1, h2))
         return false;
     uint32_t s = (h1 >> 10) & 1u, j1 = (h2 >> 13) & 1u, j2 = (h2 >> 11) & 1u;
     uint32_t i1 = !(j1 ^ s), i2 = !(j2 ^ s);
     uint32_t imm = s << 24 | i1 << 23 | i2 << 22 | (h1 & 0x3FFu) << 12 | (h2 & 0x7FFu) << 1;
-    *target = (at + 4u + sign_extend(imm, 25)) & ~((h2 & 0x1000u) ? 1u : 3u);
+    *target = (at + 4u + sign_extend(imm, 25)) & ~1u;
     return true;
 }
 
 /* Every branch encoding with an immediate target, taken as starting at halfword p (at). */
 static bool branches_to(const uint8_t *p, size_t left, uint32_t at, uint32_t target)
 {
-    uint16_t h1 = halfword(p);
+    uint16_t h1 = spoor_le16(p);
     if ((h1 & 0xF800u) == 0xE000u) /* B (T2) */
         return at + 4u + sign_extend((h1 & 0x7FFu) << 1, 12) == target;
     if ((h1 & 0xF000u) == 0xD000u && (h1 & 0x0E00u) != 0x0E00u) /* B<c> (T1) */
         return at + 4u + sign_extend((h1 & 0xFFu) << 1, 9) == target;
     if (left < 4 || (h1 & 0xF800u) != 0xF000u)
         return false;
-    uint16_t h2 = halfword(p + 2);
+    uint16_t h2 = spoor_le16(p + 2);
     uint32_t to;
-    if (decode_bl(h1, h2, at, &to)) /* BL, BLX */
+    if (decode_bl(h1, h2, at, &to)) /* BL */
         return to == target;
     if ((h2 & 0xD000u) == 0x9000u) { /* B.W (T4): BL's encoding with bit 14 clear */
         decode_bl(h1, (uint16_t)(h2 | 0x4000u), at, &to);
@@ -120,9 +117,9 @@ unwind_return_kind spoor_unwind_return_kind(const unwind_env *env, uint32_t retu
         return UNWIND_RETURN_CALL;
     uint8_t before[4];
     bool have = spoor_unwind_read_code(env, ra - 4u, before, sizeof before);
-    uint16_t h1 = halfword(before), h2 = halfword(before + 2);
+    uint16_t h1 = spoor_le16(before), h2 = spoor_le16(before + 2);
     uint32_t target;
-    if (have && (h2 & 0xFF87u) == 0x4780u) /* BLX Rm */
+    if (have && spoor_cortexm_is_blx_register(h2))
         return UNWIND_RETURN_CALL;
     bool hooked = known_hook(name);
     if (have && decode_bl(h1, h2, ra - 4u, &target) && (!hooked || target == callee_entry))

@@ -3,8 +3,11 @@
 #include <string.h>
 
 #include "elf/dwarf_call_sites.h"
+#include "spoor/cortexm_facts.h"
 #include "spoor/unwind.h"
-#include "unwind/unwind_internal.h"
+#include "unwind/unwind_exception_internal.h"
+#include "unwind/unwind_methods_internal.h"
+#include "unwind/unwind_task_entry_internal.h"
 
 #define DEFAULT_SCAN_WORDS 1024u
 #define RESET_LR 0xFFFFFFFFu
@@ -97,7 +100,7 @@ static bool possible_return(const spoor_elf *elf, uint32_t ra, int ipsr)
     if (ra == 0 || ra == RESET_LR) {
         return true;
     }
-    if (spoor_unwind_is_exc_return(ra)) {
+    if (spoor_cortexm_is_exc_return(ra)) {
         return possible_exception(ipsr);
     }
     return (ra & ~1u) != 0 && is_code(elf, unwind_call_site(ra));
@@ -135,7 +138,7 @@ static unwind_return_kind return_kind(const unwind_env *env, const unwind_state 
                                       const unwind_state *caller, uint32_t *hook)
 {
     uint32_t ra = caller->r[UNWIND_PC];
-    if (ra == 0 || ra == RESET_LR || spoor_unwind_is_exc_return(ra)) {
+    if (ra == 0 || ra == RESET_LR || spoor_cortexm_is_exc_return(ra)) {
         return UNWIND_RETURN_CALL;
     }
     return spoor_unwind_return_kind(env, ra, function_entry(env->elf, callee), hook);
@@ -263,150 +266,197 @@ static bool add_tail_calls(const spoor_elf *elf, const unwind_state *callee, uin
     return true;
 }
 
+/* One walk: where it is (cur, the exception it is in, the stack it is on, the method that
+ * found cur) and the frames so far. */
+typedef struct walk {
+    const spoor_elf *elf;
+    const spoor_regs *regs;
+    unwind_env env;
+    unsigned methods;
+    unwind_state cur;
+    int ipsr;
+    walk_stack stack;
+    spoor_unwind_method method;
+    spoor_frame *frames;
+    size_t count, max;
+} walk;
+
+/* Appends the frame of w->cur; false (with *why) when the walk ends at it. */
+static bool record_frame(walk *w, spoor_unwind_stop *why)
+{
+    spoor_frame f = {
+        .kind = SPOOR_FRAME_CALL,
+        .method = w->method,
+        .pc = w->cur.r[UNWIND_PC] & ~1u,
+        .sp = w->cur.r[UNWIND_SP],
+        .pc_is_return = w->cur.pc_is_return,
+        .exception = -1,
+    };
+    if (seen_before(w->frames, w->count, &f)) {
+        *why = SPOOR_STOP_LOOP;
+        return false;
+    }
+    w->frames[w->count++] = f;
+    if (in_reset_handler(w->elf, unwind_lookup_pc(&w->cur))) {
+        *why = SPOOR_STOP_RESET;
+        return false;
+    }
+    return true;
+}
+
+/* The caller of a frame whose PC is not code: a call through a bad pointer. Nothing was
+ * pushed, LR returns. With no usable LR either (a fault whose exception frame was never
+ * written, as in a stack overflow, leaves PC and LR unknown), the stack scan is the only way
+ * on. */
+static bool caller_of_bad_pc(walk *w, unwind_state *caller, spoor_unwind_stop *why)
+{
+    uint32_t lr = w->cur.r[UNWIND_LR];
+    bool lr_usable = unwind_known(&w->cur, UNWIND_LR) && lr != 0 && lr != RESET_LR &&
+                     possible_return(w->elf, lr, w->ipsr);
+    if (lr_usable) {
+        *caller = w->cur;
+        caller->r[UNWIND_PC] = lr;
+        w->method = SPOOR_UNWIND_LINK;
+    } else if ((w->methods & SPOOR_UNWIND_USE_SCAN) &&
+               spoor_unwind_scan_step(&w->env, &w->cur, caller) == UNWIND_OK &&
+               plausible(w->elf, &w->cur, caller, w->ipsr)) {
+        w->method = SPOOR_UNWIND_SCAN;
+    } else {
+        *why = SPOOR_STOP_NO_INFO;
+        return false;
+    }
+    return true;
+}
+
+/* The caller of w->cur from the first method that gives a plausible one; false (with *why)
+ * when none does or when the frame is a task's entry. */
+static bool find_caller(walk *w, unwind_state *caller, spoor_unwind_stop *why)
+{
+    if (!w->cur.pc_is_return && !is_code(w->elf, w->cur.r[UNWIND_PC] & ~1u)) {
+        return caller_of_bad_pc(w, caller, why);
+    }
+    uint32_t hook = 0;
+    spoor_unwind_stop failure;
+    int used = step_frame(&w->env, w->methods, &w->cur, w->ipsr, caller, &failure, &hook);
+    if (used < 0) {
+        *why = failure;
+        return false;
+    }
+    if (hook != 0) {
+        w->frames[w->count - 1].task_exit_hook = hook;
+        *why = SPOOR_STOP_TASK_ENTRY;
+        return false;
+    }
+    w->method = (spoor_unwind_method)used;
+    return true;
+}
+
+/* caller returned to EXC_RETURN ra: appends the exception boundary and moves w->cur to the
+ * interrupted code; false (with *why) when the walk ends there. plausible() made sure the
+ * frame below is a handler with a possible number (w->ipsr). */
+static bool cross_exception(walk *w, const unwind_state *caller, uint32_t ra,
+                            spoor_unwind_stop *why)
+{
+    exception_frame_layout layout = spoor_unwind_exception_layout(ra);
+    uint32_t frame_addr;
+    if (!exception_frame_address(w->regs, w->stack, caller, layout.on_psp, &frame_addr)) {
+        *why = SPOOR_STOP_OTHER_STACK;
+        return false;
+    }
+    if (w->count == w->max) {
+        *why = SPOOR_STOP_FRAME_LIMIT;
+        return false;
+    }
+    spoor_frame boundary = {
+        .kind = SPOOR_FRAME_EXCEPTION,
+        .method = SPOOR_UNWIND_EXCEPTION,
+        .pc = ra,
+        .sp = frame_addr,
+        .exception = w->ipsr,
+        .fp_frame = layout.fp_frame,
+        .on_psp = layout.on_psp,
+        .additional_state = layout.additional_state,
+    };
+    if (seen_before(w->frames, w->count, &boundary)) {
+        *why = SPOOR_STOP_LOOP;
+        return false;
+    }
+    w->frames[w->count++] = boundary;
+    uint32_t stacked_xpsr = 0;
+    unwind_state interrupted = {0};
+    if (spoor_unwind_exception_step(&w->env, ra, frame_addr, &interrupted, &stacked_xpsr) !=
+        UNWIND_OK) {
+        *why = SPOOR_STOP_UNREADABLE;
+        return false;
+    }
+    if (!possible_stacked_state(ra, stacked_xpsr)) {
+        *why = SPOOR_STOP_BAD_EXCEPTION_FRAME;
+        return false;
+    }
+    /* Callee-saved registers the handler restored belong to the interrupted code. */
+    for (int reg = 4; reg <= 11; reg++) {
+        if (!unwind_known(&interrupted, reg) && unwind_known(caller, reg)) {
+            unwind_set(&interrupted, reg, caller->r[reg]);
+        }
+    }
+    w->ipsr = (int)(stacked_xpsr & 0x1FFu);
+    w->stack = layout.on_psp ? STACK_PSP : STACK_MSP;
+    w->cur = interrupted;
+    w->method = SPOOR_UNWIND_EXCEPTION;
+    return true;
+}
+
 size_t spoor_unwind(const spoor_elf *elf, const spoor_regs *regs, spoor_read_fn read, void *ctx,
                     const spoor_unwind_options *options, spoor_frame *frames, size_t max,
                     spoor_unwind_stop *stop)
 {
     spoor_unwind_stop why = SPOOR_STOP_FRAME_LIMIT;
-    size_t count = 0;
-    unsigned methods =
-        options != NULL && options->methods != 0 ? options->methods : SPOOR_UNWIND_ALL;
-    unwind_env env = {
+    walk w = {
         .elf = elf,
-        .read = read,
-        .ctx = ctx,
-        .scan_words =
-            options != NULL && options->scan_words != 0 ? options->scan_words : DEFAULT_SCAN_WORDS,
+        .regs = regs,
+        .env = {.elf = elf,
+                .read = read,
+                .ctx = ctx,
+                .scan_words = options != NULL && options->scan_words != 0 ? options->scan_words
+                                                                          : DEFAULT_SCAN_WORDS},
+        .methods = options != NULL && options->methods != 0 ? options->methods : SPOOR_UNWIND_ALL,
+        .ipsr = (int)(regs->xpsr & 0x1FFu),
+        .method = SPOOR_UNWIND_REGISTERS,
+        .frames = frames,
+        .max = max,
     };
+    memcpy(w.cur.r, regs->r, sizeof w.cur.r);
+    w.cur.known = 0xFFFFu;
+    w.cur.r[UNWIND_PC] &= ~1u;
+    w.stack = stack_of(w.ipsr, regs);
 
-    unwind_state cur = {0};
-    memcpy(cur.r, regs->r, sizeof cur.r);
-    cur.known = 0xFFFFu;
-    cur.r[UNWIND_PC] &= ~1u;
-    int ipsr = (int)(regs->xpsr & 0x1FFu);
-    walk_stack stack = stack_of(ipsr, regs);
-    spoor_unwind_method method = SPOOR_UNWIND_REGISTERS;
-
-    while (count < max) {
-        spoor_frame f = {
-            .kind = SPOOR_FRAME_CALL,
-            .method = method,
-            .pc = cur.r[UNWIND_PC] & ~1u,
-            .sp = cur.r[UNWIND_SP],
-            .pc_is_return = cur.pc_is_return,
-            .exception = -1,
-        };
-        if (seen_before(frames, count, &f)) {
-            why = SPOOR_STOP_LOOP;
-            break;
-        }
-        frames[count++] = f;
-        if (in_reset_handler(elf, unwind_lookup_pc(&cur))) {
-            why = SPOOR_STOP_RESET;
-            break;
-        }
-
+    while (w.count < max) {
         unwind_state caller;
-        if (!cur.pc_is_return && !is_code(elf, f.pc)) {
-            /* Not code: a call through a bad pointer. Nothing was pushed, LR returns. With
-             * no usable LR either (a fault whose exception frame was never written, as in a
-             * stack overflow, leaves PC and LR unknown), the stack scan is the only way on. */
-            uint32_t lr = cur.r[UNWIND_LR];
-            bool lr_usable = unwind_known(&cur, UNWIND_LR) && lr != 0 && lr != RESET_LR &&
-                             possible_return(elf, lr, ipsr);
-            if (lr_usable) {
-                caller = cur;
-                caller.r[UNWIND_PC] = lr;
-                method = SPOOR_UNWIND_LINK;
-            } else if ((methods & SPOOR_UNWIND_USE_SCAN) &&
-                       spoor_unwind_scan_step(&env, &cur, &caller) == UNWIND_OK &&
-                       plausible(elf, &cur, &caller, ipsr)) {
-                method = SPOOR_UNWIND_SCAN;
-            } else {
-                why = SPOOR_STOP_NO_INFO;
-                break;
-            }
-        } else {
-            spoor_unwind_stop failure;
-            uint32_t hook = 0;
-            int used = step_frame(&env, methods, &cur, ipsr, &caller, &failure, &hook);
-            if (used < 0) {
-                why = failure;
-                break;
-            }
-            if (hook != 0) {
-                frames[count - 1].task_exit_hook = hook;
-                why = SPOOR_STOP_TASK_ENTRY;
-                break;
-            }
-            method = (spoor_unwind_method)used;
+        if (!record_frame(&w, &why) || !find_caller(&w, &caller, &why)) {
+            break;
         }
-
         uint32_t ra = caller.r[UNWIND_PC];
         if (ra == 0 || ra == RESET_LR) {
             why = SPOOR_STOP_END_OF_STACK;
             break;
         }
-        if (spoor_unwind_is_exc_return(ra)) {
-            /* plausible(): the frame below is a handler with a possible number (ipsr). */
-            exception_frame_layout layout = spoor_unwind_exception_layout(ra);
-            uint32_t frame_addr;
-            if (!exception_frame_address(regs, stack, &caller, layout.on_psp, &frame_addr)) {
-                why = SPOOR_STOP_OTHER_STACK;
+        if (spoor_cortexm_is_exc_return(ra)) {
+            if (!cross_exception(&w, &caller, ra, &why)) {
                 break;
             }
-            if (count == max) {
-                break;
-            }
-            spoor_frame boundary = {
-                .kind = SPOOR_FRAME_EXCEPTION,
-                .method = SPOOR_UNWIND_EXCEPTION,
-                .pc = ra,
-                .sp = frame_addr,
-                .exception = ipsr,
-                .fp_frame = layout.fp_frame,
-                .on_psp = layout.on_psp,
-                .additional_state = layout.additional_state,
-            };
-            if (seen_before(frames, count, &boundary)) {
-                why = SPOOR_STOP_LOOP;
-                break;
-            }
-            frames[count++] = boundary;
-            uint32_t stacked_xpsr = 0;
-            unwind_state interrupted = {0};
-            if (spoor_unwind_exception_step(&env, ra, frame_addr, &interrupted, &stacked_xpsr) !=
-                UNWIND_OK) {
-                why = SPOOR_STOP_UNREADABLE;
-                break;
-            }
-            if (!possible_stacked_state(ra, stacked_xpsr)) {
-                why = SPOOR_STOP_BAD_EXCEPTION_FRAME;
-                break;
-            }
-            /* Callee-saved registers the handler restored belong to the interrupted code. */
-            for (int reg = 4; reg <= 11; reg++) {
-                if (!unwind_known(&interrupted, reg) && unwind_known(&caller, reg)) {
-                    unwind_set(&interrupted, reg, caller.r[reg]);
-                }
-            }
-            ipsr = (int)(stacked_xpsr & 0x1FFu);
-            stack = layout.on_psp ? STACK_PSP : STACK_MSP;
-            cur = interrupted;
-            method = SPOOR_UNWIND_EXCEPTION;
             continue;
         }
-        if (!add_tail_calls(elf, &cur, ra, caller.r[UNWIND_SP], frames, &count, max)) {
+        if (!add_tail_calls(elf, &w.cur, ra, caller.r[UNWIND_SP], frames, &w.count, max)) {
             break;
         }
         caller.r[UNWIND_PC] = ra & ~1u;
         caller.pc_is_return = true;
         /* At the return point LR still holds the return address the call put there. */
         unwind_set(&caller, UNWIND_LR, ra);
-        cur = caller;
+        w.cur = caller;
     }
     if (stop != NULL) {
         *stop = why;
     }
-    return count;
+    return w.count;
 }

@@ -2,7 +2,8 @@
  * bytes from the ELF first. Every method (cfi_unwind.c, ehabi_unwind.c, prologue_unwind.c,
  * stack_scan.c, exception_frame.c) reads through here, and unwind.c drives the methods, so
  * these helpers live apart from the walk (no call back up into unwind.c). */
-#include "unwind/unwind_internal.h"
+#include "base/byteorder.h"
+#include "unwind/unwind_frame_internal.h"
 
 bool spoor_unwind_read_word(const unwind_env *env, uint32_t addr, uint32_t *value)
 {
@@ -10,7 +11,7 @@ bool spoor_unwind_read_word(const unwind_env *env, uint32_t addr, uint32_t *valu
     if ((addr & 3u) != 0 || addr > 0xFFFFFFFCu || !env->read(env->ctx, addr, b, sizeof b)) {
         return false;
     }
-    *value = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+    *value = spoor_le32(b);
     return true;
 }
 

@@ -43,7 +43,7 @@
 extern "C" {
 #endif
 
-#define SPOOR_NO_INSTRUMENT __attribute__((no_instrument_function))
+#include "spoor/no_instrument.h"
 
 /* The recorder's state, laid out as SPOOR_CALLS_ST_* say (every field a u32). */
 typedef struct spoor_calls_state_t {

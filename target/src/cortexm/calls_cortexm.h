@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "spoor/calls.h"
+#include "spoor/no_instrument.h"
 
 #if defined(__ARM_ARCH_7M__) || defined(__ARM_ARCH_7EM__) || defined(__ARM_ARCH_8M_MAIN__)
 #define SPOOR_CALLS_LDREX 1
@@ -26,7 +27,8 @@
 
 /* Claims the slot at s->next and advances it (wrapping at capacity).
  * Returns the claimed index. */
-static inline __attribute__((always_inline)) uint32_t spoor_calls_claim(spoor_calls_state_t *s)
+SPOOR_NO_INSTRUMENT static inline __attribute__((always_inline)) uint32_t
+spoor_calls_claim(spoor_calls_state_t *s)
 {
     uint32_t i, n;
 #if SPOOR_CALLS_LDREX
@@ -51,7 +53,7 @@ static inline __attribute__((always_inline)) uint32_t spoor_calls_claim(spoor_ca
     return i;
 }
 
-static inline __attribute__((always_inline)) uint32_t spoor_calls_ipsr(void)
+SPOOR_NO_INSTRUMENT static inline __attribute__((always_inline)) uint32_t spoor_calls_ipsr(void)
 {
     uint32_t ipsr;
     __asm volatile("mrs %0, ipsr" : "=r"(ipsr));
@@ -62,26 +64,27 @@ static inline __attribute__((always_inline)) uint32_t spoor_calls_ipsr(void)
  * ARMv8-M Mainline), SysTick's current value otherwise (or with SPOOR_CALLS_TIME=2). */
 #if SPOOR_CALLS_LDREX && SPOOR_CALLS_TIME == 1
 #define SPOOR_CALLS_TIME_IS_SYSTICK 0
-static inline __attribute__((always_inline)) uint32_t spoor_calls_now(void)
+SPOOR_NO_INSTRUMENT static inline __attribute__((always_inline)) uint32_t spoor_calls_now(void)
 {
     return SPOOR_CALLS_REG32(SPOOR_CALLS_DWT_CYCCNT);
 }
-static inline void spoor_calls_time_start(void)
+SPOOR_NO_INSTRUMENT static inline void spoor_calls_time_start(void)
 {
     SPOOR_CALLS_REG32(SPOOR_CALLS_DEMCR) |= SPOOR_CALLS_DEMCR_TRCENA;
     SPOOR_CALLS_REG32(SPOOR_CALLS_DWT_CTRL) |= 1u; /* CYCCNTENA */
 }
 #else
 #define SPOOR_CALLS_TIME_IS_SYSTICK 1
-static inline __attribute__((always_inline)) uint32_t spoor_calls_now(void)
+SPOOR_NO_INSTRUMENT static inline __attribute__((always_inline)) uint32_t spoor_calls_now(void)
 {
     return SPOOR_CALLS_REG32(SPOOR_CALLS_SYST_CVR);
 }
-static inline void spoor_calls_time_start(void) {}
+SPOOR_NO_INSTRUMENT static inline void spoor_calls_time_start(void) {}
 #endif
 
 /* One word to an ITM stimulus port: waits until the port's FIFO has room. */
-static inline __attribute__((always_inline)) void spoor_calls_itm_put(uint32_t port, uint32_t w)
+SPOOR_NO_INSTRUMENT static inline __attribute__((always_inline)) void
+spoor_calls_itm_put(uint32_t port, uint32_t w)
 {
     volatile uint32_t *p = (volatile uint32_t *)SPOOR_CALLS_ITM_PORT(port);
     while ((*p & 1u) == 0u) {

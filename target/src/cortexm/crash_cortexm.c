@@ -13,7 +13,9 @@
  */
 #include <string.h>
 
+#include "spoor/cortexm_facts.h"
 #include "spoor/crash.h"
+#include "spoor/no_instrument.h"
 
 #if defined(__ARM_ARCH_6M__)
 #define SPOOR_V6M 1
@@ -38,16 +40,9 @@
 #define CFSR_BSTKERR (1u << 12)
 #define CFSR_STKOF (1u << 20)
 
-#define EXC_RETURN_ES (1u << 0)
-#define EXC_RETURN_SPSEL (1u << 2)
-#define EXC_RETURN_MODE (1u << 3)
-#define EXC_RETURN_FTYPE (1u << 4)
-#define EXC_RETURN_DCRS (1u << 5)
-#define EXC_RETURN_S (1u << 6)
-
-#define BASIC_FRAME 0x20u
-#define EXTENDED_FRAME 0x68u     /* basic + s0-s15 + FPSCR + reserved word */
-#define ADDITIONAL_CONTEXT 0x28u /* integrity signature, reserved, r4-r11 */
+#define BASIC_FRAME (4u * SPOOR_EXC_FRAME_BASIC_WORDS)
+#define EXTENDED_FRAME (4u * (SPOOR_EXC_FRAME_BASIC_WORDS + SPOOR_EXC_FRAME_FP_WORDS))
+#define ADDITIONAL_CONTEXT (4u * SPOOR_EXC_FRAME_ADDITIONAL_WORDS)
 
 /* Filled by the naked fault entry: r1-r11, r0, EXC_RETURN, MSP, PSP, and on ARMv8-M MSPLIM. */
 enum {
@@ -125,7 +120,7 @@ uint32_t spoor_backtrace_impl(uint32_t *pcs, uint32_t max, const uint32_t *block
     ".ltorg\n"
 
 #define NAKED_HANDLER(name)                                                                        \
-    __attribute__((naked, used)) void name(void)                                                   \
+    SPOOR_NO_INSTRUMENT __attribute__((naked, used)) void name(void)                               \
     {                                                                                              \
         __asm volatile(FAULT_ENTRY);                                                               \
     }
@@ -151,19 +146,19 @@ NAKED_HANDLER(SecureFault_Handler)
 
 enum { BLOCK_R8 = 0, BLOCK_R4 = 4, BLOCK_SP = 8, BLOCK_RETURN = 9 };
 
-__attribute__((naked)) bool spoor_crash_capture(const spoor_crash_event *event)
+SPOOR_NO_INSTRUMENT __attribute__((naked)) bool spoor_crash_capture(const spoor_crash_event *event)
 {
     (void)event;
     __asm volatile(SOFTWARE_ENTRY("r1", "spoor_crash_capture_impl"));
 }
 
-__attribute__((naked)) void spoor_crash_fatal(const spoor_crash_event *event)
+SPOOR_NO_INSTRUMENT __attribute__((naked)) void spoor_crash_fatal(const spoor_crash_event *event)
 {
     (void)event;
     __asm volatile(SOFTWARE_ENTRY("r1", "spoor_crash_fatal_impl"));
 }
 
-__attribute__((naked)) uint32_t spoor_backtrace(uint32_t *pcs, uint32_t max)
+SPOOR_NO_INSTRUMENT __attribute__((naked)) uint32_t spoor_backtrace(uint32_t *pcs, uint32_t max)
 {
     (void)pcs;
     (void)max;
@@ -172,42 +167,42 @@ __attribute__((naked)) uint32_t spoor_backtrace(uint32_t *pcs, uint32_t max)
 
 /* ---- helpers --------------------------------------------------------------------------- */
 
-static uint32_t read_ipsr(void)
+SPOOR_NO_INSTRUMENT static uint32_t read_ipsr(void)
 {
     uint32_t v;
     __asm volatile("mrs %0, ipsr" : "=r"(v));
     return v & 0x1FFu;
 }
 
-static uint32_t read_xpsr(void)
+SPOOR_NO_INSTRUMENT static uint32_t read_xpsr(void)
 {
     uint32_t v;
     __asm volatile("mrs %0, xpsr" : "=r"(v));
     return v;
 }
 
-static uint32_t read_control(void)
+SPOOR_NO_INSTRUMENT static uint32_t read_control(void)
 {
     uint32_t v;
     __asm volatile("mrs %0, control" : "=r"(v));
     return v;
 }
 
-static uint32_t read_msp(void)
+SPOOR_NO_INSTRUMENT static uint32_t read_msp(void)
 {
     uint32_t v;
     __asm volatile("mrs %0, msp" : "=r"(v));
     return v;
 }
 
-static uint32_t read_psp(void)
+SPOOR_NO_INSTRUMENT static uint32_t read_psp(void)
 {
     uint32_t v;
     __asm volatile("mrs %0, psp" : "=r"(v));
     return v;
 }
 
-static bool direct_read(void *ctx, uint32_t addr, void *dst, uint32_t len)
+SPOOR_NO_INSTRUMENT static bool direct_read(void *ctx, uint32_t addr, void *dst, uint32_t len)
 {
     (void)ctx;
     const volatile uint8_t *src = (const volatile uint8_t *)(uintptr_t)addr;
@@ -223,7 +218,7 @@ static bool direct_read(void *ctx, uint32_t addr, void *dst, uint32_t len)
 }
 
 /* [start, start + want) clipped to the RAM range holding start; 0 when start is not in RAM. */
-static uint32_t window(const spoor_memory *m, uint32_t start, uint32_t want)
+SPOOR_NO_INSTRUMENT static uint32_t window(const spoor_memory *m, uint32_t start, uint32_t want)
 {
     for (uint32_t i = 0; i < m->ram_count; i++) {
         const spoor_range *r = &m->ram[i];
@@ -233,7 +228,7 @@ static uint32_t window(const spoor_memory *m, uint32_t start, uint32_t want)
     return 0;
 }
 
-static void add_build_id(spoor_capture *c)
+SPOOR_NO_INSTRUMENT static void add_build_id(spoor_capture *c)
 {
     const uint8_t *p = __build_id_start, *end = __build_id_end;
     if (!p || !end || end - p < 16)
@@ -250,7 +245,7 @@ static void add_build_id(spoor_capture *c)
     c->build_id_len = descsz;
 }
 
-static void add_mtb(spoor_capture *c, const spoor_crash_config *cfg)
+SPOOR_NO_INSTRUMENT static void add_mtb(spoor_capture *c, const spoor_crash_config *cfg)
 {
     if (!cfg->mtb_registers)
         return;
@@ -263,8 +258,9 @@ static void add_mtb(spoor_capture *c, const spoor_crash_config *cfg)
     c->has_mtb = true;
 }
 
-static void stack_windows(spoor_capture *c, const spoor_crash_config *cfg, const spoor_memory *m,
-                          uint32_t active, uint32_t other)
+SPOOR_NO_INSTRUMENT static void stack_windows(spoor_capture *c, const spoor_crash_config *cfg,
+                                              const spoor_memory *m, uint32_t active,
+                                              uint32_t other)
 {
     uint32_t want = cfg->stack_window;
     c->stack_start = active;
@@ -277,7 +273,7 @@ static void stack_windows(spoor_capture *c, const spoor_crash_config *cfg, const
 
 /* Writes the dump buffer back from a Cortex-M7 data cache (CCR.DC set), so that it is in RAM
  * when the reset comes. CCR.DC reads as zero on cores without a data cache. */
-static void clean_dump_from_cache(void)
+SPOOR_NO_INSTRUMENT static void clean_dump_from_cache(void)
 {
 #if !SPOOR_V6M
     const spoor_crash_config *cfg = spoor_crash_current_config();
@@ -293,7 +289,7 @@ static void clean_dump_from_cache(void)
 }
 
 static void system_reset(void) __attribute__((noreturn));
-static void system_reset(void)
+SPOOR_NO_INSTRUMENT static void system_reset(void)
 {
     __asm volatile("dsb 0xF" ::: "memory");
     REG32(SCB_AIRCR) = 0x05FA0004u; /* VECTKEY | SYSRESETREQ */
@@ -303,7 +299,7 @@ static void system_reset(void)
 }
 
 static void run_hook(const spoor_crash_config *cfg) __attribute__((noreturn));
-static void run_hook(const spoor_crash_config *cfg)
+SPOOR_NO_INSTRUMENT static void run_hook(const spoor_crash_config *cfg)
 {
     if (cfg && cfg->after_capture)
         cfg->after_capture();
@@ -312,7 +308,168 @@ static void run_hook(const spoor_crash_config *cfg)
 
 /* ---- the fault handler body (on the reserved stack) -------------------------------------- */
 
-void spoor_fault_capture(void)
+/* The exception frame the fault entry left, as EXC_RETURN and the saved stack pointers
+ * describe it. */
+typedef struct fault_frame {
+    uint32_t exc_return;
+    uint32_t msp, psp; /* of the stack the frame is on (ARMv8-M: the Non-secure ones for ES=0) */
+    uint32_t flags;    /* SPOOR_REGS_* */
+    bool on_psp, fp_frame, additional, stack_ok;
+    uint32_t frame; /* the frame's address (its additional state context first) */
+    uint32_t sp;    /* the interrupted code's SP */
+} fault_frame;
+
+/* What EXC_RETURN says about the frame; on ARMv8-M also the banked stack pointers and limits. */
+SPOOR_NO_INSTRUMENT static void decode_exc_return(fault_frame *ff, uint32_t *regs)
+{
+    const uint32_t exc_return = spoor_fault_save[SAVE_EXC_RETURN];
+    ff->exc_return = exc_return;
+    ff->msp = spoor_fault_save[SAVE_MSP];
+    ff->psp = spoor_fault_save[SAVE_PSP];
+    ff->flags = SPOOR_REGS_HANDLER_STACK;
+    ff->on_psp = (exc_return & SPOOR_EXC_RETURN_SPSEL) != 0;
+    ff->fp_frame = !SPOOR_V6M && (exc_return & SPOOR_EXC_RETURN_FTYPE) == 0;
+    ff->additional = false;
+    ff->stack_ok = true;
+    if (ff->on_psp)
+        ff->flags |= SPOOR_REGS_ON_PSP;
+    if ((exc_return & SPOOR_EXC_RETURN_MODE) == 0)
+        ff->flags |= SPOOR_REGS_HANDLER;
+    if (ff->fp_frame)
+        ff->flags |= SPOOR_REGS_FP_FRAME;
+#if SPOOR_V8M_MAIN
+    if (exc_return & SPOOR_EXC_RETURN_S) {
+        ff->flags |= SPOOR_REGS_SECURE;
+    } else if (exc_return & SPOOR_EXC_RETURN_ES) {
+        /* we run secure, the frame is on a non-secure stack */
+        __asm volatile("mrs %0, msp_ns" : "=r"(ff->msp));
+        __asm volatile("mrs %0, psp_ns" : "=r"(ff->psp));
+    }
+    /* callee registers are in the frame when DCRS says an earlier exception stacked them,
+     * or when a secure background was interrupted by a non-secure handler */
+    ff->additional =
+        (exc_return & SPOOR_EXC_RETURN_DCRS) == 0 ||
+        ((exc_return & SPOOR_EXC_RETURN_S) != 0 && (exc_return & SPOOR_EXC_RETURN_ES) == 0);
+    if (ff->additional)
+        ff->flags |= SPOOR_REGS_ADDITIONAL;
+    uint32_t lim;
+    regs[SPOOR_REGS_MSPLIM / 4] = spoor_fault_save[SAVE_MSPLIM];
+    __asm volatile("mrs %0, psplim" : "=r"(lim));
+    regs[SPOOR_REGS_PSPLIM / 4] = lim;
+    ff->flags |= SPOOR_REGS_HAS_LIMITS;
+#else
+    (void)regs;
+#endif
+}
+
+/* The fault status registers; a stacking error means the frame was never written. */
+SPOOR_NO_INSTRUMENT static void read_fault_status(spoor_capture *c, fault_frame *ff)
+{
+#if !SPOOR_V6M
+    c->has_fault = true;
+    for (uint32_t i = 0; i < 6u; i++)
+        c->fault[1 + i] = REG32(0xE000ED28u + 4u * i); /* CFSR HFSR DFSR MMFAR BFAR AFSR */
+    c->fault[0] = 0x3Fu;
+#if SPOOR_V8M_MAIN
+    c->fault[SPOOR_FAULT_SFSR / 4] = REG32(0xE000EDE4u);
+    c->fault[SPOOR_FAULT_SFAR / 4] = REG32(0xE000EDE8u);
+    c->fault[0] |= SPOOR_FAULT_HAS_SFSR | SPOOR_FAULT_HAS_SFAR;
+#endif
+    uint32_t cfsr = c->fault[SPOOR_FAULT_CFSR / 4];
+    if (cfsr & (CFSR_MSTKERR | CFSR_BSTKERR | CFSR_STKOF)) {
+        ff->flags |= SPOOR_REGS_STACK_OVERFLOW;
+        ff->stack_ok = false; /* the hardware could not write the frame */
+    }
+#else
+    (void)c;
+    (void)ff;
+#endif
+}
+
+/* s0-s15 and FPSCR of an extended frame, once lazy state preservation has written them. */
+SPOOR_NO_INSTRUMENT static void read_fp_state(uint32_t *regs, fault_frame *ff,
+                                              const volatile uint32_t *f)
+{
+#if defined(__ARM_FP) && !SPOOR_V6M
+    if (ff->fp_frame) {
+        uint32_t fpscr;
+        /* any FP instruction makes lazy state preservation write s0-s15/FPSCR */
+        __asm volatile("vmrs %0, fpscr" : "=r"(fpscr)::"memory");
+        (void)fpscr;
+    }
+#endif
+#if !SPOOR_V6M
+    if (ff->fp_frame && (REG32(FPU_FPCCR) & 1u) == 0) { /* LSPACT clear: saved */
+        for (uint32_t i = 0; i < 16u; i++)
+            regs[SPOOR_REGS_S0 / 4 + i] = f[8u + i];
+        regs[SPOOR_REGS_FPSCR / 4] = f[24];
+        ff->flags |= SPOOR_REGS_FP_VALID;
+    }
+#else
+    (void)regs;
+    (void)ff;
+    (void)f;
+#endif
+}
+
+/* The registers: r4-r11 live (or from the additional state context), the rest from the
+ * stacked frame when it lies in RAM; r0-r3 live and PC unknown when it does not. Sets
+ * ff->frame and ff->sp. */
+SPOOR_NO_INSTRUMENT static void read_registers(uint32_t *regs, fault_frame *ff,
+                                               const spoor_memory *m)
+{
+    regs[SPOOR_REGS_R0 / 4] = spoor_fault_save[SAVE_R0];
+    for (uint32_t i = 1; i < 12u; i++)
+        regs[SPOOR_REGS_R0 / 4 + i] = spoor_fault_save[SAVE_R1 + i - 1u];
+    regs[SPOOR_REGS_LR / 4] = 0xFFFFFFFFu;
+
+    uint32_t frame = ff->on_psp ? ff->psp : ff->msp;
+    uint32_t basic = frame + (ff->additional ? ADDITIONAL_CONTEXT : 0u);
+    uint32_t size = (basic - frame) + (ff->fp_frame ? EXTENDED_FRAME : BASIC_FRAME);
+    ff->frame = frame;
+    ff->sp = frame;
+    if (ff->stack_ok && (frame & 3u) == 0 &&
+        spoor_range_contains(m->ram, m->ram_count, frame, size)) {
+        const volatile uint32_t *f = (const volatile uint32_t *)(uintptr_t)basic;
+        if (ff->additional) {
+            const volatile uint32_t *a = (const volatile uint32_t *)(uintptr_t)frame;
+            for (uint32_t i = 0; i < 8u; i++)
+                regs[SPOOR_REGS_R0 / 4 + 4u + i] = a[2u + i];
+        }
+        for (uint32_t i = 0; i < 4u; i++)
+            regs[SPOOR_REGS_R0 / 4 + i] = f[i];
+        regs[SPOOR_REGS_R0 / 4 + 12u] = f[4];
+        regs[SPOOR_REGS_LR / 4] = f[5];
+        regs[SPOOR_REGS_PC / 4] = f[6];
+        regs[SPOOR_REGS_XPSR / 4] = f[7];
+        ff->sp = frame + size + ((f[7] & SPOOR_EXC_FRAME_XPSR_ALIGNED) ? 4u : 0u);
+        ff->flags |= SPOOR_REGS_FRAME_VALID;
+        read_fp_state(regs, ff, f);
+    } else {
+        regs[SPOOR_REGS_R0 / 4 + 12u] = 0;
+        if (!spoor_range_contains(m->ram, m->ram_count, frame, 4))
+            ff->flags |= SPOOR_REGS_STACK_OVERFLOW;
+    }
+}
+
+/* SP, MSP, PSP and CONTROL as the interrupted code had them, and the flags. */
+SPOOR_NO_INSTRUMENT static void set_stack_registers(uint32_t *regs, fault_frame *ff)
+{
+    if (ff->on_psp)
+        ff->psp = ff->sp;
+    else
+        ff->msp = ff->sp;
+    regs[SPOOR_REGS_SP / 4] = ff->sp;
+    regs[SPOOR_REGS_EXC_RETURN / 4] = ff->exc_return;
+    regs[SPOOR_REGS_MSP / 4] = ff->msp;
+    regs[SPOOR_REGS_PSP / 4] = ff->psp;
+    uint32_t control = read_control() & ~6u;
+    control |= (ff->on_psp ? 2u : 0u) | (ff->fp_frame ? 4u : 0u);
+    regs[SPOOR_REGS_CONTROL / 4] = control;
+    regs[SPOOR_REGS_FLAGS / 4] = ff->flags;
+}
+
+SPOOR_NO_INSTRUMENT void spoor_fault_capture(void)
 {
     if (spoor_calls_freeze)
         spoor_calls_freeze();
@@ -329,123 +486,18 @@ void spoor_fault_capture(void)
 #endif
 
     static spoor_capture c;
+    static fault_frame ff; /* static: the reserved stack is small */
     memset(&c, 0, sizeof c);
-    uint32_t *regs = c.regs;
-    const uint32_t exc_return = spoor_fault_save[SAVE_EXC_RETURN];
-    uint32_t msp = spoor_fault_save[SAVE_MSP], psp = spoor_fault_save[SAVE_PSP];
-    uint32_t flags = SPOOR_REGS_HANDLER_STACK;
-    bool on_psp = (exc_return & EXC_RETURN_SPSEL) != 0;
-    bool fp_frame = !SPOOR_V6M && (exc_return & EXC_RETURN_FTYPE) == 0;
-    bool additional = false;
-    bool stack_ok = true;
-    if (on_psp)
-        flags |= SPOOR_REGS_ON_PSP;
-    if ((exc_return & EXC_RETURN_MODE) == 0)
-        flags |= SPOOR_REGS_HANDLER;
-    if (fp_frame)
-        flags |= SPOOR_REGS_FP_FRAME;
-#if SPOOR_V8M_MAIN
-    if (exc_return & EXC_RETURN_S) {
-        flags |= SPOOR_REGS_SECURE;
-    } else if (exc_return & EXC_RETURN_ES) {
-        /* we run secure, the frame is on a non-secure stack */
-        __asm volatile("mrs %0, msp_ns" : "=r"(msp));
-        __asm volatile("mrs %0, psp_ns" : "=r"(psp));
-    }
-    /* callee registers are in the frame when DCRS says an earlier exception stacked them,
-     * or when a secure background was interrupted by a non-secure handler */
-    additional = (exc_return & EXC_RETURN_DCRS) == 0 ||
-                 ((exc_return & EXC_RETURN_S) != 0 && (exc_return & EXC_RETURN_ES) == 0);
-    if (additional)
-        flags |= SPOOR_REGS_ADDITIONAL;
-    uint32_t lim;
-    regs[SPOOR_REGS_MSPLIM / 4] = spoor_fault_save[SAVE_MSPLIM];
-    __asm volatile("mrs %0, psplim" : "=r"(lim));
-    regs[SPOOR_REGS_PSPLIM / 4] = lim;
-    flags |= SPOOR_REGS_HAS_LIMITS;
-#endif
-
-    /* fault status registers */
-#if !SPOOR_V6M
-    c.has_fault = true;
-    for (uint32_t i = 0; i < 6u; i++)
-        c.fault[1 + i] = REG32(0xE000ED28u + 4u * i); /* CFSR HFSR DFSR MMFAR BFAR AFSR */
-    c.fault[0] = 0x3Fu;
-#if SPOOR_V8M_MAIN
-    c.fault[SPOOR_FAULT_SFSR / 4] = REG32(0xE000EDE4u);
-    c.fault[SPOOR_FAULT_SFAR / 4] = REG32(0xE000EDE8u);
-    c.fault[0] |= SPOOR_FAULT_HAS_SFSR | SPOOR_FAULT_HAS_SFAR;
-#endif
-    uint32_t cfsr = c.fault[SPOOR_FAULT_CFSR / 4];
-    if (cfsr & (CFSR_MSTKERR | CFSR_BSTKERR | CFSR_STKOF)) {
-        flags |= SPOOR_REGS_STACK_OVERFLOW;
-        stack_ok = false; /* the hardware could not write the frame */
-    }
-#endif
-
-    /* live registers: r4-r11 always, r0-r3 when there is no readable frame */
-    regs[SPOOR_REGS_R0 / 4] = spoor_fault_save[SAVE_R0];
-    for (uint32_t i = 1; i < 12u; i++)
-        regs[SPOOR_REGS_R0 / 4 + i] = spoor_fault_save[SAVE_R1 + i - 1u];
-    regs[SPOOR_REGS_LR / 4] = 0xFFFFFFFFu;
-
-    uint32_t frame = on_psp ? psp : msp;
-    uint32_t basic = frame + (additional ? ADDITIONAL_CONTEXT : 0u);
-    uint32_t size = (basic - frame) + (fp_frame ? EXTENDED_FRAME : BASIC_FRAME);
-    uint32_t sp = frame;
-    if (stack_ok && (frame & 3u) == 0 && spoor_range_contains(m->ram, m->ram_count, frame, size)) {
-        const volatile uint32_t *f = (const volatile uint32_t *)(uintptr_t)basic;
-        if (additional) {
-            const volatile uint32_t *a = (const volatile uint32_t *)(uintptr_t)frame;
-            for (uint32_t i = 0; i < 8u; i++)
-                regs[SPOOR_REGS_R0 / 4 + 4u + i] = a[2u + i];
-        }
-        for (uint32_t i = 0; i < 4u; i++)
-            regs[SPOOR_REGS_R0 / 4 + i] = f[i];
-        regs[SPOOR_REGS_R0 / 4 + 12u] = f[4];
-        regs[SPOOR_REGS_LR / 4] = f[5];
-        regs[SPOOR_REGS_PC / 4] = f[6];
-        regs[SPOOR_REGS_XPSR / 4] = f[7];
-        sp = frame + size + ((f[7] & (1u << 9)) ? 4u : 0u);
-        flags |= SPOOR_REGS_FRAME_VALID;
-#if defined(__ARM_FP) && !SPOOR_V6M
-        if (fp_frame) {
-            uint32_t fpscr;
-            /* any FP instruction makes lazy state preservation write s0-s15/FPSCR */
-            __asm volatile("vmrs %0, fpscr" : "=r"(fpscr)::"memory");
-            (void)fpscr;
-        }
-#endif
-#if !SPOOR_V6M
-        if (fp_frame && (REG32(FPU_FPCCR) & 1u) == 0) { /* LSPACT clear: saved */
-            for (uint32_t i = 0; i < 16u; i++)
-                regs[SPOOR_REGS_S0 / 4 + i] = f[8u + i];
-            regs[SPOOR_REGS_FPSCR / 4] = f[24];
-            flags |= SPOOR_REGS_FP_VALID;
-        }
-#endif
-    } else {
-        regs[SPOOR_REGS_R0 / 4 + 12u] = 0;
-        if (!spoor_range_contains(m->ram, m->ram_count, frame, 4))
-            flags |= SPOOR_REGS_STACK_OVERFLOW;
-    }
-    if (on_psp)
-        psp = sp;
-    else
-        msp = sp;
-    regs[SPOOR_REGS_SP / 4] = sp;
-    regs[SPOOR_REGS_EXC_RETURN / 4] = exc_return;
-    regs[SPOOR_REGS_MSP / 4] = msp;
-    regs[SPOOR_REGS_PSP / 4] = psp;
-    uint32_t control = read_control() & ~6u;
-    control |= (on_psp ? 2u : 0u) | (fp_frame ? 4u : 0u);
-    regs[SPOOR_REGS_CONTROL / 4] = control;
-    regs[SPOOR_REGS_FLAGS / 4] = flags;
+    decode_exc_return(&ff, c.regs);
+    read_fault_status(&c, &ff);
+    read_registers(c.regs, &ff, m);
+    set_stack_registers(c.regs, &ff);
 
     c.reason = SPOOR_REASON_FAULT;
     c.code = read_ipsr();
     /* the window starts at the frame so that the dump holds it too */
-    stack_windows(&c, cfg, m, (flags & SPOOR_REGS_FRAME_VALID) ? frame : sp, on_psp ? msp : psp);
+    stack_windows(&c, cfg, m, (ff.flags & SPOOR_REGS_FRAME_VALID) ? ff.frame : ff.sp,
+                  ff.on_psp ? ff.msp : ff.psp);
     add_build_id(&c);
     add_mtb(&c, cfg);
     spoor_crash_write(&c);
@@ -457,19 +509,19 @@ void spoor_fault_capture(void)
 
 /* The address of the call instruction that returns to ret: a 32-bit BL (ret - 4) or a 16-bit
  * BLX Rm (ret - 2). Without readable code, ret - 2, which lies inside the call either way. */
-static uint32_t call_site(const spoor_memory *m, uint32_t ret)
+SPOOR_NO_INSTRUMENT static uint32_t call_site(const spoor_memory *m, uint32_t ret)
 {
     if (m && spoor_range_contains(m->flash, m->flash_count, ret - 4u, 4)) {
         const volatile uint16_t *code = (const volatile uint16_t *)(uintptr_t)(ret - 4u);
         uint16_t first = code[0], second = code[1];
-        if ((first & 0xF800u) == 0xF000u && (second & 0xD000u) == 0xD000u)
+        if (spoor_cortexm_is_bl(first, second))
             return ret - 4u;
     }
     return ret - 2u;
 }
 
-static void software_capture(spoor_capture *c, const spoor_crash_event *event,
-                             const uint32_t *block)
+SPOOR_NO_INSTRUMENT static void software_capture(spoor_capture *c, const spoor_crash_event *event,
+                                                 const uint32_t *block)
 {
     const spoor_crash_config *cfg = spoor_crash_current_config();
     const spoor_memory *m = spoor_crash_current_memory();
@@ -513,7 +565,8 @@ static void software_capture(spoor_capture *c, const spoor_crash_event *event,
     add_build_id(c);
 }
 
-static bool capture_masked(const spoor_crash_event *event, const uint32_t *block)
+SPOOR_NO_INSTRUMENT static bool capture_masked(const spoor_crash_event *event,
+                                               const uint32_t *block)
 {
     static spoor_capture c;
     uint32_t primask;
@@ -530,12 +583,14 @@ static bool capture_masked(const spoor_crash_event *event, const uint32_t *block
     return written;
 }
 
-bool spoor_crash_capture_impl(const spoor_crash_event *event, const uint32_t *block)
+SPOOR_NO_INSTRUMENT bool spoor_crash_capture_impl(const spoor_crash_event *event,
+                                                  const uint32_t *block)
 {
     return capture_masked(event, block);
 }
 
-void spoor_crash_fatal_impl(const spoor_crash_event *event, const uint32_t *block)
+SPOOR_NO_INSTRUMENT void spoor_crash_fatal_impl(const spoor_crash_event *event,
+                                                const uint32_t *block)
 {
     if (spoor_calls_freeze)
         spoor_calls_freeze();
@@ -546,7 +601,8 @@ void spoor_crash_fatal_impl(const spoor_crash_event *event, const uint32_t *bloc
 
 /* ---- on-target backtrace ------------------------------------------------------------------ */
 
-uint32_t spoor_backtrace_impl(uint32_t *pcs, uint32_t max, const uint32_t *block)
+SPOOR_NO_INSTRUMENT uint32_t spoor_backtrace_impl(uint32_t *pcs, uint32_t max,
+                                                  const uint32_t *block)
 {
     const spoor_memory *m = spoor_crash_current_memory();
     if (!m || !pcs || max == 0)
@@ -569,7 +625,7 @@ uint32_t spoor_backtrace_impl(uint32_t *pcs, uint32_t max, const uint32_t *block
 
 /* ---- initialisation ------------------------------------------------------------------------ */
 
-bool spoor_crash_init(const spoor_crash_config *config)
+SPOOR_NO_INSTRUMENT bool spoor_crash_init(const spoor_crash_config *config)
 {
     if (!config)
         return false;

@@ -1,6 +1,7 @@
 /* spoor_itm_watch_current_thread() on the core (spoor/itm_watch.h): the plan's writes to the
  * real registers, after checking that the ITM and the comparator exist. */
 #include "spoor/itm_watch.h"
+#include "spoor/no_instrument.h"
 
 #define REG(addr) (*(volatile uint32_t *)(addr))
 
@@ -15,7 +16,8 @@
 #define SPOOR_THIS_ARCH SPOOR_DWT_ARMV7M
 #endif
 
-int spoor_itm_watch_current_thread_ex(void *const *current, unsigned comparator, int exceptions)
+SPOOR_NO_INSTRUMENT int spoor_itm_watch_current_thread_ex(void *const *current, unsigned comparator,
+                                                          int exceptions)
 {
     spoor_reg_write writes[SPOOR_ITM_WATCH_MAX_WRITES];
     size_t n = spoor_itm_watch_plan((uint32_t)(uintptr_t)current, comparator, SPOOR_THIS_ARCH,
@@ -42,7 +44,7 @@ int spoor_itm_watch_current_thread_ex(void *const *current, unsigned comparator,
     return ctrl != 0u ? SPOOR_ITM_WATCH_OK : SPOOR_ITM_WATCH_UNCHECKED;
 }
 
-int spoor_itm_watch_current_thread(void *const *current)
+SPOOR_NO_INSTRUMENT int spoor_itm_watch_current_thread(void *const *current)
 {
     return spoor_itm_watch_current_thread_ex(current, 1, 0);
 }

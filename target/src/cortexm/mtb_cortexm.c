@@ -2,17 +2,18 @@
 #include <string.h>
 
 #include "spoor/mtb.h"
+#include "spoor/no_instrument.h"
 
 #define REG32(addr) (*(volatile uint32_t *)(addr))
 
 static uintptr_t programmed; /* the block spoor_mtb_enable() set up */
 
-static void barrier(void)
+SPOOR_NO_INSTRUMENT static void barrier(void)
 {
     __asm volatile("dsb 0xF\n isb 0xF" ::: "memory");
 }
 
-uint32_t spoor_mtb_freeze(uintptr_t registers)
+SPOOR_NO_INSTRUMENT uint32_t spoor_mtb_freeze(uintptr_t registers)
 {
     if (!registers)
         return 0;
@@ -22,12 +23,12 @@ uint32_t spoor_mtb_freeze(uintptr_t registers)
     return master;
 }
 
-void spoor_mtb_disable(void)
+SPOOR_NO_INSTRUMENT void spoor_mtb_disable(void)
 {
     (void)spoor_mtb_freeze(programmed);
 }
 
-spoor_mtb_status spoor_mtb_enable(const spoor_mtb_config *config)
+SPOOR_NO_INSTRUMENT spoor_mtb_status spoor_mtb_enable(const spoor_mtb_config *config)
 {
     if (!config || !config->registers)
         return SPOOR_MTB_NO_REGISTERS;

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "semihost.h"
+#include "spoor/calls.h"
 #include "spoor/crash.h"
 
 #define SENSOR_BASE 0x60001230u /* the register block of a sensor this board does not have */
@@ -21,6 +22,9 @@ extern uint8_t __flash_start[], __flash_end[], __ram_start[], __ram_end[];
 
 /* The dump buffer: in .noinit (spoor-sections.ld), neither loaded nor zeroed. */
 __attribute__((section(".noinit"), aligned(8))) static uint8_t crash_buffer[4096];
+/* The call recorder's ring: it records only when the firmware is built with
+ * -finstrument-functions (make EXTRA_CFLAGS=-finstrument-functions), and every dump holds it. */
+static uint32_t call_ring[256];
 static spoor_range ram[1];
 static spoor_range flash[1];
 
@@ -43,6 +47,8 @@ static void crash_setup(void)
         semihost_puts("spoor_crash_init failed\n");
         semihost_exit(3);
     }
+    spoor_dump_add_region(&spoor_calls_state, sizeof spoor_calls_state, SPOOR_REGION_DATA);
+    spoor_dump_add_region(call_ring, sizeof call_ring, SPOOR_REGION_DATA);
 }
 
 static bool write_to_host(void *ctx, const uint8_t *bytes, uint32_t len)
@@ -95,6 +101,7 @@ int main(void)
     }
     if (spoor_crash_valid())
         return save_dump(dump_path);
+    spoor_calls_init(call_ring, sizeof call_ring);
     semihost_puts("sampling the sensors\n");
     uint32_t sum = sample_sensors(4u);
     semihost_puts("no fault?\n");

@@ -1,0 +1,144 @@
+"""spoor crash --gdb through a misbehaving GDB server: every fault of faulty_gdb.py at packet
+positions of a good run, against QEMU's gdbstub (examples/calls on the M3, halted by
+gdb-multiarch at level_three, as in test_crash_gdb.py).
+
+The good run through a fault-free proxy is recorded first (its output and its request count N).
+Then each fault runs at positions 1, N/2 and N (every position 1..N for "close", the fault the
+unwinder once turned into invented frames; "console" fires at the first stop reply at or after
+its position). Each run must end within 9 s (the client's 5 s timeout bounds one exchange,
+however slowly a reply drips) and give one of:
+  - the good run's output, exit 0;
+  - only where the server refused a read ("E01"), a partial answer that says so: exit 0, the backtrace a prefix of the good one ending in
+    "(stopped: unreadable memory)", every other line the good run's (the fault status line may
+    lack registers the server refused to read);
+  - a one-line error on stderr ("spoor crash: 127.0.0.1:PORT: ..."), nothing on stdout, exit 2.
+Never a frame the good run does not have, never exit 0 with a connection that broke.
+
+Also checked: a reply with a bad checksum draws exactly one '-' from spoor.
+
+To be added once their CLI rewrites land: `spoor mtb --gdb`, `spoor calls --gdb`, `spoor top
+--gdb` (the running-target path: 'c', 0x03 and 'O' console output while it runs), and `spoor
+gdbserver --gdb` (driven by gdb-multiarch through the proxy)."""
+import concurrent.futures
+import os
+import queue
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+import faulty_gdb  # noqa: E402
+import harness  # noqa: E402
+
+SPOOR = os.environ["SPOOR_BIN"]
+RUN_LIMIT_S = 9.0
+# What each fault may give: only a target that refuses a read ("E01") leaves a partial answer;
+# a connection that broke is an error, a fault the protocol recovers from changes nothing.
+ALLOWED = {"close": {"same", "error"}, "silent": {"same", "error"}, "drip": {"same", "error"},
+           "long": {"same", "error"}, "error": {"same", "partial", "error"},
+           "checksum": {"same"}, "duplicate": {"same"}, "console": {"same"}, "short": {"same"}}
+
+
+def crash(elf, port):
+    start = time.monotonic()
+    r = subprocess.run([SPOOR, "crash", "-e", str(elf), "--gdb", f"127.0.0.1:{port}"],
+                       capture_output=True, text=True, timeout=60)
+    return r, time.monotonic() - start
+
+
+def backtrace(lines):
+    return [line for line in lines if line.startswith("  #")]
+
+
+def verdict(good, r):
+    """'same', 'partial', 'error', or what is wrong."""
+    if r.returncode == 0 and r.stdout == good.stdout and not r.stderr:
+        return "same"
+    errs = r.stderr.splitlines()
+    if r.returncode == 2:
+        if not r.stdout and len(errs) == 1 and errs[0].startswith("spoor crash: 127.0.0.1:"):
+            return "error"
+        return "exit 2 without a one-line error"
+    if r.returncode != 0:
+        return f"exit {r.returncode}"
+    got, want = r.stdout.splitlines(), good.stdout.splitlines()
+    bt_got, bt_want = backtrace(got), backtrace(want)
+    if bt_got != bt_want[:len(bt_got)]:
+        return "a frame the good run does not have"
+    if bt_got != bt_want and "(stopped: unreadable memory)" not in got:
+        return "a shorter backtrace that does not say memory was unreadable"
+    rest_got = [x for x in got if x not in bt_got and not x.startswith("(stopped")]
+    rest_want = [x for x in want if x not in bt_want and not x.startswith("(stopped")]
+    if len(rest_got) != len(rest_want):
+        return "other lines than the good run"
+    for a, b in zip(rest_got, rest_want):
+        if a != b and not (a.strip().split() and set(a.split()) <= set(b.split())):
+            return f"a line the good run does not have: {a!r}"
+    return "partial"
+
+
+def halted_qemu(elf, machine):
+    """QEMU halted by gdb-multiarch at level_three (QEMU's gdbstub serves one client at a time:
+    each worker of the run has its own)."""
+    qemu = harness.Qemu(elf, machine, gdb=True).__enter__()
+    harness.run_gdb(elf, qemu.gdb_port, ["break level_three", "continue", "delete",
+                                         "disconnect"])
+    return qemu
+
+
+def main():
+    elf, machine = harness.example("calls", "m3")
+    failed = 0
+    qemus = [halted_qemu(elf, machine) for _ in range(2)]
+    try:
+        with faulty_gdb.FaultyGdb(qemus[0].gdb_port) as proxy:
+            good, took = crash(elf, proxy.port)
+        n = len(proxy.requests)
+        if good.returncode != 0 or "level_two" not in good.stdout or n < 6:
+            print(f"FAIL good run: exit {good.returncode}, {n} requests\n{good.stdout}"
+                  f"{good.stderr}")
+            return 1
+        print(f"good run: {n} requests, {len(backtrace(good.stdout.splitlines()))} frames, "
+              f"{took:.1f} s")
+        runs = [("close", at) for at in range(1, n + 1)]
+        for fault in faulty_gdb.FAULTS:
+            if fault != "close":
+                runs += [(fault, at) for at in sorted({1, (n + 1) // 2, n})]
+        free = queue.Queue()
+        for q in qemus:
+            free.put(q.gdb_port)
+
+        def one(run):
+            fault, at = run
+            port = free.get()
+            try:
+                with faulty_gdb.FaultyGdb(port, fault, at=at) as p:
+                    r, took = crash(elf, p.port)
+            finally:
+                free.put(port)
+            return run, r, took, p.fired, p.nacks
+
+        with concurrent.futures.ThreadPoolExecutor(max_workers=len(qemus)) as pool:
+            results = list(pool.map(one, runs))
+        for (fault, at), r, took, fired, nacks in results:
+            v = verdict(good, r)
+            ok = v in ALLOWED[fault] and took < RUN_LIMIT_S
+            if fault == "checksum":
+                ok = ok and nacks == 1
+            if fault in ("close", "silent", "error", "duplicate", "checksum", "drip"):
+                ok = ok and fired
+            print(f"{'ok  ' if ok else 'FAIL'} {fault:9} at {at:2}: {v}, exit {r.returncode}, "
+                  f"{took:.1f} s, fired={fired}, nacks={nacks}"
+                  + (f": {r.stderr.strip()}" if r.stderr else ""))
+            if not ok:
+                print(r.stdout)
+            failed += not ok
+    finally:
+        for q in qemus:
+            q.close()
+    print("FAILED" if failed else "all passed", f"({failed} failures)")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
