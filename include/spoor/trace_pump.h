@@ -102,7 +102,9 @@ spoor_trace_pump *spoor_trace_pump_open(const char *spec, unsigned reconnect_s,
 void spoor_trace_pump_free(spoor_trace_pump *p);
 
 /* The sans-I/O core. Each returns false once the callback has stopped the pump. */
-/* Bytes of the stream: deframed, decoded, the packets released delivered. */
+/* Bytes of the stream: deframed, decoded, the packets released delivered. A stream's decoder
+ * (some 50 KB) is made on its first byte; when memory runs out then, that stream's bytes are
+ * dropped, with the error set. */
 bool spoor_trace_pump_feed(spoor_trace_pump *p, const uint8_t *data, size_t len);
 /* The source went quiet: the decoders release what they hold (spoor_itm_flush), then IDLE. */
 bool spoor_trace_pump_idle(spoor_trace_pump *p);
