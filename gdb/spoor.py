@@ -21,6 +21,7 @@ import os
 import select
 import shlex
 import socket
+import struct
 import subprocess
 import tempfile
 
@@ -38,6 +39,10 @@ Decodes the target's Micro Trace Buffer with spoor mtb, reading the target throu
       --freeze       stop the MTB while it is read and restore it after
 """
 PACKET_SIZE = 4096
+
+
+def _read(address, length):
+    return bytes(gdb.selected_inferior().read_memory(address, length))
 
 
 def _checksum(payload):

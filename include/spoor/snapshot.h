@@ -32,12 +32,23 @@ typedef struct spoor_snapshot_source {
     bool memory_only;
 } spoor_snapshot_source;
 
+/* Where a snapshot's fault status came from (spoor_fault_source_name: "dump", "registers
+ * file", "memory (System Control Space)", "live target (System Control Space)"). */
+typedef enum spoor_fault_source {
+    SPOOR_FAULT_FROM_NONE,     /* no fault status known */
+    SPOOR_FAULT_FROM_DUMP,     /* the dump's fault record */
+    SPOOR_FAULT_FROM_REGS,     /* the registers file (--regs) */
+    SPOOR_FAULT_FROM_MEMORY,   /* a memory image that covers the System Control Space */
+    SPOOR_FAULT_FROM_LIVE_SCS, /* a live target's System Control Space */
+} spoor_fault_source;
+
+/* The words for a fault source; NULL for SPOOR_FAULT_FROM_NONE. */
+const char *spoor_fault_source_name(spoor_fault_source from);
+
 typedef struct spoor_snapshot {
     spoor_regs regs;
-    spoor_fault_status fault; /* valid == 0: no fault status known */
-    /* Where the fault status came from: "dump", "registers file", "memory (System Control
-     * Space)", "live target (System Control Space)", or NULL when none. */
-    const char *fault_from;
+    spoor_fault_status fault;      /* valid == 0: no fault status known */
+    spoor_fault_source fault_from; /* where the fault status came from */
     /* The exception the fault handler ran for (3 HardFault .. 7 SecureFault), from the dump's
      * reason or the IPSR of a state taken inside a fault handler; -1 unknown. */
     int exception;

@@ -66,8 +66,7 @@ static const char *reason_text(const struct crash *c, char *buf, size_t len)
                  spoor_snapshot_signal(c->snap));
         return buf;
     }
-    if (!d->has_reason && c->snap->fault.valid && c->snap->fault_from &&
-        !strncmp(c->snap->fault_from, "memory", 6))
+    if (!d->has_reason && c->snap->fault.valid && c->snap->fault_from == SPOOR_FAULT_FROM_MEMORY)
         return "none recorded (a debugger snapshot; fault status from its System Control Space "
                "page)";
     if (!d->has_reason)
@@ -156,9 +155,10 @@ static void print_text(struct crash *c)
             if (fs->valid & (1u << i))
                 ob_printf(o, " %s 0x%08x", fault_names[i], fault_value(fs, i));
         ob_printf(o, "\n");
-        if (c->snap->fault_from && strcmp(c->snap->fault_from, "dump") != 0 &&
-            strcmp(c->snap->fault_from, "registers file") != 0)
-            ob_printf(o, "  (fault status read from %s)\n", c->snap->fault_from);
+        if (c->snap->fault_from == SPOOR_FAULT_FROM_MEMORY ||
+            c->snap->fault_from == SPOOR_FAULT_FROM_LIVE_SCS)
+            ob_printf(o, "  (fault status read from %s)\n",
+                      spoor_fault_source_name(c->snap->fault_from));
     }
     ob_printf(o, "\nbacktrace:\n");
     int num = 0;
@@ -241,7 +241,7 @@ static void print_json(struct crash *c)
     else
         json_null(&j, "address");
     json_bool(&j, "stack_overflow", (r->flags & SPOOR_REGS_STACK_OVERFLOW) != 0);
-    json_string(&j, "status_from", c->snap->fault_from);
+    json_string(&j, "status_from", spoor_fault_source_name(c->snap->fault_from));
     json_object_end(&j);
     json_object_begin(&j, "registers");
     char name[8];

@@ -20,15 +20,6 @@ void spoor_set_error(spoor_status status, const char *fmt, ...)
     va_end(ap);
 }
 
-spoor_status spoor_fail(spoor_status status, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    set(status, fmt, ap);
-    va_end(ap);
-    return status;
-}
-
 const char *spoor_last_error(void)
 {
     return last_error;

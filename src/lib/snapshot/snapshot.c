@@ -91,7 +91,7 @@ static bool open_dump(spoor_snapshot *s, const spoor_snapshot_source *src)
     s->regs = s->dump->regs;
     if (s->dump->has_fault) {
         s->fault = s->dump->fault;
-        s->fault_from = raw ? "registers file" : "dump";
+        s->fault_from = raw ? SPOOR_FAULT_FROM_REGS : SPOOR_FAULT_FROM_DUMP;
     }
     if (s->dump->has_reason && s->dump->reason == SPOOR_REASON_FAULT)
         s->exception = (int)s->dump->reason_code;
@@ -142,8 +142,7 @@ spoor_snapshot *spoor_snapshot_open(const spoor_snapshot_source *src, const spoo
      * the ELF's. */
     if (!s->fault.valid && !s->memory_only &&
         spoor_fault_status_read(spoor_mem_reader, s->mem, &s->fault))
-        s->fault_from =
-            s->gdb ? "live target (System Control Space)" : "memory (System Control Space)";
+        s->fault_from = s->gdb ? SPOOR_FAULT_FROM_LIVE_SCS : SPOOR_FAULT_FROM_MEMORY;
     return s;
 }
 
@@ -175,4 +174,16 @@ void spoor_rsp_target_from_snapshot(spoor_rsp_target *t, const spoor_snapshot *s
     t->signal = spoor_snapshot_signal(s);
     t->read = spoor_mem_reader;
     t->ctx = s->mem;
+}
+
+const char *spoor_fault_source_name(spoor_fault_source from)
+{
+    switch (from) {
+    case SPOOR_FAULT_FROM_DUMP: return "dump";
+    case SPOOR_FAULT_FROM_REGS: return "registers file";
+    case SPOOR_FAULT_FROM_MEMORY: return "memory (System Control Space)";
+    case SPOOR_FAULT_FROM_LIVE_SCS: return "live target (System Control Space)";
+    case SPOOR_FAULT_FROM_NONE: break;
+    }
+    return NULL;
 }
