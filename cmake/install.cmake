@@ -25,9 +25,11 @@ install(TARGETS spoor spoor_shared EXPORT spoorTargets
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/spoor DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
   FILES_MATCHING PATTERN "*.h")
 # the dump layout the public headers (spoor/dump.h, spoor/fault.h) build on, and the Cortex-M
-# facts of spoor/calls_decode.h and spoor/mtb_decode.h (EXC_RETURN)
+# facts of spoor/calls_decode.h and spoor/mtb_decode.h (EXC_RETURN) with the attribute macro
+# their inline functions carry (spoor/no_instrument.h)
 install(FILES ${PROJECT_SOURCE_DIR}/target/include/spoor/dump_format.h
               ${PROJECT_SOURCE_DIR}/target/include/spoor/cortexm_facts.h
+              ${PROJECT_SOURCE_DIR}/target/include/spoor/no_instrument.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/spoor)
 
 # pkg-config: the prefix is written when installing, so that `cmake --install --prefix P` gives

@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "json_out.h"
 #include "outbuf.h"
+#include "spoor/call_stack.h"
 #include "spoor/calls_decode.h"
 #include "spoor/elf.h"
 #include "spoor/itm.h"
@@ -51,30 +52,6 @@ static const char calls_usage[] =
 
 enum { OPT_CHROME = 300, OPT_FOLDED, OPT_ITM, OPT_PORT };
 
-#define MAX_STACK 256
-
-struct frame {
-    uint32_t fn;
-    uint64_t start, children;
-};
-
-/* Output state of one context: its label, its call stack (stats, folded) and the chrome
- * events open in it. Kept while the context can still have records. */
-struct ctx_state {
-    unsigned index;
-    const char *label;
-    char id_label[24]; /* "ctx N" */
-    bool handler, named;
-    struct frame *frames; /* MAX_STACK, for --stats and --folded */
-    size_t depth;         /* frames pushed (may exceed MAX_STACK) */
-    uint64_t chrome_open; /* B events without their E */
-};
-
-struct fn_stats {
-    uint32_t fn;
-    uint64_t calls, inclusive, exclusive;
-};
-
 struct calls {
     const char *elf_path, *chrome_path, *itm_spec;
     bool json, folded, stats, tpiu, port_given;
@@ -86,10 +63,10 @@ struct calls {
     /* text: the context column (many), its width */
     bool many, live;
     int label_width;
-    struct ctx_state *ctxs;
-    size_t nctx, ctx_cap;
-    struct fn_stats *tab;
-    size_t ntab, tab_cap;
+    /* the records' call stacks, one per context index: --stats, --folded, --chrome */
+    spoor_call_stack stack;
+    const spoor_call_record *record; /* the record on the stack now, and its context */
+    const spoor_call_context *record_ctx;
     size_t records;
     unsigned contexts_seen; /* highest context index + 1 */
     uint64_t last_ts;
@@ -172,43 +149,6 @@ static const char *context_label(const struct calls *c, const spoor_call_context
     return label ? label : "handler";
 }
 
-static const char *ctx_name(const struct ctx_state *s)
-{
-    return s->label ? s->label : s->id_label;
-}
-
-/* Room for one more element in *items (count used of *cap, elem bytes each). */
-static bool room_for_one(void **items, size_t count, size_t *cap, size_t elem, size_t first)
-{
-    if (count < *cap)
-        return true;
-    size_t n = *cap ? *cap * 2 : first;
-    void *t = realloc(*items, n * elem);
-    if (!t)
-        return false;
-    *items = t;
-    *cap = n;
-    return true;
-}
-
-/* The output state of context index, created on its first record; NULL when out of memory. */
-static struct ctx_state *ctx_state_of(struct calls *c, unsigned index,
-                                      const spoor_call_context *ctx)
-{
-    for (size_t i = c->nctx; i-- > 0;) /* few contexts are live at a time */
-        if (c->ctxs[i].index == index)
-            return &c->ctxs[i];
-    if (!room_for_one((void **)&c->ctxs, c->nctx, &c->ctx_cap, sizeof *c->ctxs, 8))
-        return NULL;
-    struct ctx_state *s = &c->ctxs[c->nctx++];
-    memset(s, 0, sizeof *s);
-    s->index = index;
-    s->handler = ctx->handler;
-    const char *label = context_label(c, ctx, s->id_label, sizeof s->id_label);
-    s->label = label == s->id_label ? NULL : label; /* id_label moves with the array */
-    return s;
-}
-
 /* The ring's contexts are all known: the text column is as wide as the widest label. */
 static void measure_labels(struct calls *c)
 {
@@ -227,11 +167,12 @@ static void measure_labels(struct calls *c)
 /* Live records: the context column appears with the first handler record, this wide. */
 #define LIVE_LABEL_WIDTH 15
 
-static void text_record(struct calls *c, const spoor_call_record *r, const struct ctx_state *s)
+static void text_record(struct calls *c, const spoor_call_record *r, const spoor_call_context *ctx)
 {
     outbuf *ob = &c->out;
+    char buf[24];
     if (c->many)
-        ob_printf(ob, "%-*s| ", c->label_width, ctx_name(s));
+        ob_printf(ob, "%-*s| ", c->label_width, context_label(c, ctx, buf, sizeof buf));
     for (int d = 0; d < r->depth; d++)
         ob_char(ob, ' ');
     bool enter = r->kind == SPOOR_CALL_ENTER;
@@ -247,9 +188,9 @@ static void text_record(struct calls *c, const spoor_call_record *r, const struc
 
 /* ---- JSON lines ---------------------------------------------------------------------------- */
 
-static void json_record(struct calls *c, const spoor_call_record *r, const struct ctx_state *s)
+static void json_record(struct calls *c, const spoor_call_record *r, const spoor_call_context *ctx)
 {
-    char fbuf[512], sbuf[512];
+    char fbuf[512], sbuf[512], label[24];
     json_out j;
     json_init(&j, &c->out);
     json_object_begin(&j, NULL);
@@ -263,8 +204,8 @@ static void json_record(struct calls *c, const spoor_call_record *r, const struc
         json_uint(&j, "time", r->time_ticks);
     if (c->has_context)
         json_uint(&j, "context", r->context_id);
-    else if (s->handler)
-        json_string(&j, "handler", ctx_name(s));
+    else if (ctx->handler)
+        json_string(&j, "handler", context_label(c, ctx, label, sizeof label));
     if (r->after_gap)
         json_bool(&j, "after_gap", true);
     json_object_end(&j);
@@ -272,25 +213,6 @@ static void json_record(struct calls *c, const spoor_call_record *r, const struc
 }
 
 /* ---- call stacks: folded, stats ------------------------------------------------------------ */
-
-static int fn_stats_cmp(const void *a, const void *b)
-{
-    const struct fn_stats *x = a, *y = b;
-    if (x->calls != y->calls)
-        return x->calls < y->calls ? 1 : -1;
-    return x->fn < y->fn ? -1 : x->fn > y->fn;
-}
-
-static struct fn_stats *stats_of(struct calls *c, uint32_t fn)
-{
-    for (size_t i = 0; i < c->ntab; i++) /* few distinct functions in a trace: linear is fine */
-        if (c->tab[i].fn == fn)
-            return &c->tab[i];
-    if (!room_for_one((void **)&c->tab, c->ntab, &c->tab_cap, sizeof *c->tab, 64))
-        return NULL;
-    c->tab[c->ntab] = (struct fn_stats){.fn = fn};
-    return &c->tab[c->ntab++];
-}
 
 static void put_name_plain(outbuf *ob, const spoor_elf *elf, uint32_t fn)
 {
@@ -302,66 +224,29 @@ static void put_name_plain(outbuf *ob, const spoor_elf *elf, uint32_t fn)
         ob_printf(ob, "0x%08" PRIx32, fn);
 }
 
-static void put_folded_stack(struct calls *c, const struct ctx_state *s, size_t depth)
+/* One --folded line: the kept frames of the event's stack (a handler's label first), weight. */
+static void put_folded_stack(struct calls *c, const spoor_call_stack_event *ev, uint64_t weight)
 {
-    if (s->handler && c->many) {
-        ob_str(&c->out, ctx_name(s));
+    char label[24];
+    if (c->record_ctx->handler && c->many) {
+        ob_str(&c->out, context_label(c, c->record_ctx, label, sizeof label));
         ob_char(&c->out, ';');
     }
-    for (size_t d = 0; d < depth && d < MAX_STACK; d++) {
+    for (size_t d = 0; d < ev->nframes; d++) {
         if (d)
             ob_char(&c->out, ';');
-        put_name_plain(&c->out, c->elf, s->frames[d].fn);
+        put_name_plain(&c->out, c->elf, ev->frames[d].fn);
     }
-}
-
-/* One record onto its context's call stack: an exit ends a call (inclusive and exclusive time,
- * with timestamps), an enter counts one. */
-static bool stack_record(struct calls *c, const spoor_call_record *r, struct ctx_state *s)
-{
-    if (!s->frames && !(s->frames = calloc(MAX_STACK, sizeof *s->frames)))
-        return false;
-    if (r->kind == SPOOR_CALL_ENTER) {
-        struct fn_stats *f = stats_of(c, r->function);
-        if (!f)
-            return false;
-        f->calls++;
-        if (s->depth < MAX_STACK)
-            s->frames[s->depth] = (struct frame){r->function, r->time_ticks, 0};
-        s->depth++;
-        if (c->folded && !c->has_time) { /* weight: one per call */
-            put_folded_stack(c, s, s->depth);
-            ob_str(&c->out, " 1\n");
-        }
-        return true;
-    }
-    if (s->depth == 0) /* the trace starts inside this call: its entry is lost */
-        return true;
-    s->depth--;
-    if (s->depth >= MAX_STACK)
-        return true;
-    struct frame *fr = &s->frames[s->depth];
-    uint64_t incl = r->time_ticks - fr->start, excl = incl - fr->children;
-    if (s->depth > 0)
-        s->frames[s->depth - 1].children += incl;
-    struct fn_stats *f = stats_of(c, fr->fn);
-    if (!f)
-        return false;
-    f->inclusive += incl;
-    f->exclusive += excl;
-    if (c->folded && c->has_time) { /* weight: exclusive time */
-        put_folded_stack(c, s, s->depth + 1);
-        ob_printf(&c->out, " %" PRIu64 "\n", excl);
-    }
-    return true;
+    ob_printf(&c->out, " %" PRIu64 "\n", weight);
 }
 
 static void print_stats(struct calls *c)
 {
-    qsort(c->tab, c->ntab, sizeof *c->tab, fn_stats_cmp);
+    size_t n;
+    const spoor_call_fn_stats *tab = spoor_call_stack_stats(&c->stack, &n);
     ob_printf(&c->out, "%10s %14s %14s  %s\n", "calls", "inclusive", "exclusive", "function");
-    for (size_t i = 0; i < c->ntab; i++) {
-        const struct fn_stats *f = &c->tab[i];
+    for (size_t i = 0; i < n; i++) {
+        const spoor_call_fn_stats *f = &tab[i];
         if (c->has_time)
             ob_printf(&c->out, "%10" PRIu64 " %14" PRIu64 " %14" PRIu64 "  ", f->calls,
                       f->inclusive, f->exclusive);
@@ -383,44 +268,48 @@ static int chrome_begin(struct calls *c)
     return SPOOR_EXIT_OK;
 }
 
-/* E events for the calls still open in s (their exits are not in the trace), at the last ts. */
-static void chrome_close(struct calls *c, struct ctx_state *s)
+/* B for an enter, E for an exit whose B was written (the stack's): every track nests. A call
+ * whose exit is not in the trace (its context ended, the trace did) gets an E of its own at the
+ * last ts. */
+static void chrome_frame(struct calls *c, const spoor_call_stack_event *ev)
 {
-    for (; s->chrome_open > 0; s->chrome_open--)
-        chrome_trace_event(&c->chrome, "(no exit recorded)", "E", c->last_ts, 1, s->index);
+    const char *name = "(no exit recorded)";
+    char buf[512], hex[16];
+    if (ev->cause != SPOOR_CALL_STACK_UNWIND) {
+        name = json_name(c->elf, c->record->function, false, buf, sizeof buf);
+        if (!name) {
+            snprintf(hex, sizeof hex, "0x%08" PRIx32, c->record->function);
+            name = hex;
+        }
+    }
+    chrome_trace_event(&c->chrome, name, ev->kind == SPOOR_CALL_STACK_ENTER ? "B" : "E", c->last_ts,
+                       1, ev->context);
 }
 
-/* B for an enter, E for an exit whose B was written: every track nests. The first event of a
- * context names its track (thread_name metadata). */
-static void chrome_record(struct calls *c, const spoor_call_record *r, struct ctx_state *s,
-                          size_t position)
+/* The call stacks' events: --chrome events; --folded lines (weight: one per call, or the
+ * exclusive time with timestamps). The context's first event names its track
+ * (thread_name metadata). */
+static void on_stack_event(void *arg, const spoor_call_stack_event *ev)
 {
-    if (!s->named) {
-        s->named = true;
-        chrome_trace_track(&c->chrome, 1, s->index, ctx_name(s));
-    }
-    /* ts: timestamp ticks when recorded, else the record's position */
-    c->last_ts = c->has_time ? r->time_ticks : position;
-    if (r->kind == SPOOR_CALL_EXIT && s->chrome_open == 0)
-        return; /* its B is not in the trace */
-    char buf[512], hex[16];
-    const char *name = json_name(c->elf, r->function, false, buf, sizeof buf);
-    if (!name) {
-        snprintf(hex, sizeof hex, "0x%08" PRIx32, r->function);
-        name = hex;
-    }
-    if (r->kind == SPOOR_CALL_ENTER)
-        s->chrome_open++;
-    else
-        s->chrome_open--;
-    chrome_trace_event(&c->chrome, name, r->kind == SPOOR_CALL_ENTER ? "B" : "E", c->last_ts, 1,
-                       s->index);
+    struct calls *c = arg;
+    char label[24];
+    bool frame = ev->kind == SPOOR_CALL_STACK_ENTER || ev->kind == SPOOR_CALL_STACK_EXIT;
+    if (c->chrome.ob && ev->kind == SPOOR_CALL_STACK_BEGIN)
+        chrome_trace_track(&c->chrome, 1, ev->context,
+                           context_label(c, c->record_ctx, label, sizeof label));
+    if (c->chrome.ob && frame)
+        chrome_frame(c, ev);
+    if (!c->folded)
+        return;
+    if (ev->kind == SPOOR_CALL_STACK_ENTER && !c->has_time)
+        put_folded_stack(c, ev, 1);
+    else if (ev->kind == SPOOR_CALL_STACK_EXIT && ev->cause == SPOOR_CALL_STACK_RETURN &&
+             ev->kept && c->has_time)
+        put_folded_stack(c, ev, ev->exclusive);
 }
 
 static int chrome_end(struct calls *c)
 {
-    for (size_t i = 0; i < c->nctx; i++)
-        chrome_close(c, &c->ctxs[i]);
     if (!chrome_trace_close(&c->chrome))
         return cli_error("calls", "%s: write failed", c->chrome_path);
     return SPOOR_EXIT_OK;
@@ -428,61 +317,53 @@ static int chrome_end(struct calls *c)
 
 /* ---- one record to every output -------------------------------------------------------------- */
 
-/* A handler invocation found from EXC_RETURN ends with its exit: its state goes. */
-static void ctx_state_end(struct calls *c, struct ctx_state *s)
-{
-    if (c->chrome.ob)
-        chrome_close(c, s);
-    free(s->frames);
-    *s = c->ctxs[--c->nctx];
-}
-
 /* gap: why records before this one are lost (text marker), NULL for none. */
 static bool emit_record(struct calls *c, const spoor_call_record *r, const spoor_call_context *ctx,
                         const char *gap)
 {
-    struct ctx_state *s = ctx_state_of(c, r->context, ctx);
-    if (!s)
-        return false;
-    if (c->live && s->handler && !c->many) { /* the first handler record */
+    if (c->live && ctx->handler && !c->many) { /* the first handler record */
         c->many = true;
         c->label_width = LIVE_LABEL_WIDTH;
     }
     if (r->context >= c->contexts_seen)
         c->contexts_seen = r->context + 1;
-    if (c->chrome_path)
-        chrome_record(c, r, s, c->records);
-    if (c->json)
-        json_record(c, r, s);
-    else if (c->folded || c->stats) {
-        if (!stack_record(c, r, s))
-            return false;
-    } else if (!c->chrome_path) {
+    /* chrome's ts: timestamp ticks when recorded, else the record's position */
+    c->last_ts = c->has_time ? r->time_ticks : c->records;
+    c->record = r;
+    c->record_ctx = ctx;
+    bool ok = r->kind == SPOOR_CALL_ENTER
+                  ? spoor_call_stack_call(&c->stack, r->context, r->function, r->function, r->site,
+                                          r->time_ticks)
+                  : spoor_call_stack_return(&c->stack, r->context, r->time_ticks);
+    if (!ok)
+        return false;
+    if (c->json) {
+        json_record(c, r, ctx);
+    } else if (!c->folded && !c->stats && !c->chrome_path) {
         if (gap)
             ob_printf(&c->out, "--- records lost here (%s) ---\n", gap);
-        text_record(c, r, s);
+        text_record(c, r, ctx);
     }
     c->records++;
-    if (s->handler && !c->has_context && r->kind == SPOOR_CALL_EXIT &&
+    /* a handler invocation found from EXC_RETURN ends with its exit */
+    if (ctx->handler && !c->has_context && r->kind == SPOOR_CALL_EXIT &&
         spoor_cortexm_is_exc_return(r->site))
-        ctx_state_end(c, s);
+        spoor_call_stack_end(&c->stack, r->context, r->time_ticks);
+    c->record = NULL; /* the stack's later events (its end) have no record */
+    c->record_ctx = NULL;
     return true;
 }
 
+/* The calls still open end with the trace: --stats, then --chrome's closing events. */
 static int emit_end(struct calls *c)
 {
     int rc = SPOOR_EXIT_OK;
     if (c->stats)
         print_stats(c);
+    spoor_call_stack_finish(&c->stack, c->last_ts);
     if (c->chrome.ob)
         rc = chrome_end(c);
-    for (size_t i = 0; i < c->nctx; i++)
-        free(c->ctxs[i].frames);
-    free(c->ctxs);
-    free(c->tab);
-    c->ctxs = NULL;
-    c->tab = NULL;
-    c->nctx = 0;
+    spoor_call_stack_free(&c->stack);
     return rc;
 }
 
@@ -657,6 +538,8 @@ int cmd_calls(int argc, char **argv)
     if (!c.elf)
         return SPOOR_EXIT_USAGE;
     ob_init(&c.out, 1);
+    spoor_call_stack_init(&c.stack, SPOOR_CALL_STACK_DEFAULT_LIMIT, SPOOR_CALL_STACK_COUNT,
+                          on_stack_event, &c);
     int rc = c.chrome_path ? chrome_begin(&c) : SPOOR_EXIT_OK;
     if (rc == SPOOR_EXIT_OK)
         rc = c.itm_spec ? run_live(&c) : run_ring(&c, &in, argv + optind, nargs);
@@ -666,10 +549,7 @@ int cmd_calls(int argc, char **argv)
         chrome_trace_discard(&c.chrome);
     if (!ob_flush(&c.out) && rc == SPOOR_EXIT_OK)
         rc = cli_error("calls", "write to standard output failed");
-    for (size_t i = 0; i < c.nctx; i++)
-        free(c.ctxs[i].frames);
-    free(c.ctxs);
-    free(c.tab);
+    spoor_call_stack_free(&c.stack);
     spoor_elf_close(c.elf);
     return rc;
 }

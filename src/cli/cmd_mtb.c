@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "json_out.h"
 #include "outbuf.h"
+#include "spoor/call_stack.h"
 #include "spoor/dump.h"
 #include "spoor/elf.h"
 #include "spoor/mtb_decode.h"
@@ -17,7 +18,6 @@
 #include "spoor/thumb.h"
 #include "target_input.h"
 
-#define MAX_CALL_DEPTH 256
 #define MAX_SOURCES 64
 
 static const char mtb_usage[] =
@@ -64,13 +64,10 @@ struct mtb {
     /* --flow text: the last location printed */
     const char *last_function, *last_file;
     unsigned last_line;
-    /* --calls / --chrome */
-    struct frame {
-        const char *function;
-        uint32_t ret; /* the address execution continues at when this frame returns */
-        bool exception;
-    } stack[MAX_CALL_DEPTH];
-    unsigned depth;
+    /* --calls / --chrome: the calls recovered from the flow, on one stack (context 0) */
+    spoor_call_stack stack;
+    unsigned depth; /* its frames open */
+    bool failed;    /* out of memory */
     uint64_t insns; /* instructions executed so far: the time base of --chrome */
     source_file sources[MAX_SOURCES];
     unsigned nsources;
@@ -321,94 +318,85 @@ static void call_line(struct mtb *m, const char *prefix, const char *name, uint3
     ob_str(&m->out, ")\n");
 }
 
-static void push(struct mtb *m, const char *function, uint32_t ret, bool exception,
-                 const char *prefix, uint32_t addr)
+static const char *enter_prefix(spoor_call_stack_cause cause)
 {
-    if (m->depth == MAX_CALL_DEPTH) { /* runaway recursion: keep the newest frames */
-        memmove(m->stack, m->stack + 1, sizeof m->stack[0] * (MAX_CALL_DEPTH - 1));
-        m->depth--;
+    switch (cause) {
+    case SPOOR_CALL_STACK_EXCEPTION: return "[exception] ";
+    case SPOOR_CALL_STACK_TAIL_CHAIN: return "[tail-chained exception] ";
+    case SPOOR_CALL_STACK_TAIL_CALL: return "-> ";
+    default: return "";
     }
-    m->stack[m->depth++] = (struct frame){function, ret, exception};
-    call_line(m, prefix, function, addr);
-    chrome_event(m, "B", function);
 }
 
+/* The call stack's events: a --calls line and a B event for each frame entered (a tail call
+ * ends its maker's B first), an E for each frame that ends. */
+static void on_call_event(void *arg, const spoor_call_stack_event *ev)
+{
+    struct mtb *m = arg;
+    if (ev->kind == SPOOR_CALL_STACK_ENTER) {
+        const char *name = function_of(m, ev->frame->at);
+        m->depth = (unsigned)ev->depth;
+        call_line(m, enter_prefix(ev->cause), name, ev->frame->at);
+        chrome_event(m, "B", name);
+    } else if (ev->kind == SPOOR_CALL_STACK_EXIT) {
+        chrome_event(m, "E", ev->frame ? function_of(m, ev->frame->at) : NULL);
+        m->depth = (unsigned)ev->depth - 1;
+    }
+}
+
+/* run() calls this while frames are open at the end of the trace: it ends them all. */
 static void pop(struct mtb *m)
 {
-    chrome_event(m, "E", m->stack[m->depth - 1].function);
-    m->depth--;
+    spoor_call_stack_unwind(&m->stack, 0, m->insns);
 }
 
-/* A new bottom frame when the trace leaves every frame it knows (a return or exception return
- * into code from before the trace). */
-static void restart(struct mtb *m, uint32_t addr)
+/* The function around addr for the call stack: its start, SPOOR_CALL_UNKNOWN without a name.
+ * (The start may come with the Thumb bit, depending on where in the function addr is.) */
+static uint32_t function_id(struct mtb *m, uint32_t addr)
 {
-    while (m->depth)
-        pop(m);
-    push(m, function_of(m, addr), 0, false, "", addr);
+    const char *name = NULL;
+    uint32_t start;
+    if (!spoor_elf_function(m->elf, addr, &name, &start, NULL) || !name)
+        return SPOOR_CALL_UNKNOWN;
+    return start & ~1u;
 }
 
+/* The size of the call instruction (BL, BLX) at addr, 0 when it is none or cannot be read. */
+static unsigned call_size(struct mtb *m, uint32_t addr)
+{
+    uint8_t code[4];
+    if (!spoor_mem_read(m->mem, addr, code, 2))
+        return 0;
+    unsigned size = spoor_thumb_size((uint16_t)(code[0] | code[1] << 8));
+    if (size == 4 && !spoor_mem_read(m->mem, addr, code, 4))
+        return 0;
+    return spoor_thumb_is_call(code, size) ? size : 0;
+}
+
+/* One packet onto the call stack: a call when its source is BL/BLX, an exception entry, the
+ * second packet of an exception return, or a branch (a return, a tail call). */
 static void calls_packet(struct mtb *m, const spoor_mtb_packet *p, bool first)
 {
-    if (first || p->s || m->depth == 0) { /* nothing known before: start from here */
-        if (spoor_mtb_is_exc_return(p->dst)) {
-            while (m->depth)
-                pop(m); /* the next packet says where the exception return went */
-        } else {
-            restart(m, p->dst);
-        }
-        return;
+    spoor_call_stack *cs = &m->stack;
+    uint32_t fn = function_id(m, p->dst);
+    bool ok = true;
+    if (first || p->s || m->depth == 0) {    /* nothing known before: start from here */
+        if (spoor_mtb_is_exc_return(p->dst)) /* the next packet says where it went */
+            spoor_call_stack_unwind(cs, 0, m->insns);
+        else
+            ok = spoor_call_stack_restart(cs, 0, fn, p->dst, m->insns);
+    } else if (p->kind == SPOOR_MTB_EXCEPTION_ENTRY) {
+        ok = spoor_call_stack_exception(cs, 0, fn, p->dst, p->src, m->insns);
+    } else if (p->kind == SPOOR_MTB_EXCEPTION_RETURN) {
+        if (p->a) /* the second packet says where execution continues */
+            ok = spoor_call_stack_exception_return(cs, 0, fn, p->dst, m->insns);
+    } else {
+        unsigned size = call_size(m, p->src);
+        ok = size ? spoor_call_stack_call(cs, 0, fn, p->dst, p->src + size, m->insns)
+                  : spoor_call_stack_branch(cs, 0, fn, p->dst, m->insns);
     }
-    if (p->kind == SPOOR_MTB_EXCEPTION_ENTRY) {
-        push(m, function_of(m, p->dst), p->src, true, "[exception] ", p->dst);
-        return;
-    }
-    if (p->kind == SPOOR_MTB_EXCEPTION_RETURN) {
-        if (!p->a)
-            return; /* the second packet says where execution continues */
-        unsigned i = m->depth;
-        while (i > 0 && !m->stack[i - 1].exception)
-            i--;
-        if (i == 0) {
-            restart(m, p->dst);
-            return;
-        }
-        uint32_t ret = m->stack[i - 1].ret;
-        while (m->depth >= i)
-            pop(m);
-        if (p->dst != ret) /* not back where it was taken: tail-chained into the next one */
-            push(m, function_of(m, p->dst), ret, true, "[tail-chained exception] ", p->dst);
-        return;
-    }
-    uint8_t code[4];
-    unsigned size = 0;
-    if (spoor_mem_read(m->mem, p->src, code, 2)) {
-        size = spoor_thumb_size((uint16_t)(code[0] | code[1] << 8));
-        if (size == 4 && !spoor_mem_read(m->mem, p->src, code, 4))
-            size = 0;
-    }
-    if (size && spoor_thumb_is_call(code, size)) {
-        push(m, function_of(m, p->dst), p->src + size, false, "", p->dst);
-        return;
-    }
-    for (unsigned i = m->depth; i > 0 && !m->stack[i - 1].exception; i--) {
-        if (m->stack[i - 1].ret == p->dst && i > 1) { /* a return to a caller we saw */
-            while (m->depth >= i)
-                pop(m);
-            return;
-        }
-    }
-    const char *target = function_of(m, p->dst);
-    const char *here = m->depth ? m->stack[m->depth - 1].function : NULL;
-    if (target && here && strcmp(target, here) && m->depth) {
-        /* a branch into another function that is no return we know: a tail call, or a return
-         * into a frame from before the trace */
-        struct frame *top = &m->stack[m->depth - 1];
-        chrome_event(m, "E", top->function);
-        top->function = target;
-        call_line(m, "-> ", target, p->dst);
-        chrome_event(m, "B", target);
-    }
+    if (!ok)
+        m->failed = true;
 }
 
 /* ---- the walk ------------------------------------------------------------------------------ */
@@ -439,7 +427,7 @@ static bool on_step(void *ctx, const spoor_mtb_step *s)
             flow_gap(m, s);
         break;
     }
-    return !m->out.failed;
+    return !m->out.failed && !m->failed;
 }
 
 /* ---- input ------------------------------------------------------------------------------- */
@@ -568,6 +556,8 @@ int cmd_mtb(int argc, char **argv)
         return SPOOR_EXIT_USAGE;
     ob_init(&m.out, 1);
     json_init(&m.jout, &m.out);
+    spoor_call_stack_init(&m.stack, SPOOR_CALL_STACK_DEFAULT_LIMIT, SPOOR_CALL_STACK_FORGET,
+                          on_call_event, &m);
     in.src.memory_only = true; /* the MTB needs no CPU registers */
     spoor_snapshot *snap = target_input_open("mtb", &in, argv + optind, argc - optind, m.elf);
     if (!snap) {
@@ -578,6 +568,8 @@ int cmd_mtb(int argc, char **argv)
     cli_warn_build_id("mtb", snap->dump, m.elf);
     /* a crash dump's MTB record; a --regs snapshot's dump holds none: memory then */
     rc = run_trace(&m, snap, snap->dump && !in.src.regs_path, freeze, regs_addr, limit);
+    if (m.failed && rc == SPOOR_EXIT_OK)
+        rc = cli_error("mtb", "out of memory");
     if (!ob_flush(&m.out) && rc == SPOOR_EXIT_OK)
         rc = cli_error("mtb", "cannot write the trace: %s", strerror(errno));
 out:
@@ -587,6 +579,7 @@ out:
         free(m.sources[i].text);
         free(m.sources[i].lines);
     }
+    spoor_call_stack_free(&m.stack);
     spoor_elf_close(m.elf);
     return rc;
 }

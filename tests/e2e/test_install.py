@@ -2,7 +2,7 @@
 
 1. `cmake --install BUILD --prefix P` lays out bin/spoor, libspoor.a, libspoor.so.MAJOR (soname
    from the project version in CMakeLists.txt, exporting spoor_* names only, by nm -D), the
-   public headers (include/spoor/*.h, dump_format.h and cortexm_facts.h, no internal src/lib
+   public headers (include/spoor/*.h, dump_format.h, cortexm_facts.h and no_instrument.h, no internal src/lib
    header; each compiles on its own with the installed pkg-config flags), spoor.pc, the CMake package, the man page,
    bash completion and share/spoor (target sources, spoor-target.mk/.cmake, spoor-sections.ld).
 2. `spoor --version` names the project version and SPOOR_DUMP_VERSION of dump_format.h.
@@ -153,9 +153,10 @@ class Install(unittest.TestCase):
         # public headers only
         installed = sorted(p.name for p in (self.prefix / "include" / "spoor").iterdir())
         public = sorted([p.name for p in (SOURCE_DIR / "include" / "spoor").glob("*.h")] +
-                        ["dump_format.h", "cortexm_facts.h"])
+                        ["dump_format.h", "cortexm_facts.h", "no_instrument.h"])
         self.assertEqual(installed, public)
-        internal = {p.name for p in (SOURCE_DIR / "src" / "lib").glob("*.h")}
+        internal = {p.name for p in (SOURCE_DIR / "src" / "lib").rglob("*.h")}
+        self.assertTrue(internal, "no internal headers found under src/lib")
         self.assertFalse(internal & set(installed), "internal headers installed")
 
     def test_shared_library(self):

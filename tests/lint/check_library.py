@@ -47,7 +47,7 @@ PUBLIC = {
     "unwind": "unwind.h",
     "rtos": "rtos.h",
     "itm": "itm.h tpiu.h trace_source.h top.h trace_pump.h dwt_setup.h",
-    "flow": "calls_decode.h mtb_decode.h",
+    "flow": "call_stack.h calls_decode.h mtb_decode.h",
 }
 
 
