@@ -110,8 +110,8 @@ void top_refresh_priorities(struct top_cli *c, const spoor_top_report *r)
 /* ---- set-up ------------------------------------------------------------------------------- */
 
 /* ITM and DWT through the live target (OpenOCD -W or a GDB server --gdb): the registers of
- * spoor_itm_watch_plan() (after checking that the comparator exists), or, over OpenOCD,
- * orbtop-rtos's Tcl procedures. */
+ * spoor_itm_watch_plan() written by spoor_dwt_plan_apply() (which checks that the comparator
+ * exists first), or, over OpenOCD, orbtop-rtos's Tcl procedures. */
 int top_set_up_trace(struct top_cli *c, const char *how, unsigned comparator)
 {
     uint32_t watch = spoor_rtos_current_address(c->rtos);
