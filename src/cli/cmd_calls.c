@@ -18,8 +18,7 @@
 #include "spoor/itm.h"
 #include "spoor/memory.h"
 #include "spoor/snapshot.h"
-#include "spoor/tpiu.h"
-#include "spoor/trace_source.h"
+#include "spoor/trace_pump.h"
 #include "target_input.h"
 
 static const char calls_usage[] =
@@ -393,99 +392,60 @@ static int print_ring(struct calls *c)
 
 struct live {
     struct calls *c;
-    spoor_itm_decoder dec;
     spoor_calls_itm_pairer pair;
     spoor_calls_stream stream;
     bool failed;
+    int rc;
 };
 
-/* Takes every packet the ITM decoder has released. */
-static void live_drain(struct live *l)
-{
-    const spoor_itm_packet *pkt;
-    spoor_call_record r;
-    while (!l->failed && (pkt = spoor_itm_next_ref(&l->dec)) != NULL) {
-        if (!spoor_calls_itm_pair(&l->pair, pkt, &r))
-            continue;
-        const spoor_call_context *ctx;
-        spoor_calls_stream_add(&l->stream, &r, &ctx);
-        const char *gap = r.after_gap ? spoor_calls_loss_text(l->pair.gap_why) : NULL;
-        if (!emit_record(l->c, &r, ctx, gap))
-            l->failed = true;
-    }
-}
-
-static void live_feed(struct live *l, const uint8_t *data, size_t len)
-{
-    while (len > 0 && !l->failed) {
-        size_t n = spoor_itm_feed(&l->dec, data, len);
-        data += n;
-        len -= n;
-        live_drain(l);
-    }
-}
-
-static void live_tpiu_sink(void *ctx, uint8_t id, const uint8_t *data, size_t len)
+/* The trace pump's events: packets paired into records, a gap marked as a loss. */
+static bool live_event(void *ctx, const spoor_trace_pump_event *ev)
 {
     struct live *l = ctx;
-    if (id == l->c->tpiu_id)
-        live_feed(l, data, len);
+    spoor_call_record r;
+    switch (ev->type) {
+    case SPOOR_TRACE_PUMP_PACKET:
+        if (spoor_calls_itm_pair(&l->pair, ev->packet, &r)) {
+            const spoor_call_context *context;
+            spoor_calls_stream_add(&l->stream, &r, &context);
+            const char *gap = r.after_gap ? spoor_calls_loss_text(l->pair.gap_why) : NULL;
+            l->failed = !emit_record(l->c, &r, context, gap);
+        }
+        break;
+    case SPOOR_TRACE_PUMP_IDLE: ob_flush(&l->c->out); break; /* a live source went quiet */
+    case SPOOR_TRACE_PUMP_RECONNECTED:
+        spoor_calls_itm_lose(&l->pair, SPOOR_CALLS_LOSS_SOURCE);
+        break;
+    case SPOOR_TRACE_PUMP_ERROR: l->rc = cli_error("calls", "%s", spoor_last_error()); break;
+    default: break;
+    }
+    return !l->failed;
 }
 
 static int run_live(struct calls *c)
 {
     static struct live l;
-    static spoor_tpiu_deframer tpiu;
     memset(&l, 0, sizeof l);
     l.c = c;
     c->live = true;
-    spoor_itm_init(&l.dec, false);
-    spoor_itm_select(&l.dec,
-                     (1u << SPOOR_ITM_SW) | (1u << SPOOR_ITM_OVERFLOW) | (1u << SPOOR_ITM_ERROR));
     spoor_calls_itm_pairer_init(&l.pair, c->port);
     spoor_calls_stream_init(&l.stream);
-    if (c->tpiu)
-        spoor_tpiu_init(&tpiu, -1, live_tpiu_sink, &l);
-    spoor_trace_source *src = spoor_trace_source_open(c->itm_spec, 0);
-    if (!src)
+    spoor_trace_pump_config cfg;
+    spoor_trace_pump_config_init(&cfg);
+    cfg.types = (1u << SPOOR_ITM_SW) | (1u << SPOOR_ITM_OVERFLOW) | (1u << SPOOR_ITM_ERROR);
+    cfg.tpiu = c->tpiu;
+    cfg.tpiu_id = (int)c->tpiu_id;
+    spoor_trace_pump *pump = spoor_trace_pump_open(c->itm_spec, 0, &cfg, live_event, &l);
+    if (!pump)
         return cli_error("calls", "%s", spoor_last_error());
-    int rc = SPOOR_EXIT_OK;
-    for (;;) {
-        const uint8_t *data;
-        ssize_t n = spoor_trace_source_receive(src, &data, 100);
-        if (n > 0) {
-            if (c->tpiu)
-                spoor_tpiu_feed(&tpiu, data, (size_t)n);
-            else
-                live_feed(&l, data, (size_t)n);
-        } else if (n == SPOOR_TRACE_IDLE) { /* a live source went quiet: show what came */
-            spoor_itm_flush(&l.dec);
-            live_drain(&l);
-            ob_flush(&c->out);
-        } else if (n == SPOOR_TRACE_RECONNECTED) {
-            spoor_itm_finish(&l.dec);
-            live_drain(&l);
-            spoor_calls_itm_lose(&l.pair, SPOOR_CALLS_LOSS_SOURCE);
-        } else if (n == SPOOR_TRACE_EOF) {
-            break;
-        } else {
-            rc = cli_error("calls", "%s", spoor_last_error());
-            break;
-        }
-        if (l.failed)
-            break;
-    }
-    if (c->tpiu)
-        spoor_tpiu_finish(&tpiu);
-    spoor_itm_finish(&l.dec);
-    live_drain(&l);
-    spoor_trace_source_close(src);
+    spoor_trace_pump_run(pump);
+    spoor_trace_pump_free(pump);
     if (l.failed)
         return cli_error("calls", "out of memory");
-    if (rc == SPOOR_EXIT_OK && l.pair.loss != SPOOR_CALLS_LOSS_NONE && !c->json)
+    if (l.rc == SPOOR_EXIT_OK && l.pair.loss != SPOOR_CALLS_LOSS_NONE && !c->json)
         fprintf(stderr, "spoor calls: %s: records lost at the end of the stream (%s)\n",
                 c->itm_spec, spoor_calls_loss_text(l.pair.loss));
-    return rc;
+    return l.rc;
 }
 
 /* ---- input ---------------------------------------------------------------------------------- */

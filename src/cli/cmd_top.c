@@ -1,30 +1,18 @@
 /* spoor top: RTOS thread and exception statistics from an ITM/DWT stream (live over TCP or a
  * recorded file), thread names, priorities and entry functions read from the target's memory
  * through the RTOS layer (spoor/rtos.h), statistics by spoor/top.h. */
-#include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/ioctl.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "cli.h"
-#include "spoor/dump.h"
-#include "spoor/gdb_remote.h"
 #include "spoor/itm.h"
-#include "spoor/itm_watch.h"
-#include "spoor/memory.h"
-#include "spoor/openocd.h"
-#include "spoor/rtos.h"
-#include "spoor/top.h"
-#include "spoor/tpiu.h"
-#include "spoor/trace_source.h"
+#include "spoor/trace_pump.h"
 #include "top_cli.h"
 
 static const char top_usage[] =
@@ -39,6 +27,8 @@ static const char top_usage[] =
     "  -p, --protocol ITM|TPIU  the stream as the ITM sends it (default) or TPIU-framed (the "
     "ITM's\n"
     "                        trace ID 1 is decoded)\n"
+    "  -t, --tpiu[=ID]       the stream is TPIU-formatted: deframe it, decode trace source ID\n"
+    "                        (default 1, as -p TPIU)\n"
     "  -T, --rtos KIND       auto (default: by symbols), freertos, rtx5, zephyr, threadx, sched\n"
     "  -F, --cpu-freq HZ     the core clock: timestamps are cycles (prescaler 1)\n"
     "  -I, --interval MS     the interval (default 1000)\n"
@@ -63,130 +53,6 @@ static const char top_usage[] =
     "  -h, --help            this text\n\n"
     "A DUMP argument (a crash dump) supplies target memory too. See docs/top.md.\n";
 
-#define MAX_MEMS 64
-
-struct top_cli {
-    spoor_elf *elf;
-    spoor_rtos *rtos;
-    spoor_mem *mem;
-    spoor_gdb *gdb;
-    spoor_openocd *openocd;
-    spoor_dump *dump;
-    spoor_top *stats;
-    top_view view;
-    top_thread_info *threads;
-    size_t nthreads;
-    top_thread_info unknown; /* a TCB beyond the table */
-    unsigned comparator;
-    uint64_t max_intervals;
-    bool stop, console, refresh, udp;
-    bool live;         /* -s with --gdb: the target runs, halted only for reads (let_run) */
-    bool idle_pending; /* live: the idle thread is read with the first thread (RAM set up) */
-    outbuf *out, *json;
-    top_ftrace ftrace;
-    top_chrome chrome;
-    bool have_current;
-    uint32_t current;
-    uint64_t last_time;
-    bool warned_match; /* the watched comparator sends match packets without values */
-};
-
-/* true when the OpenOCD connection has failed (closed, timed out): spoor top stops and says
- * why once, instead of a warning per thread. */
-static bool connection_lost(struct top_cli *c)
-{
-    if (!c->openocd || !spoor_openocd_broken(c->openocd))
-        return false;
-    c->stop = true;
-    return true;
-}
-
-/* ---- threads ------------------------------------------------------------------------------- */
-
-/* A live stream with --gdb: the target runs between batches of reads (each read halts it). */
-static void let_run(struct top_cli *c)
-{
-    if (c->live && !spoor_gdb_continue(c->gdb))
-        fprintf(stderr, "spoor top: warning: %s\n", spoor_last_error());
-}
-
-static void describe(struct top_cli *c, top_thread_info *info, uint32_t tcb)
-{
-    memset(info, 0, sizeof *info);
-    info->tcb = tcb;
-    if (!tcb) {
-        snprintf(info->name, sizeof info->name, "(no thread)");
-        return;
-    }
-    if (!c->rtos) /* no RTOS known: a thread is its TCB address */
-        return;
-    if (c->gdb || c->openocd) /* a running target: what was read before may have changed */
-        spoor_mem_invalidate(c->mem);
-    uint32_t idle;
-    if (c->idle_pending && spoor_rtos_read_idle(c->rtos, spoor_mem_reader, c->mem, &idle))
-        spoor_top_set_idle(c->stats, idle);
-    c->idle_pending = false;
-    spoor_rtos_thread t;
-    bool ok = spoor_rtos_read_thread(c->rtos, spoor_mem_reader, c->mem, tcb, &t);
-    if (!ok && !connection_lost(c))
-        fprintf(stderr, "spoor top: warning: %s\n", spoor_last_error());
-    let_run(c);
-    if (!ok) {
-        snprintf(info->name, sizeof info->name, "?");
-        return;
-    }
-    info->read_ok = true;
-    snprintf(info->name, sizeof info->name, "%s", t.name);
-    if (t.has_entry)
-        spoor_elf_function(c->elf, t.entry, &info->func, NULL, NULL);
-    info->has_prio = t.has_prio;
-    info->prio = t.prio;
-    info->prio_name = t.has_prio ? spoor_rtos_priority_name(c->rtos, t.prio) : NULL;
-}
-
-static top_thread_info *find_thread(struct top_cli *c, uint32_t tcb)
-{
-    for (size_t i = c->nthreads; i-- > 0;)
-        if (c->threads[i].tcb == tcb)
-            return &c->threads[i];
-    return NULL;
-}
-
-static const top_thread_info *thread_info(void *ctx, uint32_t tcb)
-{
-    struct top_cli *c = ctx;
-    top_thread_info *info = find_thread(c, tcb);
-    if (info)
-        return info;
-    if (c->nthreads < SPOOR_TOP_MAX_THREADS) {
-        info = &c->threads[c->nthreads++];
-        describe(c, info, tcb);
-        return info;
-    }
-    describe(c, &c->unknown, tcb);
-    return &c->unknown;
-}
-
-/* Priorities change (inheritance, ceilings, the application): re-read, on a live target, those
- * of the threads that ran in the interval, one small read each. */
-static void refresh_priorities(struct top_cli *c, const spoor_top_report *r)
-{
-    if (!c->gdb && !c->openocd)
-        return;
-    spoor_mem_invalidate(c->mem);
-    for (size_t i = 0; i < r->nthreads; i++) {
-        top_thread_info *info = find_thread(c, r->threads[i].tcb);
-        int32_t prio;
-        if (!c->rtos || !info || !info->read_ok || !r->threads[i].cycles ||
-            !spoor_rtos_read_priority(c->rtos, spoor_mem_reader, c->mem, info->tcb, &prio))
-            continue;
-        info->prio = prio;
-        info->prio_name = spoor_rtos_priority_name(c->rtos, prio);
-    }
-    connection_lost(c);
-    let_run(c);
-}
-
 /* ---- engine callbacks ---------------------------------------------------------------------- */
 
 static void on_report(void *ctx, const spoor_top_report *r)
@@ -195,8 +61,8 @@ static void on_report(void *ctx, const spoor_top_report *r)
     if (c->stop)
         return;
     if (!r->summary && !r->partial)
-        refresh_priorities(c, r);
-    if (connection_lost(c))
+        top_refresh_priorities(c, r);
+    if (top_connection_lost(c))
         return;
     if (c->console) {
         struct winsize ws;
@@ -214,7 +80,7 @@ static void on_report(void *ctx, const spoor_top_report *r)
 static void on_switch(void *ctx, uint64_t time, uint32_t prev, bool prev_known, uint32_t next)
 {
     struct top_cli *c = ctx;
-    thread_info(c, next); /* a new TCB is read now, while it is current */
+    top_thread(c, next); /* a new TCB is read now, while it is current */
     if (c->ftrace.f)
         top_ftrace_switch(&c->ftrace, &c->view, time, prev, prev_known, next);
     if (c->chrome.trace.ob)
@@ -255,36 +121,22 @@ static void packet(struct top_cli *c, const spoor_itm_packet *p)
         c->last_time = p->time;
 }
 
-/* ---- input --------------------------------------------------------------------------------- */
+/* ---- the stream ---------------------------------------------------------------------------- */
 
-struct decode_ctx {
-    struct top_cli *c;
-    spoor_itm_decoder dec;
-};
-
-static void decode(struct decode_ctx *d, const uint8_t *data, size_t len)
+/* The trace pump's events: packets to the statistics, the end of the stream closes them. */
+static bool on_event(void *ctx, const spoor_trace_pump_event *ev)
 {
-    while (len && !d->c->stop) {
-        size_t n = spoor_itm_feed(&d->dec, data, len);
-        data += n;
-        len -= n;
-        const spoor_itm_packet *p;
-        while (!d->c->stop && (p = spoor_itm_next_ref(&d->dec)) != NULL)
-            packet(d->c, p);
+    struct top_cli *c = ctx;
+    switch (ev->type) {
+    case SPOOR_TRACE_PUMP_PACKET: packet(c, ev->packet); break;
+    case SPOOR_TRACE_PUMP_RECONNECTED:
+        fprintf(stderr, "spoor top: %s: reconnected; the stream has a gap here\n", c->spec);
+        break;
+    case SPOOR_TRACE_PUMP_ERROR: c->status = cli_error("top", "%s", spoor_last_error()); break;
+    case SPOOR_TRACE_PUMP_END: spoor_top_finish(c->stats, c->last_time); break;
+    default: break; /* IDLE: the pump released what the decoder held */
     }
-}
-
-static void drain(struct decode_ctx *d)
-{
-    const spoor_itm_packet *p;
-    while (!d->c->stop && (p = spoor_itm_next_ref(&d->dec)) != NULL)
-        packet(d->c, p);
-}
-
-static void tpiu_sink(void *ctx, uint8_t id, const uint8_t *data, size_t len)
-{
-    if (id == 1)
-        decode(ctx, data, len);
+    return !c->stop;
 }
 
 /* What the TPIU deframer could not use, one warning line: bytes outside whole frames (a frame
@@ -301,188 +153,26 @@ static void report_tpiu(const spoor_tpiu_deframer *t)
             (unsigned long long)st->reserved_ids, t->why);
 }
 
-static int run(struct top_cli *c, const char *spec, bool tpiu)
+static int run(struct top_cli *c, const spoor_trace_pump_config *cfg)
 {
-    spoor_trace_source *src = spoor_trace_source_open(spec, 10);
-    if (!src)
+    spoor_trace_pump *pump = spoor_trace_pump_open(c->spec, 10, cfg, on_event, c);
+    if (!pump)
         return cli_error("top", "%s", spoor_last_error());
-    let_run(c); /* connected to the stream: the target may run now */
-    static struct decode_ctx d;
-    d.c = c;
-    spoor_itm_init(&d.dec, false);
-    static spoor_tpiu_deframer tp;
-    if (tpiu)
-        spoor_tpiu_init(&tp, -1, tpiu_sink, &d);
-    int status = SPOOR_EXIT_OK;
-    while (!c->stop) {
-        const uint8_t *data;
-        /* files never wait; a live source going quiet releases what the decoder holds */
-        ssize_t n = spoor_trace_source_receive(src, &data, 100);
-        if (n > 0) {
-            if (tpiu)
-                spoor_tpiu_feed(&tp, data, (size_t)n);
-            else
-                decode(&d, data, (size_t)n);
-        } else if (n == SPOOR_TRACE_IDLE) {
-            spoor_itm_flush(&d.dec);
-            drain(&d);
-        } else if (n == SPOOR_TRACE_RECONNECTED) {
-            fprintf(stderr, "spoor top: %s: reconnected; the stream has a gap here\n", spec);
-            spoor_itm_finish(&d.dec);
-            drain(&d);
-        } else {
-            if (n == SPOOR_TRACE_ERROR)
-                status = cli_error("top", "%s", spoor_last_error());
-            break;
-        }
-    }
-    if (!c->stop) {
-        if (tpiu)
-            spoor_tpiu_finish(&tp);
-        spoor_itm_finish(&d.dec);
-        drain(&d);
-        spoor_top_finish(c->stats, c->last_time);
-    }
-    if (tpiu && !connection_lost(c))
-        report_tpiu(&tp);
-    spoor_trace_source_close(src);
-    return status;
+    top_let_run(c); /* connected to the stream: the target may run now */
+    spoor_trace_pump_run(pump);
+    const spoor_tpiu_deframer *t = spoor_trace_pump_tpiu(pump);
+    if (t && !top_connection_lost(c))
+        report_tpiu(t);
+    spoor_trace_pump_free(pump);
+    return c->status;
 }
 
-/* ---- set-up -------------------------------------------------------------------------------- */
-
-/* A register through the live layer: whole, or the bits of mask (read-modify-write). */
-static bool write_register(spoor_mem *m, const spoor_reg_write *w)
-{
-    uint32_t v = w->value;
-    if (w->mask != 0xFFFFFFFFu) {
-        uint32_t old;
-        if (!spoor_mem_read_u32(m, w->addr, &old))
-            return false;
-        v = (old & ~w->mask) | (w->value & w->mask);
-    }
-    uint8_t b[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
-    return spoor_mem_write(m, w->addr, b, 4);
-}
-
-/* ITM and DWT through the live target (OpenOCD -W or a GDB server --gdb): the registers of
- * spoor_itm_watch_plan() (after checking that the comparator exists), or, over OpenOCD,
- * orbtop-rtos's Tcl procedures. */
-static int set_up_trace(struct top_cli *c, const char *how, unsigned comparator)
-{
-    uint32_t watch = spoor_rtos_current_address(c->rtos);
-    char out[1024];
-    if (!strcmp(how, "proc")) {
-        char command[64];
-        if (!c->openocd)
-            return cli_error("top", "--setup proc calls OpenOCD procedures: give -W");
-        snprintf(command, sizeof command, "rtos_dwt_config 0x%08x", watch);
-        if (!spoor_openocd_command(c->openocd, command, out, sizeof out) ||
-            (c->view.exceptions &&
-             !spoor_openocd_command(c->openocd, "exception_trace_enable", out, sizeof out)))
-            return cli_error("top", "%s", spoor_last_error());
-        return 0;
-    }
-    spoor_reg_write w[SPOOR_ITM_WATCH_MAX_WRITES];
-    size_t n = spoor_itm_watch_plan(watch, comparator,
-                                    strcmp(how, "v8m") ? SPOOR_DWT_ARMV7M : SPOOR_DWT_ARMV8M,
-                                    c->view.exceptions, w);
-    if (!n)
-        return cli_error("top", "the current-thread pointer 0x%08x is not word aligned", watch);
-    uint32_t ctrl;
-    if (!write_register(c->mem, &w[0]) || /* DEMCR.TRCENA: the DWT reads as zero without it */
-        !spoor_mem_read_u32(c->mem, SPOOR_DWT_CTRL, &ctrl))
-        return cli_error("top", "--setup: %s", spoor_last_error());
-    if ((ctrl >> 28) <= comparator)
-        return cli_error("top",
-                         "--setup: DWT_CTRL 0x%08x: the core has %u comparators, no "
-                         "comparator %u",
-                         ctrl, ctrl >> 28, comparator);
-    for (size_t i = 1; i < n; i++)
-        if (!write_register(c->mem, &w[i]))
-            return cli_error("top", "--setup: %s", spoor_last_error());
-    return 0;
-}
-
-static int open_udp(const char *port_text, int *fd)
-{
-    uint32_t port;
-    if (!cli_parse_u32(port_text, &port) || port == 0 || port > 65535)
-        return cli_error("top", "-j udp:%s: expected a port 1..65535", port_text);
-    *fd = socket(AF_INET, SOCK_DGRAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (*fd < 0 || connect(*fd, (struct sockaddr *)&a, sizeof a) != 0)
-        return cli_error("top", "-j udp:%s: %s", port_text, strerror(errno));
-    return 0;
-}
-
-static int open_memory(struct top_cli *c, const char *gdb, const char *telnet, const char *dump,
-                       const spoor_raw_memory *mems, size_t nmems)
-{
-    c->mem = spoor_mem_new();
-    if (!c->mem)
-        return cli_error("top", "out of memory");
-    /* the ELF's read-only contents first: flash does not change while the target runs, and
-     * names in it then cost no round trip */
-    if (!spoor_mem_add_elf(c->mem, c->elf))
-        return cli_error("top", "%s", spoor_last_error());
-    if (telnet) {
-        c->openocd = !strncmp(telnet, "tcl:", 4) ? spoor_openocd_connect_tcl(telnet + 4, 5000)
-                                                 : spoor_openocd_connect(telnet, 5000);
-        if (!c->openocd || !spoor_mem_add_openocd(c->mem, c->openocd))
-            return cli_error("top", "%s", spoor_last_error());
-    }
-    if (gdb) {
-        c->gdb = spoor_gdb_connect(gdb, 5000);
-        if (!c->gdb || !spoor_mem_add_gdb(c->mem, c->gdb))
-            return cli_error("top", "%s", spoor_last_error());
-    }
-    if (dump) {
-        c->dump = spoor_dump_load(dump);
-        if (!c->dump || !spoor_mem_add_dump(c->mem, c->dump))
-            return cli_error("top", "%s", spoor_last_error());
-    }
-    for (size_t i = 0; i < nmems; i++)
-        if (!spoor_mem_add_file(c->mem, mems[i].address, mems[i].path))
-            return cli_error("top", "%s", spoor_last_error());
-    return 0;
-}
-
-static void print_stats(const struct top_cli *c)
-{
-    spoor_mem_stats st;
-    spoor_mem_stats_get(c->mem, &st);
-    fprintf(stderr,
-            "spoor top: memory: %" PRIu64 " reads; live target: %" PRIu64 " round trips, %" PRIu64
-            " bytes, %" PRIu64 " page hits, %" PRIu64 " page misses; %zu threads\n",
-            st.reads, st.round_trips, st.bytes_wire, st.cache_hits, st.cache_misses, c->nthreads);
-    spoor_gdb_stats g;
-    if (c->live) {
-        spoor_gdb_stats_get(c->gdb, &g);
-        fprintf(stderr, "spoor top: running target: %" PRIu64 " halts, %.3f ms halted in all\n",
-                g.halts, (double)g.halted_us / 1000.0);
-    }
-}
-
-static void cleanup(struct top_cli *c)
-{
-    spoor_top_free(c->stats);
-    spoor_rtos_close(c->rtos);
-    spoor_mem_free(c->mem);
-    if (c->gdb)
-        spoor_gdb_close(c->gdb);
-    spoor_openocd_close(c->openocd);
-    if (c->dump)
-        spoor_dump_free(c->dump);
-    if (c->elf)
-        spoor_elf_close(c->elf);
-    free(c->threads);
-}
+#define MAX_MEMS 64
 
 struct top_args {
     const char *elf, *server, *input, *kind, *json, *ftrace, *chrome, *gdb, *telnet, *setup;
-    bool tpiu, stats;
+    bool stats;
+    spoor_trace_pump_config cfg;
     uint32_t hz, interval_ms, intervals, comparator;
     spoor_raw_memory mems[MAX_MEMS];
     size_t nmems;
@@ -504,6 +194,7 @@ static int parse_args(int argc, char **argv, struct top_args *a, struct top_cli 
                                          {"server", required_argument, 0, 's'},
                                          {"input", required_argument, 0, OPT_INPUT},
                                          {"protocol", required_argument, 0, 'p'},
+                                         {"tpiu", optional_argument, 0, 't'},
                                          {"rtos", required_argument, 0, 'T'},
                                          {"cpu-freq", required_argument, 0, 'F'},
                                          {"interval", required_argument, 0, 'I'},
@@ -521,18 +212,27 @@ static int parse_args(int argc, char **argv, struct top_args *a, struct top_cli 
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     int opt;
+    uint32_t id;
     optind = 1;
     opterr = 0;
-    while ((opt = getopt_long(argc, argv, "e:s:p:T:F:I:n:Ej:W:h", opts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "e:s:p:t::T:F:I:n:Ej:W:h", opts, NULL)) != -1) {
         switch (opt) {
         case 'e': a->elf = optarg; break;
         case 's': a->server = optarg; break;
         case OPT_INPUT: a->input = optarg; break;
         case 'p':
-            if (!strcasecmp(optarg, "TPIU"))
-                a->tpiu = true;
-            else if (strcasecmp(optarg, "ITM") != 0)
+            if (strcasecmp(optarg, "TPIU") && strcasecmp(optarg, "ITM"))
                 return cli_error("top", "-p %s: expected ITM or TPIU", optarg);
+            a->cfg.tpiu = !strcasecmp(optarg, "TPIU");
+            a->cfg.tpiu_id = 1;
+            break;
+        case 't':
+            a->cfg.tpiu = true;
+            a->cfg.tpiu_id = 1;
+            if (optarg && (!cli_parse_u32(optarg, &id) || id == 0 || id >= 0x70))
+                return cli_error("top", "--tpiu=%s: an ID is 1..111", optarg);
+            if (optarg)
+                a->cfg.tpiu_id = (int)id;
             break;
         case 'T': a->kind = optarg; break;
         case 'F':
@@ -595,6 +295,7 @@ int cmd_top(int argc, char **argv)
     static struct top_cli c;
     memset(&a, 0, sizeof a);
     memset(&c, 0, sizeof c);
+    spoor_trace_pump_config_init(&a.cfg);
     a.interval_ms = 1000;
     a.comparator = 1;
     a.kind = "auto";
@@ -611,42 +312,27 @@ int cmd_top(int argc, char **argv)
     if (!c.threads)
         return cli_error("top", "out of memory");
     if (!(c.elf = cli_open_elf("top", a.elf))) {
-        cleanup(&c);
+        top_cleanup(&c);
         return SPOOR_EXIT_USAGE;
     }
-    if (!(c.rtos = spoor_rtos_open(c.elf, a.kind))) {
-        spoor_rtos_kind found;
-        if (strcmp(a.kind, "auto") != 0 || a.setup || spoor_rtos_detect(c.elf, &found)) {
-            rc = cli_error("top", "%s", spoor_last_error());
-            goto out;
-        }
-        /* no RTOS at all: the statistics need none, threads are then TCB addresses */
-        fprintf(stderr, "spoor top: warning: %s; threads are shown by TCB address only\n",
-                spoor_last_error());
-    }
-    if ((rc = open_memory(&c, a.gdb, a.telnet, dump, a.mems, a.nmems)) != 0)
+    if ((rc = top_open_rtos(&c, a.kind, a.setup != NULL)) != 0 ||
+        (rc = top_open_memory(&c, a.gdb, a.telnet, dump, a.mems, a.nmems)) != 0)
         goto out;
     cli_warn_build_id("top", c.dump, c.elf);
-    if (a.setup && (rc = set_up_trace(&c, a.setup, a.comparator)) != 0)
+    if (a.setup && (rc = top_set_up_trace(&c, a.setup, a.comparator)) != 0)
         goto out;
     c.live = c.gdb && a.server;
     c.view.rtos_name = c.rtos ? spoor_rtos_display_name(spoor_rtos_kind_of(c.rtos)) : "no RTOS";
     c.view.cpu_hz = a.hz;
     c.view.interval_ms = a.interval_ms;
-    c.view.thread = thread_info;
+    c.view.thread = top_thread;
     c.view.ctx = &c;
     c.console = true;
     if (a.json) {
-        int fd = -1;
-        if (!strncmp(a.json, "udp:", 4)) {
-            if ((rc = open_udp(a.json + 4, &fd)) != 0)
-                goto out;
-            c.udp = true;
-            c.console = false;
-        } else if ((fd = open(a.json, O_WRONLY | O_CREAT | O_TRUNC, 0644)) < 0) {
-            rc = cli_error("top", "-j %s: cannot open: %s", a.json, strerror(errno));
+        int fd;
+        if ((rc = top_json_open(a.json, &fd, &c.udp)) != 0)
             goto out;
-        }
+        c.console = !c.udp;
         ob_init(&json, fd);
         c.json = &json;
     }
@@ -673,7 +359,7 @@ int cmd_top(int argc, char **argv)
     c.idle_pending = c.live && c.rtos; /* a target halted at reset has no RAM set up yet */
     if (c.rtos && !c.live && spoor_rtos_read_idle(c.rtos, spoor_mem_reader, c.mem, &idle))
         spoor_top_set_idle(c.stats, idle);
-    if (connection_lost(&c)) {
+    if (top_connection_lost(&c)) {
         rc = cli_error("top", "%s", spoor_openocd_broken(c.openocd));
         goto out;
     }
@@ -683,8 +369,9 @@ int cmd_top(int argc, char **argv)
         snprintf(spec, sizeof spec, "tcp:%s", a.server);
     else
         snprintf(spec, sizeof spec, "%s", a.input);
-    rc = run(&c, spec, a.tpiu);
-    if (connection_lost(&c) && !rc)
+    c.spec = spec;
+    rc = run(&c, &a.cfg);
+    if (top_connection_lost(&c) && !rc)
         rc = cli_error("top", "%s", spoor_openocd_broken(c.openocd));
     if (c.ftrace.f && !top_ftrace_close(&c.ftrace))
         rc = cli_error("top", "--ftrace %s: write failed", a.ftrace);
@@ -693,13 +380,13 @@ int cmd_top(int argc, char **argv)
     if (!ob_flush(&out) || (c.json && !ob_flush(c.json)))
         rc = cli_error("top", "cannot write the output: %s", strerror(errno));
     if (a.stats)
-        print_stats(&c);
+        top_print_mem_stats(&c);
 out:
     if (c.json)
         close(c.json->fd);
     if (c.ftrace.f)
         fclose(c.ftrace.f);
     chrome_trace_discard(&c.chrome.trace); /* not closed above: failed, no file */
-    cleanup(&c);
+    top_cleanup(&c);
     return rc;
 }

@@ -1,5 +1,6 @@
-/* spoor top's pieces inside the CLI: the threads as the RTOS layer read them (cmd_top.c), the
- * console table (top_console.c), the JSON lines (top_json.c) and the trace files for viewers
+/* spoor top's pieces inside the CLI: the options and the stream (cmd_top.c), target memory,
+ * the threads as the RTOS layer reads them and the ITM/DWT set-up (top_target.c), the console
+ * table (top_console.c), the JSON lines (top_json.c) and the trace files for viewers
  * (top_trace_files.c: ftrace text, Chrome trace-event JSON). */
 #ifndef SPOOR_TOP_CLI_H
 #define SPOOR_TOP_CLI_H
@@ -10,6 +11,11 @@
 
 #include "chrome_trace.h"
 #include "outbuf.h"
+#include "spoor/dump.h"
+#include "spoor/elf.h"
+#include "spoor/gdb_remote.h"
+#include "spoor/memory.h"
+#include "spoor/openocd.h"
 #include "spoor/rtos.h"
 #include "spoor/top.h"
 
@@ -50,6 +56,10 @@ void top_console_report(outbuf *o, const top_view *v, const spoor_top_report *r,
 void top_json_report(outbuf *o, const top_view *v, const spoor_top_report *r, bool separate_ex,
                      bool flush_each);
 
+/* -j FILE or -j udp:PORT (datagrams to 127.0.0.1:PORT, *udp set): *fd for the JSON lines; 0
+ * or the exit status of the one-line error. */
+int top_json_open(const char *arg, int *fd, bool *udp);
+
 /* The ftrace text file (Linux ftrace "nop" tracer output with sched_switch events). */
 typedef struct top_ftrace {
     FILE *f;
@@ -77,5 +87,58 @@ void top_chrome_switch(top_chrome *c, const top_view *v, uint64_t time, uint32_t
 void top_chrome_exception(top_chrome *c, const top_view *v, unsigned number, uint64_t enter,
                           uint64_t exit, unsigned depth);
 bool top_chrome_close(top_chrome *c, const top_view *v, uint64_t end);
+
+/* One run of spoor top. */
+struct top_cli {
+    spoor_elf *elf;
+    spoor_rtos *rtos;
+    spoor_mem *mem;
+    spoor_gdb *gdb;
+    spoor_openocd *openocd;
+    spoor_dump *dump;
+    spoor_top *stats;
+    top_view view;
+    top_thread_info *threads;
+    size_t nthreads;
+    top_thread_info unknown; /* a TCB beyond the table */
+    unsigned comparator;
+    uint64_t max_intervals;
+    bool stop, console, refresh, udp;
+    bool live;         /* -s with --gdb: the target runs, halted only for reads (let_run) */
+    bool idle_pending; /* live: the idle thread is read with the first thread (RAM set up) */
+    outbuf *out, *json;
+    top_ftrace ftrace;
+    top_chrome chrome;
+    bool have_current;
+    uint32_t current;
+    uint64_t last_time;
+    bool warned_match; /* the watched comparator sends match packets without values */
+    const char *spec;  /* the stream's SOURCE (spoor/trace_source.h) */
+    int status;        /* the exit status so far */
+};
+
+/* top_target.c. true when the OpenOCD connection has failed (closed, timed out): spoor top
+ * stops (c->stop) and says why once, instead of a warning per thread. */
+bool top_connection_lost(struct top_cli *c);
+/* A live stream with --gdb: the target runs between batches of reads (each read halts it). */
+void top_let_run(struct top_cli *c);
+/* The thread of a TCB (top_view's thread callback; ctx is the top_cli): read through the RTOS
+ * layer the first time it is seen. */
+const top_thread_info *top_thread(void *ctx, uint32_t tcb);
+/* Re-reads, on a live target, the priorities of the threads that ran in the interval. */
+void top_refresh_priorities(struct top_cli *c, const spoor_top_report *r);
+/* The RTOS layer for -T KIND (c->rtos); with auto and no RTOS in the ELF (and no --setup,
+ * which needs its current-thread pointer) a warning and c->rtos NULL: threads are TCB
+ * addresses. 0 or the exit status of the one-line error. */
+int top_open_rtos(struct top_cli *c, const char *kind, bool setup);
+/* The memory view: the ELF, then -W, --gdb, DUMP and --mem; 0 or the exit status of the
+ * one-line error. */
+int top_open_memory(struct top_cli *c, const char *gdb, const char *telnet, const char *dump,
+                    const spoor_raw_memory *mems, size_t nmems);
+/* --setup v7m|v8m|proc through the live target; 0 or the exit status of the one-line error. */
+int top_set_up_trace(struct top_cli *c, const char *how, unsigned comparator);
+/* --stats: the memory view's counters (and the halts of a running target) on stderr. */
+void top_print_mem_stats(const struct top_cli *c);
+void top_cleanup(struct top_cli *c);
 
 #endif

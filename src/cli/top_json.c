@@ -1,8 +1,39 @@
 /* spoor top's JSON lines: one object per interval with the fields orbtop-rtos users know
  * (threads[] with tcb name func prio time_ms cpu max switches; interval_ms cpu_usage cpu_max
  * cpu_freq overflow; exceptions[] with num name count maxd total pct ave min max maxwall). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "cli.h"
 #include "json_out.h"
 #include "top_cli.h"
+
+static int open_udp(const char *port_text, int *fd)
+{
+    uint32_t port;
+    if (!cli_parse_u32(port_text, &port) || port == 0 || port > 65535)
+        return cli_error("top", "-j udp:%s: expected a port 1..65535", port_text);
+    *fd = socket(AF_INET, SOCK_DGRAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (*fd < 0 || connect(*fd, (struct sockaddr *)&a, sizeof a) != 0)
+        return cli_error("top", "-j udp:%s: %s", port_text, strerror(errno));
+    return 0;
+}
+
+int top_json_open(const char *arg, int *fd, bool *udp)
+{
+    *udp = !strncmp(arg, "udp:", 4);
+    if (*udp)
+        return open_udp(arg + 4, fd);
+    if ((*fd = open(arg, O_WRONLY | O_CREAT | O_TRUNC, 0644)) < 0)
+        return cli_error("top", "-j %s: cannot open: %s", arg, strerror(errno));
+    return 0;
+}
 
 static void exception_fields(json_out *j, const spoor_top_exc_stats *e)
 {

@@ -7,7 +7,8 @@ from the stream test_top_rtos_shapes.py encodes, with a second source (ID 2, byt
 not decode as this ITM stream) sharing each frame.
 
 Checked: the JSON lines and the console tables are byte for byte those of the same stream
-unframed; nothing on stderr. A frame cut short by a full sync (a broken frame: its bytes are
+unframed; nothing on stderr. With the ITM on trace ID 2 and the other source on ID 1,
+--tpiu=2 gives the same JSON, and --tpiu alone (ID 1, as -p TPIU) no switch. A frame cut short by a full sync (a broken frame: its bytes are
 dropped, as the specification's synchronisation says) is reported on stderr with the number
 of bytes dropped, and the switch whose packet it held is missing (the ITM decoder cannot
 know: the bytes on either side happen to decode as packets)."""
@@ -51,30 +52,31 @@ def frame(slots):
     return bytes(out)
 
 
-def frames(data):
-    """data as trace source ID 1, 7 bytes a frame, the other 6 data bytes of each frame from
-    source ID 2 (bytes that do not decode as this ITM stream). The last frame ends ID 1's data
-    with a change to ID 0 (padding): right after the data when that is an even byte, else one
-    byte early with its aux bit set (the byte after the ID still belongs to ID 1)."""
+def frames(data, itm_id=ITM_ID, other_id=OTHER_ID):
+    """data as trace source itm_id (1), 7 bytes a frame, the other 6 data bytes of each frame
+    from source other_id (2: bytes that do not decode as this ITM stream). The last frame ends
+    the ITM's data with a change to ID 0 (padding): right after the data when that is an even
+    byte, else one byte early with its aux bit set (the byte after the ID still belongs to the
+    ITM's)."""
     out = []
     for i in range(0, len(data), 7):
         chunk = [("data", b) for b in data[i:i + 7]]
         if len(chunk) == 7:
-            slots = [("id", ITM_ID, False), *chunk, ("id", OTHER_ID, False),
+            slots = [("id", itm_id, False), *chunk, ("id", other_id, False),
                      *[("data", b) for b in OTHER]]
         elif len(chunk) % 2:  # the next byte is even: the change goes there
-            slots = [("id", ITM_ID, False), *chunk, ("id", NULL_ID, False)]
+            slots = [("id", itm_id, False), *chunk, ("id", NULL_ID, False)]
         else:
-            slots = [("id", ITM_ID, False), *chunk[:-1], ("id", NULL_ID, True), chunk[-1]]
+            slots = [("id", itm_id, False), *chunk[:-1], ("id", NULL_ID, True), chunk[-1]]
         out.append(frame(slots + [("data", 0)] * (15 - len(slots))))
     return out
 
 
-def tpiu(data, cut_at=None):
-    """A full sync, then the frames of data; cut_at: that frame is cut short after 8 bytes by
-    a full sync (the receiver drops them)."""
+def tpiu(data, cut_at=None, **ids):
+    """A full sync, then the frames of data (ids: frames()'s); cut_at: that frame is cut short
+    after 8 bytes by a full sync (the receiver drops them)."""
     out = bytearray(FULL_SYNC)
-    for n, f in enumerate(frames(data)):
+    for n, f in enumerate(frames(data, **ids)):
         out += f[:8] + FULL_SYNC if n == cut_at else f
     return bytes(out)
 
@@ -108,6 +110,23 @@ def main():
         check(console_framed.stdout == console_plain and "osRtxIdleThread" in console_plain
               and console_framed.stderr == "",
               f"-p TPIU console differs or warns: {console_framed.stderr}")
+
+        # the ITM on trace ID 2, the other source on ID 1: --tpiu=2 takes the ITM's; --tpiu
+        # alone (as -p TPIU) is ID 1, the other source's bytes, in which no switch decodes
+        (work / "id2.itm").write_bytes(tpiu(plain, itm_id=2, other_id=1))
+        id2 = top(elf, data, work / "id2.itm", "--tpiu=2", "-j", str(work / "id2.jsonl"))
+        check(id2.returncode == 0 and id2.stderr == ""
+              and (work / "id2.jsonl").read_text() == plain_json,
+              f"--tpiu=2: exit {id2.returncode}, stderr {id2.stderr!r}, or JSON != unframed")
+        id1 = top(elf, data, work / "id2.itm", "-t", "-j", str(work / "id1.jsonl"))
+        lines = (work / "id1.jsonl").read_text().splitlines() if id1.returncode == 0 else []
+        threads = json.loads(lines[-1])["threads"] if lines else None
+        check(threads is not None and not any(t["switches"] for t in threads),
+              f"-t on ID 1 (not the ITM's): exit {id1.returncode} {id1.stderr!r}, {threads}")
+        for bad in ("--tpiu=0", "--tpiu=112", "--tpiu=x"):
+            r = top(elf, data, work / "id2.itm", bad)
+            check(r.returncode == 2 and r.stderr == f"spoor top: {bad}: an ID is 1..111\n",
+                  f"{bad}: exit {r.returncode}, stderr {r.stderr!r}")
 
         # frame 3 cut after 8 bytes by a full sync: its 8 bytes are dropped (7 of the ITM's)
         (work / "cut.itm").write_bytes(tpiu(plain, cut_at=3))

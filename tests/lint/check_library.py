@@ -46,7 +46,7 @@ PUBLIC = {
     "snapshot": "dump.h memory.h snapshot.h",
     "unwind": "unwind.h",
     "rtos": "rtos.h",
-    "itm": "itm.h tpiu.h trace_source.h top.h",
+    "itm": "itm.h tpiu.h trace_source.h top.h trace_pump.h dwt_setup.h",
     "flow": "call_stack.h calls_decode.h mtb_decode.h",
 }
 

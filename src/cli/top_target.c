@@ -1,0 +1,218 @@
+/* spoor top's side of the target (top_cli.h): target memory (a live target, a dump, images,
+ * the ELF), the threads as the RTOS layer reads them from it, and the ITM/DWT set-up
+ * (--setup) through the live target. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "spoor/dwt_setup.h"
+#include "spoor/itm_watch.h"
+#include "top_cli.h"
+
+/* true when the OpenOCD connection has failed (closed, timed out): spoor top stops and says
+ * why once, instead of a warning per thread. */
+bool top_connection_lost(struct top_cli *c)
+{
+    if (!c->openocd || !spoor_openocd_broken(c->openocd))
+        return false;
+    c->stop = true;
+    return true;
+}
+
+/* ---- threads ------------------------------------------------------------------------------- */
+
+/* A live stream with --gdb: the target runs between batches of reads (each read halts it). */
+void top_let_run(struct top_cli *c)
+{
+    if (c->live && !spoor_gdb_continue(c->gdb))
+        fprintf(stderr, "spoor top: warning: %s\n", spoor_last_error());
+}
+
+static void describe(struct top_cli *c, top_thread_info *info, uint32_t tcb)
+{
+    memset(info, 0, sizeof *info);
+    info->tcb = tcb;
+    if (!tcb) {
+        snprintf(info->name, sizeof info->name, "(no thread)");
+        return;
+    }
+    if (!c->rtos) /* no RTOS known: a thread is its TCB address */
+        return;
+    if (c->gdb || c->openocd) /* a running target: what was read before may have changed */
+        spoor_mem_invalidate(c->mem);
+    uint32_t idle;
+    if (c->idle_pending && spoor_rtos_read_idle(c->rtos, spoor_mem_reader, c->mem, &idle))
+        spoor_top_set_idle(c->stats, idle);
+    c->idle_pending = false;
+    spoor_rtos_thread t;
+    bool ok = spoor_rtos_read_thread(c->rtos, spoor_mem_reader, c->mem, tcb, &t);
+    if (!ok && !top_connection_lost(c))
+        fprintf(stderr, "spoor top: warning: %s\n", spoor_last_error());
+    top_let_run(c);
+    if (!ok) {
+        snprintf(info->name, sizeof info->name, "?");
+        return;
+    }
+    info->read_ok = true;
+    snprintf(info->name, sizeof info->name, "%s", t.name);
+    if (t.has_entry)
+        spoor_elf_function(c->elf, t.entry, &info->func, NULL, NULL);
+    info->has_prio = t.has_prio;
+    info->prio = t.prio;
+    info->prio_name = t.has_prio ? spoor_rtos_priority_name(c->rtos, t.prio) : NULL;
+}
+
+static top_thread_info *find_thread(struct top_cli *c, uint32_t tcb)
+{
+    for (size_t i = c->nthreads; i-- > 0;)
+        if (c->threads[i].tcb == tcb)
+            return &c->threads[i];
+    return NULL;
+}
+
+const top_thread_info *top_thread(void *ctx, uint32_t tcb)
+{
+    struct top_cli *c = ctx;
+    top_thread_info *info = find_thread(c, tcb);
+    if (info)
+        return info;
+    if (c->nthreads < SPOOR_TOP_MAX_THREADS) {
+        info = &c->threads[c->nthreads++];
+        describe(c, info, tcb);
+        return info;
+    }
+    describe(c, &c->unknown, tcb);
+    return &c->unknown;
+}
+
+/* Priorities change (inheritance, ceilings, the application): re-read, on a live target, those
+ * of the threads that ran in the interval, one small read each. */
+void top_refresh_priorities(struct top_cli *c, const spoor_top_report *r)
+{
+    if (!c->gdb && !c->openocd)
+        return;
+    spoor_mem_invalidate(c->mem);
+    for (size_t i = 0; i < r->nthreads; i++) {
+        top_thread_info *info = find_thread(c, r->threads[i].tcb);
+        int32_t prio;
+        if (!c->rtos || !info || !info->read_ok || !r->threads[i].cycles ||
+            !spoor_rtos_read_priority(c->rtos, spoor_mem_reader, c->mem, info->tcb, &prio))
+            continue;
+        info->prio = prio;
+        info->prio_name = spoor_rtos_priority_name(c->rtos, prio);
+    }
+    top_connection_lost(c);
+    top_let_run(c);
+}
+
+/* ---- set-up ------------------------------------------------------------------------------- */
+
+/* ITM and DWT through the live target (OpenOCD -W or a GDB server --gdb): the registers of
+ * spoor_itm_watch_plan() written by spoor_dwt_plan_apply() (which checks that the comparator
+ * exists first), or, over OpenOCD, orbtop-rtos's Tcl procedures. */
+int top_set_up_trace(struct top_cli *c, const char *how, unsigned comparator)
+{
+    uint32_t watch = spoor_rtos_current_address(c->rtos);
+    char out[1024];
+    if (!strcmp(how, "proc")) {
+        char command[64];
+        if (!c->openocd)
+            return cli_error("top", "--setup proc calls OpenOCD procedures: give -W");
+        snprintf(command, sizeof command, "rtos_dwt_config 0x%08x", watch);
+        if (!spoor_openocd_command(c->openocd, command, out, sizeof out) ||
+            (c->view.exceptions &&
+             !spoor_openocd_command(c->openocd, "exception_trace_enable", out, sizeof out)))
+            return cli_error("top", "%s", spoor_last_error());
+        return 0;
+    }
+    spoor_reg_write w[SPOOR_ITM_WATCH_MAX_WRITES];
+    size_t n = spoor_itm_watch_plan(watch, comparator,
+                                    strcmp(how, "v8m") ? SPOOR_DWT_ARMV7M : SPOOR_DWT_ARMV8M,
+                                    c->view.exceptions, w);
+    if (!n)
+        return cli_error("top", "the current-thread pointer 0x%08x is not word aligned", watch);
+    spoor_dwt_apply_result r;
+    if (spoor_dwt_plan_apply(c->mem, w, n, comparator, &r) != SPOOR_DWT_APPLY_OK)
+        return cli_error("top", "--setup: %s", spoor_last_error());
+    return 0;
+}
+
+/* ---- memory -------------------------------------------------------------------------------- */
+
+int top_open_rtos(struct top_cli *c, const char *kind, bool setup)
+{
+    if ((c->rtos = spoor_rtos_open(c->elf, kind)) != NULL)
+        return 0;
+    spoor_rtos_kind found;
+    if (strcmp(kind, "auto") != 0 || setup || spoor_rtos_detect(c->elf, &found))
+        return cli_error("top", "%s", spoor_last_error());
+    /* no RTOS at all: the statistics need none, threads are then TCB addresses */
+    fprintf(stderr, "spoor top: warning: %s; threads are shown by TCB address only\n",
+            spoor_last_error());
+    return 0;
+}
+
+int top_open_memory(struct top_cli *c, const char *gdb, const char *telnet, const char *dump,
+                    const spoor_raw_memory *mems, size_t nmems)
+{
+    c->mem = spoor_mem_new();
+    if (!c->mem)
+        return cli_error("top", "out of memory");
+    /* the ELF's read-only contents first: flash does not change while the target runs, and
+     * names in it then cost no round trip */
+    if (!spoor_mem_add_elf(c->mem, c->elf))
+        return cli_error("top", "%s", spoor_last_error());
+    if (telnet) {
+        c->openocd = !strncmp(telnet, "tcl:", 4) ? spoor_openocd_connect_tcl(telnet + 4, 5000)
+                                                 : spoor_openocd_connect(telnet, 5000);
+        if (!c->openocd || !spoor_mem_add_openocd(c->mem, c->openocd))
+            return cli_error("top", "%s", spoor_last_error());
+    }
+    if (gdb) {
+        c->gdb = spoor_gdb_connect(gdb, 5000);
+        if (!c->gdb || !spoor_mem_add_gdb(c->mem, c->gdb))
+            return cli_error("top", "%s", spoor_last_error());
+    }
+    if (dump) {
+        c->dump = spoor_dump_load(dump);
+        if (!c->dump || !spoor_mem_add_dump(c->mem, c->dump))
+            return cli_error("top", "%s", spoor_last_error());
+    }
+    for (size_t i = 0; i < nmems; i++)
+        if (!spoor_mem_add_file(c->mem, mems[i].address, mems[i].path))
+            return cli_error("top", "%s", spoor_last_error());
+    return 0;
+}
+
+void top_print_mem_stats(const struct top_cli *c)
+{
+    spoor_mem_stats st;
+    spoor_mem_stats_get(c->mem, &st);
+    fprintf(stderr,
+            "spoor top: memory: %" PRIu64 " reads; live target: %" PRIu64 " round trips, %" PRIu64
+            " bytes, %" PRIu64 " page hits, %" PRIu64 " page misses; %zu threads\n",
+            st.reads, st.round_trips, st.bytes_wire, st.cache_hits, st.cache_misses, c->nthreads);
+    spoor_gdb_stats g;
+    if (c->live) {
+        spoor_gdb_stats_get(c->gdb, &g);
+        fprintf(stderr, "spoor top: running target: %" PRIu64 " halts, %.3f ms halted in all\n",
+                g.halts, (double)g.halted_us / 1000.0);
+    }
+}
+
+void top_cleanup(struct top_cli *c)
+{
+    spoor_top_free(c->stats);
+    spoor_rtos_close(c->rtos);
+    spoor_mem_free(c->mem);
+    if (c->gdb)
+        spoor_gdb_close(c->gdb);
+    spoor_openocd_close(c->openocd);
+    if (c->dump)
+        spoor_dump_free(c->dump);
+    if (c->elf)
+        spoor_elf_close(c->elf);
+    free(c->threads);
+}
