@@ -1,5 +1,11 @@
 /* Shared helpers of the spoor subcommands. Exit codes: 0 success, 1 the program found a
- * problem it reports (e.g. a test failed), 2 usage or input error. */
+ * problem it reports (e.g. a test failed), 2 usage or input error, 3 out of memory.
+ *
+ * Every line on stderr goes through one printer, "spoor CMD: " then:
+ *   cli_error       the command cannot go on (the caller returns its exit code)
+ *   cli_warn_input  "WARNING: " the answers may be wrong (a damaged ELF, a dump of another build)
+ *   cli_warn        "warning: " something is missing or degraded; what is shown is right
+ *   cli_note        what happened (a reconnect, a refused client, statistics) */
 #ifndef SPOOR_CLI_H
 #define SPOOR_CLI_H
 
@@ -14,6 +20,7 @@
 #define SPOOR_EXIT_OK 0
 #define SPOOR_EXIT_FAIL 1
 #define SPOOR_EXIT_USAGE 2
+#define SPOOR_EXIT_NOMEM 3
 
 #define SPOOR_COMMAND(name, summary) int cmd_##name(int argc, char **argv);
 #include "commands.def"
@@ -21,6 +28,13 @@
 
 /* Prints "spoor CMD: message" on stderr; returns SPOOR_EXIT_USAGE for `return cli_error(...)`. */
 int cli_error(const char *cmd, const char *fmt, ...) SPOOR_PRINTF(2, 3);
+/* spoor_last_error() as cli_error does; SPOOR_EXIT_NOMEM when the last status is out of memory. */
+int cli_fail(const char *cmd);
+/* "spoor CMD: out of memory"; returns SPOOR_EXIT_NOMEM. */
+int cli_out_of_memory(const char *cmd);
+void cli_warn_input(const char *cmd, const char *fmt, ...) SPOOR_PRINTF(2, 3);
+void cli_warn(const char *cmd, const char *fmt, ...) SPOOR_PRINTF(2, 3);
+void cli_note(const char *cmd, const char *fmt, ...) SPOOR_PRINTF(2, 3);
 
 /* The error for an option getopt_long did not accept (call from its default case). */
 int cli_bad_option(const char *cmd, char **argv);

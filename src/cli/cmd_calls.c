@@ -383,7 +383,7 @@ static int print_ring(struct calls *c)
         const spoor_call_record *r = &t->records[i];
         const char *gap = r->after_gap && i > 0 ? "a slot was claimed but never written" : NULL;
         if (!emit_record(c, r, &t->contexts[r->context], gap))
-            return cli_error("calls", "out of memory");
+            return cli_out_of_memory("calls");
     }
     return SPOOR_EXIT_OK;
 }
@@ -416,7 +416,7 @@ static bool live_event(void *ctx, const spoor_trace_pump_event *ev)
     case SPOOR_TRACE_PUMP_RECONNECTED:
         spoor_calls_itm_lose(&l->pair, SPOOR_CALLS_LOSS_SOURCE);
         break;
-    case SPOOR_TRACE_PUMP_ERROR: l->rc = cli_error("calls", "%s", spoor_last_error()); break;
+    case SPOOR_TRACE_PUMP_ERROR: l->rc = cli_fail("calls"); break;
     default: break;
     }
     return !l->failed;
@@ -437,14 +437,14 @@ static int run_live(struct calls *c)
     cfg.tpiu_id = (int)c->tpiu_id;
     spoor_trace_pump *pump = spoor_trace_pump_open(c->itm_spec, 0, &cfg, live_event, &l);
     if (!pump)
-        return cli_error("calls", "%s", spoor_last_error());
+        return cli_fail("calls");
     spoor_trace_pump_run(pump);
     spoor_trace_pump_free(pump);
     if (l.failed)
-        return cli_error("calls", "out of memory");
+        return cli_out_of_memory("calls");
     if (l.rc == SPOOR_EXIT_OK && l.pair.loss != SPOOR_CALLS_LOSS_NONE && !c->json)
-        fprintf(stderr, "spoor calls: %s: records lost at the end of the stream (%s)\n",
-                c->itm_spec, spoor_calls_loss_text(l.pair.loss));
+        cli_note("calls", "%s: records lost at the end of the stream (%s)", c->itm_spec,
+                 spoor_calls_loss_text(l.pair.loss));
     return l.rc;
 }
 
@@ -461,7 +461,7 @@ static int run_ring(struct calls *c, target_input *in, char **args, int nargs)
     int rc =
         spoor_calls_read(c->elf, spoor_mem_reader, snap->mem, snap->input, &c->state, &c->trace)
             ? print_ring(c)
-            : cli_error("calls", "%s", spoor_last_error());
+            : cli_fail("calls");
     spoor_call_trace_free(&c->trace);
     spoor_snapshot_close(snap);
     return rc;

@@ -299,7 +299,7 @@ static void print_elf_warnings(const struct crash *c)
     const char *const *list;
     size_t n = spoor_elf_warnings(c->elf, &list);
     for (size_t i = 0; i < n; i++)
-        fprintf(stderr, "spoor crash: WARNING: %s\n", list[i]);
+        cli_warn_input("crash", "%s", list[i]);
 }
 
 static void print_stats(const struct crash *c)
@@ -356,7 +356,7 @@ int cmd_crash(int argc, char **argv)
     }
     c.dump = c.snap->dump;
     if (spoor_dump_build_id_warning(c.dump, c.elf, c.build_id_warning, sizeof c.build_id_warning))
-        fprintf(stderr, "spoor crash: WARNING: %s\n", c.build_id_warning);
+        cli_warn_input("crash", "%s", c.build_id_warning);
     spoor_fault_decode(&c.snap->fault, c.snap->exception, c.snap->regs.r[15], &c.fault);
     c.nframes = spoor_unwind(c.elf, &c.snap->regs, spoor_mem_reader, c.snap->mem, NULL, c.frames,
                              MAX_FRAMES, &c.stop);
@@ -368,7 +368,7 @@ int cmd_crash(int argc, char **argv)
     /* A connection lost on the way: what was read after it is not the target's memory. */
     if (c.snap->gdb && !spoor_gdb_alive(c.snap->gdb)) {
         c.out.len = 0;
-        rc = cli_error("crash", "%s", spoor_last_error());
+        rc = cli_fail("crash");
     } else if (!ob_flush(&c.out))
         rc = cli_error("crash", "cannot write the report: %s", strerror(errno));
     if (c.stats)

@@ -63,7 +63,7 @@ static void refuse_second_client(int lfd)
     size_t n = spoor_rsp_frame(msg, sizeof msg - 1, frame, sizeof frame);
     send_all(fd, frame, n);
     close(fd);
-    fprintf(stderr, "spoor gdbserver: refused a second client (one session at a time)\n");
+    cli_note("gdbserver", "refused a second client (one session at a time)");
 }
 
 /* Serves one connection until detach or EOF; *spoken is set once the client sent a packet.
@@ -141,7 +141,7 @@ static spoor_rsp_thread *rtos_threads(const spoor_elf *elf, spoor_snapshot *snap
     *n = 0;
     spoor_rtos *rtos = spoor_rtos_open(elf, "auto");
     if (!rtos) {
-        fprintf(stderr, "spoor gdbserver: --threads: %s\n", spoor_last_error());
+        cli_note("gdbserver", "--threads: %s", spoor_last_error());
         return NULL;
     }
     static spoor_rtos_thread_ref refs[256];
@@ -153,8 +153,7 @@ static spoor_rsp_thread *rtos_threads(const spoor_elf *elf, spoor_snapshot *snap
         bool current = !strcmp(refs[i].state, "running");
         if (!spoor_rtos_read_thread(rtos, spoor_mem_reader, snap->mem, refs[i].tcb, &t) ||
             (!current && !spoor_rtos_saved_regs(rtos, spoor_mem_reader, snap->mem, &t, &r->regs))) {
-            fprintf(stderr, "spoor gdbserver: thread 0x%08x left out: %s\n", refs[i].tcb,
-                    spoor_last_error());
+            cli_note("gdbserver", "thread 0x%08x left out: %s", refs[i].tcb, spoor_last_error());
             continue;
         }
         if (current)

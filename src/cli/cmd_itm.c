@@ -84,11 +84,11 @@ static bool on_event(void *ctx, const spoor_trace_pump_event *ev)
     case SPOOR_TRACE_PUMP_IDLE: flush_output(c); break;
     case SPOOR_TRACE_PUMP_RECONNECTED:
         flush_output(c);
-        fprintf(stderr, "spoor itm: %s: reconnected; the stream has a gap here\n", c->spec);
+        cli_note("itm", "%s: reconnected; the stream has a gap here", c->spec);
         break;
     case SPOOR_TRACE_PUMP_ERROR:
         flush_output(c);
-        fprintf(stderr, "spoor itm: %s\n", spoor_last_error());
+        cli_note("itm", "%s", spoor_last_error());
         c->status = SPOOR_EXIT_USAGE;
         break;
     case SPOOR_TRACE_PUMP_END: break;
@@ -238,17 +238,17 @@ static int parse_args(int argc, char **argv, struct itm_cli *c)
 static int run(struct itm_cli *c)
 {
     if (c->elf_path && !(c->elf = spoor_elf_open(c->elf_path)))
-        return cli_error("itm", "%s", spoor_last_error());
+        return cli_fail("itm");
     c->pump = spoor_trace_pump_open(c->spec, c->reconnect_s, &c->cfg, on_event, c);
     if (!c->pump)
-        return cli_error("itm", "%s", spoor_last_error());
+        return cli_fail("itm");
     static char text_buffer[1 << 16];
     setvbuf(stdout, text_buffer, _IOFBF, sizeof text_buffer);
     spoor_trace_pump_run(c->pump);
     const spoor_tpiu_deframer *t = spoor_trace_pump_tpiu(c->pump);
     if (t && !c->stats) {
         flush_output(c);
-        fprintf(stderr, "spoor itm: tpiu: %s\n", t->why);
+        cli_note("itm", "tpiu: %s", t->why);
     }
     return c->status;
 }

@@ -438,7 +438,7 @@ static int run(struct mtb *m, const spoor_mtb_trace *t, uint32_t limit, const ch
     spoor_mtb_packet *packets = malloc(sizeof *packets * (l->size / 8u));
     int rc = SPOOR_EXIT_OK;
     if (!packets) {
-        rc = cli_error("mtb", "out of memory");
+        rc = cli_out_of_memory("mtb");
         goto out;
     }
     size_t n;
@@ -481,15 +481,15 @@ static int run_trace(struct mtb *m, spoor_snapshot *snap, bool from_dump, bool f
 {
     spoor_mtb_frozen frozen;
     if (freeze && !spoor_mtb_freeze(snap->mem, regs_addr, snap->input, &frozen))
-        return cli_error("mtb", "%s", spoor_last_error());
+        return cli_fail("mtb");
     spoor_mtb_trace t;
     bool ok = from_dump
                   ? spoor_mtb_from_dump(snap->dump, snap->input, &t)
                   : spoor_mtb_read(snap->mem, regs_addr, freeze ? &frozen : NULL, snap->input, &t);
-    int rc = ok ? run(m, &t, limit, snap->input) : cli_error("mtb", "%s", spoor_last_error());
+    int rc = ok ? run(m, &t, limit, snap->input) : cli_fail("mtb");
     spoor_mtb_trace_free(&t);
     if (freeze && !spoor_mtb_thaw(snap->mem, &frozen, snap->input)) {
-        int wrc = cli_error("mtb", "%s", spoor_last_error());
+        int wrc = cli_fail("mtb");
         if (rc == SPOOR_EXIT_OK)
             rc = wrc;
     }
@@ -569,7 +569,7 @@ int cmd_mtb(int argc, char **argv)
     /* a crash dump's MTB record; a --regs snapshot's dump holds none: memory then */
     rc = run_trace(&m, snap, snap->dump && !in.src.regs_path, freeze, regs_addr, limit);
     if (m.failed && rc == SPOOR_EXIT_OK)
-        rc = cli_error("mtb", "out of memory");
+        rc = cli_out_of_memory("mtb");
     if (!ob_flush(&m.out) && rc == SPOOR_EXIT_OK)
         rc = cli_error("mtb", "cannot write the trace: %s", strerror(errno));
 out:

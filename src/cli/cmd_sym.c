@@ -162,7 +162,7 @@ __attribute__((noinline, cold)) static void print_new_warnings(struct sym_ctx *c
     if (n > c->warned) {
         ob_flush(&c->out);
         for (; c->warned < n; c->warned++)
-            fprintf(stderr, "spoor sym: WARNING: %s\n", list[c->warned]);
+            cli_warn_input("sym", "%s", list[c->warned]);
     }
 }
 

@@ -130,9 +130,9 @@ static bool on_event(void *ctx, const spoor_trace_pump_event *ev)
     switch (ev->type) {
     case SPOOR_TRACE_PUMP_PACKET: packet(c, ev->packet); break;
     case SPOOR_TRACE_PUMP_RECONNECTED:
-        fprintf(stderr, "spoor top: %s: reconnected; the stream has a gap here\n", c->spec);
+        cli_note("top", "%s: reconnected; the stream has a gap here", c->spec);
         break;
-    case SPOOR_TRACE_PUMP_ERROR: c->status = cli_error("top", "%s", spoor_last_error()); break;
+    case SPOOR_TRACE_PUMP_ERROR: c->status = cli_fail("top"); break;
     case SPOOR_TRACE_PUMP_END: spoor_top_finish(c->stats, c->last_time); break;
     default: break; /* IDLE: the pump released what the decoder held */
     }
@@ -157,7 +157,7 @@ static int run(struct top_cli *c, const spoor_trace_pump_config *cfg)
 {
     spoor_trace_pump *pump = spoor_trace_pump_open(c->spec, 10, cfg, on_event, c);
     if (!pump)
-        return cli_error("top", "%s", spoor_last_error());
+        return cli_fail("top");
     top_let_run(c); /* connected to the stream: the target may run now */
     spoor_trace_pump_run(pump);
     const spoor_tpiu_deframer *t = spoor_trace_pump_tpiu(pump);
@@ -263,7 +263,7 @@ static int parse_args(int argc, char **argv, struct top_args *a, struct top_cli 
             if (a->nmems == MAX_MEMS)
                 return cli_error("top", "too many --mem (at most %d)", MAX_MEMS);
             if (!spoor_raw_memory_parse(optarg, &a->mems[a->nmems++]))
-                return cli_error("top", "%s", spoor_last_error());
+                return cli_fail("top");
             break;
         case OPT_STATS: a->stats = true; break;
         case 'W': a->telnet = optarg; break;
@@ -310,7 +310,7 @@ int cmd_top(int argc, char **argv)
     c.max_intervals = a.intervals;
     c.threads = calloc(SPOOR_TOP_MAX_THREADS, sizeof *c.threads);
     if (!c.threads)
-        return cli_error("top", "out of memory");
+        return cli_out_of_memory("top");
     if (!(c.elf = cli_open_elf("top", a.elf))) {
         top_cleanup(&c);
         return SPOOR_EXIT_USAGE;
@@ -352,7 +352,7 @@ int cmd_top(int argc, char **argv)
     }
     spoor_top_callbacks cb = {on_report, on_switch, on_exception, &c};
     if (!(c.stats = spoor_top_new(interval, &cb))) {
-        rc = cli_error("top", "%s", spoor_last_error());
+        rc = cli_fail("top");
         goto out;
     }
     uint32_t idle;

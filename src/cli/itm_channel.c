@@ -134,7 +134,7 @@ int itm_channel_add(itm_channels *cs, const char *arg)
         return cli_error("itm", "-c %s: port must be 0..255", arg);
     char *fmt = resolve_escapes(comma + 1);
     if (!fmt)
-        return cli_error("itm", "out of memory");
+        return cli_out_of_memory("itm");
     int rc = compile_channel(&cs->ch[port], fmt, arg);
     if (rc) {
         free(fmt);

@@ -27,7 +27,7 @@ bool top_connection_lost(struct top_cli *c)
 void top_let_run(struct top_cli *c)
 {
     if (c->live && !spoor_gdb_continue(c->gdb))
-        fprintf(stderr, "spoor top: warning: %s\n", spoor_last_error());
+        cli_warn("top", "%s", spoor_last_error());
 }
 
 static void describe(struct top_cli *c, top_thread_info *info, uint32_t tcb)
@@ -49,7 +49,7 @@ static void describe(struct top_cli *c, top_thread_info *info, uint32_t tcb)
     spoor_rtos_thread t;
     bool ok = spoor_rtos_read_thread(c->rtos, spoor_mem_reader, c->mem, tcb, &t);
     if (!ok && !top_connection_lost(c))
-        fprintf(stderr, "spoor top: warning: %s\n", spoor_last_error());
+        cli_warn("top", "%s", spoor_last_error());
     top_let_run(c);
     if (!ok) {
         snprintf(info->name, sizeof info->name, "?");
@@ -124,7 +124,7 @@ int top_set_up_trace(struct top_cli *c, const char *how, unsigned comparator)
         if (!spoor_openocd_command(c->openocd, command, out, sizeof out) ||
             (c->view.exceptions &&
              !spoor_openocd_command(c->openocd, "exception_trace_enable", out, sizeof out)))
-            return cli_error("top", "%s", spoor_last_error());
+            return cli_fail("top");
         return 0;
     }
     spoor_reg_write w[SPOOR_ITM_WATCH_MAX_WRITES];
@@ -147,10 +147,9 @@ int top_open_rtos(struct top_cli *c, const char *kind, bool setup)
         return 0;
     spoor_rtos_kind found;
     if (strcmp(kind, "auto") != 0 || setup || spoor_rtos_detect(c->elf, &found))
-        return cli_error("top", "%s", spoor_last_error());
+        return cli_fail("top");
     /* no RTOS at all: the statistics need none, threads are then TCB addresses */
-    fprintf(stderr, "spoor top: warning: %s; threads are shown by TCB address only\n",
-            spoor_last_error());
+    cli_warn("top", "%s; threads are shown by TCB address only", spoor_last_error());
     return 0;
 }
 
@@ -159,30 +158,30 @@ int top_open_memory(struct top_cli *c, const char *gdb, const char *telnet, cons
 {
     c->mem = spoor_mem_new();
     if (!c->mem)
-        return cli_error("top", "out of memory");
+        return cli_out_of_memory("top");
     /* the ELF's read-only contents first: flash does not change while the target runs, and
      * names in it then cost no round trip */
     if (!spoor_mem_add_elf(c->mem, c->elf))
-        return cli_error("top", "%s", spoor_last_error());
+        return cli_fail("top");
     if (telnet) {
         c->openocd = !strncmp(telnet, "tcl:", 4) ? spoor_openocd_connect_tcl(telnet + 4, 5000)
                                                  : spoor_openocd_connect(telnet, 5000);
         if (!c->openocd || !spoor_mem_add_openocd(c->mem, c->openocd))
-            return cli_error("top", "%s", spoor_last_error());
+            return cli_fail("top");
     }
     if (gdb) {
         c->gdb = spoor_gdb_connect(gdb, 5000);
         if (!c->gdb || !spoor_mem_add_gdb(c->mem, c->gdb))
-            return cli_error("top", "%s", spoor_last_error());
+            return cli_fail("top");
     }
     if (dump) {
         c->dump = spoor_dump_load(dump);
         if (!c->dump || !spoor_mem_add_dump(c->mem, c->dump))
-            return cli_error("top", "%s", spoor_last_error());
+            return cli_fail("top");
     }
     for (size_t i = 0; i < nmems; i++)
         if (!spoor_mem_add_file(c->mem, mems[i].address, mems[i].path))
-            return cli_error("top", "%s", spoor_last_error());
+            return cli_fail("top");
     return 0;
 }
 
@@ -197,8 +196,8 @@ void top_print_mem_stats(const struct top_cli *c)
     spoor_gdb_stats g;
     if (c->live) {
         spoor_gdb_stats_get(c->gdb, &g);
-        fprintf(stderr, "spoor top: running target: %" PRIu64 " halts, %.3f ms halted in all\n",
-                g.halts, (double)g.halted_us / 1000.0);
+        cli_note("top", "running target: %" PRIu64 " halts, %.3f ms halted in all", g.halts,
+                 (double)g.halted_us / 1000.0);
     }
 }
 

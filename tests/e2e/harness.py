@@ -167,11 +167,13 @@ def _port_is_listening(port):
     return False
 
 
-def qemu_command(elf, machine, gdb_port=None, exec_log=None, semihosting_args=None):
+def qemu_command(elf, machine, gdb_port=None, exec_log=None, semihosting_args=None,
+                 icount=None):
     """The qemu-system-arm command line for one example (QEMU 7.2 flags).
 
     semihosting_args: e.g. "arg=crash,arg=badptr", the program's command line
-    (SYS_GET_CMDLINE)."""
+    (SYS_GET_CMDLINE). icount=N: -icount shift=N,sleep=off, the virtual clock counted in
+    instructions, so timer interrupts land at the same instruction in every run."""
     config = "enable=on,target=native" + (f",{semihosting_args}" if semihosting_args else "")
     command = [require_tool(QEMU), "-M", machine, "-nographic", "-monitor", "none",
                "-serial", "none", "-semihosting-config", config, "-kernel", str(elf)]
@@ -179,6 +181,8 @@ def qemu_command(elf, machine, gdb_port=None, exec_log=None, semihosting_args=No
         command += ["-gdb", f"tcp:127.0.0.1:{gdb_port}", "-S"]
     if exec_log is not None:
         command += ["-singlestep", "-d", "exec,nochain,int", "-D", str(exec_log)]
+    if icount is not None:
+        command += ["-icount", f"shift={icount},sleep=off"]
     return command
 
 
@@ -194,10 +198,13 @@ class Qemu:
     gdb=True: QEMU waits halted for a debugger on 127.0.0.1:<gdb_port>.
     exec_log=PATH: one-instruction blocks, every executed block and exception logged to PATH.
     semihosting_args: the program's command line, as "arg=WORD,arg=WORD".
+    icount=N: a deterministic virtual clock (qemu_command).
     """
 
-    def __init__(self, elf, machine, gdb=False, exec_log=None, semihosting_args=None):
+    def __init__(self, elf, machine, gdb=False, exec_log=None, semihosting_args=None,
+                 icount=None):
         self.semihosting_args = semihosting_args
+        self.icount = icount
         self.elf = Path(elf)
         self.machine = machine
         self.gdb = gdb
@@ -212,7 +219,7 @@ class Qemu:
             self.gdb_port = free_port() if self.gdb else None
             self._output = tempfile.TemporaryFile()
             command = qemu_command(self.elf, self.machine, self.gdb_port, self.exec_log,
-                                   self.semihosting_args)
+                                   self.semihosting_args, self.icount)
             self.process = _spawn(command, self._output)
             if not self.gdb or self._wait_for_gdb_port():
                 return self

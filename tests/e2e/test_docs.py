@@ -190,10 +190,13 @@ def crash_dump(cpu, scenario, out):
         raise harness.HarnessError(f"crash-{cpu} {scenario}: no dump written")
 
 
-def gdb_snapshot(program, cpu, stops, directory, semihosting=None, scs=False):
-    """docs/crash.md's recipe: gdb-multiarch stopped at a breakpoint, then spoor-snapshot."""
+def gdb_snapshot(program, cpu, stops, directory, semihosting=None, scs=False, icount=None):
+    """docs/crash.md's recipe: gdb-multiarch stopped at a breakpoint, then spoor-snapshot.
+    icount: QEMU's clock in instructions (-icount), for a program whose stop depends on when its
+    timer interrupts land (the scheduler)."""
     elf, machine = harness.example(program, cpu)
-    with harness.Qemu(elf, machine, gdb=True, semihosting_args=semihosting) as qemu:
+    with harness.Qemu(elf, machine, gdb=True, semihosting_args=semihosting,
+                      icount=icount) as qemu:
         text = harness.run_gdb(elf, qemu.gdb_port, [
             *stops, f"source {SOURCE}/gdb/spoor.py",
             f"spoor-snapshot {'--scs ' if scs else ''}{directory}", "disconnect"])
@@ -242,7 +245,8 @@ def recipe_crash(work):
     crash_dump("m33", "overflow", work / "overflow.bin")
     gdb_snapshot("crash", "m3", ["break *average", "continue"], work / "snap",
                  "arg=crash,arg=div0,arg=/dev/null")
-    gdb_snapshot("sched", "m3", ["break sched_checkpoint", "continue"], work / "sched")
+    gdb_snapshot("sched", "m3", ["break sched_checkpoint", "continue"], work / "sched",
+                 icount=5)
 
 
 def recipe_memory(work):
@@ -252,7 +256,8 @@ def recipe_memory(work):
 
 def recipe_gdbserver(work):
     gdb_snapshot("calls", "m3", ["break *tick_work", "continue"], work / "snap")
-    gdb_snapshot("sched", "m3", ["break sched_checkpoint", "continue"], work / "sched")
+    gdb_snapshot("sched", "m3", ["break sched_checkpoint", "continue"], work / "sched",
+                 icount=5)
 
 
 def recipe_cli(work):
