@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "crash_frames.h"
 #include "crash_sections.h"
+#include "crash_stacks.h"
 #include "crash_threads.h"
 #include "json_out.h"
 #include "outbuf.h"
@@ -214,6 +215,7 @@ static void print_text(struct crash *c)
     else
         ob_printf(o, "(stopped: %s)\n", spoor_unwind_stop_name(c->stop));
     crash_sections_text(o, c->elf, c->snap, c->nbranches, c->ncalls);
+    crash_stacks_main_text(o, c->elf, c->snap);
 }
 
 static void print_json(struct crash *c)
@@ -282,6 +284,7 @@ static void print_json(struct crash *c)
     json_string(&j, "stop", spoor_unwind_stop_name(c->stop));
     json_string(&j, "task_exit_hook", task_exit_hook(c));
     crash_sections_json(&j, c->elf, c->snap, c->nbranches, c->ncalls);
+    crash_stacks_main_json(&j, c->elf, c->snap);
     if (c->threads)
         crash_threads_json(&j, c->elf, c->snap, c->frames, c->nframes, c->stop);
     json_array_begin(&j, "warnings");
