@@ -68,9 +68,15 @@ bool spoor_stack_usage_main(const spoor_elf *elf, spoor_read_fn read, void *ctx,
 /* A thread's stack from its TCB (t from spoor_rtos_read_thread); sp: its stack pointer (the
  * snapshot's for the running thread, else t->sp), has_sp false when unknown. found false with
  * why set when the RTOS's TCB records no stack (the members are not in its DWARF type, the
- * example scheduler) or the TCB cannot be read. Returns out->found. */
+ * example scheduler) or the TCB cannot be read. rtos_fills: the caller knows this RTOS fills
+ * its stacks (spoor_stack_usage_rtos_fills), so a stack that holds no fill word any more was
+ * used to its end (overflowed) rather than never filled. Returns out->found. */
 bool spoor_stack_usage_thread(const spoor_rtos *r, spoor_read_fn read, void *ctx,
-                              const spoor_rtos_thread *t, bool has_sp, uint32_t sp,
+                              const spoor_rtos_thread *t, bool has_sp, uint32_t sp, bool rtos_fills,
                               spoor_stack_usage *out);
+
+/* Whether the build fills its threads' stacks: the fill pattern is found on at least one
+ * thread's stack (every thread on the RTOS's lists is looked at, with its saved SP). */
+bool spoor_stack_usage_rtos_fills(const spoor_rtos *r, spoor_read_fn read, void *ctx);
 
 #endif

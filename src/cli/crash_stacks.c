@@ -34,7 +34,13 @@ static void thread_usage(const spoor_rtos *rt, const spoor_snapshot *snap,
         has_sp = (r->have & SPOOR_HAVE_BANKED_SP) || (r->xpsr & 0x1FFu) == 0;
         sp = (r->have & SPOOR_HAVE_BANKED_SP) ? r->psp : r->r[13];
     }
-    spoor_stack_usage_thread(rt, spoor_mem_reader, snap->mem, t, has_sp, sp, u);
+    static const spoor_rtos *asked; /* whether the RTOS fills, asked once per RTOS */
+    static bool fills;
+    if (asked != rt) {
+        fills = spoor_stack_usage_rtos_fills(rt, spoor_mem_reader, snap->mem);
+        asked = rt;
+    }
+    spoor_stack_usage_thread(rt, spoor_mem_reader, snap->mem, t, has_sp, sp, fills, u);
 }
 
 static void text_line(outbuf *o, const char *indent, const char *what, const spoor_stack_usage *u,

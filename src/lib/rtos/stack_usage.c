@@ -92,7 +92,7 @@ static uint32_t fill_limit(const spoor_stack_usage *u)
     return limit;
 }
 
-static void count_thread_fill(rtos_stack_fill kind, spoor_read_fn read, void *ctx,
+static void count_thread_fill(rtos_stack_fill kind, spoor_read_fn read, void *ctx, bool rtos_fills,
                               spoor_stack_usage *u)
 {
     uint32_t limit = fill_limit(u);
@@ -101,7 +101,8 @@ static void count_thread_fill(rtos_stack_fill kind, spoor_read_fn read, void *ct
     case RTOS_FILL_THREADX: {
         uint8_t byte = kind == RTOS_FILL_FREERTOS ? 0xA5 : 0xEF;
         uint32_t n = count_fill(read, ctx, u->low, limit, byte);
-        u->filled = n >= 4 || holds_fill_word(read, ctx, u->low, limit, byte * 0x01010101u);
+        u->filled =
+            rtos_fills || n >= 4 || holds_fill_word(read, ctx, u->low, limit, byte * 0x01010101u);
         u->free_min = n & ~3u;
         uint32_t guard = kind == RTOS_FILL_FREERTOS ? FREERTOS_GUARD : 4u;
         u->overflowed = u->filled && n < guard;
@@ -110,14 +111,15 @@ static void count_thread_fill(rtos_stack_fill kind, spoor_read_fn read, void *ct
     case RTOS_FILL_RTX5: {
         uint32_t magic = 0;
         bool has_magic = read_word(read, ctx, u->low, &magic) && magic == RTX5_MAGIC;
-        u->filled = has_magic || holds_fill_word(read, ctx, u->low, limit, 0xCCCCCCCCu);
+        u->filled =
+            rtos_fills || has_magic || holds_fill_word(read, ctx, u->low, limit, 0xCCCCCCCCu);
         u->free_min = has_magic ? 4u + (count_fill(read, ctx, u->low + 4u, limit, 0xCC) & ~3u) : 0;
         u->overflowed = u->filled && !has_magic;
         break;
     }
     case RTOS_FILL_ZEPHYR: {
         uint32_t n = count_fill(read, ctx, u->low, limit, 0xAA);
-        u->filled = n >= 4 || holds_fill_word(read, ctx, u->low, limit, 0xAAAAAAAAu);
+        u->filled = rtos_fills || n >= 4 || holds_fill_word(read, ctx, u->low, limit, 0xAAAAAAAAu);
         u->free_min = n;
         u->overflowed = u->filled && n == 0;
         break;
@@ -151,7 +153,7 @@ static uint32_t field_u32(const rtos_field *f, const uint8_t *tcb)
 }
 
 bool spoor_stack_usage_thread(const spoor_rtos *r, spoor_read_fn read, void *ctx,
-                              const spoor_rtos_thread *t, bool has_sp, uint32_t sp,
+                              const spoor_rtos_thread *t, bool has_sp, uint32_t sp, bool rtos_fills,
                               spoor_stack_usage *u)
 {
     memset(u, 0, sizeof *u);
@@ -205,9 +207,25 @@ bool spoor_stack_usage_thread(const spoor_rtos *r, spoor_read_fn read, void *ctx
     if (!u->has_high)
         u->from = has_sp ? "pxStack/saved SP (the top is not recorded)"
                          : "pxStack (the top is not recorded)";
-    count_thread_fill(d->stack_fill, read, ctx, u);
+    count_thread_fill(d->stack_fill, read, ctx, rtos_fills, u);
     finish(u);
     return true;
+}
+
+#define MAX_THREADS 256
+
+bool spoor_stack_usage_rtos_fills(const spoor_rtos *r, spoor_read_fn read, void *ctx)
+{
+    static spoor_rtos_thread_ref refs[MAX_THREADS];
+    size_t n = spoor_rtos_threads(r, read, ctx, refs, MAX_THREADS);
+    for (size_t i = 0; i < n; i++) {
+        spoor_rtos_thread t;
+        spoor_stack_usage u;
+        if (spoor_rtos_read_thread(r, read, ctx, refs[i].tcb, &t) &&
+            spoor_stack_usage_thread(r, read, ctx, &t, t.has_sp, t.sp, false, &u) && u.filled)
+            return true;
+    }
+    return false;
 }
 
 /* ---- the main stack ------------------------------------------------------------------------ */
