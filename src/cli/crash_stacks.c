@@ -20,6 +20,8 @@ static void main_usage(const spoor_elf *elf, const spoor_snapshot *snap, spoor_s
         spoor_stack_usage_main(elf, spoor_mem_reader, snap->mem, false, 0, u);
         *no_sp = "MSP not in the input";
     }
+    if (r->flags & SPOOR_REGS_STACK_OVERFLOW) /* the fault handler saw it (MSPLIM, MSTKERR) */
+        u->overflowed = u->nearly_full = true;
 }
 
 /* A thread's SP: the snapshot's for the running thread (PSP, or SP in thread mode), the saved
