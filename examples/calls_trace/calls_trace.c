@@ -18,6 +18,10 @@
  *   fault  the demo, then decide() calls through a bad pointer: spoor's fault handler freezes
  *          the recorder and writes a crash dump holding the ring; after the reset the dump goes
  *          to OUTFILE: `spoor calls -e ELF OUTFILE`
+ * Built as calls_trace_mtb-m33.elf (CALLS_TRACE_MTB), the fault handler also saves an MTB-M33:
+ * QEMU has none, so its register block and buffer are a fake area in RAM (RAM + 0x100000, the
+ * buffer at +0x1000, as examples/mtb) that a test fills before the program starts
+ * (-device loader); spoor crash then shows the last branches and the last calls of one dump.
  * Built as calls_trace_ts-<core>.elf, the recorder has its options SPOOR_CALLS_TIME=2 (SysTick's
  * current value as timestamp) and SPOOR_CALLS_CONTEXT=1 (IPSR as context id): SysTick then
  * runs free (reload 0xFFFFFF, no interrupt) in every mode, and in irq mode only interrupt 3
@@ -54,7 +58,11 @@
 #define DUMP_BUFFER_SIZE 4096u
 #else
 #define RING_BYTES 4096u /* 512 records */
+#if defined(CALLS_TRACE_MTB)
+#define DUMP_BUFFER_SIZE 16384u /* the MTB's buffer too */
+#else
 #define DUMP_BUFFER_SIZE 8192u
+#endif
 #endif
 
 static uint32_t call_ring[RING_BYTES / 4u];
@@ -183,6 +191,11 @@ NOTRACE static int save_image(const char *path)
 
 __attribute__((section(".noinit"), aligned(8))) static uint8_t dump_buffer[DUMP_BUFFER_SIZE];
 static spoor_range ram_range[1], flash_range[1];
+#if defined(CALLS_TRACE_MTB)
+#define MTB_FAKE_AREA ((uint32_t)(uintptr_t)__ram_start + 0x100000u)
+#define MTB_FAKE_BUFFER_OFFSET 0x1000u
+#define MTB_FAKE_BUFFER_MAX 4096u
+#endif
 
 NOTRACE static void crash_setup(void)
 {
@@ -197,6 +210,11 @@ NOTRACE static void crash_setup(void)
         .ram_count = 1u,
         .flash = flash_range,
         .flash_count = 1u,
+#if defined(CALLS_TRACE_MTB)
+        .mtb_registers = MTB_FAKE_AREA,
+        .mtb_buffer = MTB_FAKE_AREA + MTB_FAKE_BUFFER_OFFSET,
+        .mtb_buffer_size = MTB_FAKE_BUFFER_MAX,
+#endif
     };
     if (!spoor_crash_init(&config)) {
         semihost_write_string("spoor_crash_init failed\n");

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "calls_print.h"
 #include "chrome_trace.h"
 #include "cli.h"
 #include "json_out.h"
@@ -59,10 +60,8 @@ struct calls {
     spoor_elf *elf;
     spoor_calls_info state;
     spoor_call_trace trace;
-    bool has_time, has_context;
-    /* text: the context column (many), its width */
-    bool many, live;
-    int label_width;
+    calls_view v; /* how records print: the ring's options, the text's context column */
+    bool live;
     /* the records' call stacks, one per context index: --stats, --folded, --chrome */
     spoor_call_stack stack;
     const spoor_call_record *record; /* the record on the stack now, and its context */
@@ -72,152 +71,15 @@ struct calls {
     uint64_t last_ts;
     chrome_trace chrome;
     outbuf out;
+    json_out jout; /* JSON writer onto out */
 };
-
-/* ---- names ----------------------------------------------------------------------------- */
-
-/* "name" or "name:0xOFFS" for addr (Thumb bit cleared), NULL when no symbol covers it. */
-static const char *name_at(const spoor_elf *elf, uint32_t addr, uint32_t *offset)
-{
-    const char *name;
-    uint32_t start, size;
-    if (!spoor_elf_function(elf, addr, &name, &start, &size) || !name)
-        return NULL;
-    *offset = addr - start;
-    return name;
-}
-
-static void put_function(outbuf *ob, const spoor_elf *elf, uint32_t fn)
-{
-    uint32_t off;
-    const char *name = name_at(elf, fn, &off);
-    if (!name)
-        ob_str(ob, "???");
-    else if (off)
-        ob_printf(ob, "%s:0x%04" PRIX32, name, off);
-    else
-        ob_str(ob, name);
-}
-
-static void put_site(outbuf *ob, const spoor_elf *elf, uint32_t site)
-{
-    const char *exc = spoor_calls_exc_return_text(site);
-    if (exc) {
-        ob_printf(ob, "<exception from %s>", exc);
-        return;
-    }
-    uint32_t off;
-    const char *name = name_at(elf, site, &off);
-    if (name)
-        ob_printf(ob, "%s:0x%04" PRIX32, name, off);
-    else
-        ob_str(ob, "???");
-}
-
-/* The string for JSON: "name" or "name+0xOFF", caller-owned buffer. */
-static const char *json_name(const spoor_elf *elf, uint32_t addr, bool site, char *buf, size_t len)
-{
-    const char *exc = site ? spoor_calls_exc_return_text(addr) : NULL;
-    if (exc) {
-        snprintf(buf, len, "<exception from %s>", exc);
-        return buf;
-    }
-    uint32_t off;
-    const char *name = name_at(elf, addr, &off);
-    if (!name)
-        return NULL;
-    if (!off)
-        return name;
-    snprintf(buf, len, "%s+0x%" PRIx32, name, off);
-    return buf;
-}
-
-/* ---- contexts ----------------------------------------------------------------------------- */
-
-/* The label of a context: "thread", the handler's name or "ctx N". id_buf holds "ctx N". */
-static const char *context_label(const struct calls *c, const spoor_call_context *ctx, char *id_buf,
-                                 size_t id_len)
-{
-    if (!ctx->handler)
-        return "thread";
-    if (c->has_context) {
-        snprintf(id_buf, id_len, "ctx %" PRIu32, ctx->id);
-        return id_buf;
-    }
-    uint32_t off;
-    const char *label = name_at(c->elf, ctx->id, &off);
-    return label ? label : "handler";
-}
-
-/* The ring's contexts are all known: the text column is as wide as the widest label. */
-static void measure_labels(struct calls *c)
-{
-    const spoor_call_trace *t = &c->trace;
-    c->many = t->context_count > 1;
-    for (size_t i = 0; i < t->context_count; i++) {
-        char buf[24];
-        int w = (int)strlen(context_label(c, &t->contexts[i], buf, sizeof buf));
-        if (w > c->label_width)
-            c->label_width = w;
-    }
-}
-
-/* ---- text ---------------------------------------------------------------------------------- */
-
-/* Live records: the context column appears with the first handler record, this wide. */
-#define LIVE_LABEL_WIDTH 15
-
-static void text_record(struct calls *c, const spoor_call_record *r, const spoor_call_context *ctx)
-{
-    outbuf *ob = &c->out;
-    char buf[24];
-    if (c->many)
-        ob_printf(ob, "%-*s| ", c->label_width, context_label(c, ctx, buf, sizeof buf));
-    for (int d = 0; d < r->depth; d++)
-        ob_char(ob, ' ');
-    bool enter = r->kind == SPOOR_CALL_ENTER;
-    ob_printf(ob, "%c %08" PRIX32 "%s%08" PRIX32 "  ", enter ? '{' : '}', r->site,
-              enter ? "->" : "<-", r->function);
-    put_site(ob, c->elf, r->site);
-    ob_str(ob, enter ? "->" : "<-");
-    put_function(ob, c->elf, r->function);
-    if (c->has_time)
-        ob_printf(ob, "  @%" PRIu64, r->time_ticks);
-    ob_char(ob, '\n');
-}
-
-/* ---- JSON lines ---------------------------------------------------------------------------- */
-
-static void json_record(struct calls *c, const spoor_call_record *r, const spoor_call_context *ctx)
-{
-    char fbuf[512], sbuf[512], label[24];
-    json_out j;
-    json_init(&j, &c->out);
-    json_object_begin(&j, NULL);
-    json_string(&j, "kind", r->kind == SPOOR_CALL_ENTER ? "enter" : "exit");
-    json_hex32(&j, "fn", r->function);
-    json_hex32(&j, "site", r->site);
-    json_string(&j, "function", json_name(c->elf, r->function, false, fbuf, sizeof fbuf));
-    json_string(&j, "caller", json_name(c->elf, r->site, true, sbuf, sizeof sbuf));
-    json_int(&j, "depth", r->depth);
-    if (c->has_time)
-        json_uint(&j, "time", r->time_ticks);
-    if (c->has_context)
-        json_uint(&j, "context", r->context_id);
-    else if (ctx->handler)
-        json_string(&j, "handler", context_label(c, ctx, label, sizeof label));
-    if (r->after_gap)
-        json_bool(&j, "after_gap", true);
-    json_object_end(&j);
-    json_finish(&j);
-}
 
 /* ---- call stacks: folded, stats ------------------------------------------------------------ */
 
 static void put_name_plain(outbuf *ob, const spoor_elf *elf, uint32_t fn)
 {
     uint32_t off;
-    const char *name = name_at(elf, fn, &off);
+    const char *name = calls_name_at(elf, fn, &off);
     if (name)
         ob_str(ob, name);
     else
@@ -228,8 +90,8 @@ static void put_name_plain(outbuf *ob, const spoor_elf *elf, uint32_t fn)
 static void put_folded_stack(struct calls *c, const spoor_call_stack_event *ev, uint64_t weight)
 {
     char label[24];
-    if (c->record_ctx->handler && c->many) {
-        ob_str(&c->out, context_label(c, c->record_ctx, label, sizeof label));
+    if (c->record_ctx->handler && c->v.many) {
+        ob_str(&c->out, calls_context_label(&c->v, c->record_ctx, label, sizeof label));
         ob_char(&c->out, ';');
     }
     for (size_t d = 0; d < ev->nframes; d++) {
@@ -247,7 +109,7 @@ static void print_stats(struct calls *c)
     ob_printf(&c->out, "%10s %14s %14s  %s\n", "calls", "inclusive", "exclusive", "function");
     for (size_t i = 0; i < n; i++) {
         const spoor_call_fn_stats *f = &tab[i];
-        if (c->has_time)
+        if (c->v.has_time)
             ob_printf(&c->out, "%10" PRIu64 " %14" PRIu64 " %14" PRIu64 "  ", f->calls,
                       f->inclusive, f->exclusive);
         else
@@ -256,7 +118,7 @@ static void print_stats(struct calls *c)
         ob_char(&c->out, '\n');
     }
     ob_printf(&c->out, "%zu records, %u contexts%s\n", c->records, c->contexts_seen,
-              c->has_time ? ", times in timestamp ticks" : "");
+              c->v.has_time ? ", times in timestamp ticks" : "");
 }
 
 /* ---- Chrome trace-event JSON ---------------------------------------------------------------- */
@@ -276,7 +138,7 @@ static void chrome_frame(struct calls *c, const spoor_call_stack_event *ev)
     const char *name = "(no exit recorded)";
     char buf[512], hex[16];
     if (ev->cause != SPOOR_CALL_STACK_UNWIND) {
-        name = json_name(c->elf, c->record->function, false, buf, sizeof buf);
+        name = calls_json_name(c->elf, c->record->function, false, buf, sizeof buf);
         if (!name) {
             snprintf(hex, sizeof hex, "0x%08" PRIx32, c->record->function);
             name = hex;
@@ -296,15 +158,15 @@ static void on_stack_event(void *arg, const spoor_call_stack_event *ev)
     bool frame = ev->kind == SPOOR_CALL_STACK_ENTER || ev->kind == SPOOR_CALL_STACK_EXIT;
     if (c->chrome.ob && ev->kind == SPOOR_CALL_STACK_BEGIN)
         chrome_trace_track(&c->chrome, 1, ev->context,
-                           context_label(c, c->record_ctx, label, sizeof label));
+                           calls_context_label(&c->v, c->record_ctx, label, sizeof label));
     if (c->chrome.ob && frame)
         chrome_frame(c, ev);
     if (!c->folded)
         return;
-    if (ev->kind == SPOOR_CALL_STACK_ENTER && !c->has_time)
+    if (ev->kind == SPOOR_CALL_STACK_ENTER && !c->v.has_time)
         put_folded_stack(c, ev, 1);
     else if (ev->kind == SPOOR_CALL_STACK_EXIT && ev->cause == SPOOR_CALL_STACK_RETURN &&
-             ev->kept && c->has_time)
+             ev->kept && c->v.has_time)
         put_folded_stack(c, ev, ev->exclusive);
 }
 
@@ -317,18 +179,21 @@ static int chrome_end(struct calls *c)
 
 /* ---- one record to every output -------------------------------------------------------------- */
 
+/* Live records: the context column appears with the first handler record, this wide. */
+#define LIVE_LABEL_WIDTH 15
+
 /* gap: why records before this one are lost (text marker), NULL for none. */
 static bool emit_record(struct calls *c, const spoor_call_record *r, const spoor_call_context *ctx,
                         const char *gap)
 {
-    if (c->live && ctx->handler && !c->many) { /* the first handler record */
-        c->many = true;
-        c->label_width = LIVE_LABEL_WIDTH;
+    if (c->live && ctx->handler && !c->v.many) { /* the first handler record */
+        c->v.many = true;
+        c->v.label_width = LIVE_LABEL_WIDTH;
     }
     if (r->context >= c->contexts_seen)
         c->contexts_seen = r->context + 1;
     /* chrome's ts: timestamp ticks when recorded, else the record's position */
-    c->last_ts = c->has_time ? r->time_ticks : c->records;
+    c->last_ts = c->v.has_time ? r->time_ticks : c->records;
     c->record = r;
     c->record_ctx = ctx;
     bool ok = r->kind == SPOOR_CALL_ENTER
@@ -338,15 +203,16 @@ static bool emit_record(struct calls *c, const spoor_call_record *r, const spoor
     if (!ok)
         return false;
     if (c->json) {
-        json_record(c, r, ctx);
+        calls_record_json(&c->jout, &c->v, r, ctx);
+        json_finish(&c->jout);
     } else if (!c->folded && !c->stats && !c->chrome_path) {
         if (gap)
             ob_printf(&c->out, "--- records lost here (%s) ---\n", gap);
-        text_record(c, r, ctx);
+        calls_record_text(&c->out, &c->v, r, ctx);
     }
     c->records++;
     /* a handler invocation found from EXC_RETURN ends with its exit */
-    if (ctx->handler && !c->has_context && r->kind == SPOOR_CALL_EXIT &&
+    if (ctx->handler && !c->v.has_context && r->kind == SPOOR_CALL_EXIT &&
         spoor_cortexm_is_exc_return(r->site))
         spoor_call_stack_end(&c->stack, r->context, r->time_ticks);
     c->record = NULL; /* the stack's later events (its end) have no record */
@@ -371,9 +237,7 @@ static int emit_end(struct calls *c)
 static int print_ring(struct calls *c)
 {
     const spoor_call_trace *t = &c->trace;
-    c->has_time = t->has_time;
-    c->has_context = t->has_context;
-    measure_labels(c);
+    calls_view_of_trace(&c->v, c->elf, t);
     if (t->wrapped && !c->json && !c->folded && !c->stats && !c->chrome_path)
         ob_printf(&c->out,
                   "--- ring wrapped: older records were overwritten (%" PRIu32
@@ -537,7 +401,9 @@ int cmd_calls(int argc, char **argv)
     c.elf = cli_open_elf("calls", c.elf_path);
     if (!c.elf)
         return SPOOR_EXIT_USAGE;
+    c.v.elf = c.elf;
     ob_init(&c.out, 1);
+    json_init(&c.jout, &c.out);
     spoor_call_stack_init(&c.stack, SPOOR_CALL_STACK_DEFAULT_LIMIT, SPOOR_CALL_STACK_COUNT,
                           on_stack_event, &c);
     int rc = c.chrome_path ? chrome_begin(&c) : SPOOR_EXIT_OK;

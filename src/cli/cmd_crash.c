@@ -8,6 +8,8 @@
 
 #include "cli.h"
 #include "crash_frames.h"
+#include "crash_sections.h"
+#include "crash_stacks.h"
 #include "crash_threads.h"
 #include "json_out.h"
 #include "outbuf.h"
@@ -22,22 +24,29 @@
 #define MAX_INLINE 16
 
 static const char crash_usage[] =
-    "usage: spoor crash -e FW.elf [--json] [--stats] DUMP\n"
-    "       spoor crash -e FW.elf [--json] [--stats] --regs regs.json [--mem ADDR:FILE ...]\n"
-    "       spoor crash -e FW.elf [--json] [--stats] --gdb HOST:PORT [--mem ADDR:FILE ...]\n"
+    "usage: spoor crash -e FW.elf [OPTIONS] DUMP\n"
+    "       spoor crash -e FW.elf [OPTIONS] --regs regs.json [--mem ADDR:FILE ...]\n"
+    "       spoor crash -e FW.elf [OPTIONS] --gdb HOST:PORT [--mem ADDR:FILE ...]\n"
     "Explains a crash: the fault in words (from CFSR/HFSR/SFSR), the registers, and the\n"
     "backtrace with function, file:line and <exception N: name> rows where the stack crosses\n"
     "an exception frame. Each frame says how it was unwound: registers, cfi (DWARF\n"
     ".debug_frame), ehabi (.ARM.exidx), prologue (code analysis), scan (stack scan), lr\n"
     "(a PC that was not code, continued from LR), exception (a hardware-stacked frame),\n"
-    "tailcall (a function that tail-called the frame below it, from DWARF call sites).\n\n"
+    "tailcall (a function that tail-called the frame below it, from DWARF call sites).\n"
+    "When the input holds them, the last branches of the MTB and the last calls of the call\n"
+    "recorder's ring follow, as spoor mtb and spoor calls print them; then the main stack's\n"
+    "usage (size, used at the snapshot, peak from a fill pattern), each thread's with "
+    "--threads.\n\n"
     "  -e, --elf FILE     the firmware ELF the device ran\n"
     "  -j, --json         one JSON document instead of text\n"
     "      --stats        memory statistics on stderr (reads, GDB round trips, bytes, "
     "cache)\n"
     "      --threads      every thread of the RTOS (found by its symbols and DWARF types) with\n"
-    "                     its state, priority and backtrace from its saved "
-    "context\n" TARGET_INPUT_HELP "  -h, --help         this text\n\n"
+    "                     its state, priority, stack usage and backtrace from its saved "
+    "context\n"
+    "      --branches N   the newest N branches of the MTB (default 16; 0: none)\n"
+    "      --calls N      the newest N records of the call ring (default 16; 0: "
+    "none)\n" TARGET_INPUT_HELP "  -h, --help         this text\n\n"
     "A build-id in the dump that differs from the ELF's is reported as a warning, and so is\n"
     "each part of the ELF that cannot be read (a DWARF unit, a line table, a section: skipped,\n"
     "the rest still names frames). Without fault registers in the input, the fault status is\n"
@@ -50,6 +59,7 @@ struct crash {
     spoor_snapshot *snap;
     const spoor_dump *dump; /* snap->dump: NULL for a live target */
     int json, stats, threads;
+    unsigned nbranches, ncalls; /* the newest N of the MTB and of the call ring (0: none) */
     spoor_fault_info fault;
     spoor_frame frames[MAX_FRAMES];
     size_t nframes;
@@ -206,6 +216,8 @@ static void print_text(struct crash *c)
                   spoor_unwind_stop_name(c->stop), hook);
     else
         ob_printf(o, "(stopped: %s)\n", spoor_unwind_stop_name(c->stop));
+    crash_sections_text(o, c->elf, c->snap, c->nbranches, c->ncalls);
+    crash_stacks_main_text(o, c->elf, c->snap);
 }
 
 static void print_json(struct crash *c)
@@ -273,6 +285,8 @@ static void print_json(struct crash *c)
     crash_frames_json(&j, c->elf, c->frames, c->nframes);
     json_string(&j, "stop", spoor_unwind_stop_name(c->stop));
     json_string(&j, "task_exit_hook", task_exit_hook(c));
+    crash_sections_json(&j, c->elf, c->snap, c->nbranches, c->ncalls);
+    crash_stacks_main_json(&j, c->elf, c->snap);
     if (c->threads)
         crash_threads_json(&j, c->elf, c->snap, c->frames, c->nframes, c->stop);
     json_array_begin(&j, "warnings");
@@ -314,16 +328,19 @@ static void print_stats(const struct crash *c)
 
 int cmd_crash(int argc, char **argv)
 {
-    enum { OPT_STATS = 300, OPT_THREADS };
+    enum { OPT_STATS = 300, OPT_THREADS, OPT_BRANCHES, OPT_CALLS };
     static const struct option opts[] = {{"elf", required_argument, 0, 'e'},
                                          {"json", no_argument, 0, 'j'},
                                          {"stats", no_argument, 0, OPT_STATS},
                                          {"threads", no_argument, 0, OPT_THREADS},
+                                         {"branches", required_argument, 0, OPT_BRANCHES},
+                                         {"calls", required_argument, 0, OPT_CALLS},
                                          {"help", no_argument, 0, 'h'},
                                          TARGET_INPUT_LONG_OPTIONS,
                                          {0, 0, 0, 0}};
     static struct crash c;
     memset(&c, 0, sizeof c);
+    c.nbranches = c.ncalls = 16;
     const char *elf_path = NULL;
     static target_input in;
     memset(&in, 0, sizeof in);
@@ -336,6 +353,14 @@ int cmd_crash(int argc, char **argv)
         case 'j': c.json = 1; break;
         case OPT_STATS: c.stats = 1; break;
         case OPT_THREADS: c.threads = 1; break;
+        case OPT_BRANCHES:
+        case OPT_CALLS:
+            if (!cli_parse_u32(optarg, opt == OPT_CALLS ? &c.ncalls : &c.nbranches))
+                return cli_error("crash",
+                                 "--%s: expected a count (0: leave the section out), "
+                                 "got '%s'",
+                                 opt == OPT_CALLS ? "calls" : "branches", optarg);
+            break;
         case TARGET_OPT_REGS:
         case TARGET_OPT_MEM:
         case TARGET_OPT_GDB:

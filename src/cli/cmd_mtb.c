@@ -9,6 +9,7 @@
 #include "chrome_trace.h"
 #include "cli.h"
 #include "json_out.h"
+#include "mtb_print.h"
 #include "outbuf.h"
 #include "spoor/call_stack.h"
 #include "spoor/dump.h"
@@ -82,70 +83,12 @@ static spoor_location locate(struct mtb *m, uint32_t addr)
     return loc[0];
 }
 
-/* "func @ file:line", or "0x... @ ?:?" for an address the ELF does not know. */
-static void put_place(struct mtb *m, uint32_t addr)
-{
-    spoor_location l = locate(m, addr);
-    if (l.function)
-        ob_str(&m->out, l.function);
-    else
-        ob_hex8(&m->out, addr);
-    ob_str(&m->out, " @ ");
-    ob_str(&m->out, l.file ? l.file : "?");
-    ob_char(&m->out, ':');
-    if (l.line)
-        ob_u32(&m->out, l.line);
-    else
-        ob_char(&m->out, '?');
-}
-
 static const char *function_of(struct mtb *m, uint32_t addr)
 {
     const char *name = NULL;
     if (!spoor_elf_function(m->elf, addr, &name, NULL, NULL))
         return NULL;
     return name;
-}
-
-/* ---- the packet listing ------------------------------------------------------------------ */
-
-static void print_packet_text(struct mtb *m, const spoor_mtb_packet *p)
-{
-    outbuf *o = &m->out;
-    if (p->s)
-        ob_str(o, "Begin Trace Session\n");
-    ob_str(o, ">S: ");
-    ob_hex8(o, p->src);
-    ob_str(o, " - ");
-    if (p->a && spoor_mtb_is_exc_return(p->src)) {
-        ob_str(o, "Exception Return (EXC_RETURN)\n");
-    } else {
-        if (p->a)
-            ob_str(o, "Exception (or debug) Entry from ");
-        put_place(m, p->src);
-        ob_char(o, '\n');
-    }
-    ob_str(o, " D: ");
-    ob_hex8(o, p->dst);
-    ob_str(o, " - ");
-    if (!p->a && spoor_mtb_is_exc_return(p->dst))
-        ob_str(o, "Exception Return (EXC_RETURN)");
-    else
-        put_place(m, p->dst);
-    ob_char(o, '\n');
-}
-
-static void print_packet_json(struct mtb *m, const spoor_mtb_packet *p)
-{
-    json_out *j = &m->jout;
-    json_object_begin(j, NULL);
-    json_key_hex32(j, JSON_KEY("src"), p->src);
-    json_key_hex32(j, JSON_KEY("dst"), p->dst);
-    json_key_uint(j, JSON_KEY("a"), p->a);
-    json_key_uint(j, JSON_KEY("s"), p->s);
-    json_key_string(j, JSON_KEY("kind"), spoor_mtb_kind_name(p->kind));
-    json_object_end(j);
-    json_finish(j);
 }
 
 /* ---- --flow -------------------------------------------------------------------------------- */
@@ -464,8 +407,13 @@ static int run(struct mtb *m, const spoor_mtb_trace *t, uint32_t limit, const ch
         while (m->depth)
             pop(m);
     } else {
-        for (size_t i = 0; i < n; i++)
-            (m->json ? print_packet_json : print_packet_text)(m, &p[i]);
+        for (size_t i = 0; i < n; i++) {
+            if (m->json) {
+                mtb_packet_json(&m->jout, &p[i]);
+                json_finish(&m->jout);
+            } else
+                mtb_packet_text(&m->out, m->elf, &p[i]);
+        }
     }
     if (m->chrome.ob && !chrome_trace_close(&m->chrome))
         rc = cli_error("mtb", "%s: cannot write: %s", m->chrome_path, strerror(errno));

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "crash_frames.h"
+#include "crash_stacks.h"
 #include "crash_threads.h"
 #include "spoor/error.h"
 #include "spoor/rtos.h"
@@ -130,6 +131,8 @@ void crash_threads_text(outbuf *o, const spoor_elf *elf, const spoor_snapshot *s
             ob_printf(o, "  prio %d%s%s", (int)v->t.prio, pn ? " " : "", pn ? pn : "");
         }
         ob_char(o, '\n');
+        if (v->read_ok)
+            crash_stacks_thread_text(o, ts.rtos, snap, &v->t, v->current);
         if (v->why[0])
             ob_printf(o, "    (no backtrace: %s)\n", v->why);
         text_frames(o, elf, v);
@@ -155,6 +158,10 @@ void crash_threads_json(json_out *j, const spoor_elf *elf, const spoor_snapshot 
         else
             json_null(j, "prio");
         json_bool(j, "current", v->current);
+        if (v->read_ok)
+            crash_stacks_thread_json(j, ts.rtos, snap, &v->t, v->current);
+        else
+            json_null(j, "stack");
         crash_frames_json(j, elf, v->frames, v->nframes);
         json_string(j, "stop", v->nframes ? spoor_unwind_stop_name(v->stop) : NULL);
         json_string(j, "error", v->why[0] ? v->why : NULL);

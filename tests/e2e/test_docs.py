@@ -247,6 +247,24 @@ def recipe_crash(work):
                  "arg=crash,arg=div0,arg=/dev/null")
     gdb_snapshot("sched", "m3", ["break sched_checkpoint", "continue"], work / "sched",
                  icount=5)
+    # "Last branches and calls": the virtual MTB of a run of calls_trace_mtb-m33 (fault mode),
+    # then the run again with its images in the fake MTB area: the dump holds both
+    elf, machine = harness.example("calls_trace_mtb", "m33")
+    command = harness.qemu_command(elf, machine,
+                                   semihosting_args="arg=calls_trace,arg=fault,arg=first.dump")
+    subprocess.run(command + ["-icount", "shift=0", "-singlestep", "-d", "exec,nochain,int",
+                              "-D", str(work / "exec.log")],
+                   cwd=work, check=True, capture_output=True, timeout=120)
+    subprocess.run([sys.executable, str(SOURCE / "tools" / "virtual_mtb.py"), "--elf", str(elf),
+                    "--log", str(work / "exec.log"), "--size", "1024", "--base", "0x38101000",
+                    "--regs-out", "regs.bin", "--buffer-out", "buf.bin"],
+                   cwd=work, check=True, timeout=120)
+    (work / "exec.log").unlink()
+    command = harness.qemu_command(elf, machine,
+                                   semihosting_args="arg=calls_trace,arg=fault,arg=both.dump")
+    subprocess.run(command + ["-device", "loader,file=regs.bin,addr=0x38100000,force-raw=on",
+                              "-device", "loader,file=buf.bin,addr=0x38101000,force-raw=on"],
+                   cwd=work, check=True, capture_output=True, timeout=120)
 
 
 def recipe_memory(work):

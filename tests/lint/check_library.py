@@ -45,7 +45,7 @@ PUBLIC = {
     "remote": "gdb_remote.h gdb_rsp.h openocd.h",
     "snapshot": "dump.h memory.h snapshot.h",
     "unwind": "unwind.h",
-    "rtos": "rtos.h",
+    "rtos": "rtos.h stack_usage.h",
     "itm": "itm.h tpiu.h trace_source.h top.h trace_pump.h dwt_setup.h",
     "flow": "call_stack.h calls_decode.h mtb_decode.h",
 }

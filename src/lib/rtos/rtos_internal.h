@@ -85,6 +85,24 @@ typedef enum rtos_context {
 
 #define RTOS_MAX_LISTS 8
 
+/* How an RTOS fills a new thread's stack and counts what is left of the fill
+ * (spoor/stack_usage.h has each RTOS's rules). */
+typedef enum rtos_stack_fill {
+    RTOS_FILL_NONE,     /* no stack in the TCB (the example scheduler) */
+    RTOS_FILL_FREERTOS, /* 0xA5 bytes, counted in whole words; guard: 16 bytes at the far end */
+    RTOS_FILL_RTX5,     /* 0xCCCCCCCC words above the magic word 0xE25A2EA5 */
+    RTOS_FILL_ZEPHYR,   /* 0xAA bytes, counted in bytes; no guard: overflowed when none left */
+    RTOS_FILL_THREADX,  /* 0xEF bytes, counted in whole words; guard: the first word */
+} rtos_stack_fill;
+
+/* Where the TCB records its stack: the far end (lowest address), and the top as the last word
+ * (FreeRTOS pxEndOfStack), the last byte (ThreadX tx_thread_stack_end) or a size. */
+typedef enum rtos_stack_top {
+    RTOS_TOP_LAST_WORD,
+    RTOS_TOP_LAST_BYTE,
+    RTOS_TOP_SIZE,
+} rtos_stack_top;
+
 /* One RTOS as the DWARF layer reads it. Expressions are SYMBOL followed by a member path
  * (SYMBOL.a.b[0].c); alternatives are separated by '|', the first the ELF has is used. */
 typedef struct rtos_desc {
@@ -103,6 +121,10 @@ typedef struct rtos_desc {
     rtos_context context;
     const char *callee_saved_member;
     const char *exc_return_member; /* the byte holding EXC_RETURN[7:0] (RTX5, Zephyr) */
+    const char *stack_low_member;  /* the stack's far end (lowest address) */
+    const char *stack_top_member;  /* its top, as stack_top says */
+    rtos_stack_top stack_top;
+    rtos_stack_fill stack_fill;
 } rtos_desc;
 
 extern const rtos_desc spoor_rtos_descs[SPOOR_RTOS_KIND_COUNT];

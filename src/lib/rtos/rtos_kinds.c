@@ -26,6 +26,10 @@ const rtos_desc spoor_rtos_descs[SPOOR_RTOS_KIND_COUNT] = {
                       {RTOS_LIST_FREERTOS, "xSuspendedTaskList", NULL, "suspended"},
                       {RTOS_LIST_FREERTOS, "xTasksWaitingTermination", NULL, "deleted"}},
             .context = RTOS_CONTEXT_FREERTOS,
+            .stack_low_member = "pxStack",
+            .stack_top_member = "pxEndOfStack", /* configRECORD_STACK_HIGH_ADDRESS */
+            .stack_top = RTOS_TOP_LAST_WORD,
+            .stack_fill = RTOS_FILL_FREERTOS,
         },
     [SPOOR_RTOS_RTX5] =
         {
@@ -51,6 +55,10 @@ const rtos_desc spoor_rtos_descs[SPOOR_RTOS_KIND_COUNT] = {
                        "terminated"}},
             .context = RTOS_CONTEXT_RTX5,
             .exc_return_member = "stack_frame",
+            .stack_low_member = "stack_mem",
+            .stack_top_member = "stack_size",
+            .stack_top = RTOS_TOP_SIZE,
+            .stack_fill = RTOS_FILL_RTX5,
         },
     [SPOOR_RTOS_ZEPHYR] =
         {
@@ -69,6 +77,10 @@ const rtos_desc spoor_rtos_descs[SPOOR_RTOS_KIND_COUNT] = {
             .context = RTOS_CONTEXT_ZEPHYR,
             .callee_saved_member = "callee_saved.v1",
             .exc_return_member = "arch.mode_exc_return",
+            .stack_low_member = "stack_info.start", /* CONFIG_THREAD_STACK_INFO */
+            .stack_top_member = "stack_info.size",
+            .stack_top = RTOS_TOP_SIZE,
+            .stack_fill = RTOS_FILL_ZEPHYR,
         },
     [SPOOR_RTOS_THREADX] =
         {
@@ -85,6 +97,10 @@ const rtos_desc spoor_rtos_descs[SPOOR_RTOS_KIND_COUNT] = {
             .lists = {{RTOS_LIST_LINKED, "_tx_thread_created_ptr", "tx_thread_created_next",
                        "created"}},
             .context = RTOS_CONTEXT_THREADX,
+            .stack_low_member = "tx_thread_stack_start",
+            .stack_top_member = "tx_thread_stack_end",
+            .stack_top = RTOS_TOP_LAST_BYTE,
+            .stack_fill = RTOS_FILL_THREADX,
         },
     [SPOOR_RTOS_SCHED] =
         {

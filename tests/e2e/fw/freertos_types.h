@@ -36,7 +36,9 @@ typedef struct tskTaskControlBlock {
     UBaseType_t uxPriority;
     StackType_t *pxStack;
     char pcTaskName[16];
+#if !defined(FREERTOS_NO_END) /* configRECORD_STACK_HIGH_ADDRESS */
     StackType_t *pxEndOfStack;
+#endif
     UBaseType_t uxBasePriority;
     UBaseType_t uxMutexesHeld;
     volatile uint32_t ulNotifiedValue[1];

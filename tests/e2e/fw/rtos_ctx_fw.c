@@ -31,6 +31,14 @@
  *   gamma:   gamma_main -> gamma_deep (5 times, recursive) -> task_yield
  *   monitor: monitor_main -> task_yield; after ROUNDS rounds it calls fw_checkpoint, which
  *            never returns: the place the test stops at, every other task parked.
+ * Stack usage (tests/e2e/test_crash_stacks.py): every task's stack is filled with its RTOS's
+ * pattern when it is created (FreeRTOS 0xA5 bytes, RTX5 0xCCCCCCCC words above the magic word
+ * 0xE25A2EA5, Zephyr 0xAA bytes, ThreadX 0xEF bytes), as the kernels do; FreeRTOS's stacks
+ * follow a heap_4 block header (BlockLink_t) as pvPortMalloc leaves it, and -DFREERTOS_NO_END
+ * builds the TCB without pxEndOfStack (configRECORD_STACK_HIGH_ADDRESS 0). gamma overflows its
+ * stack once when it starts (stack_hog recurses until SP is below the stack's far end), into a
+ * red zone below each stack that no task owns, breaking the guard bytes / magic word. Reset_Handler
+ * fills the main stack below itself with the same pattern.
  * Self-contained: no library, no startup files (QEMU loads the sections as they are). */
 #include <stdint.h>
 
@@ -41,6 +49,7 @@
 #define ICSR_PENDSVSET (1u << 28)
 #define NOINLINE __attribute__((noinline))
 #define STACK_WORDS 160u
+#define RED_WORDS 32u /* below each stack: what an overflow runs into */
 #define NTASKS 4u
 #define ROUNDS 3u
 
@@ -57,7 +66,18 @@
 #define FP_RESTORE ""
 #endif
 
-extern uint32_t __stack_top[];
+extern uint32_t __stack_top[], __stack_bottom[];
+
+/* the RTOS's stack fill, as a word */
+#if defined(CTX_RTX5)
+#define STACK_FILL 0xCCCCCCCCu /* osRtxStackFillPattern */
+#elif defined(CTX_ZEPHYR)
+#define STACK_FILL 0xAAAAAAAAu /* CONFIG_INIT_STACKS */
+#elif defined(CTX_THREADX)
+#define STACK_FILL 0xEFEFEFEFu /* TX_STACK_FILL */
+#else
+#define STACK_FILL 0xA5A5A5A5u /* tskSTACK_FILL_BYTE */
+#endif
 volatile uint32_t sink;
 volatile uint32_t switches; /* context switches made */
 #if defined(__ARM_FP)
@@ -199,8 +219,25 @@ NOINLINE uint32_t gamma_deep(uint32_t depth)
     return v + depth;
 }
 
+static uint32_t stack_area[NTASKS][RED_WORDS + STACK_WORDS] __attribute__((aligned(8)));
+#define task_stack(i) (stack_area[i] + RED_WORDS)
+
+/* Recurses until SP is below gamma's stack: the overflow writes into the red zone below it. */
+NOINLINE void stack_hog(void)
+{
+    volatile uint32_t pad[8];
+    uint32_t sp;
+    for (unsigned k = 0; k < 8u; k++)
+        pad[k] = sink + k;
+    __asm__ volatile("mov %0, sp" : "=r"(sp));
+    if (sp > (uint32_t)task_stack(2) - 16u)
+        stack_hog();
+    sink += pad[0];
+}
+
 NOINLINE void gamma_main(void)
 {
+    stack_hog();
     for (;;)
         gamma_deep(5);
 }
@@ -226,7 +263,6 @@ static void copy_name(char *dst, unsigned cap, const char *src)
     dst[n] = '\0';
 }
 #endif
-static uint32_t task_stacks[NTASKS][STACK_WORDS] __attribute__((aligned(8)));
 static uint32_t scratch_stack[32] __attribute__((aligned(8))); /* PSP before the first task */
 
 /* The hardware frame of a task that has not run yet, at the top of its stack (xPSR Thumb bit,
@@ -234,7 +270,9 @@ static uint32_t scratch_stack[32] __attribute__((aligned(8))); /* PSP before the
  * starts. */
 static uint32_t *initial_frame(unsigned i)
 {
-    uint32_t *sp = task_stacks[i] + STACK_WORDS;
+    for (unsigned k = 0; k < STACK_WORDS; k++) /* the RTOS fills a new thread's stack */
+        task_stack(i)[k] = STACK_FILL;
+    uint32_t *sp = task_stack(i) + STACK_WORDS;
     *--sp = 0x01000000u;               /* xPSR */
     *--sp = (uint32_t)task_entries[i]; /* PC */
     *--sp = 0xFFFFFFFFu;               /* LR */
@@ -273,9 +311,10 @@ static void rtos_init(void)
         t->priority_base = osPriorityNormal;
         t->stack_frame = 0xFD; /* STACK_FRAME_INIT_VAL */
         t->thread_addr = (uint32_t)task_entries[i];
-        t->stack_mem = task_stacks[i];
-        t->stack_size = sizeof task_stacks[i];
+        t->stack_mem = task_stack(i);
+        t->stack_size = STACK_WORDS * 4u;
         t->sp = (uint32_t)(initial_frame(i) - 8); /* r4-r11 below the frame */
+        task_stack(i)[0] = 0xE25A2EA5u;           /* osRtxStackMagicWord */
     }
     relink_ready(0);
 }
@@ -349,9 +388,9 @@ static void rtos_init(void)
         t->tx_thread_name = (CHAR *)task_names[i];
         t->tx_thread_priority = 16;
         t->tx_thread_entry = (VOID(*)(ULONG))task_entries[i];
-        t->tx_thread_stack_start = task_stacks[i];
-        t->tx_thread_stack_end = task_stacks[i] + STACK_WORDS - 1;
-        t->tx_thread_stack_size = sizeof task_stacks[i];
+        t->tx_thread_stack_start = task_stack(i);
+        t->tx_thread_stack_end = (uint8_t *)(task_stack(i) + STACK_WORDS) - 1; /* last byte */
+        t->tx_thread_stack_size = STACK_WORDS * 4u;
         t->tx_thread_stack_ptr = sp;
         t->tx_thread_created_next = tcbs[(i + 1u) % NTASKS];
         t->tx_thread_created_previous = tcbs[(i + NTASKS - 1u) % NTASKS];
@@ -469,11 +508,11 @@ static void rtos_init(void)
         TCB_t *t = tcbs[i];
         uint32_t *sp = initial_frame(i);
 #if defined(__ARM_ARCH_8M_MAIN__)
-        sp -= 8;                          /* r4-r11 */
-        *--sp = 0xFFFFFFFDu;              /* EXC_RETURN: thread mode, PSP, basic frame */
-        *--sp = (uint32_t)task_stacks[i]; /* PSPLIM */
+        sp -= 8;                         /* r4-r11 */
+        *--sp = 0xFFFFFFFDu;             /* EXC_RETURN: thread mode, PSP, basic frame */
+        *--sp = (uint32_t)stack_area[i]; /* PSPLIM: the red zone's bottom (gamma overflows) */
 #if defined(FREERTOS_TRUSTZONE)
-        *--sp = 0;                        /* xSecureContext: none */
+        *--sp = 0;                       /* xSecureContext: none */
 #endif
 #elif defined(__ARM_FP)
         *--sp = 0xFFFFFFFDu; /* EXC_RETURN above r4-r11 */
@@ -484,8 +523,14 @@ static void rtos_init(void)
         t->pxTopOfStack = sp;
         copy_name(t->pcTaskName, sizeof t->pcTaskName, task_names[i]);
         t->uxPriority = 1;
-        t->pxStack = task_stacks[i];
-        t->pxEndOfStack = task_stacks[i] + STACK_WORDS - 1;
+        t->pxStack = task_stack(i);
+#if !defined(FREERTOS_NO_END)
+        t->pxEndOfStack = task_stack(i) + STACK_WORDS - 1;
+#endif
+        /* heap_4's BlockLink_t before the block pvPortMalloc returned: pxNextFreeBlock NULL,
+         * xBlockSize with the header and heapBLOCK_ALLOCATED_BITMASK */
+        task_stack(i)[-2] = 0;
+        task_stack(i)[-1] = 0x80000000u | (8u + STACK_WORDS * 4u);
         t->xStateListItem.pvOwner = t;
         list_insert_end(&pxReadyTasksLists[t->uxPriority], &t->xStateListItem);
     }
@@ -626,6 +671,8 @@ static void rtos_init(void)
         t->callee_saved.psp = (uint32_t)initial_frame(i);
         copy_name(t->name, sizeof t->name, task_names[i]);
         t->base.prio = 1;
+        t->stack_info.start = (uintptr_t)task_stack(i);
+        t->stack_info.size = STACK_WORDS * 4u;
         t->entry.pEntry = (k_thread_entry_t)(uintptr_t)task_entries[i];
         t->next_thread = i + 1u < NTASKS ? tcbs[i + 1u] : 0;
 #if defined(CONFIG_ARM_STORE_EXC_RETURN)
@@ -730,6 +777,10 @@ __attribute__((naked)) void PendSV_Handler(void)
 
 void Reset_Handler(void)
 {
+    uint32_t msp;
+    __asm__ volatile("mov %0, sp" : "=r"(msp));
+    for (uint32_t *p = __stack_bottom; (uint32_t)p < msp; p++) /* the main stack's fill */
+        *p = STACK_FILL;
 #if defined(__ARM_FP)
     REG32(SCB_CPACR) |= 0xFu << 20; /* CP10, CP11 full access */
     __asm__ volatile("dsb\n\tisb" ::: "memory");

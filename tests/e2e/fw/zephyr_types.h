@@ -5,6 +5,7 @@
 #ifndef ZEPHYR_TYPES_H
 #define ZEPHYR_TYPES_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef void (*k_thread_entry_t)(void *p1, void *p2, void *p3);
@@ -45,6 +46,11 @@ struct _thread_arch {
     };
 #endif
 };
+struct _thread_stack_info { /* CONFIG_THREAD_STACK_INFO */
+    uintptr_t start;
+    size_t size;
+    size_t delta;
+};
 struct __thread_entry {
     k_thread_entry_t pEntry;
     void *parameter1, *parameter2, *parameter3;
@@ -56,6 +62,7 @@ struct k_thread {
     struct __thread_entry entry;
     struct k_thread *next_thread;
     char name[32];
+    struct _thread_stack_info stack_info;
     struct _thread_arch arch;
 };
 struct _cpu {

@@ -1,0 +1,180 @@
+/* spoor crash's branches and calls sections (crash_sections.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "calls_print.h"
+#include "crash_sections.h"
+#include "mtb_print.h"
+#include "spoor/calls_decode.h"
+#include "spoor/mtb_decode.h"
+
+/* The MTB of the input: a dump's MTB record, else the MTB-M33 register block in memory. */
+struct branches {
+    bool present;    /* the input has an MTB (a record, or a register block that was set up) */
+    char error[300]; /* it could not be decoded: why */
+    spoor_mtb_packet *packets;
+    size_t count;     /* decoded, oldest first */
+    bool wrapped;     /* older packets were overwritten */
+    const char *from; /* "dump" or "memory" */
+};
+
+struct calls {
+    bool present; /* the ELF has the recorder */
+    char error[300];
+    spoor_calls_info info;
+    spoor_call_trace trace;
+    calls_view view;
+};
+
+static void read_branches(struct branches *b, spoor_snapshot *snap)
+{
+    memset(b, 0, sizeof *b);
+    spoor_mtb_trace t;
+    memset(&t, 0, sizeof t);
+    bool ok;
+    if (snap->dump && snap->dump->has_mtb) {
+        b->from = "dump";
+        ok = spoor_mtb_from_dump(snap->dump, snap->input, &t);
+    } else {
+        /* no record: an MTB-M33 register block the input holds, when it was ever set up */
+        uint8_t regs[16];
+        if (!spoor_mem_read(snap->mem, SPOOR_MTB_M33_REGISTERS, regs, sizeof regs))
+            return;
+        bool blank = true;
+        for (size_t i = 0; i < sizeof regs; i++)
+            blank = blank && regs[i] == 0;
+        if (blank)
+            return;
+        b->from = "memory";
+        ok = spoor_mtb_read(snap->mem, SPOOR_MTB_M33_REGISTERS, NULL, snap->input, &t);
+    }
+    b->present = true;
+    if (ok) {
+        b->packets = malloc(sizeof *b->packets * (t.layout.size / 8u ? t.layout.size / 8u : 1));
+        if (!b->packets)
+            snprintf(b->error, sizeof b->error, "out of memory");
+        else if (!spoor_mtb_decode(&t.layout, t.bytes, t.layout.size, b->packets, &b->count))
+            snprintf(b->error, sizeof b->error, "%s", spoor_last_error());
+        b->wrapped = t.layout.wrapped;
+    } else
+        snprintf(b->error, sizeof b->error, "%s", spoor_last_error());
+    spoor_mtb_trace_free(&t);
+}
+
+static void read_calls(struct calls *c, const spoor_elf *elf, spoor_snapshot *snap)
+{
+    memset(c, 0, sizeof *c);
+    uint32_t addr, size;
+    if (!spoor_elf_symbol(elf, SPOOR_CALLS_STATE_SYMBOL, &addr, &size))
+        return;
+    c->present = true;
+    if (!spoor_calls_read(elf, spoor_mem_reader, snap->mem, snap->input, &c->info, &c->trace))
+        snprintf(c->error, sizeof c->error, "%s", spoor_last_error());
+    else
+        calls_view_of_trace(&c->view, elf, &c->trace);
+}
+
+static size_t first_shown(size_t count, unsigned newest)
+{
+    return count > newest ? count - newest : 0;
+}
+
+static void branches_text(outbuf *o, const spoor_elf *elf, const struct branches *b, unsigned n)
+{
+    if (b->error[0]) {
+        ob_printf(o, "\nlast branches (MTB): none: %s\n", b->error);
+        return;
+    }
+    size_t first = first_shown(b->count, n);
+    ob_printf(o, "\nlast branches (MTB, from the %s: newest %zu of %zu, oldest first; %s):\n",
+              b->from, b->count - first, b->count,
+              b->wrapped ? "the buffer wrapped, older branches were overwritten"
+                         : "not wrapped, every branch since tracing started");
+    for (size_t i = first; i < b->count; i++)
+        mtb_packet_text(o, elf, &b->packets[i]);
+}
+
+static void calls_text(outbuf *o, const struct calls *c, unsigned n)
+{
+    if (c->error[0]) {
+        ob_printf(o, "\nlast calls (call recorder): none: %s\n", c->error);
+        return;
+    }
+    const spoor_call_trace *t = &c->trace;
+    size_t first = first_shown(t->count, n);
+    ob_printf(o, "\nlast calls (call recorder: newest %zu of %zu records, oldest first; %s",
+              t->count - first, t->count,
+              t->wrapped ? "the ring wrapped, older records were overwritten"
+                         : "not wrapped, every record since spoor_calls_init");
+    if (t->empty_slots)
+        ob_printf(o, "; %zu slots claimed but never written", t->empty_slots);
+    ob_str(o, "):\n");
+    for (size_t i = first; i < t->count; i++) {
+        const spoor_call_record *r = &t->records[i];
+        if (r->after_gap && i > first)
+            ob_str(o, "--- records lost here (a slot was claimed but never written) ---\n");
+        calls_record_text(o, &c->view, r, &t->contexts[r->context]);
+    }
+}
+
+void crash_sections_text(outbuf *o, const spoor_elf *elf, spoor_snapshot *snap, unsigned nbranches,
+                         unsigned ncalls)
+{
+    if (nbranches) {
+        struct branches b;
+        read_branches(&b, snap);
+        if (b.present)
+            branches_text(o, elf, &b, nbranches);
+        free(b.packets);
+    }
+    if (ncalls) {
+        struct calls c;
+        read_calls(&c, elf, snap);
+        if (c.present)
+            calls_text(o, &c, ncalls);
+        spoor_call_trace_free(&c.trace);
+    }
+}
+
+void crash_sections_json(json_out *j, const spoor_elf *elf, spoor_snapshot *snap,
+                         unsigned nbranches, unsigned ncalls)
+{
+    if (nbranches) {
+        struct branches b;
+        read_branches(&b, snap);
+        if (b.present) {
+            size_t first = first_shown(b.count, nbranches);
+            json_array_begin(j, "branches");
+            for (size_t i = first; i < b.count; i++)
+                mtb_packet_json(j, &b.packets[i]);
+            json_array_end(j);
+            json_object_begin(j, "branches_info");
+            json_string(j, "from", b.from);
+            json_uint(j, "total", b.count);
+            json_bool(j, "wrapped", b.wrapped);
+            json_string(j, "error", b.error[0] ? b.error : NULL);
+            json_object_end(j);
+        }
+        free(b.packets);
+    }
+    if (ncalls) {
+        struct calls c;
+        read_calls(&c, elf, snap);
+        if (c.present) {
+            const spoor_call_trace *t = &c.trace;
+            size_t first = c.error[0] ? t->count : first_shown(t->count, ncalls);
+            json_array_begin(j, "calls");
+            for (size_t i = first; i < t->count; i++)
+                calls_record_json(j, &c.view, &t->records[i], &t->contexts[t->records[i].context]);
+            json_array_end(j);
+            json_object_begin(j, "calls_info");
+            json_uint(j, "total", c.error[0] ? 0 : t->count);
+            json_bool(j, "wrapped", !c.error[0] && t->wrapped);
+            json_uint(j, "empty_slots", c.error[0] ? 0 : t->empty_slots);
+            json_string(j, "error", c.error[0] ? c.error : NULL);
+            json_object_end(j);
+        }
+        spoor_call_trace_free(&c.trace);
+    }
+}

@@ -1,0 +1,26 @@
+/* spoor crash: stack usage (spoor/stack_usage.h), one text line per stack and the JSON "stack"
+ * objects: the main stack in the report, each thread's with --threads. docs/crash.md. */
+#ifndef SPOOR_CRASH_STACKS_H
+#define SPOOR_CRASH_STACKS_H
+
+#include <stdbool.h>
+
+#include "json_out.h"
+#include "outbuf.h"
+#include "spoor/elf.h"
+#include "spoor/rtos.h"
+#include "spoor/snapshot.h"
+
+/* "main stack: ..." after an empty line. */
+void crash_stacks_main_text(outbuf *o, const spoor_elf *elf, const spoor_snapshot *snap);
+/* The member "main_stack" (null when the ELF names no main stack). */
+void crash_stacks_main_json(json_out *j, const spoor_elf *elf, const spoor_snapshot *snap);
+
+/* "    stack: ..." for thread t (current: the thread that runs, whose SP is the snapshot's). */
+void crash_stacks_thread_text(outbuf *o, const spoor_rtos *r, const spoor_snapshot *snap,
+                              const spoor_rtos_thread *t, bool current);
+/* The member "stack" of a thread's object (null when its TCB records no stack). */
+void crash_stacks_thread_json(json_out *j, const spoor_rtos *r, const spoor_snapshot *snap,
+                              const spoor_rtos_thread *t, bool current);
+
+#endif
