@@ -9,6 +9,7 @@
 #include "chrome_trace.h"
 #include "cli.h"
 #include "json_out.h"
+#include "mtb_flow_print.h"
 #include "mtb_print.h"
 #include "outbuf.h"
 #include "spoor/call_stack.h"
@@ -18,8 +19,6 @@
 #include "spoor/snapshot.h"
 #include "spoor/thumb.h"
 #include "target_input.h"
-
-#define MAX_SOURCES 64
 
 static const char mtb_usage[] =
     "usage: spoor mtb -e FW.elf [OPTIONS] DUMP\n"
@@ -47,13 +46,6 @@ static const char mtb_usage[] =
     "Exit status: 0 trace printed, 2 usage or input error (no MTB, empty or all-zero buffer, "
     "...).\n";
 
-typedef struct source_file {
-    char *path;
-    char *text;
-    char **lines;
-    unsigned nlines;
-} source_file;
-
 struct mtb {
     spoor_elf *elf;
     spoor_mem *mem;
@@ -61,27 +53,16 @@ struct mtb {
     int json, flow, calls;
     const char *chrome_path;
     chrome_trace chrome;
-    json_out jout; /* JSON writer onto out */
-    /* --flow text: the last location printed */
-    const char *last_function, *last_file;
-    unsigned last_line;
+    json_out jout;          /* JSON writer onto out */
+    mtb_flow_printer flowp; /* --flow */
     /* --calls / --chrome: the calls recovered from the flow, on one stack (context 0) */
     spoor_call_stack stack;
     unsigned depth; /* its frames open */
     bool failed;    /* out of memory */
     uint64_t insns; /* instructions executed so far: the time base of --chrome */
-    source_file sources[MAX_SOURCES];
-    unsigned nsources;
 };
 
 /* ---- names ------------------------------------------------------------------------------- */
-
-static spoor_location locate(struct mtb *m, uint32_t addr)
-{
-    spoor_location loc[8];
-    spoor_elf_symbolize(m->elf, addr, loc, 8);
-    return loc[0];
-}
 
 static const char *function_of(struct mtb *m, uint32_t addr)
 {
@@ -89,155 +70,6 @@ static const char *function_of(struct mtb *m, uint32_t addr)
     if (!spoor_elf_function(m->elf, addr, &name, NULL, NULL))
         return NULL;
     return name;
-}
-
-/* ---- --flow -------------------------------------------------------------------------------- */
-
-static source_file *source(struct mtb *m, const char *path)
-{
-    for (unsigned i = 0; i < m->nsources; i++)
-        if (!strcmp(m->sources[i].path, path))
-            return &m->sources[i];
-    if (m->nsources == MAX_SOURCES)
-        return NULL;
-    source_file *f = &m->sources[m->nsources++];
-    memset(f, 0, sizeof *f);
-    f->path = strdup(path);
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return f;
-    size_t cap = 0, len = 0;
-    char buf[4096];
-    size_t got;
-    while ((got = fread(buf, 1, sizeof buf, fp)) > 0 && len < (16u << 20)) {
-        if (len + got + 1 > cap) {
-            cap = (len + got + 1) * 2;
-            char *t = realloc(f->text, cap);
-            if (!t)
-                break;
-            f->text = t;
-        }
-        memcpy(f->text + len, buf, got);
-        len += got;
-    }
-    fclose(fp);
-    if (!f->text)
-        return f;
-    f->text[len] = 0;
-    unsigned n = 1;
-    for (size_t i = 0; i < len; i++)
-        n += f->text[i] == '\n';
-    f->lines = malloc(sizeof *f->lines * n);
-    if (!f->lines)
-        return f;
-    char *p = f->text;
-    for (unsigned i = 0; i < n; i++) {
-        f->lines[i] = p;
-        char *nl = strchr(p, '\n');
-        if (!nl) {
-            f->nlines = i + 1;
-            break;
-        }
-        *nl = 0;
-        p = nl + 1;
-        f->nlines = i + 1;
-    }
-    return f;
-}
-
-static void flow_location_text(struct mtb *m, const spoor_location *l)
-{
-    outbuf *o = &m->out;
-    if (l->function != m->last_function ||
-        (l->function && m->last_function && strcmp(l->function, m->last_function))) {
-        ob_str(o, l->function ? l->function : "??");
-        ob_str(o, ":\n");
-    }
-    if (l->file && l->line &&
-        (l->line != m->last_line || !m->last_file || strcmp(l->file, m->last_file))) {
-        source_file *f = source(m, l->file);
-        ob_str(o, l->file);
-        ob_char(o, ':');
-        ob_u32(o, l->line);
-        if (f && l->line <= f->nlines) {
-            ob_char(o, '\t');
-            ob_str(o, f->lines[l->line - 1]);
-        }
-        ob_char(o, '\n');
-    }
-    m->last_function = l->function;
-    m->last_file = l->file;
-    m->last_line = l->line;
-}
-
-static void flow_insn(struct mtb *m, const spoor_mtb_step *s)
-{
-    outbuf *o = &m->out;
-    char text[128];
-    spoor_thumb_disassemble(s->pc, s->code, s->size, text, sizeof text);
-    spoor_location l = locate(m, s->pc);
-    if (m->json) {
-        json_out *j = &m->jout;
-        json_object_begin(j, NULL);
-        json_key_hex32(j, JSON_KEY("pc"), s->pc);
-        json_key_string(j, JSON_KEY("insn"), text);
-        json_key_string(j, JSON_KEY("function"), l.function);
-        json_key_string(j, JSON_KEY("file"), l.file);
-        if (l.file || l.line) /* line 0: DWARF's "no line" in that file */
-            json_key_uint(j, JSON_KEY("line"), l.line);
-        else
-            json_key_null(j, JSON_KEY("line"));
-        json_object_end(j);
-        json_finish(j);
-        return;
-    }
-    flow_location_text(m, &l);
-    ob_str(o, "   ");
-    ob_hex8(o, s->pc);
-    if (l.function && l.has_offset) {
-        ob_str(o, " <+");
-        ob_u32(o, l.offset);
-        ob_char(o, '>');
-    }
-    ob_str(o, ":\t");
-    ob_str(o, text);
-    ob_char(o, '\n');
-}
-
-static void flow_packet(struct mtb *m, const spoor_mtb_packet *p)
-{
-    outbuf *o = &m->out;
-    if (m->json)
-        return;
-    if (p->s)
-        ob_str(o, "--- Begin Trace Session\n");
-    switch (p->kind) {
-    case SPOOR_MTB_EXCEPTION_ENTRY:
-        ob_printf(o, "--- exception entry (return address 0x%08x) to 0x%08x\n", p->src, p->dst);
-        break;
-    case SPOOR_MTB_EXCEPTION_RETURN:
-        if (!p->a)
-            ob_printf(o, "--- exception return (to EXC_RETURN 0x%08x)\n", p->dst);
-        else
-            ob_printf(o, "--- exception return continues at 0x%08x\n", p->dst);
-        break;
-    default: ob_printf(o, "--- branch to 0x%08x\n", p->dst); break;
-    }
-    m->last_function = NULL;
-    m->last_file = NULL;
-    m->last_line = 0;
-}
-
-static void flow_gap(struct mtb *m, const spoor_mtb_step *s)
-{
-    if (m->json) {
-        json_object_begin(&m->jout, NULL);
-        json_key_hex32(&m->jout, JSON_KEY("gap"), s->pc);
-        json_key_string(&m->jout, JSON_KEY("why"), s->why);
-        json_object_end(&m->jout);
-        json_finish(&m->jout);
-    } else
-        ob_printf(&m->out, "--- ?? the instructions from 0x%08x are unknown: %s\n", s->pc, s->why);
 }
 
 /* ---- --calls and --chrome ---------------------------------------------------------------- */
@@ -357,17 +189,17 @@ static bool on_step(void *ctx, const spoor_mtb_step *s)
     case SPOOR_MTB_STEP_INSN:
         m->insns++;
         if (m->flow)
-            flow_insn(m, s);
+            mtb_flow_insn(&m->flowp, s);
         break;
     case SPOOR_MTB_STEP_PACKET:
         if (m->flow)
-            flow_packet(m, s->packet);
+            mtb_flow_packet(&m->flowp, s->packet);
         if (m->calls || m->chrome.ob)
             calls_packet(m, s->packet, s->packet == w->first);
         break;
     case SPOOR_MTB_STEP_GAP:
         if (m->flow)
-            flow_gap(m, s);
+            mtb_flow_gap(&m->flowp, s);
         break;
     }
     return !m->out.failed && !m->failed;
@@ -504,6 +336,7 @@ int cmd_mtb(int argc, char **argv)
         return SPOOR_EXIT_USAGE;
     ob_init(&m.out, 1);
     json_init(&m.jout, &m.out);
+    mtb_flow_printer_init(&m.flowp, m.elf, &m.out, m.json ? &m.jout : NULL);
     spoor_call_stack_init(&m.stack, SPOOR_CALL_STACK_DEFAULT_LIMIT, SPOOR_CALL_STACK_FORGET,
                           on_call_event, &m);
     in.src.memory_only = true; /* the MTB needs no CPU registers */
@@ -522,11 +355,7 @@ int cmd_mtb(int argc, char **argv)
         rc = cli_error("mtb", "cannot write the trace: %s", strerror(errno));
 out:
     spoor_snapshot_close(snap);
-    for (unsigned i = 0; i < m.nsources; i++) {
-        free(m.sources[i].path);
-        free(m.sources[i].text);
-        free(m.sources[i].lines);
-    }
+    mtb_flow_printer_free(&m.flowp);
     spoor_call_stack_free(&m.stack);
     spoor_elf_close(m.elf);
     return rc;
