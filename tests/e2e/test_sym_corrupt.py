@@ -1,10 +1,15 @@
 """No silent wrong answers from corrupt DWARF or ELF headers.
 
-Seeded byte flips in each DWARF section and in the section header table of example ELFs. For
-every mutant, arm-none-eabi-addr2line is the referee of "this file is damaged": wherever it
-reports an error on stderr and spoor's answers differ from those for the clean ELF, spoor must
-have said so (a warning on stderr) or refused the file (non-zero exit). A mutant that spoor
-answers differently with neither is a silent wrong answer and fails the test.
+Mutants of example ELFs of four cores (M0, M3, M4F with newlib, M33), each chosen from the ELF
+itself, not from fixed offsets (dwarf_sites.py parses the sections and the DIE trees): seeded
+bit flips in each DWARF section and in the section header table, and damage aimed at what the
+symbolizer reads past: an end-of-siblings byte of the DIE tree turned into an abbreviation code
+of the unit, a DIE's abbreviation code turned into another one or one the unit does not have, a
+DW_FORM_strp offset moved to another string or past .debug_str. For every mutant,
+arm-none-eabi-addr2line is the referee of "this file is damaged": wherever it reports an error
+on stderr and spoor's answers differ from those for the clean ELF, spoor must have said so (a
+warning on stderr) or refused the file (non-zero exit). A mutant that spoor answers differently
+with neither is a silent wrong answer and fails the test.
 
 Also the named cases of the hardening issue: a line program with line_range 0 (warned, and
 every answer that changed is marked "partial"), a unit length of 0, a section header whose
@@ -20,14 +25,16 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
+import dwarf_sites  # noqa: E402
 import sym_diff  # noqa: E402
 
 SPOOR = os.environ["SPOOR_BIN"]
 EXAMPLES = os.path.join(os.environ["SPOOR_FIRMWARE_DIR"], "examples")
-ELVES = ["calls-m3.elf", "printf-m4f.elf"]
+ELVES = ["calls-m0.elf", "calls-m3.elf", "printf-m4f.elf", "calls-m33.elf"]
 SECTIONS = [".debug_info", ".debug_abbrev", ".debug_line", ".debug_str", ".debug_aranges",
             ".debug_rnglists", ".debug_ranges", ".debug_line_str"]
-MUTANTS = 24
+MUTANTS = 12  # bit-flip mutants per section and ELF
+AIMED = 10  # mutants per ELF of each aimed kind
 ADDRESSES = 300
 
 
@@ -35,14 +42,8 @@ def sections(data):
     """{name: (file offset, size)} from the ELF32 section headers, and (shoff, shentsize,
     shnum)."""
     shoff, = struct.unpack_from("<I", data, 0x20)
-    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x2E)
-    hdrs = [struct.unpack_from("<IIIIIIIIII", data, shoff + i * shentsize) for i in range(shnum)]
-    stroff = hdrs[shstrndx][4]
-    out = {}
-    for h in hdrs:
-        end = data.index(b"\0", stroff + h[0])
-        out[data[stroff + h[0]:end].decode()] = (h[4], h[5])
-    return out, (shoff, shentsize, shnum)
+    shentsize, shnum, _ = struct.unpack_from("<HHH", data, 0x2E)
+    return dwarf_sites.sections(data), (shoff, shentsize, shnum)
 
 
 def answers(args, elf, addrs):
@@ -69,6 +70,58 @@ def flip(data, rng, start, size, count):
     return bytes(out)
 
 
+def aimed(data, rng):
+    """(label, mutant) pairs of damage aimed at the DIE trees, positions found by parsing."""
+    sites = dwarf_sites.Sites(data)
+    base = sites.info_offset
+    strp = [x for x in sites.strps if x[1] == dwarf_sites.DW_FORM_STRP]
+    starts = sites.string_starts(data, ".debug_str")
+    str_size = sites.secs[".debug_str"][1]
+    out = []
+    for i in range(AIMED):
+        m = bytearray(data)
+        pos, unit = rng.choice(sites.ends)
+        code = rng.choice([c for c in sites.units[unit][2] if c < 0x80])
+        m[base + pos] = code
+        out.append((f"end-of-siblings@0x{pos:x}={code}", bytes(m)))
+        m = bytearray(data)
+        pos, code, unit = rng.choice([c for c in sites.codes if c[1] < 0x80])
+        table = sites.units[unit][2]
+        new = rng.choice([c for c in table if c < 0x80 and c != code] + [max(table) + 1])
+        m[base + pos] = new if new < 0x80 else 0x7f
+        out.append((f"abbrev-code@0x{pos:x}={m[base + pos]}", bytes(m)))
+        m = bytearray(data)
+        pos, _, value = rng.choice(strp)
+        new = rng.choice(starts) if i % 2 == 0 else str_size + rng.randrange(1, 1 << 16)
+        struct.pack_into("<I", m, base + pos, new)
+        out.append((f"strp@0x{pos:x}=0x{new:x}", bytes(m)))
+    return out
+
+
+def judge(name, label, mutant_path, addrs, clean, stats):
+    """Runs both symbolizers on a mutant; False when spoor changed an answer silently where
+    addr2line noticed the damage, or refused the file in other than one line."""
+    a2l = addr2line(mutant_path, addrs)
+    got = spoor(mutant_path, addrs)
+    damaged = a2l[0] != 0 or a2l[1].strip() != ""
+    differs = got[0] != 0 or got[2] != clean[2]
+    said = got[0] != 0 or got[1].strip() != ""
+    stats[0] += 1
+    stats[1] += damaged
+    stats[2] += differs
+    ok = True
+    if damaged and differs and not said:
+        stats[3] += 1
+        ok = False
+        print(f"SILENT {name} {label}: addr2line says {a2l[1].strip().splitlines()[:1]}, spoor "
+              f"answers differently with exit 0 and nothing on stderr")
+    if got[0] != 0 and (got[0] != 2 or len(got[1].strip().splitlines()) != 1):
+        ok = False
+        print(f"FAIL {name} {label}: refused with exit {got[0]} and stderr {got[1][:300]!r} "
+              f"(want exit 2 and one line)")
+    return ok
+
+
 def check_mutants(tmp):
     failed, totals = False, {}
     for name in ELVES:
@@ -87,24 +140,14 @@ def check_mutants(tmp):
                 mutant = os.path.join(tmp, f"{name}.{sec.strip('.')}.{i}.elf")
                 with open(mutant, "wb") as f:
                     f.write(flip(data, rng, off, size, rng.choice((1, 2, 4))))
-                a2l = addr2line(mutant, addrs)
-                got = spoor(mutant, addrs)
-                damaged = a2l[0] != 0 or a2l[1].strip() != ""
-                differs = got[0] != 0 or got[2] != clean[2]
-                said = got[0] != 0 or got[1].strip() != ""
-                stats[0] += 1
-                stats[1] += damaged
-                stats[2] += differs
-                if damaged and differs and not said:
-                    stats[3] += 1
-                    failed = True
-                    print(f"SILENT {name} {sec} mutant {i}: addr2line says "
-                          f"{a2l[1].strip().splitlines()[:1]}, spoor answers differently with "
-                          f"exit 0 and nothing on stderr")
-                if got[0] != 0 and (got[0] != 2 or len(got[1].strip().splitlines()) != 1):
-                    failed = True
-                    print(f"FAIL {name} {sec} mutant {i}: refused with exit {got[0]} and "
-                          f"stderr {got[1][:300]!r} (want exit 2 and one line)")
+                failed |= not judge(name, f"{sec} mutant {i}", mutant, addrs, clean, stats)
+        rng = random.Random(f"{name}aimed")
+        for label, mutated in aimed(data, rng):
+            mutant = os.path.join(tmp, f"{name}.aimed.elf")
+            with open(mutant, "wb") as f:
+                f.write(mutated)
+            kind = "aimed " + label.split("@")[0]
+            failed |= not judge(name, label, mutant, addrs, clean, totals.setdefault(kind, [0] * 4))
     for sec, (n, damaged, differs, silent) in totals.items():
         print(f"{sec}: {n} mutants, addr2line complained on {damaged}, spoor's answer changed on "
               f"{differs}, silently on {silent}")

@@ -390,8 +390,8 @@ static const char *string_attr(struct walker *w, Dwarf_Die *die, struct scope_at
     return s;
 }
 
-/* For a function without any name: a problem when that is because its abstract origin or
- * specification is no DIE (or points into the middle of one). */
+/* A problem when the abstract origin or specification of a function is no DIE (or points into
+ * the middle of one), as binutils finds it ("invalid abstract instance DIE ref"). */
 static void check_origin(struct walker *w, Dwarf_Die *die, struct scope_attrs *own)
 {
     static const enum scope_attr refs[] = {ORIGIN, SPECIFICATION};
@@ -438,7 +438,7 @@ static bool mangling_language(Dwarf_Die *die)
  * (range lo) does, as binutils and llvm-symbolizer name it. Lookups show it demangled unless the
  * ELF was told otherwise (spoor_elf_set_demangle). */
 static const char *scope_name(struct walker *w, Dwarf_Die *die, int tag, uint32_t lo,
-                              struct scope_attrs *own, struct scope_attrs *names)
+                              struct scope_attrs *names)
 {
     const char *name = string_attr(w, die, names, LINKAGE_NAME);
     if (!name)
@@ -446,8 +446,6 @@ static const char *scope_name(struct walker *w, Dwarf_Die *die, int tag, uint32_
     if (name)
         return name;
     name = string_attr(w, die, names, NAME);
-    if (!name)
-        check_origin(w, die, own);
     if (tag == DW_TAG_subprogram) {
         const struct elf_symbol *sym = spoor_elf_symbol_at(w->e, lo);
         if (sym && sym->start == lo && (!name || strcmp(sym->name, name)) && mangling_language(die))
@@ -480,14 +478,21 @@ static int add_scope(struct walker *w, Dwarf_Die *die, int tag, int32_t parent, 
     if (off < 0)
         die_problem(w, die, "code ranges unreadable", libdw_problem(),
                     "its code is not named by it");
-    if (!any)
+    if (!any) { /* no code: its references are still checked, as binutils follows them */
+        if (dwarf_hasattr(die, DW_AT_abstract_origin) || dwarf_hasattr(die, DW_AT_specification)) {
+            struct scope_attrs own = {0};
+            dwarf_getattrs(die, gather_attr, &own, 0);
+            check_origin(w, die, &own);
+        }
         return -2;
+    }
     if (spoor_grow((void **)&t->scopes, &t->cap_scopes, t->nscopes + 1, sizeof *t->scopes))
         return -1;
     struct dw_scope *s = &t->scopes[t->nscopes++];
     struct scope_attrs own, names;
     scope_attrs(die, &own, &names);
-    s->name = scope_name(w, die, tag, first_lo, &own, &names);
+    s->name = scope_name(w, die, tag, first_lo, &names);
+    check_origin(w, die, &own); /* binutils follows every reference, named or not */
     s->parent = parent;
     s->call_file = NULL;
     s->call_line = 0;
@@ -600,10 +605,36 @@ static uint64_t abbrev_leb(const uint8_t **p, const uint8_t *end, bool *bad)
     return 0;
 }
 
-/* The unit's abbreviations checked (as binutils reads every DIE, while the walk reads only the
- * DIEs that can hold code): a form nobody defines, or one whose section is missing, makes the
- * DIEs that use it unreadable. NULL when all is well, else what is wrong. */
-static const char *abbrev_problem(const spoor_elf *e, Dwarf_Off off, char *buf, size_t len)
+/* A unit's abbreviations, flattened for the DIE scan: abbreviation code c (1 to ncodes) is
+ * codes[c - 1], its forms forms[first .. first + count). */
+struct abbrev_code {
+    uint32_t first, count;
+    bool defined, children;
+};
+
+struct abbrevs {
+    struct abbrev_code *codes;
+    uint64_t *forms;
+    size_t ncodes, cap_codes, nforms, cap_forms;
+    bool unindexed; /* a code past MAX_ABBREV_CODE: the DIEs are not scanned */
+};
+
+static void abbrevs_free(struct abbrevs *a)
+{
+    free(a->codes);
+    free(a->forms);
+}
+
+/* Codes above this are not indexed (GCC, clang and IAR number them from 1 up): such a unit's
+ * DIEs are not scanned. */
+#define MAX_ABBREV_CODE 65536
+
+/* The unit's abbreviations at off checked (as binutils reads every DIE, while the walk reads only
+ * the DIEs that can hold code) and read into *a (a->ncodes 0 when they cannot be indexed): a form
+ * nobody defines, or one whose section is missing, makes the DIEs that use it unreadable. NULL
+ * when all is well, else what is wrong; -1 in *oom without memory. */
+static const char *abbrev_problem(const spoor_elf *e, Dwarf_Off off, struct abbrevs *a, char *buf,
+                                  size_t len, int *oom)
 {
     const struct elf_section *sec = spoor_elf_debug_section(e, ".debug_abbrev");
     if (!sec) /* absent (libdw finds no DIE then) or compressed: libdw checks */
@@ -617,8 +648,20 @@ static const char *abbrev_problem(const spoor_elf *e, Dwarf_Off off, char *buf, 
         if (bad || !code)
             break;
         abbrev_leb(&p, end, &bad); /* tag */
-        if (p++ >= end)            /* children */
+        bool children = p < end && *p;
+        if (p++ >= end) /* children */
             bad = true;
+        bool indexed = code <= MAX_ABBREV_CODE;
+        a->unindexed |= !indexed;
+        if (indexed && code > a->ncodes) {
+            if (spoor_grow((void **)&a->codes, &a->cap_codes, code, sizeof *a->codes)) {
+                *oom = -1;
+                return NULL;
+            }
+            memset(&a->codes[a->ncodes], 0, (code - a->ncodes) * sizeof *a->codes);
+            a->ncodes = code;
+        }
+        size_t first = a->nforms;
         for (;;) {
             uint64_t name = abbrev_leb(&p, end, &bad), form = abbrev_leb(&p, end, &bad);
             if (bad || (!name && !form))
@@ -630,11 +673,161 @@ static const char *abbrev_problem(const spoor_elf *e, Dwarf_Off off, char *buf, 
             }
             if (form == DW_FORM_implicit_const)
                 abbrev_leb(&p, end, &bad);
+            if (indexed) {
+                if (spoor_grow((void **)&a->forms, &a->cap_forms, a->nforms + 1,
+                               sizeof *a->forms)) {
+                    *oom = -1;
+                    return NULL;
+                }
+                a->forms[a->nforms++] = form;
+            }
         }
         if (bad)
             break;
+        if (indexed) {
+            if (a->codes[code - 1].defined) /* a code defined twice: libdw takes the first */
+                a->nforms = first;
+            else
+                a->codes[code - 1] = (struct abbrev_code){
+                    (uint32_t)first, (uint32_t)(a->nforms - first), true, children};
+        }
     }
     return bad ? "abbreviations run past the end of .debug_abbrev" : NULL;
+}
+
+/* Moves *p past an attribute value of the form given (32-bit DWARF); false when it runs past
+ * end. A string offset (strp, line_strp) at or past the end of its section is a problem. */
+static bool skip_form(const spoor_elf *e, const uint8_t **p, const uint8_t *end, uint64_t form,
+                      unsigned version, unsigned addr_size, const char **problem)
+{
+    uint64_t n = 0;
+    for (int indirect = 0; indirect < 8; indirect++) {
+        switch (form) {
+        case DW_FORM_flag_present:
+        case DW_FORM_implicit_const: return true;
+        case DW_FORM_addr: n = addr_size; break;
+        case DW_FORM_ref_addr: n = version == 2 ? addr_size : 4; break;
+        case DW_FORM_data1:
+        case DW_FORM_ref1:
+        case DW_FORM_flag:
+        case DW_FORM_strx1:
+        case DW_FORM_addrx1: n = 1; break;
+        case DW_FORM_data2:
+        case DW_FORM_ref2:
+        case DW_FORM_strx2:
+        case DW_FORM_addrx2: n = 2; break;
+        case DW_FORM_strx3:
+        case DW_FORM_addrx3: n = 3; break;
+        case DW_FORM_strp:
+        case DW_FORM_line_strp: {
+            if (end - *p < 4)
+                return false;
+            const struct elf_section *s =
+                spoor_elf_debug_section(e, form == DW_FORM_strp ? ".debug_str" : ".debug_line_str");
+            if (s && spoor_le32(*p) >= s->size && !*problem)
+                *problem = form == DW_FORM_strp ? "a .debug_str offset past the section"
+                                                : "a .debug_line_str offset past the section";
+            n = 4;
+            break;
+        }
+        case DW_FORM_data4:
+        case DW_FORM_ref4:
+        case DW_FORM_sec_offset:
+        case DW_FORM_strx4:
+        case DW_FORM_addrx4:
+        case DW_FORM_ref_sup4:
+        case DW_FORM_strp_sup:
+        case DW_FORM_GNU_ref_alt:
+        case DW_FORM_GNU_strp_alt: n = 4; break;
+        case DW_FORM_data8:
+        case DW_FORM_ref8:
+        case DW_FORM_ref_sig8:
+        case DW_FORM_ref_sup8: n = 8; break;
+        case DW_FORM_data16: n = 16; break;
+        case DW_FORM_string: {
+            const uint8_t *z = memchr(*p, 0, (size_t)(end - *p));
+            if (!z)
+                return false;
+            *p = z + 1;
+            return true;
+        }
+        case DW_FORM_block1:
+        case DW_FORM_block2:
+        case DW_FORM_block4: {
+            unsigned size = form == DW_FORM_block1 ? 1 : form == DW_FORM_block2 ? 2 : 4;
+            if ((size_t)(end - *p) < size)
+                return false;
+            n = spoor_le_bytes(*p, size);
+            *p += size;
+            break;
+        }
+        case DW_FORM_block:
+        case DW_FORM_exprloc:
+            if (!spoor_uleb128(p, end, &n))
+                return false;
+            break;
+        case DW_FORM_indirect:
+            if (!spoor_uleb128(p, end, &form))
+                return false;
+            continue;
+        default: /* the LEB128 forms (sdata, udata, ref_udata, strx, addrx, ...) */
+            return spoor_uleb128(p, end, &n);
+        }
+        if (n > (uint64_t)(end - *p))
+            return false;
+        *p += n;
+        return true;
+    }
+    return false;
+}
+
+/* Every DIE of the unit read as binutils' addr2line reads them (the walk through libdw reads
+ * only those that can hold code, and skips the rest by their sibling references): each
+ * abbreviation code in the unit's table, no DIE or string offset past its section, and the tree
+ * ending where the unit ends (no DIE past the end, no end-of-siblings marker missing, nothing but
+ * padding left after it). NULL when all is well, else what is wrong, and *at the DIE. */
+static const char *die_tree_problem(const spoor_elf *e, const struct dw_unit *u,
+                                    const struct abbrevs *a, uint64_t *at)
+{
+    const struct elf_section *sec = spoor_elf_debug_section(e, ".debug_info");
+    if (!sec || !a->ncodes || a->unindexed || u->header + 11 > sec->size)
+        return NULL;
+    const uint8_t *base = sec->data, *hdr = base + u->header;
+    uint64_t length = spoor_le32(hdr);
+    if (length >= 0xfffffff0u || length > sec->size - u->header - 4) /* libdw checks */
+        return NULL;
+    unsigned version = spoor_le16(hdr + 4), addr_size = version >= 5 ? hdr[7] : hdr[10];
+    const uint8_t *p = base + u->die, *end = hdr + 4 + length;
+    const char *problem = NULL;
+    size_t depth = 0;
+    do {
+        uint64_t code;
+        *at = (uint64_t)(p - base);
+        if (p >= end)
+            return "the DIE tree runs past the unit's end (an end-of-siblings marker missing)";
+        if (!spoor_uleb128(&p, end, &code))
+            return "a DIE runs past the unit's end";
+        if (!code) {
+            if (!depth) /* the unit DIE itself */
+                return "an end-of-siblings marker where the unit DIE should be";
+            depth--;
+            continue;
+        }
+        if (code > a->ncodes || !a->codes[code - 1].defined)
+            return "abbreviation code not in the unit's table";
+        const struct abbrev_code *c = &a->codes[code - 1];
+        for (size_t f = c->first; f < c->first + c->count; f++)
+            if (!skip_form(e, &p, end, a->forms[f], version, addr_size, &problem))
+                return "a DIE runs past the unit's end";
+        if (problem)
+            return problem;
+        depth += c->children;
+    } while (depth);
+    *at = (uint64_t)(p - base);
+    for (; p < end; p++)
+        if (*p)
+            return "bytes after the end of the DIE tree (an end-of-siblings marker too early)";
+    return NULL;
 }
 
 int spoor_dwarf_unit_build(const spoor_elf *e, struct symbol_tables *t, size_t unit)
@@ -656,14 +849,24 @@ int spoor_dwarf_unit_build(const spoor_elf *e, struct symbol_tables *t, size_t u
     struct walker w = {.e = e, .t = t, .u = u, .unit = (uint32_t)unit};
     size_t nscopes = t->nscopes;
     char buf[96];
-    const char *abbrevs = abbrev_problem(e, u->abbrev, buf, sizeof buf);
+    struct abbrevs ab = {0};
+    int oom = 0;
+    const char *abbrevs = abbrev_problem(e, u->abbrev, &ab, buf, sizeof buf, &oom), *tree = NULL;
+    uint64_t at = 0;
     if (abbrevs) { /* the walk goes on: libdw stops at the first DIE it cannot read */
         spoor_elf_warn(e,
                        ".debug_info unit at 0x%llx: .debug_abbrev at 0x%llx: %s: DIEs using it "
                        "unreadable",
                        (unsigned long long)u->header, (unsigned long long)u->abbrev, abbrevs);
         u->damaged = true;
+    } else if (!oom && (tree = die_tree_problem(e, u, &ab, &at)) != NULL) {
+        spoor_elf_warn(e,
+                       ".debug_info unit at 0x%llx: DIE at 0x%llx: %s (invalid DWARF): the "
+                       "unit's functions and names may be wrong",
+                       (unsigned long long)u->header, (unsigned long long)at, tree);
+        u->damaged = true;
     }
+    abbrevs_free(&ab);
     int claims = die_claims(e, u->header, &cu, t->keep_zero, &code), rows = 0, walked = 0;
     if (claims >= 0)
         rows = spoor_line_rows(e, &t->names, &cu, &code, t->keep_zero, &lines, &u->rows, &u->nrows,
