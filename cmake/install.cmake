@@ -80,5 +80,5 @@ target_compile_definitions(spoor_cli PRIVATE SPOOR_TOOLS_RELATIVE="${SPOOR_TOOLS
                                              SPOOR_TOOLS_SOURCE_DIR="${PROJECT_SOURCE_DIR}/tools")
 install(FILES ${PROJECT_SOURCE_DIR}/tools/vprobe.py ${PROJECT_SOURCE_DIR}/tools/vprobe_itm.py
               ${PROJECT_SOURCE_DIR}/tools/vprobe_stores.py ${PROJECT_SOURCE_DIR}/tools/qemu_log.py
-              ${PROJECT_SOURCE_DIR}/tools/vprobe_gdb_proxy.py
+              ${PROJECT_SOURCE_DIR}/tools/vprobe_gdb_proxy.py ${PROJECT_SOURCE_DIR}/tools/coresight_regs.py
   DESTINATION ${SPOOR_TOOLS_DIR})

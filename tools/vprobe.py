@@ -30,6 +30,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import qemu_log  # noqa: E402
 import vprobe_itm as itm  # noqa: E402
 import vprobe_stores  # noqa: E402
+from coresight_regs import REGS, reg  # noqa: E402
 from vprobe_gdb_proxy import DEMCR, DWT_END, ITM_BASE, Bridge, Proxy, emulated  # noqa: E402
 
 HELP = """\
@@ -67,18 +68,17 @@ to the QEMU command (do not give them). Exit status: QEMU's (0 when the firmware
   -h, --help         this text
 """
 
-ITM_TER, ITM_TCR = 0xE0000E00, 0xE0000E80
-DWT_CTRL, DWT_CYCCNT = 0xE0001000, 0xE0001004
-ITM_LAR, DWT_LAR = 0xE0000FB0, 0xE0001FB0
+ITM_TER, ITM_TCR = REGS["ITM_TER0"], REGS["ITM_TCR"]
+DWT_CTRL, DWT_CYCCNT = REGS["DWT_CTRL"], REGS["DWT_CYCCNT"]
+ITM_LAR, DWT_LAR = REGS["ITM_LAR"], REGS["DWT_LAR"]
 COMPARATORS = 4  # Cortex-M3, M4, M33: the data trace packets name comparators 0-3
 V8M_MACHINES = ("mps2-an505", "mps2-an521", "mps3-an524", "mps3-an547")
 V8M_CPUS = ("cortex-m33", "cortex-m55")
-NAMES = {"DEMCR": DEMCR, "ITM_TCR": ITM_TCR, "ITM_TER": ITM_TER, "ITM_TPR": 0xE0000E40,
+NAMES = {"DEMCR": DEMCR, "ITM_TCR": ITM_TCR, "ITM_TER": ITM_TER, "ITM_TPR": REGS["ITM_TPR"],
          "DWT_CTRL": DWT_CTRL}
 for _n in range(COMPARATORS):
-    NAMES[f"DWT_COMP{_n}"] = 0xE0001020 + 16 * _n
-    NAMES[f"DWT_MASK{_n}"] = 0xE0001024 + 16 * _n
-    NAMES[f"DWT_FUNCTION{_n}"] = 0xE0001028 + 16 * _n
+    for _name in ("DWT_COMP", "DWT_MASK", "DWT_FUNCTION"):
+        NAMES[f"{_name}{_n}"] = reg(_name, _n)
 # DWT_FUNCTION.FUNCTION (ARMv7-M ARM C1.8.17, DATAVMATCH = 0): what a matching write emits,
 # for EMITRANGE 0 and 1 (reads are not traced by this probe)
 WRITE_EMITS = {
@@ -319,7 +319,8 @@ class Probe:
     @staticmethod
     def comparator_of(word):
         """The comparator whose COMP/MASK/FUNCTION word this is (-1: none)."""
-        return (word - 0xE0001020) >> 4 if 0xE0001020 <= word < 0xE0001020 + 16 * 16 else -1
+        first = reg("DWT_COMP", 0)
+        return (word - first) >> 4 if first <= word < reg("DWT_COMP", 16) else -1
 
     def writable(self, word):
         """The bits of a register a write changes (the others read-only)."""
@@ -351,8 +352,8 @@ class Probe:
         ctrl = self.reg(DWT_CTRL)
         self.comparators = []
         for n in range(min(self.numcomp, COMPARATORS)):
-            function = self.reg(0xE0001028 + 16 * n)
-            comp = self.reg(0xE0001020 + 16 * n)
+            function = self.reg(reg("DWT_FUNCTION", n))
+            comp = self.reg(reg("DWT_COMP", n))
             if function & 0xF:
                 decode = self.v8_comparator if self.arch == "v8m" else self.v7_comparator
                 entry = decode(n, function, comp)
@@ -383,7 +384,7 @@ class Probe:
             self.warn_once(f"DWT_FUNCTION{n}: reads are not traced, only writes")
         if kind not in WRITE_EMITS:
             return None
-        ignore = (1 << (self.reg(0xE0001024 + 16 * n) & 0x1F)) - 1
+        ignore = (1 << (self.reg(reg("DWT_MASK", n)) & 0x1F)) - 1
         emits = WRITE_EMITS[kind][1 if function & (1 << 5) else 0]
         return (n, comp & ~ignore, comp | ignore, emits)
 

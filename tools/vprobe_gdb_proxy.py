@@ -27,8 +27,11 @@ import sys
 import threading
 import time
 
-ITM_BASE, DWT_END = 0xE0000000, 0xE0002000
-DEMCR = 0xE000EDFC
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from coresight_regs import REGS, reg  # noqa: E402
+
+ITM_BASE, DWT_END = reg("ITM_STIM", 0), REGS["DWT_END"]
+DEMCR = REGS["DEMCR"]
 EMULATED = ((ITM_BASE, DWT_END), (DEMCR, DEMCR + 4))
 
 

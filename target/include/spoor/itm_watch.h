@@ -32,11 +32,15 @@ typedef enum spoor_dwt_arch {
 
 /* Registers (ARMv7-M / ARMv8-M System Control Space, ITM and DWT). */
 #define SPOOR_DEMCR 0xE000EDFCu
+#define SPOOR_ITM_STIM(n) (0xE0000000u + 4u * (n)) /* stimulus port n, 0-255 */
 #define SPOOR_ITM_TER0 0xE0000E00u
+#define SPOOR_ITM_TPR 0xE0000E40u
 #define SPOOR_ITM_TCR 0xE0000E80u
 #define SPOOR_ITM_LAR 0xE0000FB0u
 #define SPOOR_DWT_CTRL 0xE0001000u
+#define SPOOR_DWT_CYCCNT 0xE0001004u
 #define SPOOR_DWT_LAR 0xE0001FB0u
+#define SPOOR_DWT_END 0xE0002000u /* the end of the DWT's 4 KiB block */
 #define SPOOR_DWT_COMP(n) (0xE0001020u + 16u * (n))
 #define SPOOR_DWT_MASK(n) (0xE0001024u + 16u * (n)) /* ARMv7-M only */
 #define SPOOR_DWT_FUNCTION(n) (0xE0001028u + 16u * (n))
