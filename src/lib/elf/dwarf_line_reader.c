@@ -115,9 +115,9 @@ static char *name_space(struct name_block **names, size_t n)
 /* A DWARF 5 directory or file entry: its DW_LNCT_path string and DW_LNCT_directory_index.
  * 0: read; 1: a form the reader does not know (libdw may); 2: malformed (a string offset past
  * its section, data past the unit, no path). */
-static int read_entry(struct line_reader *r, const uint64_t (*format)[2], size_t nformat,
-                      unsigned offset_size, const struct elf_section *str,
-                      const struct elf_section *line_str, const char **path, uint64_t *dir)
+static line_status read_entry(struct line_reader *r, const uint64_t (*format)[2], size_t nformat,
+                              unsigned offset_size, const struct elf_section *str,
+                              const struct elf_section *line_str, const char **path, uint64_t *dir)
 {
     *path = NULL;
     *dir = 0;
@@ -140,17 +140,17 @@ static int read_entry(struct line_reader *r, const uint64_t (*format)[2], size_t
         case DW_FORM_block: {
             uint64_t n = rd_uleb(r);
             if (n > (uint64_t)(r->end - r->p))
-                return 2;
+                return LINE_MALFORMED;
             r->p += n;
             break;
         }
-        default: return 1;
+        default: return LINE_NOT_HANDLED;
         }
         if (r->bad)
-            return 2;
+            return LINE_MALFORMED;
         if (type == DW_LNCT_path) {
             if (!sv)
-                return 2;
+                return LINE_MALFORMED;
             *path = sv;
         } else if (type == DW_LNCT_directory_index) {
             *dir = v;
@@ -161,9 +161,9 @@ static int read_entry(struct line_reader *r, const uint64_t (*format)[2], size_t
 
 /* Says why a line program is malformed (u->problem); its file names are kept only when the
  * header was read to its end. Returns 2. */
-static int malformed(struct unit_lines *u, bool header_read, const char *fmt, ...)
+static line_status malformed(struct unit_lines *u, bool header_read, const char *fmt, ...)
     SPOOR_PRINTF(3, 4);
-static int malformed(struct unit_lines *u, bool header_read, const char *fmt, ...)
+static line_status malformed(struct unit_lines *u, bool header_read, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -172,7 +172,7 @@ static int malformed(struct unit_lines *u, bool header_read, const char *fmt, ..
     if (!header_read)
         u->nfiles = 0;
     u->nrows = 0;
-    return 2;
+    return LINE_MALFORMED;
 }
 
 #define MAX_LINE_FORMATS 16
@@ -218,8 +218,9 @@ struct line_header {
 
 /* The unit's header up to its directory and file tables (r left at them, r->end at the unit's
  * end). 0: read; 1: not handled here; 2: malformed (u->problem says why). */
-static int read_line_header(const struct elf_section *sec, uint64_t off, struct line_reader *r,
-                            struct line_header *h, struct unit_lines *u)
+static line_status read_line_header(const struct elf_section *sec, uint64_t off,
+                                    struct line_reader *r, struct line_header *h,
+                                    struct unit_lines *u)
 {
     h->sec = sec;
     if (off >= sec->size || sec->size - off < 4)
@@ -247,7 +248,7 @@ static int read_line_header(const struct elf_section *sec, uint64_t off, struct 
         if (r->bad || (address_size != 4 && address_size != 8))
             return malformed(u, false, "address size %u", address_size);
         if (address_size != 4 || seg_size != 0)
-            return 1;
+            return LINE_NOT_HANDLED;
     }
     h->header_length = rd_fixed(r, h->offset_size);
     if (r->bad || h->header_length > (uint64_t)(r->end - r->p))
@@ -268,16 +269,17 @@ static int read_line_header(const struct elf_section *sec, uint64_t off, struct 
                          : h->opcode_base == 0 ? "opcode_base"
                                                : "maximum_operations_per_instruction");
     if (max_ops != 1)
-        return 1; /* VLIW */
+        return LINE_NOT_HANDLED; /* VLIW */
     h->op_lengths = r->p;
     r->p += h->opcode_base - 1;
-    return 0;
+    return LINE_DONE;
 }
 
 /* The directory and file tables of DWARF 5 (entry formats, then entries) into u. 0: read;
  * 1: a form or more formats than the reader handles; 2: malformed; -1: out of memory. */
-static int read_v5_names(const spoor_elf *e, struct name_block **names, struct line_reader *r,
-                         const struct line_header *h, struct unit_lines *u)
+static line_status read_v5_names(const spoor_elf *e, struct name_block **names,
+                                 struct line_reader *r, const struct line_header *h,
+                                 struct unit_lines *u)
 {
     const struct elf_section *str = spoor_elf_debug_section(e, ".debug_str");
     const struct elf_section *line_str = spoor_elf_debug_section(e, ".debug_line_str");
@@ -286,7 +288,7 @@ static int read_v5_names(const spoor_elf *e, struct name_block **names, struct l
         uint64_t format[MAX_LINE_FORMATS][2];
         size_t nformat = (size_t)rd_fixed(r, 1);
         if (nformat > MAX_LINE_FORMATS)
-            return 1;
+            return LINE_NOT_HANDLED;
         for (size_t k = 0; k < nformat; k++) {
             format[k][0] = rd_uleb(r);
             format[k][1] = rd_uleb(r);
@@ -298,15 +300,15 @@ static int read_v5_names(const spoor_elf *e, struct name_block **names, struct l
         for (uint64_t k = 0; k < count; k++) {
             const char *path;
             uint64_t dir;
-            int got = read_entry(r, (const uint64_t(*)[2])format, nformat, h->offset_size, str,
-                                 line_str, &path, &dir);
-            if (got == 1)
-                return 1;
-            if (got)
+            line_status got = read_entry(r, (const uint64_t(*)[2])format, nformat, h->offset_size,
+                                         str, line_str, &path, &dir);
+            if (got == LINE_NOT_HANDLED)
+                return LINE_NOT_HANDLED;
+            if (got != LINE_DONE)
                 return malformed(u, false, "%s entry %llu unreadable", what, (unsigned long long)k);
             if (pass == 0) {
                 if (!add_name(&u->dirs, &u->ndirs, &u->cap_dirs, path))
-                    return -1;
+                    return LINE_NOMEM;
                 continue;
             }
             if (dir >= u->ndirs)
@@ -314,20 +316,20 @@ static int read_v5_names(const spoor_elf *e, struct name_block **names, struct l
                                  (unsigned long long)k, (unsigned long long)dir, u->ndirs);
             const char *name = file_name(names, u, path, dir);
             if (!name || !add_name(&u->files, &u->nfiles, &u->cap_files, name))
-                return -1;
+                return LINE_NOMEM;
         }
     }
-    return 0;
+    return LINE_DONE;
 }
 
 /* The include directories and file names of DWARF 2 to 4 into u, after directory 0
  * (comp_dir) and file 0 ("???"). 0: read; 2: malformed; -1: out of memory. */
-static int read_v2_names(struct name_block **names, struct line_reader *r, const char *comp_dir,
-                         struct unit_lines *u)
+static line_status read_v2_names(struct name_block **names, struct line_reader *r,
+                                 const char *comp_dir, struct unit_lines *u)
 {
     if (!add_name(&u->dirs, &u->ndirs, &u->cap_dirs, comp_dir) ||
         !add_name(&u->files, &u->nfiles, &u->cap_files, "???"))
-        return -1;
+        return LINE_NOMEM;
     for (;;) {
         const char *d = rd_cstr(r);
         if (r->bad)
@@ -335,14 +337,14 @@ static int read_v2_names(struct name_block **names, struct line_reader *r, const
         if (!*d)
             break;
         if (!add_name(&u->dirs, &u->ndirs, &u->cap_dirs, d))
-            return -1;
+            return LINE_NOMEM;
     }
     for (;;) {
         const char *f = rd_cstr(r);
         if (r->bad)
             return malformed(u, false, "header ends inside the file names");
         if (!*f)
-            return 0;
+            return LINE_DONE;
         uint64_t dir = rd_uleb(r);
         rd_uleb(r); /* modification time */
         rd_uleb(r); /* length */
@@ -353,7 +355,7 @@ static int read_v2_names(struct name_block **names, struct line_reader *r, const
                              (unsigned long long)dir, u->ndirs);
         const char *name = file_name(names, u, f, dir);
         if (!name || !add_name(&u->files, &u->nfiles, &u->cap_files, name))
-            return -1;
+            return LINE_NOMEM;
     }
 }
 
@@ -367,8 +369,8 @@ struct line_state {
 
 /* Runs the extended opcode at op_at (r past its 0 byte). 0: done; 1: not handled here;
  * 2: malformed. */
-static int extended_opcode(struct line_reader *r, const struct line_header *h, const uint8_t *op_at,
-                           struct line_state *s, struct unit_lines *u)
+static line_status extended_opcode(struct line_reader *r, const struct line_header *h,
+                                   const uint8_t *op_at, struct line_state *s, struct unit_lines *u)
 {
     unsigned long long at = (unsigned long long)(op_at - h->sec->data);
     uint64_t len = rd_uleb(r);
@@ -385,7 +387,7 @@ static int extended_opcode(struct line_reader *r, const struct line_header *h, c
         s->addr = rd_fixed(r, 4);
         break;
     case DW_LNE_set_discriminator: break;
-    case DW_LNE_define_file: return 1;
+    case DW_LNE_define_file: return LINE_NOT_HANDLED;
     case 0x80: break; /* DW_LNE_HP_source_file_correlation */
     default:
         /* DWARF defines 1 to 4; of the producers' 0x80 to 0xff, no ARM compiler emits one, and
@@ -393,12 +395,12 @@ static int extended_opcode(struct line_reader *r, const struct line_header *h, c
         return malformed(u, true, "unknown extended opcode 0x%x at 0x%llx", sub, at);
     }
     r->p = next;
-    return 0;
+    return LINE_DONE;
 }
 
 /* Runs the standard opcode op at op_at (r past it). 0: done; 2: malformed. */
-static int standard_opcode(struct line_reader *r, const struct line_header *h, unsigned op,
-                           const uint8_t *op_at, struct line_state *s, struct unit_lines *u)
+static line_status standard_opcode(struct line_reader *r, const struct line_header *h, unsigned op,
+                                   const uint8_t *op_at, struct line_state *s, struct unit_lines *u)
 {
     switch (op) {
     case DW_LNS_copy: s->emit = true; break;
@@ -420,21 +422,21 @@ static int standard_opcode(struct line_reader *r, const struct line_header *h, u
             rd_uleb(r);
         break;
     }
-    return 0;
+    return LINE_DONE;
 }
 
 /* Appends the row the state says (rows above 32 bits are left out), and starts a new sequence
  * after one that ends. 0: done; 1: a line past 32 bits; 2: malformed; -1: out of memory. */
-static int emit_row(struct line_state *s, struct unit_lines *u)
+static line_status emit_row(struct line_state *s, struct unit_lines *u)
 {
     if (s->emit && s->addr <= UINT32_MAX) {
         if (s->file >= u->nfiles)
             return malformed(u, true, "row at 0x%llx: file %llu of %zu",
                              (unsigned long long)s->addr, (unsigned long long)s->file, u->nfiles);
         if (s->line < INT32_MIN || s->line > INT32_MAX)
-            return 1;
+            return LINE_NOT_HANDLED;
         if (spoor_grow((void **)&u->rows, &u->cap_rows, u->nrows + 1, sizeof *u->rows))
-            return -1;
+            return LINE_NOMEM;
         u->rows[u->nrows++] =
             (struct raw_line){(uint32_t)s->addr, (uint32_t)s->file, (int)s->line, s->end};
     } else if (s->emit) {
@@ -445,19 +447,19 @@ static int emit_row(struct line_state *s, struct unit_lines *u)
         s->file = 1;
         s->line = 1;
     }
-    return 0;
+    return LINE_DONE;
 }
 
 /* Runs the line program from r->p to the unit's end into u's rows; *dropped_high when a row
  * above 32 bits was left out. 0: done; 1: not handled here; 2: malformed; -1: out of memory. */
-static int run_line_program(struct line_reader *r, const struct line_header *h,
-                            struct unit_lines *u, bool *dropped_high)
+static line_status run_line_program(struct line_reader *r, const struct line_header *h,
+                                    struct unit_lines *u, bool *dropped_high)
 {
     struct line_state s = {.addr = 0, .file = 1, .line = 1};
     while (r->p < r->end) {
         const uint8_t *op_at = r->p;
         unsigned op = *r->p++;
-        int got = 0;
+        line_status got = LINE_DONE;
         s.emit = s.end = false;
         if (op >= h->opcode_base) {
             unsigned adj = op - h->opcode_base;
@@ -469,15 +471,15 @@ static int run_line_program(struct line_reader *r, const struct line_header *h,
         } else {
             got = standard_opcode(r, h, op, op_at, &s, u);
         }
-        if (got)
+        if (got != LINE_DONE)
             return got;
         if (r->bad)
             return malformed(u, true, "the program ends inside an opcode");
-        if ((got = emit_row(&s, u)) != 0)
+        if ((got = emit_row(&s, u)) != LINE_DONE)
             return got;
     }
     *dropped_high = s.dropped_high;
-    return 0;
+    return LINE_DONE;
 }
 
 /* libdw marks the last row in its order (highest address; there, the last row that does not
@@ -495,32 +497,32 @@ static void end_last_row(struct unit_lines *u)
     u->rows[last].end = true;
 }
 
-int spoor_line_program_read(const spoor_elf *e, struct name_block **names, uint64_t off,
-                            const char *comp_dir, struct unit_lines *u)
+line_status spoor_line_program_read(const spoor_elf *e, struct name_block **names, uint64_t off,
+                                    const char *comp_dir, struct unit_lines *u)
 {
     const struct elf_section *sec = spoor_elf_debug_section(e, ".debug_line");
     u->nfiles = u->ndirs = u->nrows = 0;
     u->problem[0] = 0;
     if (!sec)
-        return 1; /* absent or compressed: libdw decides */
+        return LINE_NOT_HANDLED; /* absent or compressed: libdw decides */
     struct line_reader r = {0};
     struct line_header h = {0};
-    int got = read_line_header(sec, off, &r, &h, u);
-    if (!got)
+    line_status got = read_line_header(sec, off, &r, &h, u);
+    if (got == LINE_DONE)
         got = h.version >= 5 ? read_v5_names(e, names, &r, &h, u)
                              : read_v2_names(names, &r, comp_dir, u);
-    if (got)
+    if (got != LINE_DONE)
         return got;
     if (r.bad || r.p > h.program)
         return malformed(u, false, "header longer than its header_length 0x%llx",
                          (unsigned long long)h.header_length);
     r.p = h.program;
     bool dropped_high = false;
-    if ((got = run_line_program(&r, &h, u, &dropped_high)) != 0)
+    if ((got = run_line_program(&r, &h, u, &dropped_high)) != LINE_DONE)
         return got;
     if (!dropped_high)
         end_last_row(u);
-    return 0;
+    return LINE_DONE;
 }
 
 /* Whether a line row is code this unit really has: its address (for a row that ends a
@@ -545,24 +547,25 @@ static bool keep_row(const struct unit_claims *c, bool keep_zero, uint32_t addr,
     return lo < c->n && addr >= c->ranges[lo][0];
 }
 
-static int add_row(struct dw_line **rows, size_t *nrows, size_t *cap, uint32_t addr, int line,
-                   bool end, const char *file)
+static line_status add_row(struct dw_line **rows, size_t *nrows, size_t *cap, uint32_t addr,
+                           int line, bool end, const char *file)
 {
     if (spoor_grow((void **)rows, cap, *nrows + 1, sizeof **rows))
-        return -1;
+        return LINE_NOMEM;
     struct dw_line *r = &(*rows)[(*nrows)++];
     r->addr = addr;
     r->line = line > 0 ? (unsigned)line : 0;
     r->end_sequence = end;
     r->file = file;
-    return 0;
+    return LINE_DONE;
 }
 
 /* The unit's rows and files through libdw (for units the reader does not handle). 0: read;
  * 1: libdw could not read the line program (warned); -1: out of memory. */
-static int libdw_rows(const spoor_elf *e, uint64_t off, Dwarf_Die *cu,
-                      const struct unit_claims *claims, bool keep_zero, struct unit_lines *u,
-                      struct dw_line **rows, size_t *nrows, size_t *cap)
+static line_status libdw_rows(const spoor_elf *e, uint64_t off, Dwarf_Die *cu,
+                              const struct unit_claims *claims, bool keep_zero,
+                              struct unit_lines *u, struct dw_line **rows, size_t *nrows,
+                              size_t *cap)
 {
     Dwarf_Files *files = NULL;
     size_t nfiles = 0;
@@ -571,13 +574,13 @@ static int libdw_rows(const spoor_elf *e, uint64_t off, Dwarf_Die *cu,
         for (size_t i = 0; i < nfiles; i++)
             if (!add_name(&u->files, &u->nfiles, &u->cap_files,
                           dwarf_filesrc(files, i, NULL, NULL)))
-                return -1;
+                return LINE_NOMEM;
     Dwarf_Lines *lines;
     size_t n;
     if (dwarf_getsrclines(cu, &lines, &n) != 0) {
         spoor_elf_warn(e, ".debug_line unit at 0x%llx: %s (libdw): line rows of this unit ignored",
                        (unsigned long long)off, dwarf_errmsg(-1));
-        return 1;
+        return LINE_UNREADABLE;
     }
     for (size_t i = 0; i < n; i++) {
         Dwarf_Line *l = dwarf_onesrcline(lines, i);
@@ -590,50 +593,50 @@ static int libdw_rows(const spoor_elf *e, uint64_t off, Dwarf_Die *cu,
         dwarf_lineendsequence(l, &end);
         if (keep_row(claims, keep_zero, (uint32_t)addr, end) &&
             add_row(rows, nrows, cap, (uint32_t)addr, line, end, dwarf_linesrc(l, NULL, NULL)))
-            return -1;
+            return LINE_NOMEM;
     }
-    return 0;
+    return LINE_DONE;
 }
 
-int spoor_line_rows(const spoor_elf *e, struct name_block **names, Dwarf_Die *cu,
-                    const struct unit_claims *claims, bool keep_zero, struct unit_lines *u,
-                    struct dw_line **rows, size_t *nrows, size_t *cap_rows)
+line_status spoor_line_rows(const spoor_elf *e, struct name_block **names, Dwarf_Die *cu,
+                            const struct unit_claims *claims, bool keep_zero, struct unit_lines *u,
+                            struct dw_line **rows, size_t *nrows, size_t *cap_rows)
 {
     Dwarf_Attribute attr, dir_attr;
     Dwarf_Word stmt_list;
     u->nfiles = 0;
     if (!dwarf_attr(cu, DW_AT_stmt_list, &attr))
-        return 0; /* a unit without a line program */
+        return LINE_DONE; /* a unit without a line program */
     if (dwarf_formudata(&attr, &stmt_list)) {
         spoor_elf_warn(e, ".debug_info unit at 0x%llx: DW_AT_stmt_list unreadable (%s): no lines",
                        (unsigned long long)(dwarf_dieoffset(cu) - dwarf_cuoffset(cu)),
                        dwarf_errmsg(-1));
-        return 1;
+        return LINE_UNREADABLE;
     }
     const char *comp_dir = NULL;
     if (dwarf_attr(cu, DW_AT_comp_dir, &dir_attr) && !(comp_dir = dwarf_formstring(&dir_attr))) {
         spoor_elf_warn(e, ".debug_info unit at 0x%llx: DW_AT_comp_dir unreadable (%s): no lines",
                        (unsigned long long)(dwarf_dieoffset(cu) - dwarf_cuoffset(cu)),
                        dwarf_errmsg(-1));
-        return 1;
+        return LINE_UNREADABLE;
     }
-    int own = spoor_line_program_read(e, names, stmt_list, comp_dir, u);
-    if (own < 0)
-        return -1;
-    if (own == 1)
+    line_status own = spoor_line_program_read(e, names, stmt_list, comp_dir, u);
+    if (own == LINE_NOMEM)
+        return LINE_NOMEM;
+    if (own == LINE_NOT_HANDLED)
         return libdw_rows(e, stmt_list, cu, claims, keep_zero, u, rows, nrows, cap_rows);
-    if (own == 2) {
+    if (own == LINE_MALFORMED) {
         spoor_elf_warn(e, ".debug_line unit at 0x%llx: %s: line rows of this unit ignored",
                        (unsigned long long)stmt_list, u->problem);
-        return 1;
+        return LINE_UNREADABLE;
     }
     for (size_t i = 0; i < u->nrows; i++) {
         const struct raw_line *l = &u->rows[i];
         if (keep_row(claims, keep_zero, l->addr, l->end) &&
             add_row(rows, nrows, cap_rows, l->addr, l->line, l->end, u->files[l->file]))
-            return -1;
+            return LINE_NOMEM;
     }
-    return 0;
+    return LINE_DONE;
 }
 
 void spoor_unit_lines_free(struct unit_lines *u)

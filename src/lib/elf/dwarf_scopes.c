@@ -89,10 +89,10 @@ static void free_names(struct name_block *b)
 /* For a unit that neither .debug_aranges nor its DIE gives code ranges for (IAR writes units
  * so): the ranges of its line program's sequences, as binutils finds such a unit's code. A
  * sequence that starts at 0 is code the linker discarded, unless a function really starts at 0
- * (a unit with only such sequences has no code). 0: read (c->known when there is a sequence);
- * 1: the line program is unreadable (warned); -1 without memory. */
-static int line_claims(const spoor_elf *e, const struct symbol_tables *t, Dwarf_Die *cu,
-                       struct unit_claims *c)
+ * (a unit with only such sequences has no code). LINE_DONE (c->known when there is a sequence),
+ * LINE_UNREADABLE (warned) or LINE_NOMEM. */
+static line_status line_claims(const spoor_elf *e, const struct symbol_tables *t, Dwarf_Die *cu,
+                               struct unit_claims *c)
 {
     struct unit_lines lines = {0};
     const struct unit_claims every_row = {0}; /* rows judged by nothing: all kept */
@@ -101,20 +101,21 @@ static int line_claims(const spoor_elf *e, const struct symbol_tables *t, Dwarf_
     size_t nrows = 0, cap_rows = 0, cap = 0;
     /* rows come in program order (spoor's reader) or sorted by address (libdw): either way a
      * sequence's rows run from its first row to its end row, unless sequences overlap */
-    int r = spoor_line_rows(e, &names, cu, &every_row, true, &lines, &rows, &nrows, &cap_rows);
+    line_status r =
+        spoor_line_rows(e, &names, cu, &every_row, true, &lines, &rows, &nrows, &cap_rows);
     bool sequences = false;
-    for (size_t i = 0, first = 0; r == 0 && i < nrows; i++) {
+    for (size_t i = 0, first = 0; r == LINE_DONE && i < nrows; i++) {
         if (!rows[i].end_sequence)
             continue;
         sequences = true;
         if (add_claim(c, &cap, rows[first].addr, rows[i].addr, t->keep_zero))
-            r = -1;
+            r = LINE_NOMEM;
         first = i + 1;
     }
     free(rows);
     free_names(names);
     spoor_unit_lines_free(&lines);
-    if (r == 0 && sequences) {
+    if (r == LINE_DONE && sequences) {
         c->known = true;
         join_claims(c);
     }

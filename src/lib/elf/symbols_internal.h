@@ -72,21 +72,30 @@ struct unit_claims {
     bool known;
 };
 
+/* What the line-table readers return: one meaning per value for every reader of the file. */
+typedef enum line_status {
+    LINE_NOMEM = -1,      /* out of memory */
+    LINE_DONE = 0,        /* read */
+    LINE_NOT_HANDLED = 1, /* a form or layout spoor's reader leaves to libdw */
+    LINE_MALFORMED = 2,   /* damaged: u->problem says what */
+    LINE_UNREADABLE = 3,  /* neither reader could read it; a warning names it, no rows */
+} line_status;
+
 /* Reads spoor's own decoding of the line table at offset off of .debug_line into u (names the
- * reader composes go to *names). 0: done; 1: not handled here (use libdw); 2: malformed (line_range
- * 0, lengths past the unit or section, a bad version, file or directory index, ...; u->problem
- * says what, no rows, u's files only when the header was whole); -1: out of memory. */
-int spoor_line_program_read(const spoor_elf *e, struct name_block **names, uint64_t off,
-                            const char *comp_dir, struct unit_lines *u);
+ * reader composes go to *names). LINE_DONE; LINE_NOT_HANDLED (use libdw); LINE_MALFORMED
+ * (line_range 0, lengths past the unit or section, a bad version, file or directory index, ...;
+ * u->problem says what, no rows, u's files only when the header was whole); LINE_NOMEM. */
+line_status spoor_line_program_read(const spoor_elf *e, struct name_block **names, uint64_t off,
+                                    const char *comp_dir, struct unit_lines *u);
 
 /* The line rows of unit cu whose code the unit really has (see struct unit_claims; code the
  * linker discarded keeps rows at address 0 and up), appended to *rows, through the reader above
  * or libdw; and the unit's file names into u->files (for DW_AT_call_file), u->nfiles 0 when the
- * unit has none. 0: done; 1: the line program could not be read (a warning names it, the unit
- * has no rows); -1 without memory. */
-int spoor_line_rows(const spoor_elf *e, struct name_block **names, Dwarf_Die *cu,
-                    const struct unit_claims *claims, bool keep_zero, struct unit_lines *u,
-                    struct dw_line **rows, size_t *nrows, size_t *cap_rows);
+ * unit has none. LINE_DONE; LINE_UNREADABLE (a warning names it, the unit has no rows);
+ * LINE_NOMEM. */
+line_status spoor_line_rows(const spoor_elf *e, struct name_block **names, Dwarf_Die *cu,
+                            const struct unit_claims *claims, bool keep_zero, struct unit_lines *u,
+                            struct dw_line **rows, size_t *nrows, size_t *cap_rows);
 
 void spoor_unit_lines_free(struct unit_lines *u);
 
