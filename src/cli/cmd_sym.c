@@ -245,18 +245,24 @@ __attribute__((noinline, cold)) static void print_new_warnings(struct sym_ctx *c
     }
 }
 
-static void symbolize_address(struct sym_ctx *c, uint32_t addr)
+/* Prints the answer for addr again when the memo has it; false when it has not. */
+static inline bool answer_known(struct sym_ctx *c, uint32_t addr)
 {
     struct memo_slot *m = memo_slot(&c->memo, addr);
-    if (m->addr == addr && m->len) { /* answered before: its text again */
-        const char *src = c->memo.text + m->off;
-        size_t len = m->len;
-        char *p = ob_reserve(&c->out, len + MEMO_PAD);
-        for (size_t i = 0; i < len; i += 16)
-            memcpy(p + i, src + i, 16);
-        ob_commit(&c->out, p + len);
-        return;
-    }
+    if (m->addr != addr || !m->len)
+        return false;
+    const char *src = c->memo.text + m->off;
+    size_t len = m->len;
+    char *p = ob_reserve(&c->out, len + MEMO_PAD);
+    for (size_t i = 0; i < len; i += 16)
+        memcpy(p + i, src + i, 16);
+    ob_commit(&c->out, p + len);
+    return true;
+}
+
+/* Looks addr up and prints its answer (and keeps it in the memo). */
+static void answer_new(struct sym_ctx *c, uint32_t addr)
+{
     size_t start = c->out.len;
     unsigned long flushes = c->out.flushes;
     spoor_location frames[MAX_FRAMES];
@@ -289,7 +295,8 @@ static void symbolize_token(struct sym_ctx *c, const char *tok, size_t len)
         c->bad++;
         return;
     }
-    symbolize_address(c, addr);
+    if (!answer_known(c, addr))
+        answer_new(c, addr);
 }
 
 /* Reads white-space separated tokens from stdin in blocks. Unless stdin is a regular file,
@@ -316,6 +323,21 @@ static int symbolize_stdin(struct sym_ctx *c)
             if (p == end)
                 break;
             tok = p;
+            if (p[0] == '0' && (p[1] | 0x20) == 'x') { /* the common case: 0x and 1-8 digits */
+                uint32_t v = 0;
+                unsigned d;
+                const char *q = p + 2;
+                while (q < p + 10 && (d = spoor_hex_digit1[(unsigned char)*q]) != 0) {
+                    v = v << 4 | (d - 1);
+                    q++;
+                }
+                if (q > p + 2 && (unsigned char)*q <= ' ' && (q < end || n == 0)) {
+                    if (!answer_known(c, v))
+                        answer_new(c, v);
+                    p = q;
+                    continue;
+                }
+            }
             while ((unsigned char)*p > ' ')
                 p++;
             if (p == end && n != 0 && (size_t)(end - tok) < BLOCK) {
