@@ -2,12 +2,32 @@
 # spoor vprobe throughput: target instructions emulated per second with tracing on, for the
 # scheduler example (examples/vprobe, TICKS SysTick ticks of 1 ms, default 60), against QEMU
 # alone on the same run (-icount, no log) and QEMU writing the same log to a file.
-# usage: bench/vprobe.sh [BUILD_DIR]   (default build/check; needs spoor and the firmware)
+# usage: bench/vprobe.sh [BUILD_DIR]   (needs spoor and the firmware; default: the release build
+#   build/bench that the other bench scripts use, else build/check, else build/bench configured
+#   and built here as bench/sym.sh does)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-$root/build/check}
+has_all() { [ -x "$1/spoor" ] && [ -f "$1/firmware/examples/vprobe_sched-m3.elf" ]; }
+if [ $# -ge 1 ]; then
+  build=$1
+else
+  build=
+  for b in "$root/build/bench" "$root/build/check"; do
+    if has_all "$b"; then build=$b; break; fi
+  done
+  if [ -z "$build" ]; then
+    build=$root/build/bench
+    cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+    cmake --build "$build" -j "$(nproc)" >/dev/null
+  fi
+fi
+if ! has_all "$build"; then
+  echo "bench/vprobe.sh: $build has no spoor or no firmware/examples/vprobe_sched-m3.elf" >&2
+  exit 2
+fi
 spoor=$build/spoor
 elf=$build/firmware/examples/vprobe_sched-m3.elf
+echo "build: $build"
 ticks=${TICKS:-60}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 qemu=(qemu-system-arm -M mps2-an385 -nographic -monitor none -serial none
@@ -24,3 +44,4 @@ echo "instructions: $insns ($ticks ticks), stream $(stat -c %s "$tmp/s.itm") byt
 echo "QEMU alone (-icount):               $(rate "$alone")"
 echo "QEMU, -singlestep -d ...cpu to file: $(rate "$logged")"
 echo "spoor vprobe (tracing on):          $(rate "$probe")"
+python3 -c "print(f'ratio: spoor vprobe runs at {$logged / $probe:.2f}x the rate of QEMU writing the log to a file (baseline); goal >= 1x')"

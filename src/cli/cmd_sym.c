@@ -1,6 +1,7 @@
 /* spoor sym: addresses to function+offset, file:line and the chain of inlined frames. */
 #include <errno.h>
 #include <getopt.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -34,6 +35,83 @@ static const char sym_usage[] =
     "with one 'WARNING:' line on stderr naming it, printed before the first answer it affects;\n"
     "the rest still answers. An ELF whose section headers do not fit together is refused.\n";
 
+/* Answers already printed, by address: bulk input repeats addresses (PCs of a trace, random
+ * samples over a firmware of a few thousand lines), and copying an answer's text costs a fraction
+ * of looking the address up and formatting it. Direct-mapped: a slot holds the last address
+ * hashed to it, its answer at text[off] (len bytes, 0: empty). The text is kept in one arena,
+ * emptied with every slot when it is full. Off once the ELF has a warning (an answer may then
+ * depend on the order units are read in, and warnings must come before the answers they affect). */
+#define MEMO_BITS 17
+#define MEMO_MAX_ANSWER 1024      /* longer answers are not kept */
+#define MEMO_MAX_TEXT (64u << 20) /* arena limit */
+#define MEMO_PAD 16               /* copies go by 16 bytes: slack after the last answer */
+
+struct memo_slot {
+    uint32_t addr, len, off;
+};
+
+struct memo {
+    bool off;
+    uint32_t mask;          /* slots - 1 */
+    struct memo_slot *slot; /* NULL: off (one empty slot instead) */
+    char *text;
+    size_t used, cap;
+};
+
+static struct memo_slot memo_none; /* the slot of a memo that is off: always empty */
+
+static inline struct memo_slot *memo_slot(struct memo *m, uint32_t addr)
+{
+    return &m->slot[((addr * 0x9e3779b1u) >> (32 - MEMO_BITS)) & m->mask];
+}
+
+static void memo_init(struct memo *m, bool on)
+{
+    memset(m, 0, sizeof *m);
+    m->slot = on ? calloc(1u << MEMO_BITS, sizeof *m->slot) : NULL;
+    m->mask = m->slot ? (1u << MEMO_BITS) - 1 : 0;
+    if (!m->slot)
+        m->slot = &memo_none;
+    m->off = !on || m->mask == 0;
+}
+
+/* No more answers kept, and none of those kept given again. */
+static void memo_stop(struct memo *m)
+{
+    if (m->slot != &memo_none)
+        free(m->slot);
+    free(m->text);
+    memo_init(m, false);
+}
+
+/* Keeps the answer for addr, the len bytes at text (copied). */
+static void memo_keep(struct memo *m, uint32_t addr, const char *text, size_t len)
+{
+    if (len > MEMO_MAX_ANSWER)
+        return;
+    if (m->used + len + MEMO_PAD > m->cap) {
+        if (m->cap < MEMO_MAX_TEXT) {
+            size_t cap = m->cap ? 2 * m->cap : 1u << 20;
+            char *t = realloc(m->text, cap);
+            if (!t) {
+                memo_stop(m);
+                return;
+            }
+            m->text = t;
+            m->cap = cap;
+        } else { /* full: start again */
+            memset(m->slot, 0, ((size_t)m->mask + 1) * sizeof *m->slot);
+            m->used = 0;
+        }
+    }
+    struct memo_slot *s = memo_slot(m, addr);
+    memcpy(m->text + m->used, text, len);
+    s->addr = addr;
+    s->len = (uint32_t)len;
+    s->off = (uint32_t)m->used;
+    m->used += len;
+}
+
 struct sym_ctx {
     spoor_elf *elf;
     int json;
@@ -45,6 +123,7 @@ struct sym_ctx {
     outbuf out;
     json_out jout; /* JSON writer onto out */
     size_t warned; /* the ELF's warnings printed so far */
+    struct memo memo;
 };
 
 /* strlen(s), remembered: the symbolizer hands out the same few thousand strings again and again. */
@@ -166,8 +245,26 @@ __attribute__((noinline, cold)) static void print_new_warnings(struct sym_ctx *c
     }
 }
 
-static void symbolize_address(struct sym_ctx *c, uint32_t addr)
+/* Prints the answer for addr again when the memo has it; false when it has not. */
+static inline bool answer_known(struct sym_ctx *c, uint32_t addr)
 {
+    struct memo_slot *m = memo_slot(&c->memo, addr);
+    if (m->addr != addr || !m->len)
+        return false;
+    const char *src = c->memo.text + m->off;
+    size_t len = m->len;
+    char *p = ob_reserve(&c->out, len + MEMO_PAD);
+    for (size_t i = 0; i < len; i += 16)
+        memcpy(p + i, src + i, 16);
+    ob_commit(&c->out, p + len);
+    return true;
+}
+
+/* Looks addr up and prints its answer (and keeps it in the memo). */
+static void answer_new(struct sym_ctx *c, uint32_t addr)
+{
+    size_t start = c->out.len;
+    unsigned long flushes = c->out.flushes;
     spoor_location frames[MAX_FRAMES];
     size_t n = spoor_elf_symbolize(c->elf, addr, frames, MAX_FRAMES);
     bool partial = false;
@@ -181,6 +278,12 @@ static void symbolize_address(struct sym_ctx *c, uint32_t addr)
         print_json(&c->jout, addr, frames, n, partial);
     else
         print_text(c, addr, frames, n);
+    if (c->out.flushes == flushes && !c->memo.off) { /* the answer is all in the buffer */
+        if (warnings)
+            memo_stop(&c->memo);
+        else
+            memo_keep(&c->memo, addr, c->out.buf + start, c->out.len - start);
+    }
 }
 
 static void symbolize_token(struct sym_ctx *c, const char *tok, size_t len)
@@ -192,7 +295,8 @@ static void symbolize_token(struct sym_ctx *c, const char *tok, size_t len)
         c->bad++;
         return;
     }
-    symbolize_address(c, addr);
+    if (!answer_known(c, addr))
+        answer_new(c, addr);
 }
 
 /* Reads white-space separated tokens from stdin in blocks. Unless stdin is a regular file,
@@ -219,6 +323,21 @@ static int symbolize_stdin(struct sym_ctx *c)
             if (p == end)
                 break;
             tok = p;
+            if (p[0] == '0' && (p[1] | 0x20) == 'x') { /* the common case: 0x and 1-8 digits */
+                uint32_t v = 0;
+                unsigned d;
+                const char *q = p + 2;
+                while (q < p + 10 && (d = spoor_hex_digit1[(unsigned char)*q]) != 0) {
+                    v = v << 4 | (d - 1);
+                    q++;
+                }
+                if (q > p + 2 && (unsigned char)*q <= ' ' && (q < end || n == 0)) {
+                    if (!answer_known(c, v))
+                        answer_new(c, v);
+                    p = q;
+                    continue;
+                }
+            }
             while ((unsigned char)*p > ' ')
                 p++;
             if (p == end && n != 0 && (size_t)(end - tok) < BLOCK) {
@@ -264,6 +383,7 @@ int cmd_sym(int argc, char **argv)
     if (!(c.elf = cli_open_elf("sym", elf_path)))
         return SPOOR_EXIT_USAGE;
     spoor_elf_set_demangle(c.elf, demangle);
+    memo_init(&c.memo, optind >= argc); /* for the bulk case: addresses from stdin */
     print_new_warnings(&c);
     int rc = SPOOR_EXIT_OK;
     if (optind < argc)
@@ -272,6 +392,7 @@ int cmd_sym(int argc, char **argv)
     else
         rc = symbolize_stdin(&c);
     spoor_elf_close(c.elf);
+    memo_stop(&c.memo);
     if (!ob_flush(&c.out))
         return cli_error("sym", "cannot write output: %s", strerror(errno));
     return rc ? rc : c.bad ? SPOOR_EXIT_USAGE : SPOOR_EXIT_OK;

@@ -12,11 +12,13 @@ void ob_init(outbuf *ob, int fd)
     ob->fd = fd;
     ob->failed = false;
     ob->len = 0;
+    ob->flushes = 0;
 }
 
 bool ob_flush(outbuf *ob)
 {
     size_t off = 0;
+    ob->flushes++;
     while (off < ob->len && !ob->failed) {
         ssize_t n = write(ob->fd, ob->buf + off, ob->len - off);
         if (n < 0 && errno == EINTR)

@@ -12,6 +12,7 @@ typedef struct outbuf {
     int fd;
     bool failed;
     size_t len;
+    unsigned long flushes; /* ob_flush calls: a caller can tell that its text stayed in buf */
     char buf[1 << 16];
 } outbuf;
 

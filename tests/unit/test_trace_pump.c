@@ -550,7 +550,7 @@ static void test_run_tcp_reconnect_and_error(void **state)
     (void)state;
     static uint8_t buf[1 << 16];
     size_t n = read_file(SWO, buf, sizeof buf);
-    int port, srv = listen_loopback(&port);
+    int port = 0, srv = listen_loopback(&port);
     assert_true(srv >= 0);
     pid_t child = fork();
     assert_true(child >= 0);
