@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "base/byteorder.h"
+#include "base/partition_point.h"
 #include "elf/dwarf_call_sites.h"
 #include "elf/elf_internal.h"
 
@@ -407,16 +408,21 @@ static const struct call_site *site_at(const struct call_site_table *t, uint32_t
 }
 
 /* The tail-call sites of the function at entry: [*first, *first + *n) of t->tails. */
+struct tails_key {
+    const struct call_site_table *t;
+    uint32_t entry;
+};
+
+static bool tail_before(const void *ctx, size_t i)
+{
+    const struct tails_key *k = ctx;
+    return k->t->tails[i].function < k->entry;
+}
+
 static void tails_of(const struct call_site_table *t, uint32_t entry, size_t *first, size_t *n)
 {
-    size_t lo = 0, hi = t->ntails;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->tails[mid].function < entry)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    const struct tails_key key = {t, entry};
+    size_t lo = spoor_partition_point(0, t->ntails, tail_before, &key), hi = lo;
     *first = lo;
     while (hi < t->ntails && t->tails[hi].function == entry)
         hi++;

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/partition_point.h"
 #include "elf/symbols_internal.h"
 
 struct line_reader {
@@ -530,20 +531,25 @@ line_status spoor_line_program_read(const spoor_elf *e, struct name_block **name
  * discarded keeps line rows at address 0 and up; the unit's ranges leave it out (see
  * add_scope in dwarf_scopes.c). libdw hands the rows out sorted by address, with the rows of
  * different sequences interleaved, so this is decided row by row. */
+struct claim_key {
+    const struct unit_claims *c;
+    uint32_t addr;
+};
+
+static bool claim_before(const void *ctx, size_t i) /* the claim ends at or below addr */
+{
+    const struct claim_key *k = ctx;
+    return k->c->ranges[i][1] <= k->addr;
+}
+
 static bool keep_row(const struct unit_claims *c, bool keep_zero, uint32_t addr, bool end)
 {
     if (!c->known)
         return addr != 0 || keep_zero;
     if (end && addr)
         addr--;
-    size_t lo = 0, hi = c->n; /* the claims are sorted and disjoint */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (c->ranges[mid][1] <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    const struct claim_key key = {c, addr};
+    size_t lo = spoor_partition_point(0, c->n, claim_before, &key); /* sorted and disjoint */
     return lo < c->n && addr >= c->ranges[lo][0];
 }
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/byteorder.h"
+#include "base/partition_point.h"
 #include "elf/symbols_internal.h"
 
 static int cmp_claim(const void *a, const void *b)
@@ -123,16 +124,21 @@ static line_status line_claims(const spoor_elf *e, const struct symbol_tables *t
 }
 
 /* The unit whose header is at off in .debug_info, or t->nunits (units are in file order). */
+struct unit_key {
+    const struct symbol_tables *t;
+    uint64_t off;
+};
+
+static bool unit_before(const void *ctx, size_t i)
+{
+    const struct unit_key *k = ctx;
+    return k->t->units[i].header < k->off;
+}
+
 static size_t unit_at(const struct symbol_tables *t, uint64_t off)
 {
-    size_t lo = 0, hi = t->nunits;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->units[mid].header < off)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    const struct unit_key key = {t, off};
+    size_t lo = spoor_partition_point(0, t->nunits, unit_before, &key);
     return lo < t->nunits && t->units[lo].header == off ? lo : t->nunits;
 }
 

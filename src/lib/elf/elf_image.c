@@ -10,6 +10,7 @@
 
 #include "base/byteorder.h"
 #include "base/input_file.h"
+#include "base/partition_point.h"
 #include "elf/elf_internal.h"
 #include "spoor/error.h"
 
@@ -459,17 +460,22 @@ bool spoor_elf_symbol(const spoor_elf *e, const char *name, uint32_t *addr, uint
     return false;
 }
 
+struct symbol_key {
+    const spoor_elf *e;
+    uint32_t addr;
+};
+
+static bool symbol_starts_at_or_below(const void *ctx, size_t i)
+{
+    const struct symbol_key *k = ctx;
+    return k->e->symbols[i].start <= k->addr;
+}
+
 const struct elf_symbol *spoor_elf_symbol_at(const spoor_elf *e, uint32_t addr)
 {
     /* last symbol with start <= addr, then walk back over zero-size or shorter ones */
-    size_t lo = 0, hi = e->nsymbols;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (e->symbols[mid].start <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    const struct symbol_key key = {e, addr};
+    size_t lo = spoor_partition_point(0, e->nsymbols, symbol_starts_at_or_below, &key);
     /* Symbols that cover addr start at or before it; a covering one further back than the
      * last few would have to enclose all of those, which only nested aliases do. */
     for (size_t i = lo, seen = 0; i-- > 0 && seen < 16; seen++) {
