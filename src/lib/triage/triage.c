@@ -49,9 +49,9 @@ void spoor_triage_free(spoor_triage *t)
     if (!t)
         return;
     for (size_t i = 0; i < t->nbuckets; i++)
-        triage_bucket_clear(&t->buckets[i]);
+        spoor_triage_bucket_clear(&t->buckets[i]);
     for (size_t i = 0; i < t->ndumps; i++)
-        triage_dump_clear(&t->dumps[i]);
+        spoor_triage_dump_clear(&t->dumps[i]);
     for (size_t i = 0; i < ELF_LOCKS; i++)
         pthread_mutex_destroy(&t->elf_locks[i]);
     free(t->buckets);
@@ -163,7 +163,7 @@ static bool fold(spoor_triage_bucket *dst, spoor_triage_bucket *src)
     }
     dst->first = src->first < dst->first ? src->first : dst->first;
     dst->last = src->last > dst->last ? src->last : dst->last;
-    triage_bucket_clear(src);
+    spoor_triage_bucket_clear(src);
     return true;
 }
 
@@ -174,7 +174,7 @@ static bool add_bucket(spoor_triage *t, spoor_triage_bucket *b)
         goto nomem;
     size_t *slot = slot_of(t, b->sig.id);
     if (*slot)
-        return fold(&t->buckets[*slot - 1], b) || (triage_bucket_clear(b), false);
+        return fold(&t->buckets[*slot - 1], b) || (spoor_triage_bucket_clear(b), false);
     if (t->nbuckets == t->bucket_cap) {
         size_t cap = t->bucket_cap ? 2 * t->bucket_cap : 16;
         spoor_triage_bucket *grown = realloc(t->buckets, cap * sizeof *grown);
@@ -188,7 +188,7 @@ static bool add_bucket(spoor_triage *t, spoor_triage_bucket *b)
     t->buckets_sorted = false;
     return true;
 nomem:
-    triage_bucket_clear(b);
+    spoor_triage_bucket_clear(b);
     spoor_set_error(SPOOR_ERR_NOMEM, "triage: out of memory");
     return false;
 }
@@ -199,7 +199,7 @@ static bool add_dump(spoor_triage *t, spoor_triage_dump *d)
         size_t cap = t->dump_cap ? 2 * t->dump_cap : 64;
         spoor_triage_dump *grown = realloc(t->dumps, cap * sizeof *grown);
         if (!grown) {
-            triage_dump_clear(d);
+            spoor_triage_dump_clear(d);
             spoor_set_error(SPOOR_ERR_NOMEM, "triage: out of memory");
             return false;
         }
@@ -293,7 +293,7 @@ static bool add_result(spoor_triage *t, const char *path, struct result *r)
             b.versions[0].build_id = strdup(d.build_id ? d.build_id : "");
         }
         if (!b.versions || !b.example || !b.versions[0].build_id) {
-            triage_bucket_clear(&b);
+            spoor_triage_bucket_clear(&b);
             goto nomem;
         }
         if (!add_bucket(t, &b))
@@ -301,7 +301,7 @@ static bool add_result(spoor_triage *t, const char *path, struct result *r)
     }
     return add_dump(t, &d);
 nomem:
-    triage_dump_clear(&d);
+    spoor_triage_dump_clear(&d);
     spoor_set_error(SPOOR_ERR_NOMEM, "triage: out of memory");
     return false;
 }
@@ -362,7 +362,7 @@ bool spoor_triage_merge_text(spoor_triage *t, const char *text, size_t len, cons
             q++;
         if (q < stop) {
             struct triage_line l;
-            if (!triage_line_parse(p, (size_t)(stop - p), &l)) {
+            if (!spoor_triage_line_parse(p, (size_t)(stop - p), &l)) {
                 char why[400];
                 snprintf(why, sizeof why, "%s", spoor_last_error());
                 spoor_set_error(SPOOR_ERR_FORMAT, "%s: line %zu: %s", name, line, why);
@@ -452,7 +452,7 @@ size_t spoor_triage_dumps(spoor_triage *t, const spoor_triage_dump **out)
         size_t kept = 0;
         for (size_t i = 0; i < t->ndumps; i++) {
             if (kept && !strcmp(t->dumps[kept - 1].path, t->dumps[i].path)) {
-                triage_dump_clear(&t->dumps[i]); /* one path twice: the first line */
+                spoor_triage_dump_clear(&t->dumps[i]); /* one path twice: the first line */
             } else {
                 t->dumps[kept++] = t->dumps[i];
             }

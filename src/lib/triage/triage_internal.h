@@ -16,8 +16,8 @@ struct triage_line {
 
 /* Parses one line (len bytes, no newline) into *out. False with the error set ("line N: ...",
  * the caller adds the name); nothing to free then. */
-bool triage_line_parse(const char *text, size_t len, struct triage_line *out);
-void triage_bucket_clear(spoor_triage_bucket *b);
-void triage_dump_clear(spoor_triage_dump *d);
+bool spoor_triage_line_parse(const char *text, size_t len, struct triage_line *out);
+void spoor_triage_bucket_clear(spoor_triage_bucket *b);
+void spoor_triage_dump_clear(spoor_triage_dump *d);
 
 #endif

@@ -373,7 +373,7 @@ static bool to_bucket(struct reader *r, const struct jv *o, spoor_triage_bucket 
         ok = fail(r, "\"count\" %llu is not the sum of the versions' counts (%llu)",
                   (unsigned long long)b->count, (unsigned long long)total);
     if (!ok)
-        triage_bucket_clear(b);
+        spoor_triage_bucket_clear(b);
     return ok;
 }
 
@@ -392,11 +392,11 @@ static bool to_dump(struct reader *r, const struct jv *o, spoor_triage_dump *d)
     }
     free(bucket);
     if (!ok)
-        triage_dump_clear(d);
+        spoor_triage_dump_clear(d);
     return ok;
 }
 
-bool triage_line_parse(const char *text, size_t len, struct triage_line *out)
+bool spoor_triage_line_parse(const char *text, size_t len, struct triage_line *out)
 {
     struct reader r = {.p = text, .end = text + len};
     struct jv v;

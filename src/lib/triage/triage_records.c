@@ -7,7 +7,7 @@
 
 #include "triage/triage_internal.h"
 
-void triage_bucket_clear(spoor_triage_bucket *b)
+void spoor_triage_bucket_clear(spoor_triage_bucket *b)
 {
     spoor_triage_sig_clear(&b->sig);
     for (size_t i = 0; i < b->nversions; i++) {
@@ -19,7 +19,7 @@ void triage_bucket_clear(spoor_triage_bucket *b)
     memset(b, 0, sizeof *b);
 }
 
-void triage_dump_clear(spoor_triage_dump *d)
+void spoor_triage_dump_clear(spoor_triage_dump *d)
 {
     free(d->path);
     free(d->error);
