@@ -45,7 +45,7 @@ static int walk(const char *path, int depth, int (*file)(const char *, void *), 
         n++;
     }
     closedir(dir);
-    if (rc == 0)
+    if (rc == 0 && n)
         qsort(names, n, sizeof *names, cmp_name);
     for (size_t i = 0; i < n && rc == 0; i++) {
         size_t len = strlen(path) + strlen(names[i]) + 2;
