@@ -424,7 +424,8 @@ static int cmp_bucket(const void *a, const void *b)
 size_t spoor_triage_buckets(spoor_triage *t, const spoor_triage_bucket **out)
 {
     if (!t->buckets_sorted) {
-        qsort(t->buckets, t->nbuckets, sizeof *t->buckets, cmp_bucket);
+        if (t->nbuckets)
+            qsort(t->buckets, t->nbuckets, sizeof *t->buckets, cmp_bucket);
         free(t->slots); /* the indexes moved */
         t->slots = NULL;
         t->nslots = 0;
@@ -448,7 +449,8 @@ static int cmp_dump(const void *a, const void *b)
 size_t spoor_triage_dumps(spoor_triage *t, const spoor_triage_dump **out)
 {
     if (!t->dumps_sorted) {
-        qsort(t->dumps, t->ndumps, sizeof *t->dumps, cmp_dump);
+        if (t->ndumps)
+            qsort(t->dumps, t->ndumps, sizeof *t->dumps, cmp_dump);
         size_t kept = 0;
         for (size_t i = 0; i < t->ndumps; i++) {
             if (kept && !strcmp(t->dumps[kept - 1].path, t->dumps[i].path)) {
