@@ -13,67 +13,6 @@
 #define MAX_FRAMES 256
 #define MAX_INLINE 8
 
-void spoor_triage_sig_clear(spoor_triage_sig *s)
-{
-    if (!s)
-        return;
-    for (size_t i = 0; i < s->nbits; i++)
-        free(s->bits[i]);
-    for (size_t i = 0; i < s->nframes; i++)
-        free(s->frames[i]);
-    free(s->bits);
-    free(s->frames);
-    free(s->reason);
-    free(s->fault);
-    free(s->assert_at);
-    free(s->text);
-    memset(s, 0, sizeof *s);
-}
-
-static bool append(char **buf, size_t *len, size_t *cap, const char *s)
-{
-    size_t n = strlen(s);
-    if (*len + n + 1 > *cap) {
-        size_t c = (*len + n + 1) * 2;
-        char *grown = realloc(*buf, c);
-        if (!grown)
-            return false;
-        *buf = grown;
-        *cap = c;
-    }
-    memcpy(*buf + *len, s, n + 1);
-    *len += n;
-    return true;
-}
-
-bool spoor_triage_sig_finish(spoor_triage_sig *s)
-{
-    char *t = NULL;
-    size_t len = 0, cap = 0;
-    bool ok = append(&t, &len, &cap, s->reason ? s->reason : "unknown");
-    if (s->fault)
-        ok = ok && append(&t, &len, &cap, " ") && append(&t, &len, &cap, s->fault);
-    for (size_t i = 0; i < s->nbits; i++)
-        ok = ok && append(&t, &len, &cap, i ? "," : " ") && append(&t, &len, &cap, s->bits[i]);
-    if (s->assert_at)
-        ok = ok && append(&t, &len, &cap, " at ") && append(&t, &len, &cap, s->assert_at);
-    ok = ok && append(&t, &len, &cap, " |");
-    for (size_t i = 0; i < s->nframes; i++)
-        ok = ok && append(&t, &len, &cap, i ? " < " : " ") && append(&t, &len, &cap, s->frames[i]);
-    if (!ok) {
-        free(t);
-        spoor_set_error(SPOOR_ERR_NOMEM, "triage: out of memory");
-        return false;
-    }
-    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a 64 */
-    for (const unsigned char *p = (const unsigned char *)t; *p; p++)
-        h = (h ^ *p) * 0x100000001b3ull;
-    snprintf(s->id, sizeof s->id, "%016llx", (unsigned long long)h);
-    free(s->text);
-    s->text = t;
-    return true;
-}
-
 /* Whether a frame's code is the application's: not the target library (spoor_* functions,
  * code from target/src), not the C library or compiler runtime (code without a source file,
  * newlib, libgcc, picolibc, __names). */
