@@ -69,6 +69,11 @@ typedef struct spoor_snapshot {
 spoor_snapshot *spoor_snapshot_open(const spoor_snapshot_source *src, const spoor_elf *elf);
 void spoor_snapshot_close(spoor_snapshot *s);
 
+/* The snapshot of a dump already parsed (spoor_dump_parse/spoor_dump_load), which it takes
+ * over: freed by spoor_snapshot_close, or here when the open fails. name names the input in
+ * messages (borrowed). NULL with the error set: "NAME: no registers in the dump". */
+spoor_snapshot *spoor_snapshot_from_dump(spoor_dump *dump, const char *name, const spoor_elf *elf);
+
 /* The signal a GDB stop reply reports for this state: 11 (SIGSEGV) for a fault, 5 (SIGTRAP)
  * otherwise. */
 int spoor_snapshot_signal(const spoor_snapshot *s);

@@ -43,6 +43,23 @@ int cli_bad_option(const char *cmd, char **argv);
  * not a 32-bit ARM ELF, no symbols at all, ...). */
 struct spoor_elf *cli_open_elf(const char *cmd, const char *path);
 
+/* --elf-dir DIR, taken by every command that takes -e: the ELF is the one under DIR whose
+ * build-id the DUMP has (spoor/elf_dir.h). */
+enum { CLI_OPT_ELF_DIR = 280 };
+#define CLI_ELF_DIR_LONG_OPTION                                                                    \
+    {                                                                                              \
+        "elf-dir", required_argument, 0, CLI_OPT_ELF_DIR                                           \
+    }
+#define CLI_ELF_DIR_HELP                                                                           \
+    "      --elf-dir DIR  instead of -e: the ELF under DIR (read recursively, .build-id trees\n"   \
+    "                     too) whose GNU build-id the DUMP has\n"
+/* Takes --elf-dir DIR (for cli_open_elf_for); returns 0 or the exit status after an error. */
+int cli_elf_dir_option(const char *cmd, const char *dir);
+/* cli_open_elf(cmd, path), or with --elf-dir the ELF of the dump at dump_path by its
+ * build-id: errors when both -e and --elf-dir, or neither, are given, when there is no DUMP,
+ * when the dump has no build-id or no ELF under DIR has it. */
+struct spoor_elf *cli_open_elf_for(const char *cmd, const char *path, const char *dump_path);
+
 struct spoor_dump;
 /* Prints "spoor CMD: WARNING: build-id mismatch: ..." on stderr when dump (NULL: none, as for a
  * live target) comes from another build than the ELF (spoor_dump_build_id_warning). */

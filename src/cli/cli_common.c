@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "spoor/dump.h"
 #include "spoor/elf.h"
+#include "spoor/elf_dir.h"
 
 /* The one printer of every line spoor writes to stderr: "spoor CMD: " kind message. */
 static void say(const char *cmd, const char *kind, const char *fmt, va_list ap)
@@ -90,5 +91,50 @@ spoor_elf *cli_open_elf(const char *cmd, const char *path)
         spoor_elf_close(elf);
         return NULL;
     }
+    return elf;
+}
+
+static const char *elf_dir;
+
+int cli_elf_dir_option(const char *cmd, const char *dir)
+{
+    (void)cmd;
+    elf_dir = dir;
+    return 0;
+}
+
+spoor_elf *cli_open_elf_for(const char *cmd, const char *path, const char *dump_path)
+{
+    if (!elf_dir)
+        return cli_open_elf(cmd, path);
+    if (path) {
+        cli_error(cmd, "give -e FW.elf or --elf-dir DIR, not both");
+        return NULL;
+    }
+    if (!dump_path) {
+        cli_error(cmd, "--elf-dir finds the ELF by the build-id of a DUMP: give one DUMP");
+        return NULL;
+    }
+    spoor_dump *dump = spoor_dump_load(dump_path);
+    if (!dump) {
+        cli_error(cmd, "%s", spoor_last_error());
+        return NULL;
+    }
+    spoor_elf_dir *dir = dump->build_id ? spoor_elf_dir_scan(elf_dir) : NULL;
+    const char *found = dir ? spoor_elf_dir_find(dir, dump->build_id, dump->build_id_len) : NULL;
+    spoor_elf *elf = NULL;
+    char hex[130];
+    if (!dump->build_id)
+        cli_error(cmd, "%s: no build-id in the dump: give its ELF with -e", dump_path);
+    else if (!dir)
+        cli_error(cmd, "%s", spoor_last_error());
+    else if (!found)
+        cli_error(cmd, "%s: no ELF with build-id %s in %s (%zu indexed)", dump_path,
+                  spoor_build_id_hex(dump->build_id, dump->build_id_len, hex), elf_dir,
+                  spoor_elf_dir_count(dir));
+    else
+        elf = cli_open_elf(cmd, found);
+    spoor_elf_dir_free(dir);
+    spoor_dump_free(dump);
     return elf;
 }

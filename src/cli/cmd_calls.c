@@ -380,7 +380,8 @@ int cmd_calls(int argc, char **argv)
         case 'h': fputs(calls_usage, stdout); return SPOOR_EXIT_OK;
         case TARGET_OPT_REGS:
         case TARGET_OPT_MEM:
-        case TARGET_OPT_GDB: {
+        case TARGET_OPT_GDB:
+        case TARGET_OPT_ELF_DIR: {
             int rc = target_input_option("calls", &in, opt, optarg);
             if (rc)
                 return rc;
@@ -398,7 +399,7 @@ int cmd_calls(int argc, char **argv)
         return cli_error("calls", "--itm needs --port P (the port given to spoor_calls_itm)");
     if (!c.itm_spec && (c.port_given || c.tpiu))
         return cli_error("calls", "--port and --tpiu go with --itm SOURCE");
-    c.elf = cli_open_elf("calls", c.elf_path);
+    c.elf = target_input_elf("calls", c.elf_path, argv + optind, argc - optind);
     if (!c.elf)
         return SPOOR_EXIT_USAGE;
     c.v.elf = c.elf;

@@ -364,6 +364,7 @@ int cmd_crash(int argc, char **argv)
         case TARGET_OPT_REGS:
         case TARGET_OPT_MEM:
         case TARGET_OPT_GDB:
+        case TARGET_OPT_ELF_DIR:
             if ((rc = target_input_option("crash", &in, opt, optarg)))
                 return rc;
             break;
@@ -371,7 +372,7 @@ int cmd_crash(int argc, char **argv)
         default: return cli_bad_option("crash", argv);
         }
     }
-    if (!(c.elf = cli_open_elf("crash", elf_path)))
+    if (!(c.elf = target_input_elf("crash", elf_path, argv + optind, argc - optind)))
         return SPOOR_EXIT_USAGE;
     rc = SPOOR_EXIT_OK;
     c.snap = target_input_open("crash", &in, argv + optind, argc - optind, c.elf);

@@ -194,6 +194,7 @@ int cmd_gdbserver(int argc, char **argv)
         case TARGET_OPT_REGS:
         case TARGET_OPT_MEM:
         case TARGET_OPT_GDB:
+        case TARGET_OPT_ELF_DIR:
             if ((err = target_input_option("gdbserver", &in, opt, optarg)))
                 return err;
             break;
@@ -207,7 +208,7 @@ int cmd_gdbserver(int argc, char **argv)
     spoor_snapshot *snap = NULL;
     spoor_rsp_thread *thread_list = NULL;
     int rc = SPOOR_EXIT_USAGE, lfd = -1, cfd = -1;
-    if (!(elf = cli_open_elf("gdbserver", elf_path)))
+    if (!(elf = target_input_elf("gdbserver", elf_path, argv + optind, argc - optind)))
         goto out;
     if (!(snap = target_input_open("gdbserver", &in, argv + optind, argc - optind, elf)))
         goto out;

@@ -319,6 +319,7 @@ int cmd_mtb(int argc, char **argv)
         case TARGET_OPT_REGS:
         case TARGET_OPT_MEM:
         case TARGET_OPT_GDB:
+        case TARGET_OPT_ELF_DIR:
             if ((rc = target_input_option("mtb", &in, opt, optarg)))
                 return rc;
             break;
@@ -332,7 +333,7 @@ int cmd_mtb(int argc, char **argv)
         return cli_error("mtb", "--json covers packets and --flow; --calls is text only");
     if (freeze && !in.src.gdb)
         return cli_error("mtb", "--freeze stops a live MTB: it needs --gdb HOST:PORT");
-    if (!(m.elf = cli_open_elf("mtb", elf_path)))
+    if (!(m.elf = target_input_elf("mtb", elf_path, argv + optind, argc - optind)))
         return SPOOR_EXIT_USAGE;
     ob_init(&m.out, 1);
     json_init(&m.jout, &m.out);

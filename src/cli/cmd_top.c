@@ -50,6 +50,7 @@ static const char top_usage[] =
     "                        exception_trace_enable with -E)\n"
     "      --mem ADDR:FILE   target memory from an image (repeatable)\n"
     "      --stats           memory statistics on stderr (reads, GDB round trips, halts)\n"
+    "      --elf-dir DIR     instead of -e: the ELF under DIR whose build-id the DUMP has\n"
     "  -h, --help            this text\n\n"
     "A DUMP argument (a crash dump) supplies target memory too. See docs/top.md.\n";
 
@@ -210,6 +211,7 @@ static int parse_args(int argc, char **argv, struct top_args *a, struct top_cli 
                                          {"telnet", required_argument, 0, 'W'},
                                          {"setup", required_argument, 0, OPT_SETUP},
                                          {"help", no_argument, 0, 'h'},
+                                         CLI_ELF_DIR_LONG_OPTION,
                                          {0, 0, 0, 0}};
     int opt;
     uint32_t id;
@@ -218,6 +220,7 @@ static int parse_args(int argc, char **argv, struct top_args *a, struct top_cli 
     while ((opt = getopt_long(argc, argv, "e:s:p:t::T:F:I:n:Ej:W:h", opts, NULL)) != -1) {
         switch (opt) {
         case 'e': a->elf = optarg; break;
+        case CLI_OPT_ELF_DIR: cli_elf_dir_option("top", optarg); break;
         case 's': a->server = optarg; break;
         case OPT_INPUT: a->input = optarg; break;
         case 'p':
@@ -311,7 +314,7 @@ int cmd_top(int argc, char **argv)
     c.threads = calloc(SPOOR_TOP_MAX_THREADS, sizeof *c.threads);
     if (!c.threads)
         return cli_out_of_memory("top");
-    if (!(c.elf = cli_open_elf("top", a.elf))) {
+    if (!(c.elf = cli_open_elf_for("top", a.elf, dump))) {
         top_cleanup(&c);
         return SPOOR_EXIT_USAGE;
     }

@@ -7,6 +7,7 @@ int target_input_option(const char *cmd, target_input *in, int opt, const char *
     switch (opt) {
     case TARGET_OPT_REGS: in->src.regs_path = arg; return 0;
     case TARGET_OPT_GDB: in->src.gdb = arg; return 0;
+    case TARGET_OPT_ELF_DIR: return cli_elf_dir_option(cmd, arg);
     default: break;
     }
     if (in->src.nmems == TARGET_INPUT_MAX_MEMS)
@@ -30,4 +31,9 @@ spoor_snapshot *target_input_open(const char *cmd, target_input *in, char **args
     if (!s)
         cli_error(cmd, "%s", spoor_last_error());
     return s;
+}
+
+spoor_elf *target_input_elf(const char *cmd, const char *path, char **args, int nargs)
+{
+    return cli_open_elf_for(cmd, path, nargs == 1 ? args[0] : NULL);
 }

@@ -4,14 +4,20 @@
 #ifndef SPOOR_TARGET_INPUT_H
 #define SPOOR_TARGET_INPUT_H
 
+#include "cli.h"
 #include "spoor/snapshot.h"
 
 #define TARGET_INPUT_MAX_MEMS 64
-enum { TARGET_OPT_REGS = 256, TARGET_OPT_MEM, TARGET_OPT_GDB };
+enum {
+    TARGET_OPT_REGS = 256,
+    TARGET_OPT_MEM,
+    TARGET_OPT_GDB,
+    TARGET_OPT_ELF_DIR = CLI_OPT_ELF_DIR
+};
 
 #define TARGET_INPUT_LONG_OPTIONS                                                                  \
     {"regs", required_argument, 0, TARGET_OPT_REGS},                                               \
-        {"mem", required_argument, 0, TARGET_OPT_MEM},                                             \
+        {"mem", required_argument, 0, TARGET_OPT_MEM}, CLI_ELF_DIR_LONG_OPTION,                    \
     {                                                                                              \
         "gdb", required_argument, 0, TARGET_OPT_GDB                                                \
     }
@@ -22,7 +28,7 @@ enum { TARGET_OPT_REGS = 256, TARGET_OPT_MEM, TARGET_OPT_GDB };
     "      --mem ADDR:FILE  raw memory contents at ADDR (repeatable), e.g. a RAM dump\n"           \
     "      --gdb HOST:PORT  a live target halted behind a GDB server (OpenOCD :3333, pyOCD,\n"     \
     "                     J-Link GDB server, QEMU -gdb): registers and memory read over the\n"     \
-    "                     remote protocol\n"
+    "                     remote protocol\n" CLI_ELF_DIR_HELP
 
 typedef struct target_input {
     spoor_snapshot_source src;
@@ -31,6 +37,10 @@ typedef struct target_input {
 
 /* Takes a TARGET_OPT_* option; returns 0, or the exit status after printing the error. */
 int target_input_option(const char *cmd, target_input *in, int opt, const char *arg);
+
+/* The ELF of -e (path), or with --elf-dir the one whose build-id the DUMP among args (nargs)
+ * has; NULL after a one-line error. */
+spoor_elf *target_input_elf(const char *cmd, const char *path, char **args, int nargs);
 
 /* Opens the snapshot from the options and the positional arguments (args, nargs: at most one
  * DUMP). NULL after printing a one-line error. */

@@ -326,7 +326,32 @@ def recipe_mtb(work):
             cwd=work, check=True, capture_output=True, timeout=120)
 
 
+def recipe_triage(work):
+    """docs/triage.md: fw/ with the crash example's ELFs, dumps/ with a few scenarios on three
+    cores (one of them twice), a damaged copy, file times fixed a minute apart."""
+    (work / "fw").mkdir()
+    dumps = work / "dumps"
+    dumps.mkdir()
+    for cpu in ("m3", "m33", "m0"):
+        shutil.copy(EXAMPLES / f"crash-{cpu}.elf", work / "fw")
+    made = []
+    for cpu, scenario, name in (("m3", "div0", "dev1-m3-div0.bin"),
+                                ("m33", "div0", "dev2-m33-div0.bin"),
+                                ("m3", "div0", "dev3-m3-div0.bin"),
+                                ("m3", "assert", "dev4-m3-assert.bin"),
+                                ("m0", "assert", "dev5-m0-assert.bin"),
+                                ("m0", "undef", "dev6-m0-undef.bin")):
+        crash_dump(cpu, scenario, dumps / name)
+        made.append(dumps / name)
+    data = made[0].read_bytes()
+    (dumps / "dev7-cut.bin").write_bytes(data[:len(data) // 2])
+    made.append(dumps / "dev7-cut.bin")
+    for i, path in enumerate(made):
+        os.utime(path, (1717200000 + 60 * i, 1717200000 + 60 * i))
+
+
 RECIPES = {
+    "triage.md": recipe_triage,
     "crash.md": recipe_crash,
     "memory.md": recipe_memory,
     "gdbserver.md": recipe_gdbserver,

@@ -35,19 +35,22 @@ ORDER = ["base", "arch", "elf", "remote", "snapshot", "unwind", "rtos"]
 LAYERS = {layer: set(ORDER[:i]) for i, layer in enumerate(ORDER)}
 LAYERS["itm"] = set(ORDER[:ORDER.index("snapshot") + 1])
 LAYERS["flow"] = LAYERS["itm"] | {"itm"}
+# triage signs dumps (snapshot, unwind) and sits above every other layer.
+LAYERS["triage"] = set(ORDER) | {"itm", "flow"}
 
 # The layer of each public header. The target's record layouts (target/include/spoor/) are
 # shared with the firmware and include nothing of the host: they count as base.
 PUBLIC = {
     "base": "error.h number.h read.h",
     "arch": "regs.h fault.h thumb.h",
-    "elf": "elf.h",
+    "elf": "elf.h elf_dir.h",
     "remote": "gdb_remote.h gdb_rsp.h openocd.h",
     "snapshot": "dump.h memory.h snapshot.h",
     "unwind": "unwind.h",
     "rtos": "rtos.h stack_usage.h",
     "itm": "itm.h tpiu.h trace_source.h top.h trace_pump.h dwt_setup.h",
     "flow": "call_stack.h calls_decode.h mtb_decode.h",
+    "triage": "triage.h",
 }
 
 

@@ -12,6 +12,7 @@
 #include "base/input_file.h"
 #include "base/partition_point.h"
 #include "elf/elf_internal.h"
+#include "spoor/elf_dir.h"
 #include "spoor/error.h"
 
 static int corrupt(spoor_elf *e, const char *what)
@@ -97,25 +98,8 @@ static int load_sections(spoor_elf *e, const uint8_t *file, size_t file_size)
         s->entsize = (uint32_t)sh.sh_entsize;
         if (sh.sh_type != SHT_NOBITS && sh.sh_size)
             s->data = file + sh.sh_offset;
-        if (sh.sh_type == SHT_NOTE && s->data && !e->build_id) {
-            /* Elf32_Nhdr records: namesz, descsz, type, name (4-aligned), desc (4-aligned) */
-            size_t off = 0;
-            while (off + 12 <= s->size) {
-                uint32_t nsz, dsz, type;
-                memcpy(&nsz, s->data + off, 4);
-                memcpy(&dsz, s->data + off + 4, 4);
-                memcpy(&type, s->data + off + 8, 4);
-                size_t name_off = off + 12, desc_off = name_off + ((nsz + 3u) & ~3u);
-                if (desc_off > s->size || dsz > s->size - desc_off)
-                    break;
-                if (type == NT_GNU_BUILD_ID && nsz == 4 && !memcmp(s->data + name_off, "GNU", 4)) {
-                    e->build_id = s->data + desc_off;
-                    e->build_id_len = dsz;
-                    break;
-                }
-                off = desc_off + ((dsz + 3u) & ~3u);
-            }
-        }
+        if (sh.sh_type == SHT_NOTE && s->data && !e->build_id)
+            spoor_elf_note_build_id(s->data, s->size, &e->build_id, &e->build_id_len);
     }
     return 0;
 }

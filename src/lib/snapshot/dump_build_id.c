@@ -3,15 +3,7 @@
 #include <string.h>
 
 #include "spoor/dump.h"
-
-/* Lowercase hex of at most 64 bytes (a sha1 build-id has 20). */
-static void hex_bytes(char out[130], const uint8_t *bytes, size_t n)
-{
-    size_t i = 0;
-    for (; i < n && i < 64; i++)
-        snprintf(out + 2 * i, 3, "%02x", bytes[i]);
-    out[2 * i] = 0;
-}
+#include "spoor/elf_dir.h"
 
 const char *spoor_dump_build_id_warning(const spoor_dump *dump, const spoor_elf *elf, char *buf,
                                         size_t len)
@@ -23,8 +15,8 @@ const char *spoor_dump_build_id_warning(const spoor_dump *dump, const spoor_elf 
     if (elen == dump->build_id_len && !memcmp(eid, dump->build_id, elen))
         return NULL;
     char d[130], e[130];
-    hex_bytes(d, dump->build_id, dump->build_id_len);
-    hex_bytes(e, eid, elen);
+    spoor_build_id_hex(dump->build_id, dump->build_id_len, d);
+    spoor_build_id_hex(eid, elen, e);
     snprintf(buf, len,
              "build-id mismatch: the dump is from %s, the ELF is %s; names and lines may be wrong",
              d, e);

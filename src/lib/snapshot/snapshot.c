@@ -68,22 +68,9 @@ static int fault_exception_of(const spoor_regs *r)
     return ipsr >= 3 && ipsr <= 7 ? (int)ipsr : -1;
 }
 
-static bool open_dump(spoor_snapshot *s, const spoor_snapshot_source *src)
+static bool adopt_dump(spoor_snapshot *s, bool raw, bool memory_only)
 {
-    bool raw = src->regs_path || src->nmems;
-    s->input = raw ? (src->regs_path ? src->regs_path : "--mem") : src->dump_path;
-    /* --mem images of a raw snapshot are a memory layer (add_images); the dump holds only the
-     * registers then. */
-    if (raw && !src->regs_path) {
-        if (src->memory_only)
-            return true;
-        spoor_set_error(SPOOR_ERR_UNAVAILABLE, "--mem: no registers (give --regs)");
-        return false;
-    }
-    s->dump = raw ? spoor_dump_from_regs_json(src->regs_path) : spoor_dump_load(src->dump_path);
-    if (!s->dump)
-        return false;
-    if (!s->dump->has_registers && !src->memory_only) {
+    if (!s->dump->has_registers && !memory_only) {
         spoor_set_error(SPOOR_ERR_UNAVAILABLE, "%s: no registers in the %s", s->input,
                         raw ? "input (give --regs)" : "dump");
         return false;
@@ -100,6 +87,34 @@ static bool open_dump(spoor_snapshot *s, const spoor_snapshot_source *src)
     return true;
 }
 
+static bool open_dump(spoor_snapshot *s, const spoor_snapshot_source *src)
+{
+    bool raw = src->regs_path || src->nmems;
+    s->input = raw ? (src->regs_path ? src->regs_path : "--mem") : src->dump_path;
+    /* --mem images of a raw snapshot are a memory layer (add_images); the dump holds only the
+     * registers then. */
+    if (raw && !src->regs_path) {
+        if (src->memory_only)
+            return true;
+        spoor_set_error(SPOOR_ERR_UNAVAILABLE, "--mem: no registers (give --regs)");
+        return false;
+    }
+    s->dump = raw ? spoor_dump_from_regs_json(src->regs_path) : spoor_dump_load(src->dump_path);
+    return s->dump && adopt_dump(s, raw, src->memory_only);
+}
+
+/* The exception and, when the input has no fault registers, the fault status from memory: a
+ * debugger snapshot that covers the System Control Space (or a live target) still has them.
+ * Only memory that is the target's is trusted, not the ELF's. */
+static void finish(spoor_snapshot *s)
+{
+    if (s->exception < 0)
+        s->exception = fault_exception_of(&s->regs);
+    if (!s->fault.valid && !s->memory_only &&
+        spoor_fault_status_read(spoor_mem_reader, s->mem, &s->fault))
+        s->fault_from = s->gdb ? SPOOR_FAULT_FROM_LIVE_SCS : SPOOR_FAULT_FROM_MEMORY;
+}
+
 static bool open_gdb(spoor_snapshot *s, const spoor_snapshot_source *src)
 {
     s->input = src->gdb;
@@ -112,10 +127,8 @@ static bool open_gdb(spoor_snapshot *s, const spoor_snapshot_source *src)
     return spoor_gdb_read_registers(s->gdb, &s->regs, s->missing, sizeof s->missing);
 }
 
-spoor_snapshot *spoor_snapshot_open(const spoor_snapshot_source *src, const spoor_elf *elf)
+static spoor_snapshot *snapshot_new(void)
 {
-    if (!check_source(src))
-        return NULL;
     spoor_snapshot *s = calloc(1, sizeof *s);
     if (!s || !(s->mem = spoor_mem_new())) {
         free(s);
@@ -123,6 +136,16 @@ spoor_snapshot *spoor_snapshot_open(const spoor_snapshot_source *src, const spoo
         return NULL;
     }
     s->exception = -1;
+    return s;
+}
+
+spoor_snapshot *spoor_snapshot_open(const spoor_snapshot_source *src, const spoor_elf *elf)
+{
+    if (!check_source(src))
+        return NULL;
+    spoor_snapshot *s = snapshot_new();
+    if (!s)
+        return NULL;
     s->memory_only = src->memory_only;
     bool ok = src->gdb ? open_gdb(s, src) : open_dump(s, src);
     /* Layers, first match wins: a dump's regions, the --mem images, the ELF's read-only
@@ -135,14 +158,24 @@ spoor_snapshot *spoor_snapshot_open(const spoor_snapshot_source *src, const spoo
         spoor_snapshot_close(s);
         return NULL;
     }
-    if (s->exception < 0)
-        s->exception = fault_exception_of(&s->regs);
-    /* No fault registers in the input: a debugger snapshot that covers the System Control
-     * Space (or a live target) still has them. Only trust memory that is the target's, not
-     * the ELF's. */
-    if (!s->fault.valid && !s->memory_only &&
-        spoor_fault_status_read(spoor_mem_reader, s->mem, &s->fault))
-        s->fault_from = s->gdb ? SPOOR_FAULT_FROM_LIVE_SCS : SPOOR_FAULT_FROM_MEMORY;
+    finish(s);
+    return s;
+}
+
+spoor_snapshot *spoor_snapshot_from_dump(spoor_dump *dump, const char *name, const spoor_elf *elf)
+{
+    spoor_snapshot *s = snapshot_new();
+    if (!s) {
+        spoor_dump_free(dump);
+        return NULL;
+    }
+    s->dump = dump;
+    s->input = name;
+    if (!adopt_dump(s, false, false) || (elf && !spoor_mem_add_elf(s->mem, elf))) {
+        spoor_snapshot_close(s);
+        return NULL;
+    }
+    finish(s);
     return s;
 }
 

@@ -1,0 +1,115 @@
+/* Fleet triage: many crash dumps from many firmware builds grouped into the few bugs they are.
+ *
+ * A dump's signature is what stays the same when the same bug hits another build: the reason
+ * (fault, assert, watchdog, ...), the fault type and its status bits, an assert's file (base
+ * name) and line, and the names of the innermost K application frames: frames of the target
+ * library (spoor_* functions, code from target/src), of the C library and compiler runtime
+ * (code without source, newlib, libgcc, __names) and unnamed code are left out, and no address
+ * or offset is part of it. Dumps with one signature form a bucket: how many, from which builds
+ * (build-ids), first and last seen, one example dump.
+ *
+ * Each dump finds its own ELF by build-id (spoor/elf_dir.h). Dumps are read and signed in
+ * parallel; a dump that cannot be read, has no build-id or no ELF is listed with its error,
+ * never fatal. The JSON Lines output (bucket lines, per-dump lines) can be read back and merged
+ * (spoor_triage_merge_text): merging is associative and commutative, so shards of a fleet
+ * signed on many machines merge to what one run over all of them gives. */
+#ifndef SPOOR_TRIAGE_H
+#define SPOOR_TRIAGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "spoor/dump.h"
+#include "spoor/elf.h"
+#include "spoor/elf_dir.h"
+
+#define SPOOR_TRIAGE_MAX_K 32
+#define SPOOR_TRIAGE_DEFAULT_K 5
+
+/* A signature: its parts and, joined, its text and id (16 hex digits of its 64-bit FNV-1a
+ * hash). Strings are owned (spoor_triage_sig_clear); fault and assert_at are NULL when they do
+ * not apply. */
+typedef struct spoor_triage_sig {
+    char *reason; /* spoor_dump_reason_name(), "unknown" without a reason record */
+    char *fault;  /* "UsageFault", ...; NULL unless the dump is a fault */
+    char **bits;  /* status bit names: "INVSTATE", "FORCED" */
+    size_t nbits;
+    char *assert_at; /* "crash.c:412" */
+    char **frames;   /* innermost first */
+    size_t nframes;
+    char *text; /* "fault UsageFault INVSTATE | dispatch_tick_callback < timer_tick" */
+    char id[17];
+} spoor_triage_sig;
+
+/* Signs one dump with its ELF: at most k application frames (0: SPOOR_TRIAGE_DEFAULT_K, at
+ * most SPOOR_TRIAGE_MAX_K). Takes the dump over (it is freed here); name names it in errors.
+ * False with spoor_last_error() set: "NAME: no registers in the dump", out of memory. Not
+ * thread-safe for one elf (its lazily built tables): spoor_triage_add_files serializes the
+ * calls per ELF. */
+bool spoor_triage_sign(const spoor_elf *elf, spoor_dump *dump, const char *name, unsigned k,
+                       spoor_triage_sig *out);
+void spoor_triage_sig_clear(spoor_triage_sig *sig);
+/* Sets text and id from the parts (the one place the text is made). False when out of memory. */
+bool spoor_triage_sig_finish(spoor_triage_sig *sig);
+
+/* One firmware build a bucket's dumps come from. */
+typedef struct spoor_triage_version {
+    char *build_id; /* lowercase hex; "" for a dump without one */
+    char *version;  /* a version string the dump carries, NULL when none */
+    uint64_t count;
+} spoor_triage_version;
+
+typedef struct spoor_triage_bucket {
+    spoor_triage_sig sig;
+    uint64_t count;
+    spoor_triage_version *versions; /* sorted by build_id */
+    size_t nversions;
+    int64_t first, last; /* Unix seconds: the dump's own time, else the file's mtime */
+    char *example;       /* the earliest dump (equal times: the smallest path) */
+} spoor_triage_bucket;
+
+/* One input file: signed into a bucket, or not (error set). */
+typedef struct spoor_triage_dump {
+    char *path;
+    char *error;     /* NULL when signed */
+    char bucket[17]; /* the bucket's id */
+    char *build_id;  /* lowercase hex, NULL unknown */
+    int64_t time;
+} spoor_triage_dump;
+
+typedef struct spoor_triage spoor_triage;
+
+/* An empty triage; elf_dir (borrowed, may be NULL for merging only) gives each dump its ELF.
+ * k: frames per signature (0: SPOOR_TRIAGE_DEFAULT_K). */
+spoor_triage *spoor_triage_new(spoor_elf_dir *elf_dir, unsigned k);
+void spoor_triage_free(spoor_triage *t);
+
+/* Every regular file at path (a folder read recursively, sorted; or one file) appended to
+ * *paths (*n entries, malloc'd, free each and the array). False with the error set when path
+ * cannot be read. */
+bool spoor_triage_list_files(const char *path, char ***paths, size_t *n);
+
+/* Reads and signs the files on threads workers (0: one per online CPU); ELFs are opened once
+ * (elf_dir) and shared. A file that cannot be signed becomes a dump with its error. False only
+ * when out of memory or without an elf_dir. */
+bool spoor_triage_add_files(spoor_triage *t, char *const *paths, size_t n, unsigned threads);
+
+/* Adds the JSON Lines a triage printed (bucket lines, per-dump lines, error lines; name for
+ * errors): bucket lines add to the buckets, per-dump lines to the dumps. False with "NAME:
+ * line N: ..." on a line that is not such an object (nothing of that line is added). */
+bool spoor_triage_merge_text(spoor_triage *t, const char *text, size_t len, const char *name);
+
+/* The same for a file's contents ("FILE: cannot open: ..."). */
+bool spoor_triage_merge_file(spoor_triage *t, const char *path);
+
+/* The buckets, by count (most first), then id. Valid until the triage changes. */
+size_t spoor_triage_buckets(spoor_triage *t, const spoor_triage_bucket **out);
+/* The dumps, by path (each path once: of lines for one path, the first by bucket, error). */
+size_t spoor_triage_dumps(spoor_triage *t, const spoor_triage_dump **out);
+
+/* "2024-05-01T12:00:00Z" (21 bytes) / back: false when s is not that form. */
+char *spoor_triage_time_text(int64_t t, char out[32]);
+bool spoor_triage_time_parse(const char *s, int64_t *t);
+
+#endif

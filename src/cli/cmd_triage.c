@@ -1,0 +1,222 @@
+/* spoor triage: many crash dumps (from many firmware builds) grouped into buckets by signature,
+ * each dump with its own ELF found by build-id; or earlier outputs merged. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "json_out.h"
+#include "outbuf.h"
+#include "spoor/elf_dir.h"
+#include "spoor/triage.h"
+
+static const char triage_usage[] =
+    "usage: spoor triage --elf-dir DIR [-k K] [--json [--per-dump]] [--jobs N] (DUMP | DIR)...\n"
+    "       spoor triage --merge [--json [--per-dump]] FILE...\n"
+    "Groups crash dumps into the bugs they are: one bucket per signature (the reason, the fault\n"
+    "type and status bits, an assert's file and line, the names of the innermost K frames of\n"
+    "the application; no addresses, so one bug in two builds is one bucket), by count, with the\n"
+    "firmware builds (build-ids) it occurs in, first and last seen (file time) and an example\n"
+    "dump for spoor crash. Each dump finds its ELF by build-id in --elf-dir; a dump that cannot\n"
+    "be read or has no ELF there is listed apart, never fatal. A DIR argument is read\n"
+    "recursively.\n\n"
+    "      --elf-dir DIR  the firmware ELFs, found by their GNU build-id (read recursively;\n"
+    "                     .build-id/xx/rest.debug trees too)\n"
+    "  -k, --frames K     application frames in a signature (default 5, at most 32)\n"
+    "  -j, --json         one JSON object per bucket, then one per dump not signed\n"
+    "      --per-dump     with --json: one line per input dump too: "
+    "{\"dump\":PATH,\"bucket\":ID,...}\n"
+    "      --jobs N       worker threads (default: one per online CPU)\n"
+    "      --merge        read FILEs of earlier --json output (shards of a fleet) and print\n"
+    "                     what one run over all their dumps prints\n"
+    "  -h, --help         this text\n\n"
+    "Exit status: 0 report printed, 2 usage or input error (no ELF folder, a bad --merge file).\n";
+
+struct opts {
+    const char *elf_dir;
+    unsigned k, jobs;
+    bool json, per_dump, merge;
+};
+
+static void print_sig_json(json_out *j, const spoor_triage_sig *s)
+{
+    json_string(j, "signature", s->text);
+    json_string(j, "reason", s->reason);
+    json_string(j, "fault", s->fault);
+    json_array_begin(j, "bits");
+    for (size_t i = 0; i < s->nbits; i++)
+        json_string(j, NULL, s->bits[i]);
+    json_array_end(j);
+    json_string(j, "assert", s->assert_at);
+    json_array_begin(j, "frames");
+    for (size_t i = 0; i < s->nframes; i++)
+        json_string(j, NULL, s->frames[i]);
+    json_array_end(j);
+}
+
+static void print_json(outbuf *o, spoor_triage *t, bool per_dump)
+{
+    json_out j;
+    const spoor_triage_bucket *b;
+    size_t nb = spoor_triage_buckets(t, &b);
+    char when[32];
+    for (size_t i = 0; i < nb; i++) {
+        json_init(&j, o);
+        json_object_begin(&j, NULL);
+        json_string(&j, "bucket", b[i].sig.id);
+        json_uint(&j, "count", b[i].count);
+        print_sig_json(&j, &b[i].sig);
+        json_array_begin(&j, "versions");
+        for (size_t v = 0; v < b[i].nversions; v++) {
+            json_object_begin(&j, NULL);
+            json_string(&j, "build_id", b[i].versions[v].build_id);
+            json_string(&j, "version", b[i].versions[v].version);
+            json_uint(&j, "count", b[i].versions[v].count);
+            json_object_end(&j);
+        }
+        json_array_end(&j);
+        json_string(&j, "first", spoor_triage_time_text(b[i].first, when));
+        json_string(&j, "last", spoor_triage_time_text(b[i].last, when));
+        json_string(&j, "example", b[i].example);
+        json_object_end(&j);
+        json_finish(&j);
+    }
+    const spoor_triage_dump *d;
+    size_t nd = spoor_triage_dumps(t, &d);
+    for (size_t i = 0; i < nd; i++) {
+        if (!d[i].error && !per_dump)
+            continue;
+        json_init(&j, o);
+        json_object_begin(&j, NULL);
+        json_string(&j, "dump", d[i].path);
+        if (d[i].error) {
+            json_string(&j, "error", d[i].error);
+        } else {
+            json_string(&j, "bucket", d[i].bucket);
+            json_string(&j, "build_id", d[i].build_id);
+            json_string(&j, "time", spoor_triage_time_text(d[i].time, when));
+        }
+        json_object_end(&j);
+        json_finish(&j);
+    }
+}
+
+static void print_text(outbuf *o, spoor_triage *t)
+{
+    const spoor_triage_bucket *b;
+    size_t nb = spoor_triage_buckets(t, &b);
+    const spoor_triage_dump *d;
+    size_t nd = spoor_triage_dumps(t, &d), bad = 0;
+    uint64_t signed_dumps = 0;
+    for (size_t i = 0; i < nb; i++)
+        signed_dumps += b[i].count;
+    for (size_t i = 0; i < nd; i++)
+        bad += d[i].error != NULL;
+    ob_printf(o, "%zu bucket%s from %" PRIu64 " dump%s; %zu not signed\n\n", nb, nb == 1 ? "" : "s",
+              signed_dumps, signed_dumps == 1 ? "" : "s", bad);
+    char first[32], last[32];
+    for (size_t i = 0; i < nb; i++) {
+        ob_printf(o, "%6" PRIu64 "  %s  %s\n", b[i].count, b[i].sig.id, b[i].sig.text);
+        ob_printf(o, "        builds:");
+        for (size_t v = 0; v < b[i].nversions; v++)
+            ob_printf(o, " %.12s%s%s (%" PRIu64 ")", b[i].versions[v].build_id,
+                      b[i].versions[v].version ? " " : "",
+                      b[i].versions[v].version ? b[i].versions[v].version : "",
+                      b[i].versions[v].count);
+        ob_printf(o, "\n        first %s  last %s\n        example: %s\n",
+                  spoor_triage_time_text(b[i].first, first),
+                  spoor_triage_time_text(b[i].last, last), b[i].example);
+    }
+    if (bad)
+        ob_printf(o, "\nnot signed (%zu):\n", bad);
+    for (size_t i = 0; i < nd; i++)
+        if (d[i].error)
+            ob_printf(o, "  %s: %s\n", d[i].path, d[i].error);
+}
+
+static int parse(int argc, char **argv, struct opts *o)
+{
+    enum { OPT_ELF_DIR = 300, OPT_PER_DUMP, OPT_JOBS, OPT_MERGE };
+    static const struct option opts[] = {{"elf-dir", required_argument, 0, OPT_ELF_DIR},
+                                         {"frames", required_argument, 0, 'k'},
+                                         {"json", no_argument, 0, 'j'},
+                                         {"per-dump", no_argument, 0, OPT_PER_DUMP},
+                                         {"jobs", required_argument, 0, OPT_JOBS},
+                                         {"merge", no_argument, 0, OPT_MERGE},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    int opt;
+    uint32_t v;
+    optind = 1;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "k:jh", opts, NULL)) != -1) {
+        switch (opt) {
+        case OPT_ELF_DIR: o->elf_dir = optarg; break;
+        case 'k':
+            if (!cli_parse_u32(optarg, &v) || v < 1 || v > SPOOR_TRIAGE_MAX_K)
+                return cli_error("triage", "-k %s: expected 1 to %d frames", optarg,
+                                 SPOOR_TRIAGE_MAX_K);
+            o->k = v;
+            break;
+        case 'j': o->json = true; break;
+        case OPT_PER_DUMP: o->per_dump = true; break;
+        case OPT_JOBS:
+            if (!cli_parse_u32(optarg, &v) || v < 1 || v > 1024)
+                return cli_error("triage", "--jobs %s: expected 1 to 1024 threads", optarg);
+            o->jobs = v;
+            break;
+        case OPT_MERGE: o->merge = true; break;
+        case 'h': fputs(triage_usage, stdout); return -1;
+        default: return cli_bad_option("triage", argv);
+        }
+    }
+    if (optind == argc)
+        return cli_error("triage",
+                         o->merge ? "no FILE to merge given" : "no DUMP or folder of dumps given");
+    if (o->per_dump && !o->json)
+        return cli_error("triage", "--per-dump is a JSON output: give --json too");
+    if (!o->merge && !o->elf_dir)
+        return cli_error("triage",
+                         "give --elf-dir DIR: each dump's ELF is found there by build-id");
+    if (o->merge && o->elf_dir)
+        return cli_error("triage", "--merge reads earlier output and signs nothing: no --elf-dir");
+    return 0;
+}
+
+int cmd_triage(int argc, char **argv)
+{
+    struct opts o = {0};
+    int rc = parse(argc, argv, &o);
+    if (rc)
+        return rc < 0 ? SPOOR_EXIT_OK : rc;
+    spoor_elf_dir *dir = NULL;
+    if (o.elf_dir && !(dir = spoor_elf_dir_scan(o.elf_dir)))
+        return cli_error("triage", "%s", spoor_last_error());
+    spoor_triage *t = spoor_triage_new(dir, o.k);
+    char **paths = NULL;
+    size_t npaths = 0;
+    rc = SPOOR_EXIT_OK;
+    for (int i = optind; t && i < argc && rc == SPOOR_EXIT_OK; i++)
+        if (o.merge ? !spoor_triage_merge_file(t, argv[i])
+                    : !spoor_triage_list_files(argv[i], &paths, &npaths))
+            rc = cli_error("triage", "%s", spoor_last_error());
+    if (!t)
+        rc = cli_error("triage", "%s", spoor_last_error());
+    else if (rc == SPOOR_EXIT_OK && !o.merge && !spoor_triage_add_files(t, paths, npaths, o.jobs))
+        rc = cli_error("triage", "%s", spoor_last_error());
+    if (rc == SPOOR_EXIT_OK) {
+        static outbuf out;
+        ob_init(&out, 1);
+        (o.json ? print_json(&out, t, o.per_dump) : print_text(&out, t));
+        if (!ob_flush(&out))
+            rc = cli_error("triage", "cannot write the report: %s", strerror(errno));
+    }
+    for (size_t i = 0; i < npaths; i++)
+        free(paths[i]);
+    free(paths);
+    spoor_triage_free(t);
+    spoor_elf_dir_free(dir);
+    return rc;
+}

@@ -1,0 +1,467 @@
+/* Fleet triage (spoor/triage.h): dumps read and signed on worker threads, folded into buckets
+ * by signature id; bucket and per-dump lines of earlier runs merged in the same way. */
+#define _DEFAULT_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/file_walk.h"
+#include "triage/triage_internal.h"
+
+#define ELF_LOCKS 64
+
+struct spoor_triage {
+    spoor_elf_dir *dir;
+    unsigned k;
+    spoor_triage_bucket *buckets;
+    size_t nbuckets, bucket_cap;
+    size_t *slots; /* open addressing by id: bucket index + 1, 0 empty */
+    size_t nslots;
+    spoor_triage_dump *dumps;
+    size_t ndumps, dump_cap;
+    bool buckets_sorted, dumps_sorted;
+    /* The signing of dumps of one ELF is serialized (its symbolizer and libdw's CFI are built
+     * lazily without locks); ELFs are spread over the locks by address. */
+    pthread_mutex_t elf_locks[ELF_LOCKS];
+};
+
+spoor_triage *spoor_triage_new(spoor_elf_dir *dir, unsigned k)
+{
+    spoor_triage *t = calloc(1, sizeof *t);
+    if (!t) {
+        spoor_set_error(SPOOR_ERR_NOMEM, "triage: out of memory");
+        return NULL;
+    }
+    t->dir = dir;
+    t->k = k ? k : SPOOR_TRIAGE_DEFAULT_K;
+    for (size_t i = 0; i < ELF_LOCKS; i++)
+        pthread_mutex_init(&t->elf_locks[i], NULL);
+    return t;
+}
+
+void spoor_triage_free(spoor_triage *t)
+{
+    if (!t)
+        return;
+    for (size_t i = 0; i < t->nbuckets; i++)
+        spoor_triage_bucket_clear(&t->buckets[i]);
+    for (size_t i = 0; i < t->ndumps; i++)
+        spoor_triage_dump_clear(&t->dumps[i]);
+    for (size_t i = 0; i < ELF_LOCKS; i++)
+        pthread_mutex_destroy(&t->elf_locks[i]);
+    free(t->buckets);
+    free(t->slots);
+    free(t->dumps);
+    free(t);
+}
+
+struct file_list {
+    char ***paths;
+    size_t *n, cap;
+};
+
+static int add_path(const char *path, void *ctx)
+{
+    struct file_list *l = ctx;
+    if (*l->n == l->cap || !*l->paths) {
+        size_t cap = l->cap > *l->n ? l->cap : (*l->n + 1) * 2;
+        char **grown = realloc(*l->paths, cap * sizeof *grown);
+        if (!grown)
+            return -1;
+        *l->paths = grown;
+        l->cap = cap;
+    }
+    if (!((*l->paths)[*l->n] = strdup(path)))
+        return -1;
+    ++*l->n;
+    return 0;
+}
+
+bool spoor_triage_list_files(const char *path, char ***paths, size_t *n)
+{
+    struct file_list l = {paths, n, 0};
+    return spoor_walk_files(path, add_path, &l) == 0;
+}
+
+static uint64_t id_hash(const char *id)
+{
+    return strtoull(id, NULL, 16) * 0x9E3779B97F4A7C15ull;
+}
+
+static bool rehash(spoor_triage *t)
+{
+    size_t n = 64;
+    while (n < 4 * (t->nbuckets + 1))
+        n *= 2;
+    size_t *slots = calloc(n, sizeof *slots);
+    if (!slots)
+        return false;
+    for (size_t i = 0; i < t->nbuckets; i++) {
+        size_t s = (size_t)(id_hash(t->buckets[i].sig.id) >> 20) & (n - 1);
+        while (slots[s])
+            s = (s + 1) & (n - 1);
+        slots[s] = i + 1;
+    }
+    free(t->slots);
+    t->slots = slots;
+    t->nslots = n;
+    return true;
+}
+
+static size_t *slot_of(spoor_triage *t, const char *id)
+{
+    size_t s = (size_t)(id_hash(id) >> 20) & (t->nslots - 1);
+    while (t->slots[s] && strcmp(t->buckets[t->slots[s] - 1].sig.id, id))
+        s = (s + 1) & (t->nslots - 1);
+    return &t->slots[s];
+}
+
+static int cmp_version(const void *a, const void *b)
+{
+    return strcmp(((const spoor_triage_version *)a)->build_id,
+                  ((const spoor_triage_version *)b)->build_id);
+}
+
+/* Folds src (taken over) into dst: counts add, versions join, first/last widen, the example is
+ * the earliest dump (equal times: the smaller path). Associative and commutative. */
+static bool fold(spoor_triage_bucket *dst, spoor_triage_bucket *src)
+{
+    spoor_triage_version *v = realloc(dst->versions, (dst->nversions + src->nversions) * sizeof *v);
+    if (!v)
+        return false;
+    dst->versions = v;
+    for (size_t i = 0; i < src->nversions; i++) {
+        spoor_triage_version *s = &src->versions[i], *same = NULL;
+        for (size_t j = 0; j < dst->nversions && !same; j++)
+            if (!strcmp(v[j].build_id, s->build_id))
+                same = &v[j];
+        if (same) {
+            same->count += s->count;
+            if (!same->version && s->version) {
+                same->version = s->version;
+                s->version = NULL;
+            }
+            free(s->build_id);
+            free(s->version);
+        } else {
+            v[dst->nversions++] = *s;
+        }
+    }
+    src->nversions = 0;
+    qsort(v, dst->nversions, sizeof *v, cmp_version);
+    dst->count += src->count;
+    if (src->first < dst->first ||
+        (src->first == dst->first && strcmp(src->example, dst->example) < 0)) {
+        char *e = dst->example;
+        dst->example = src->example;
+        src->example = e;
+    }
+    dst->first = src->first < dst->first ? src->first : dst->first;
+    dst->last = src->last > dst->last ? src->last : dst->last;
+    spoor_triage_bucket_clear(src);
+    return true;
+}
+
+/* Adds a bucket (taken over, cleared in every case). */
+static bool add_bucket(spoor_triage *t, spoor_triage_bucket *b)
+{
+    if (2 * (t->nbuckets + 1) > t->nslots && !rehash(t))
+        goto nomem;
+    size_t *slot = slot_of(t, b->sig.id);
+    if (*slot)
+        return fold(&t->buckets[*slot - 1], b) || (spoor_triage_bucket_clear(b), false);
+    if (t->nbuckets == t->bucket_cap) {
+        size_t cap = t->bucket_cap ? 2 * t->bucket_cap : 16;
+        spoor_triage_bucket *grown = realloc(t->buckets, cap * sizeof *grown);
+        if (!grown)
+            goto nomem;
+        t->buckets = grown;
+        t->bucket_cap = cap;
+    }
+    t->buckets[t->nbuckets++] = *b;
+    *slot = t->nbuckets;
+    t->buckets_sorted = false;
+    return true;
+nomem:
+    spoor_triage_bucket_clear(b);
+    spoor_set_error(SPOOR_ERR_NOMEM, "triage: out of memory");
+    return false;
+}
+
+static bool add_dump(spoor_triage *t, spoor_triage_dump *d)
+{
+    if (t->ndumps == t->dump_cap) {
+        size_t cap = t->dump_cap ? 2 * t->dump_cap : 64;
+        spoor_triage_dump *grown = realloc(t->dumps, cap * sizeof *grown);
+        if (!grown) {
+            spoor_triage_dump_clear(d);
+            spoor_set_error(SPOOR_ERR_NOMEM, "triage: out of memory");
+            return false;
+        }
+        t->dumps = grown;
+        t->dump_cap = cap;
+    }
+    t->dumps[t->ndumps++] = *d;
+    t->dumps_sorted = false;
+    return true;
+}
+
+/* ---- signing files on threads ---- */
+
+struct result {
+    spoor_triage_sig sig;
+    char *error;
+    char *build_id;
+    int64_t time;
+};
+
+struct job {
+    spoor_triage *t;
+    char *const *paths;
+    size_t n;
+    atomic_size_t next;
+    struct result *results;
+};
+
+static char *dup_error(void)
+{
+    const char *e = spoor_last_error();
+    return strdup(e[0] ? e : "cannot be read");
+}
+
+static void sign_one(spoor_triage *t, const char *path, struct result *r)
+{
+    struct stat st;
+    r->time = stat(path, &st) == 0 ? (int64_t)st.st_mtime : 0;
+    spoor_dump *dump = spoor_dump_load(path);
+    if (!dump) {
+        r->error = dup_error();
+        return;
+    }
+    if (!dump->build_id) {
+        spoor_dump_free(dump);
+        r->error =
+            strdup("no build-id in the dump: its ELF cannot be found (spoor crash -e FW.elf)");
+        return;
+    }
+    char hex[130];
+    r->build_id = strdup(spoor_build_id_hex(dump->build_id, dump->build_id_len, hex));
+    spoor_elf *elf = spoor_elf_dir_open(t->dir, dump->build_id, dump->build_id_len);
+    if (!elf) {
+        spoor_dump_free(dump);
+        r->error = dup_error();
+        return;
+    }
+    pthread_mutex_t *lock = &t->elf_locks[((uintptr_t)elf >> 6) % ELF_LOCKS];
+    pthread_mutex_lock(lock);
+    bool ok = spoor_triage_sign(elf, dump, path, t->k, &r->sig);
+    pthread_mutex_unlock(lock);
+    if (!ok)
+        r->error = dup_error();
+}
+
+static void *worker(void *arg)
+{
+    struct job *j = arg;
+    size_t i;
+    while ((i = atomic_fetch_add(&j->next, 1)) < j->n)
+        sign_one(j->t, j->paths[i], &j->results[i]);
+    return NULL;
+}
+
+/* One signed file as a bucket of one, and its per-dump record. */
+static bool add_result(spoor_triage *t, const char *path, struct result *r)
+{
+    spoor_triage_dump d = {.time = r->time, .error = r->error, .build_id = r->build_id};
+    r->error = r->build_id = NULL;
+    if (!(d.path = strdup(path)))
+        goto nomem;
+    if (!d.error) {
+        spoor_triage_bucket b = {.sig = r->sig, .count = 1, .first = r->time, .last = r->time};
+        memset(&r->sig, 0, sizeof r->sig);
+        memcpy(d.bucket, b.sig.id, sizeof d.bucket);
+        b.versions = calloc(1, sizeof *b.versions);
+        b.example = strdup(path);
+        if (b.versions) {
+            b.nversions = 1;
+            b.versions[0].count = 1;
+            b.versions[0].build_id = strdup(d.build_id ? d.build_id : "");
+        }
+        if (!b.versions || !b.example || !b.versions[0].build_id) {
+            spoor_triage_bucket_clear(&b);
+            goto nomem;
+        }
+        if (!add_bucket(t, &b))
+            goto nomem;
+    }
+    return add_dump(t, &d);
+nomem:
+    spoor_triage_dump_clear(&d);
+    spoor_set_error(SPOOR_ERR_NOMEM, "triage: out of memory");
+    return false;
+}
+
+bool spoor_triage_add_files(spoor_triage *t, char *const *paths, size_t n, unsigned threads)
+{
+    if (!t->dir) {
+        spoor_set_error(SPOOR_ERR_ARGUMENT, "triage: no ELF folder (--elf-dir) to find ELFs in");
+        return false;
+    }
+    if (!threads) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = cpus > 0 ? (unsigned)cpus : 1;
+    }
+    if (threads > n)
+        threads = n ? (unsigned)n : 1;
+    struct job j = {
+        .t = t, .paths = paths, .n = n, .results = calloc(n ? n : 1, sizeof *j.results)};
+    pthread_t *ids = calloc(threads, sizeof *ids);
+    if (!j.results || !ids) {
+        free(j.results);
+        free(ids);
+        spoor_set_error(SPOOR_ERR_NOMEM, "triage: out of memory");
+        return false;
+    }
+    atomic_init(&j.next, 0);
+    unsigned started = 0;
+    for (; started + 1 < threads; started++) /* this thread is the last worker */
+        if (pthread_create(&ids[started], NULL, worker, &j) != 0)
+            break;
+    worker(&j);
+    for (unsigned i = 0; i < started; i++)
+        pthread_join(ids[i], NULL);
+    free(ids);
+    bool ok = true;
+    for (size_t i = 0; i < n; i++) {
+        if (ok)
+            ok = add_result(t, paths[i], &j.results[i]);
+        spoor_triage_sig_clear(&j.results[i].sig);
+        free(j.results[i].error);
+        free(j.results[i].build_id);
+    }
+    free(j.results);
+    return ok;
+}
+
+/* ---- merging earlier output ---- */
+
+bool spoor_triage_merge_text(spoor_triage *t, const char *text, size_t len, const char *name)
+{
+    size_t line = 0;
+    for (const char *p = text, *end = text + len; p < end;) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *stop = nl ? nl : end;
+        line++;
+        const char *q = p;
+        while (q < stop && (*q == ' ' || *q == '\t' || *q == '\r'))
+            q++;
+        if (q < stop) {
+            struct triage_line l;
+            if (!spoor_triage_line_parse(p, (size_t)(stop - p), &l)) {
+                char why[400];
+                snprintf(why, sizeof why, "%s", spoor_last_error());
+                spoor_set_error(SPOOR_ERR_FORMAT, "%s: line %zu: %s", name, line, why);
+                return false;
+            }
+            bool ok =
+                l.kind == TRIAGE_LINE_BUCKET ? add_bucket(t, &l.bucket) : add_dump(t, &l.dump);
+            if (!ok)
+                return false;
+        }
+        p = nl ? nl + 1 : end;
+    }
+    return true;
+}
+
+bool spoor_triage_merge_file(spoor_triage *t, const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        spoor_set_error(SPOOR_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+        return false;
+    }
+    char *text = NULL;
+    size_t len = 0, cap = 0, got;
+    do {
+        if (len == cap) {
+            cap = cap ? 2 * cap : 65536;
+            char *grown = realloc(text, cap);
+            if (!grown) {
+                free(text);
+                fclose(f);
+                spoor_set_error(SPOOR_ERR_NOMEM, "%s: out of memory", path);
+                return false;
+            }
+            text = grown;
+        }
+        got = fread(text + len, 1, cap - len, f);
+        len += got;
+    } while (got);
+    bool ok = !ferror(f);
+    if (!ok)
+        spoor_set_error(SPOOR_ERR_IO, "%s: cannot read: %s", path, strerror(errno));
+    fclose(f);
+    ok = ok && spoor_triage_merge_text(t, text, len, path);
+    free(text);
+    return ok;
+}
+
+/* ---- results ---- */
+
+static int cmp_bucket(const void *a, const void *b)
+{
+    const spoor_triage_bucket *x = a, *y = b;
+    if (x->count != y->count)
+        return x->count > y->count ? -1 : 1;
+    return strcmp(x->sig.id, y->sig.id);
+}
+
+size_t spoor_triage_buckets(spoor_triage *t, const spoor_triage_bucket **out)
+{
+    if (!t->buckets_sorted) {
+        if (t->nbuckets)
+            qsort(t->buckets, t->nbuckets, sizeof *t->buckets, cmp_bucket);
+        free(t->slots); /* the indexes moved */
+        t->slots = NULL;
+        t->nslots = 0;
+        if (!rehash(t))
+            t->nslots = 0; /* rebuilt by the next add */
+        t->buckets_sorted = true;
+    }
+    *out = t->buckets;
+    return t->nbuckets;
+}
+
+static int cmp_dump(const void *a, const void *b)
+{
+    const spoor_triage_dump *x = a, *y = b;
+    int c = strcmp(x->path, y->path);
+    if (c || (c = strcmp(x->bucket, y->bucket)))
+        return c;
+    return strcmp(x->error ? x->error : "", y->error ? y->error : "");
+}
+
+size_t spoor_triage_dumps(spoor_triage *t, const spoor_triage_dump **out)
+{
+    if (!t->dumps_sorted) {
+        if (t->ndumps)
+            qsort(t->dumps, t->ndumps, sizeof *t->dumps, cmp_dump);
+        size_t kept = 0;
+        for (size_t i = 0; i < t->ndumps; i++) {
+            if (kept && !strcmp(t->dumps[kept - 1].path, t->dumps[i].path)) {
+                spoor_triage_dump_clear(&t->dumps[i]); /* one path twice: the first line */
+            } else {
+                t->dumps[kept++] = t->dumps[i];
+            }
+        }
+        t->ndumps = kept;
+        t->dumps_sorted = true;
+    }
+    *out = t->dumps;
+    return t->ndumps;
+}
