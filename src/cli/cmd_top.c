@@ -29,7 +29,8 @@ static const char top_usage[] =
     "                        trace ID 1 is decoded)\n"
     "  -t, --tpiu[=ID]       the stream is TPIU-formatted: deframe it, decode trace source ID\n"
     "                        (default 1, as -p TPIU)\n"
-    "  -T, --rtos KIND       auto (default: by symbols), freertos, rtx5, zephyr, threadx, sched\n"
+    "  -T, --rtos KIND       auto (default: by symbols), freertos, rtx5 (or rtxv5), zephyr,\n"
+    "                        threadx, sched\n"
     "  -F, --cpu-freq HZ     the core clock: timestamps are cycles (prescaler 1)\n"
     "  -I, --interval MS     the interval (default 1000)\n"
     "  -n, --intervals N     stop after N intervals\n"
@@ -104,8 +105,8 @@ static void packet(struct top_cli *c, const spoor_itm_packet *p)
     if (c->ftrace.f && c->view.exceptions && p->type == SPOOR_ITM_EXCEPTION &&
         p->u.exception.number && p->u.exception.action != SPOOR_ITM_EXC_RETURN)
         top_ftrace_exception(&c->ftrace, &c->view, p->time, p->u.exception.number,
-                             p->u.exception.action == SPOOR_ITM_EXC_ENTER,
-                             c->have_current ? c->current : 0);
+                             p->u.exception.action == SPOOR_ITM_EXC_ENTER, c->have_current,
+                             c->current);
     if (p->type == SPOOR_ITM_DWT_MATCH && p->u.dwt_match.comparator == c->comparator &&
         !c->warned_match) { /* a switch was seen, but not to which thread */
         fprintf(stderr,
@@ -116,6 +117,8 @@ static void packet(struct top_cli *c, const spoor_itm_packet *p)
                 c->comparator);
         c->warned_match = true;
     }
+    c->any_packet = true;
+    top_note_packet(c, p);
     spoor_top_packet(c->stats, p, c->comparator);
     if (p->time > c->last_time)
         c->last_time = p->time;
@@ -133,7 +136,10 @@ static bool on_event(void *ctx, const spoor_trace_pump_event *ev)
         fprintf(stderr, "spoor top: %s: reconnected; the stream has a gap here\n", c->spec);
         break;
     case SPOOR_TRACE_PUMP_ERROR: c->status = cli_error("top", "%s", spoor_last_error()); break;
-    case SPOOR_TRACE_PUMP_END: spoor_top_finish(c->stats, c->last_time); break;
+    case SPOOR_TRACE_PUMP_END:
+        if (c->any_packet) /* an empty stream has no table: top_explain_stream says so */
+            spoor_top_finish(c->stats, c->last_time);
+        break;
     default: break; /* IDLE: the pump released what the decoder held */
     }
     return !c->stop;
@@ -163,6 +169,8 @@ static int run(struct top_cli *c, const spoor_trace_pump_config *cfg)
     const spoor_tpiu_deframer *t = spoor_trace_pump_tpiu(pump);
     if (t && !top_connection_lost(c))
         report_tpiu(t);
+    if (!c->status && !top_connection_lost(c))
+        c->status = top_explain_stream(c, pump, cfg->tpiu);
     spoor_trace_pump_free(pump);
     return c->status;
 }
@@ -277,7 +285,7 @@ static int parse_args(int argc, char **argv, struct top_args *a, struct top_cli 
         }
     }
     if (!a->server == !a->input)
-        return cli_error("top", "give the stream: -s HOST:PORT or --input FILE");
+        return cli_error("top", "give one of -s HOST:PORT or --input FILE (the stream)");
     if (!a->hz)
         return cli_error("top", "give the CPU clock: -F HZ (timestamps count its cycles)");
     if (argc - optind > 1)
@@ -319,6 +327,9 @@ int cmd_top(int argc, char **argv)
         (rc = top_open_memory(&c, a.gdb, a.telnet, dump, a.mems, a.nmems)) != 0)
         goto out;
     cli_warn_build_id("top", c.dump, c.elf);
+    c.no_memory = !a.gdb && !a.telnet && !dump && !a.nmems;
+    c.tpiu_id = a.cfg.tpiu_id;
+    top_explain_no_memory(&c, !c.no_memory);
     if (a.setup && (rc = top_set_up_trace(&c, a.setup, a.comparator)) != 0)
         goto out;
     c.live = c.gdb && a.server;

@@ -40,6 +40,10 @@ static void describe(struct top_cli *c, top_thread_info *info, uint32_t tcb)
     }
     if (!c->rtos) /* no RTOS known: a thread is its TCB address */
         return;
+    if (c->no_memory) { /* said once at the start (top_explain_no_memory) */
+        snprintf(info->name, sizeof info->name, "?");
+        return;
+    }
     if (c->gdb || c->openocd) /* a running target: what was read before may have changed */
         spoor_mem_invalidate(c->mem);
     uint32_t idle;
