@@ -36,8 +36,9 @@ static const char top_usage[] =
     "  -n, --intervals N     stop after N intervals\n"
     "  -E, --exceptions      exception statistics (DWT_CTRL.EXCTRCENA)\n"
     "      --comparator N    the DWT comparator watching the current-thread pointer (default 1)\n"
-    "  -j, --json FILE|udp:PORT  one JSON object per interval to FILE, or datagrams to\n"
-    "                        127.0.0.1:PORT (console off)\n"
+    "  -j, --json FILE|udp:[HOST:]PORT  one JSON object per interval to FILE, or datagrams\n"
+    "                        to HOST (default 127.0.0.1):PORT (console off; a missing\n"
+    "                        listener is counted, not an error)\n"
     "      --ftrace FILE     thread switches (and exceptions with -E) as Linux ftrace text\n"
     "      --chrome FILE     Chrome/Perfetto trace-event JSON: a track per thread, exceptions\n"
     "      --gdb HOST:PORT   target memory from a GDB server (OpenOCD, pyOCD, QEMU); with -s\n"
@@ -73,7 +74,7 @@ static void on_report(void *ctx, const spoor_top_report *r)
         ob_flush(c->out);
     }
     if (c->json)
-        top_json_report(c->json, &c->view, r, c->udp, c->udp);
+        top_json_report(c->json, &c->view, r, c->udp, c->udp ? &c->udp_refused : NULL);
     if (c->max_intervals && !r->summary && !r->partial && r->index + 1 >= c->max_intervals)
         c->stop = true;
 }
@@ -390,6 +391,11 @@ int cmd_top(int argc, char **argv)
         rc = cli_error("top", "--chrome %s: write failed", a.chrome);
     if (!ob_flush(&out) || (c.json && !ob_flush(c.json)))
         rc = cli_error("top", "cannot write the output: %s", strerror(errno));
+    if (c.udp_refused)
+        fprintf(stderr,
+                "spoor top: -j %s: %" PRIu64 " datagrams found nobody listening (connection "
+                "refused) and were not delivered\n",
+                a.json, c.udp_refused);
     if (a.stats)
         top_print_mem_stats(&c);
 out:

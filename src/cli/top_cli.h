@@ -51,13 +51,14 @@ void top_exception_label(unsigned number, char *buf, size_t cap);
  * terminal (lines cut at v->cols), else plain lines. */
 void top_console_report(outbuf *o, const top_view *v, const spoor_top_report *r, bool refresh);
 
-/* One JSON object for a report (one line); with udp the exceptions go in separate
- * {"ex":1,...} lines after it instead of an "exceptions" member. */
+/* One JSON object for a report (one line); with separate_ex the exceptions go in separate
+ * {"ex":1,...} lines after it instead of an "exceptions" member. udp_refused (-j udp:): each
+ * line is sent as a datagram, and the sends that found nobody listening are counted there. */
 void top_json_report(outbuf *o, const top_view *v, const spoor_top_report *r, bool separate_ex,
-                     bool flush_each);
+                     uint64_t *udp_refused);
 
-/* -j FILE or -j udp:PORT (datagrams to 127.0.0.1:PORT, *udp set): *fd for the JSON lines; 0
- * or the exit status of the one-line error. */
+/* -j FILE or -j udp:[HOST:]PORT (datagrams to HOST, default 127.0.0.1, *udp set): *fd for the
+ * JSON lines; 0 or the exit status of the one-line error. */
 int top_json_open(const char *arg, int *fd, bool *udp);
 
 /* The ftrace text file (Linux ftrace "nop" tracer output with sched_switch events). */
@@ -120,6 +121,7 @@ struct top_cli {
     int tpiu_id;               /* -p TPIU / --tpiu: the trace source ID decoded */
     const char *spec;          /* the stream's SOURCE (spoor/trace_source.h) */
     int status;                /* the exit status so far */
+    uint64_t udp_refused;      /* -j udp: datagrams that found no listener */
 };
 
 /* top_target.c. true when the OpenOCD connection has failed (closed, timed out): spoor top

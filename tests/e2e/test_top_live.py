@@ -1,12 +1,14 @@
 """spoor top -s HOST:PORT: the live path, from a TCP server that streams ITM bytes as OpenOCD's
 SWO port does (a scripted server here: no probe), with -n to stop and -j udp:PORT to send the
-intervals as datagrams (the console off), and the console piped (plain lines, no terminal
+intervals as datagrams (the console off; to udp:HOST:PORT too; with nobody listening on the
+port, "connection refused" is counted and said at the end, exit 0), and the console piped (plain lines, no terminal
 control sequences). Memory: the RTX5-shaped test firmware's .data (test_top_rtos_shapes.py);
 the stream switches to each of its threads 1000 cycles apart (-F 1000000 -I 1: one switch an
 interval)."""
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -88,6 +90,43 @@ def main():
             check(busy == ([expect[k]] if expect[k] else []), f"datagram {k}: busy {busy}")
             if k == 0:
                 check(d["unknown_ms"] == 1.0, f"datagram 0: {d}")
+
+        # -j udp:HOST:PORT, with the host named
+        receiver = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        receiver.bind(("127.0.0.1", 0))
+        receiver.settimeout(10)
+        port = serve_once(itm)
+        result = subprocess.run([SPOOR, "top", *common, "-s", f"127.0.0.1:{port}", "-n", "2",
+                                 "-j", f"udp:localhost:{receiver.getsockname()[1]}"],
+                                capture_output=True, text=True, timeout=60)
+        got = []
+        try:
+            while len(got) < 2:
+                got.append(json.loads(receiver.recv(65536)))
+        except (socket.timeout, ValueError):
+            pass
+        receiver.close()
+        check(result.returncode == 0 and [d["interval"] for d in got] == [0, 1],
+              f"udp:localhost:PORT: exit {result.returncode} {result.stderr!r}, {got}")
+
+        # nobody listening on the port (a receiver started later is normal for UDP): the run
+        # goes on to the end; the datagrams refused are counted once, on stderr. A port just
+        # closed has no listener.
+        gone = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        gone.bind(("127.0.0.1", 0))
+        dead_port = gone.getsockname()[1]
+        gone.close()
+        result = subprocess.run([SPOOR, "top", *common, "--input", str(work / "s.itm"),
+                                 "-j", f"udp:{dead_port}"],
+                                capture_output=True, text=True, timeout=60) \
+            if (work / "s.itm").write_bytes(itm) else None
+        m = re.fullmatch(r"spoor top: -j udp:\d+: (\d+) datagrams found nobody "
+                         r"listening \(connection refused\) and were not delivered\n",
+                         result.stderr)
+        # 5 switches: 6 intervals (the last cut short) and the summary, 7 datagrams; the
+        # refusal of each shows on the next send, the last one's is never seen
+        check(result.returncode == 0 and m and 1 <= int(m.group(1)) <= 6,
+              f"udp with no listener: exit {result.returncode}, {result.stderr!r}")
     return exit_status()
 
 
