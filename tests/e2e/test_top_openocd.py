@@ -165,6 +165,10 @@ def main():
         check(len(mdws) == 1 + len(threads), f"{len(mdws)} mdw commands: {mdws}")
         check(re.search(r"(\d+) round trips", result.stderr).group(1) == str(len(mdws)),
               f"--stats: {result.stderr}")
+        # the bytes: what the mdw commands the peer answered asked for (COUNT words each)
+        words = sum(int(c.split()[2], 0) for c in mdws)
+        check(re.search(r"round trips, (\d+) bytes", result.stderr).group(1) == str(4 * words),
+              f"--stats bytes, {4 * words} asked for by {mdws}: {result.stderr}")
 
         # a priority that changes while spoor top runs (priority inheritance): main_thread's
         # priority becomes osPriorityHigh (40) right after spoor read its TCB; the re-read at
