@@ -32,6 +32,8 @@ static const char top_usage[] =
     "  -T, --rtos KIND       auto (default: by symbols), freertos, rtx5 (or rtxv5), zephyr,\n"
     "                        threadx, sched\n"
     "  -F, --cpu-freq HZ     the core clock: timestamps are cycles (prescaler 1)\n"
+    "      --prescaler N     the ITM's local timestamp prescaler (ITM_TCR.TSPrescale): 1, 4,\n"
+    "                        16 or 64 cycles per timestamp tick (default 1)\n"
     "  -I, --interval MS     the interval (default 1000)\n"
     "  -n, --intervals N     stop after N intervals\n"
     "  -E, --exceptions      exception statistics (DWT_CTRL.EXCTRCENA)\n"
@@ -103,6 +105,12 @@ static void packet(struct top_cli *c, const spoor_itm_packet *p)
 {
     if (c->stop)
         return;
+    spoor_itm_packet scaled;
+    if (c->prescaler > 1) { /* local timestamps count the prescaled clock: back to cycles */
+        scaled = *p;
+        scaled.time *= c->prescaler;
+        p = &scaled;
+    }
     if (c->ftrace.f && c->view.exceptions && p->type == SPOOR_ITM_EXCEPTION &&
         p->u.exception.number && p->u.exception.action != SPOOR_ITM_EXC_RETURN)
         top_ftrace_exception(&c->ftrace, &c->view, p->time, p->u.exception.number,
@@ -197,7 +205,8 @@ static int parse_args(int argc, char **argv, struct top_args *a, struct top_cli 
         OPT_GDB,
         OPT_MEM,
         OPT_STATS,
-        OPT_SETUP
+        OPT_SETUP,
+        OPT_PRESCALER
     };
     static const struct option opts[] = {{"elf", required_argument, 0, 'e'},
                                          {"server", required_argument, 0, 's'},
@@ -218,6 +227,7 @@ static int parse_args(int argc, char **argv, struct top_args *a, struct top_cli 
                                          {"stats", no_argument, 0, OPT_STATS},
                                          {"telnet", required_argument, 0, 'W'},
                                          {"setup", required_argument, 0, OPT_SETUP},
+                                         {"prescaler", required_argument, 0, OPT_PRESCALER},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     int opt;
@@ -280,6 +290,12 @@ static int parse_args(int argc, char **argv, struct top_args *a, struct top_cli 
             if (strcmp(optarg, "v7m") && strcmp(optarg, "v8m") && strcmp(optarg, "proc"))
                 return cli_error("top", "--setup %s: expected v7m, v8m or proc", optarg);
             a->setup = optarg;
+            break;
+        case OPT_PRESCALER:
+            if (!cli_parse_u32(optarg, &c->prescaler) || (c->prescaler != 1 && c->prescaler != 4 &&
+                                                          c->prescaler != 16 && c->prescaler != 64))
+                return cli_error(
+                    "top", "--prescaler %s: ITM_TCR.TSPrescale divides by 1, 4, 16 or 64", optarg);
             break;
         case 'h': fputs(top_usage, stdout); return -1;
         default: return cli_bad_option("top", argv);

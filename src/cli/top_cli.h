@@ -121,6 +121,7 @@ struct top_cli {
     int tpiu_id;               /* -p TPIU / --tpiu: the trace source ID decoded */
     const char *spec;          /* the stream's SOURCE (spoor/trace_source.h) */
     int status;                /* the exit status so far */
+    uint32_t prescaler;        /* --prescaler: cycles per local timestamp tick (0, 1: none) */
     uint64_t udp_refused;      /* -j udp: datagrams that found no listener */
 };
 

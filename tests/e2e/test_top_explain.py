@@ -16,6 +16,8 @@ Checked:
   itm` says the same; a plain stream never does;
 - -T rtxv5 (orbtop-rtos's spelling) is rtx5;
 - -s X --input Y: "give one of";
+- --prescaler 4 (ITM_TCR.TSPrescale /4): the stream's 1000-tick timestamps are 4000 cycles
+  each thread ran, and a value the field cannot hold is refused;
 - --ftrace -E: an exception before any switch is the task "<unknown>-0", as the first
   switch's prev (one placeholder for no known thread)."""
 
@@ -119,6 +121,20 @@ def main():
         want = top(elf, work / "plain.itm", *mem, "-T", "rtx5")
         check(r.returncode == 0 and r.stdout == want.stdout and "(RTX5)" in r.stdout,
               f"-T rtxv5: exit {r.returncode}, {r.stderr!r}")
+
+        # 9. the timestamp prescaler: the stream's ticks (1000 apart, as the test encoded them)
+        # count 4 cycles each
+        r = top(elf, work / "plain.itm", *mem, "-I", "100", "--prescaler", "4", "-j",
+                work / "p4.jsonl")
+        import json
+        summary = json.loads((work / "p4.jsonl").read_text().splitlines()[-1]) \
+            if r.returncode == 0 else {"threads": []}
+        cycles = {t["name"]: t["cycles"] for t in summary["threads"]}
+        # main_thread ran twice (the second time up to the end marker's timestamp)
+        check(cycles == {"main": 8000, "sensor_task": 4000, "osRtxIdleThread": 4000},
+              f"--prescaler 4: exit {r.returncode} {r.stderr!r}, cycles {cycles}")
+        r = top(elf, work / "plain.itm", *mem, "--prescaler", "8")
+        check(r.returncode == 2 and "--prescaler 8: " in r.stderr, f"--prescaler 8: {r.stderr!r}")
 
         # 12. both sources
         r = run("top", "-e", elf, "-F", "1000000", "-s", "localhost:1", "--input",
