@@ -46,6 +46,26 @@ def serve_once(data):
     return server.getsockname()[1]
 
 
+def top_udp(common, itm, n, host):
+    """spoor top -s (a server of itm) -n n -j udp:HOSTPORT to a receiver here: the result, the
+    datagrams received (JSON) and the error that ended the wait early (or None)."""
+    receiver = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    receiver.bind(("127.0.0.1", 0))
+    receiver.settimeout(10)
+    port = serve_once(itm)
+    result = subprocess.run([SPOOR, "top", *common, "-s", f"127.0.0.1:{port}", "-n", str(n),
+                             "-j", f"udp:{host}{receiver.getsockname()[1]}"],
+                            capture_output=True, text=True, timeout=60)
+    datagrams, error = [], None
+    try:
+        while len(datagrams) < n:
+            datagrams.append(json.loads(receiver.recv(65536)))
+    except (socket.timeout, ValueError) as e:
+        error = e
+    receiver.close()
+    return result, datagrams, error
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -65,22 +85,10 @@ def main():
               f"live console output: {result.stdout[-800:]}")
 
         # JSON datagrams
-        receiver = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        receiver.bind(("127.0.0.1", 0))
-        receiver.settimeout(10)
-        port = serve_once(itm)
-        result = subprocess.run([SPOOR, "top", *common, "-s", f"127.0.0.1:{port}", "-n", "3",
-                                 "-j", f"udp:{receiver.getsockname()[1]}"],
-                                capture_output=True, text=True, timeout=60)
+        result, datagrams, error = top_udp(common, itm, 3, "")
         check(result.returncode == 0 and result.stdout == "",
               f"udp: {result.returncode} stdout {result.stdout!r} {result.stderr}")
-        datagrams = []
-        try:
-            while len(datagrams) < 3:
-                datagrams.append(json.loads(receiver.recv(65536)))
-        except (socket.timeout, ValueError) as error:
-            check(False, f"udp: {len(datagrams)} datagrams, then {error}")
-        receiver.close()
+        check(len(datagrams) == 3, f"udp: {len(datagrams)} datagrams, then {error}")
         # interval k: the thread switched to at cycle 1000*k... ran for the whole interval
         # (the first interval starts at 0 with no thread until 1000: unknown)
         expect = [None, "main", "sensor_task"]
@@ -92,20 +100,7 @@ def main():
                 check(d["unknown_ms"] == 1.0, f"datagram 0: {d}")
 
         # -j udp:HOST:PORT, with the host named
-        receiver = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        receiver.bind(("127.0.0.1", 0))
-        receiver.settimeout(10)
-        port = serve_once(itm)
-        result = subprocess.run([SPOOR, "top", *common, "-s", f"127.0.0.1:{port}", "-n", "2",
-                                 "-j", f"udp:localhost:{receiver.getsockname()[1]}"],
-                                capture_output=True, text=True, timeout=60)
-        got = []
-        try:
-            while len(got) < 2:
-                got.append(json.loads(receiver.recv(65536)))
-        except (socket.timeout, ValueError):
-            pass
-        receiver.close()
+        result, got, _ = top_udp(common, itm, 2, "localhost:")
         check(result.returncode == 0 and [d["interval"] for d in got] == [0, 1],
               f"udp:localhost:PORT: exit {result.returncode} {result.stderr!r}, {got}")
 
