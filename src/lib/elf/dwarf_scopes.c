@@ -468,9 +468,6 @@ static int add_scope(struct walker *w, Dwarf_Die *die, int tag, int32_t parent, 
     while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
         if (lo >= hi || hi > UINT32_MAX || (lo == 0 && !t->keep_zero))
             continue; /* empty, or code of a section the linker discarded */
-        /* GNU as gives an assembly function's low_pc its symbol's Thumb bit: the code starts
-         * a byte before (hi stays: binutils covers [low_pc, low_pc + high_pc) too) */
-        lo &= ~(Dwarf_Addr)1;
         if (spoor_grow((void **)&u->ranges, &w->cap_ranges, u->nranges + 1, sizeof *u->ranges))
             return -1;
         if (!any)
