@@ -68,4 +68,10 @@ void spoor_tpiu_decode_frame(spoor_tpiu_deframer *t, const uint8_t frame[16]);
  * lower is better. Exposed for tests and for the CLI's explanation. */
 uint64_t spoor_tpiu_alignment_cost(const uint8_t *buf, size_t len, unsigned a);
 
+/* Whether bytes read as a plain ITM stream look TPIU-formatted instead: a full sync
+ * (FF FF FF 7F) followed by a 16-byte frame whose first byte is a trace source ID change (bit 0
+ * set, ID 0..111), and, where a sync is followed by more than one frame, further frames 16 bytes
+ * on that start with an ID change or a sync. For a hint ("try --tpiu"), not a proof. */
+bool spoor_tpiu_looks_framed(const uint8_t *buf, size_t len);
+
 #endif

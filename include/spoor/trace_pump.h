@@ -127,6 +127,12 @@ spoor_trace_pump_status spoor_trace_pump_run(spoor_trace_pump *p);
 /* The counters of stream's decoder (0: the plain ITM stream, else a TPIU trace source ID), or
  * NULL when no byte of that stream came (none is kept for it). They add up across gaps. */
 const spoor_itm_stats *spoor_trace_pump_stats(const spoor_trace_pump *p, int stream);
+/* The first bytes of the stream as fed (up to SPOOR_TPIU_PROBE, gaps and all), *data
+ * pointing at them: what a consumer looks at to explain a stream that did not decode (e.g.
+ * spoor_tpiu_looks_framed()). Valid until the pump is freed. */
+size_t spoor_trace_pump_head(const spoor_trace_pump *p, const uint8_t **data);
+/* Bytes fed to the pump in all (0: the source was empty). */
+uint64_t spoor_trace_pump_bytes(const spoor_trace_pump *p);
 /* The TPIU deframer (its counters and why it chose its alignment), NULL without tpiu. After a
  * reconnection it is the one that started afresh: its counters are those since the gap. */
 const spoor_tpiu_deframer *spoor_trace_pump_tpiu(const spoor_trace_pump *p);

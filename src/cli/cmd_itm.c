@@ -250,6 +250,17 @@ static int run(struct itm_cli *c)
         flush_output(c);
         cli_note("itm", "tpiu: %s", t->why);
     }
+    const spoor_itm_stats *st = t ? NULL : spoor_trace_pump_stats(c->pump, 0);
+    const uint8_t *head;
+    size_t n = spoor_trace_pump_head(c->pump, &head);
+    if (st && st->bytes_lost && spoor_tpiu_looks_framed(head, n)) {
+        flush_output(c);
+        fprintf(stderr,
+                "spoor itm: warning: %s: %" PRIu64 " bytes lost; the stream looks "
+                "TPIU-formatted (full syncs FF FF FF 7F, trace ID changes at 16-byte frame "
+                "boundaries): try --tpiu\n",
+                c->spec, st->bytes_lost);
+    }
     return c->status;
 }
 

@@ -3,6 +3,7 @@
  * from them (--calls) or a Chrome/Perfetto trace (--chrome). docs/mtb.md. */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -233,6 +234,11 @@ static int run(struct mtb *m, const spoor_mtb_trace *t, uint32_t limit, const ch
         }
         chrome_trace_track(&m->chrome, 1, 1, "core (time: instructions executed)");
     }
+    if (l->wrapped && !m->json && (!m->chrome.ob || m->flow || m->calls)) /* as spoor calls */
+        ob_printf(&m->out,
+                  "--- buffer wrapped: older packets were overwritten (%" PRIu32 " bytes, %" PRIu32
+                  " packets of 8 bytes) ---\n",
+                  l->size, l->size / 8u);
     if (m->flow || m->calls || m->chrome.ob) {
         struct walk w = {m, p};
         spoor_mtb_flow(p, n, spoor_mem_reader, m->mem, 0, on_step, &w);

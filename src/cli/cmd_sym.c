@@ -10,11 +10,12 @@
 #include "json_out.h"
 #include "outbuf.h"
 #include "spoor/elf.h"
+#include "spoor/unwind.h"
 
 #define MAX_FRAMES 64
 
 static const char sym_usage[] =
-    "usage: spoor sym -e FW.elf [--json] [--no-demangle] [ADDR ...]\n"
+    "usage: spoor sym -e FW.elf [--json] [--no-demangle] [-r] [ADDR ...]\n"
     "Symbolizes code addresses with the ELF's DWARF (functions, inlined functions, lines)\n"
     "and its symbol table where there is no DWARF. Reads addresses from standard input,\n"
     "separated by white space, when none are given. The Thumb bit of an address is ignored.\n\n"
@@ -27,6 +28,9 @@ static const char sym_usage[] =
     "                   could not be read (see the warning on stderr)\n"
     "      --no-demangle  C++ and Rust names as the ELF has them (mangled linkage names),\n"
     "                     not demangled with parameters as 'addr2line -C' prints them\n"
+    "  -r, --return-addresses  the addresses are return addresses (a backtrace's callers, as\n"
+    "                   spoor_backtrace() prints them on the device): name the call before\n"
+    "                   each, ADDR-1, as spoor crash does; the offset stays that of ADDR\n"
     "  -h, --help       this text\n\n"
     "Text output: '0x000001a4 main+0xc at src/main.c:42', then for an address in inlined\n"
     "code one line '  inlined in CALLER at FILE:LINE' per enclosing function, innermost first.\n"
@@ -116,7 +120,8 @@ static void memo_keep(struct memo *m, uint32_t addr, const char *text, size_t le
 struct sym_ctx {
     spoor_elf *elf;
     int json;
-    int bad; /* tokens that were not addresses */
+    bool return_addresses; /* -r: look up ADDR-1, the call (spoor_lookup_pc) */
+    int bad;               /* tokens that were not addresses */
     struct {
         const char *s;
         size_t len;
@@ -267,13 +272,17 @@ static void answer_new(struct sym_ctx *c, uint32_t addr)
     size_t start = c->out.len;
     unsigned long flushes = c->out.flushes;
     spoor_location frames[MAX_FRAMES];
-    size_t n = spoor_elf_symbolize(c->elf, addr, frames, MAX_FRAMES);
+    spoor_frame ret = {.kind = SPOOR_FRAME_CALL, .pc = addr & ~1u, .pc_is_return = true};
+    size_t n = c->return_addresses ? spoor_frame_symbolize(c->elf, &ret, frames, MAX_FRAMES)
+                                   : spoor_elf_symbolize(c->elf, addr, frames, MAX_FRAMES);
+    if (c->return_addresses && n && frames[0].has_offset) /* as spoor crash counts it */
+        frames[0].offset = spoor_frame_function_offset(c->elf, &ret, &frames[0]);
     bool partial = false;
     size_t warnings = spoor_elf_warnings(c->elf, NULL);
     if (warnings) { /* a damaged ELF: the rare case */
         if (warnings > c->warned)
             print_new_warnings(c);
-        partial = spoor_elf_partial(c->elf, addr);
+        partial = spoor_elf_partial(c->elf, spoor_lookup_pc(addr, c->return_addresses));
     }
     if (c->json)
         print_json(&c->jout, addr, frames, n, partial);
@@ -358,11 +367,10 @@ static int symbolize_stdin(struct sym_ctx *c)
 
 int cmd_sym(int argc, char **argv)
 {
-    static const struct option opts[] = {{"elf", required_argument, 0, 'e'},
-                                         {"json", no_argument, 0, 'j'},
-                                         {"no-demangle", no_argument, 0, 'N'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"elf", required_argument, 0, 'e'},   {"json", no_argument, 0, 'j'},
+        {"no-demangle", no_argument, 0, 'N'}, {"return-addresses", no_argument, 0, 'r'},
+        {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
     const char *elf_path = NULL;
     bool demangle = true;
     static struct sym_ctx c;
@@ -372,11 +380,12 @@ int cmd_sym(int argc, char **argv)
     int opt;
     optind = 1;
     opterr = 0;
-    while ((opt = getopt_long(argc, argv, "e:jh", opts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "e:jrh", opts, NULL)) != -1) {
         switch (opt) {
         case 'e': elf_path = optarg; break;
         case 'j': c.json = 1; break;
         case 'N': demangle = false; break;
+        case 'r': c.return_addresses = true; break;
         case 'h': fputs(sym_usage, stdout); return SPOOR_EXIT_OK;
         default: return cli_bad_option("sym", argv);
         }

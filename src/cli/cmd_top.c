@@ -29,14 +29,18 @@ static const char top_usage[] =
     "                        trace ID 1 is decoded)\n"
     "  -t, --tpiu[=ID]       the stream is TPIU-formatted: deframe it, decode trace source ID\n"
     "                        (default 1, as -p TPIU)\n"
-    "  -T, --rtos KIND       auto (default: by symbols), freertos, rtx5, zephyr, threadx, sched\n"
+    "  -T, --rtos KIND       auto (default: by symbols), freertos, rtx5 (or rtxv5), zephyr,\n"
+    "                        threadx, sched\n"
     "  -F, --cpu-freq HZ     the core clock: timestamps are cycles (prescaler 1)\n"
+    "      --prescaler N     the ITM's local timestamp prescaler (ITM_TCR.TSPrescale): 1, 4,\n"
+    "                        16 or 64 cycles per timestamp tick (default 1)\n"
     "  -I, --interval MS     the interval (default 1000)\n"
     "  -n, --intervals N     stop after N intervals\n"
     "  -E, --exceptions      exception statistics (DWT_CTRL.EXCTRCENA)\n"
     "      --comparator N    the DWT comparator watching the current-thread pointer (default 1)\n"
-    "  -j, --json FILE|udp:PORT  one JSON object per interval to FILE, or datagrams to\n"
-    "                        127.0.0.1:PORT (console off)\n"
+    "  -j, --json FILE|udp:[HOST:]PORT  one JSON object per interval to FILE, or datagrams\n"
+    "                        to HOST (default 127.0.0.1):PORT (console off; a missing\n"
+    "                        listener is counted, not an error)\n"
     "      --ftrace FILE     thread switches (and exceptions with -E) as Linux ftrace text\n"
     "      --chrome FILE     Chrome/Perfetto trace-event JSON: a track per thread, exceptions\n"
     "      --gdb HOST:PORT   target memory from a GDB server (OpenOCD, pyOCD, QEMU); with -s\n"
@@ -73,7 +77,7 @@ static void on_report(void *ctx, const spoor_top_report *r)
         ob_flush(c->out);
     }
     if (c->json)
-        top_json_report(c->json, &c->view, r, c->udp, c->udp);
+        top_json_report(c->json, &c->view, r, c->udp, c->udp ? &c->udp_refused : NULL);
     if (c->max_intervals && !r->summary && !r->partial && r->index + 1 >= c->max_intervals)
         c->stop = true;
 }
@@ -102,11 +106,17 @@ static void packet(struct top_cli *c, const spoor_itm_packet *p)
 {
     if (c->stop)
         return;
+    spoor_itm_packet scaled;
+    if (c->prescaler > 1) { /* local timestamps count the prescaled clock: back to cycles */
+        scaled = *p;
+        scaled.time *= c->prescaler;
+        p = &scaled;
+    }
     if (c->ftrace.f && c->view.exceptions && p->type == SPOOR_ITM_EXCEPTION &&
         p->u.exception.number && p->u.exception.action != SPOOR_ITM_EXC_RETURN)
         top_ftrace_exception(&c->ftrace, &c->view, p->time, p->u.exception.number,
-                             p->u.exception.action == SPOOR_ITM_EXC_ENTER,
-                             c->have_current ? c->current : 0);
+                             p->u.exception.action == SPOOR_ITM_EXC_ENTER, c->have_current,
+                             c->current);
     if (p->type == SPOOR_ITM_DWT_MATCH && p->u.dwt_match.comparator == c->comparator &&
         !c->warned_match) { /* a switch was seen, but not to which thread */
         fprintf(stderr,
@@ -117,6 +127,8 @@ static void packet(struct top_cli *c, const spoor_itm_packet *p)
                 c->comparator);
         c->warned_match = true;
     }
+    c->any_packet = true;
+    top_note_packet(c, p);
     spoor_top_packet(c->stats, p, c->comparator);
     if (p->time > c->last_time)
         c->last_time = p->time;
@@ -134,7 +146,10 @@ static bool on_event(void *ctx, const spoor_trace_pump_event *ev)
         cli_note("top", "%s: reconnected; the stream has a gap here", c->spec);
         break;
     case SPOOR_TRACE_PUMP_ERROR: c->status = cli_fail("top"); break;
-    case SPOOR_TRACE_PUMP_END: spoor_top_finish(c->stats, c->last_time); break;
+    case SPOOR_TRACE_PUMP_END:
+        if (c->any_packet) /* an empty stream has no table: top_explain_stream says so */
+            spoor_top_finish(c->stats, c->last_time);
+        break;
     default: break; /* IDLE: the pump released what the decoder held */
     }
     return !c->stop;
@@ -164,6 +179,8 @@ static int run(struct top_cli *c, const spoor_trace_pump_config *cfg)
     const spoor_tpiu_deframer *t = spoor_trace_pump_tpiu(pump);
     if (t && !top_connection_lost(c))
         report_tpiu(t);
+    if (!c->status && !top_connection_lost(c))
+        c->status = top_explain_stream(c, pump, cfg->tpiu);
     spoor_trace_pump_free(pump);
     return c->status;
 }
@@ -189,7 +206,8 @@ static int parse_args(int argc, char **argv, struct top_args *a, struct top_cli 
         OPT_GDB,
         OPT_MEM,
         OPT_STATS,
-        OPT_SETUP
+        OPT_SETUP,
+        OPT_PRESCALER
     };
     static const struct option opts[] = {{"elf", required_argument, 0, 'e'},
                                          {"server", required_argument, 0, 's'},
@@ -210,6 +228,7 @@ static int parse_args(int argc, char **argv, struct top_args *a, struct top_cli 
                                          {"stats", no_argument, 0, OPT_STATS},
                                          {"telnet", required_argument, 0, 'W'},
                                          {"setup", required_argument, 0, OPT_SETUP},
+                                         {"prescaler", required_argument, 0, OPT_PRESCALER},
                                          {"help", no_argument, 0, 'h'},
                                          CLI_ELF_DIR_LONG_OPTION,
                                          {0, 0, 0, 0}};
@@ -275,12 +294,18 @@ static int parse_args(int argc, char **argv, struct top_args *a, struct top_cli 
                 return cli_error("top", "--setup %s: expected v7m, v8m or proc", optarg);
             a->setup = optarg;
             break;
+        case OPT_PRESCALER:
+            if (!cli_parse_u32(optarg, &c->prescaler) || (c->prescaler != 1 && c->prescaler != 4 &&
+                                                          c->prescaler != 16 && c->prescaler != 64))
+                return cli_error(
+                    "top", "--prescaler %s: ITM_TCR.TSPrescale divides by 1, 4, 16 or 64", optarg);
+            break;
         case 'h': fputs(top_usage, stdout); return -1;
         default: return cli_bad_option("top", argv);
         }
     }
     if (!a->server == !a->input)
-        return cli_error("top", "give the stream: -s HOST:PORT or --input FILE");
+        return cli_error("top", "give one of -s HOST:PORT or --input FILE (the stream)");
     if (!a->hz)
         return cli_error("top", "give the CPU clock: -F HZ (timestamps count its cycles)");
     if (argc - optind > 1)
@@ -322,6 +347,9 @@ int cmd_top(int argc, char **argv)
         (rc = top_open_memory(&c, a.gdb, a.telnet, dump, a.mems, a.nmems)) != 0)
         goto out;
     cli_warn_build_id("top", c.dump, c.elf);
+    c.no_memory = !a.gdb && !a.telnet && !dump && !a.nmems;
+    c.tpiu_id = a.cfg.tpiu_id;
+    top_explain_no_memory(&c, !c.no_memory);
     if (a.setup && (rc = top_set_up_trace(&c, a.setup, a.comparator)) != 0)
         goto out;
     c.live = c.gdb && a.server;
@@ -382,6 +410,11 @@ int cmd_top(int argc, char **argv)
         rc = cli_error("top", "--chrome %s: write failed", a.chrome);
     if (!ob_flush(&out) || (c.json && !ob_flush(c.json)))
         rc = cli_error("top", "cannot write the output: %s", strerror(errno));
+    if (c.udp_refused)
+        fprintf(stderr,
+                "spoor top: -j %s: %" PRIu64 " datagrams found nobody listening (connection "
+                "refused) and were not delivered\n",
+                a.json, c.udp_refused);
     if (a.stats)
         top_print_mem_stats(&c);
 out:

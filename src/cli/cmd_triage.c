@@ -193,7 +193,7 @@ int cmd_triage(int argc, char **argv)
         return rc < 0 ? SPOOR_EXIT_OK : rc;
     spoor_elf_dir *dir = NULL;
     if (o.elf_dir && !(dir = spoor_elf_dir_scan(o.elf_dir)))
-        return cli_error("triage", "%s", spoor_last_error());
+        return cli_fail("triage");
     spoor_triage *t = spoor_triage_new(dir, o.k);
     char **paths = NULL;
     size_t npaths = 0;
@@ -201,11 +201,11 @@ int cmd_triage(int argc, char **argv)
     for (int i = optind; t && i < argc && rc == SPOOR_EXIT_OK; i++)
         if (o.merge ? !spoor_triage_merge_file(t, argv[i])
                     : !spoor_triage_list_files(argv[i], &paths, &npaths))
-            rc = cli_error("triage", "%s", spoor_last_error());
+            rc = cli_fail("triage");
     if (!t)
-        rc = cli_error("triage", "%s", spoor_last_error());
+        rc = cli_fail("triage");
     else if (rc == SPOOR_EXIT_OK && !o.merge && !spoor_triage_add_files(t, paths, npaths, o.jobs))
-        rc = cli_error("triage", "%s", spoor_last_error());
+        rc = cli_fail("triage");
     if (rc == SPOOR_EXIT_OK) {
         static outbuf out;
         ob_init(&out, 1);

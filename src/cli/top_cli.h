@@ -51,13 +51,14 @@ void top_exception_label(unsigned number, char *buf, size_t cap);
  * terminal (lines cut at v->cols), else plain lines. */
 void top_console_report(outbuf *o, const top_view *v, const spoor_top_report *r, bool refresh);
 
-/* One JSON object for a report (one line); with udp the exceptions go in separate
- * {"ex":1,...} lines after it instead of an "exceptions" member. */
+/* One JSON object for a report (one line); with separate_ex the exceptions go in separate
+ * {"ex":1,...} lines after it instead of an "exceptions" member. udp_refused (-j udp:): each
+ * line is sent as a datagram, and the sends that found nobody listening are counted there. */
 void top_json_report(outbuf *o, const top_view *v, const spoor_top_report *r, bool separate_ex,
-                     bool flush_each);
+                     uint64_t *udp_refused);
 
-/* -j FILE or -j udp:PORT (datagrams to 127.0.0.1:PORT, *udp set): *fd for the JSON lines; 0
- * or the exit status of the one-line error. */
+/* -j FILE or -j udp:[HOST:]PORT (datagrams to HOST, default 127.0.0.1, *udp set): *fd for the
+ * JSON lines; 0 or the exit status of the one-line error. */
 int top_json_open(const char *arg, int *fd, bool *udp);
 
 /* The ftrace text file (Linux ftrace "nop" tracer output with sched_switch events). */
@@ -69,8 +70,9 @@ typedef struct top_ftrace {
 bool top_ftrace_open(top_ftrace *t, const char *path);
 void top_ftrace_switch(top_ftrace *t, const top_view *v, uint64_t time, uint32_t prev,
                        bool prev_known, uint32_t next);
+/* running_known false: no thread has run yet ("<unknown>", as a switch's unknown prev) */
 void top_ftrace_exception(top_ftrace *t, const top_view *v, uint64_t time, unsigned number,
-                          bool entry, uint32_t running);
+                          bool entry, bool running_known, uint32_t running);
 bool top_ftrace_close(top_ftrace *t);
 
 /* The Chrome trace-event JSON file: one track per thread, exceptions as slices on their own. */
@@ -113,8 +115,14 @@ struct top_cli {
     uint32_t current;
     uint64_t last_time;
     bool warned_match; /* the watched comparator sends match packets without values */
-    const char *spec;  /* the stream's SOURCE (spoor/trace_source.h) */
-    int status;        /* the exit status so far */
+    bool any_packet;   /* the stream had a packet (else it was empty: no table) */
+    bool no_memory;    /* no target memory given: TCBs are not read (top_explain_no_memory) */
+    unsigned comparators_seen; /* bit k: a data trace packet of comparator k came */
+    int tpiu_id;               /* -p TPIU / --tpiu: the trace source ID decoded */
+    const char *spec;          /* the stream's SOURCE (spoor/trace_source.h) */
+    int status;                /* the exit status so far */
+    uint32_t prescaler;        /* --prescaler: cycles per local timestamp tick (0, 1: none) */
+    uint64_t udp_refused;      /* -j udp: datagrams that found no listener */
 };
 
 /* top_target.c. true when the OpenOCD connection has failed (closed, timed out): spoor top
@@ -140,5 +148,18 @@ int top_set_up_trace(struct top_cli *c, const char *how, unsigned comparator);
 /* --stats: the memory view's counters (and the halts of a running target) on stderr. */
 void top_print_mem_stats(const struct top_cli *c);
 void top_cleanup(struct top_cli *c);
+
+/* top_explain.c: why the output is empty or partial, once on stderr. */
+struct spoor_trace_pump;
+/* Notes the comparators of the stream's data trace packets. */
+void top_note_packet(struct top_cli *c, const spoor_itm_packet *p);
+/* Whether the first bytes of the stream look TPIU-formatted (spoor_tpiu_looks_framed). */
+bool top_stream_looks_tpiu(const struct spoor_trace_pump *pump);
+/* After the stream: an empty stream is an error (its exit status returned); bytes lost in a
+ * stream that looks TPIU-formatted read without --tpiu, and a stream without a thread switch
+ * (packets by type, comparators that matched, what to check), are warnings (0). */
+int top_explain_stream(struct top_cli *c, const struct spoor_trace_pump *pump, bool tpiu);
+/* No target memory for an RTOS's TCBs: which flags would give names, once. */
+void top_explain_no_memory(const struct top_cli *c, bool memory_given);
 
 #endif

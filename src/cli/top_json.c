@@ -1,10 +1,9 @@
 /* spoor top's JSON lines: one object per interval with the fields orbtop-rtos users know
  * (threads[] with tcb name func prio time_ms cpu max switches; interval_ms cpu_usage cpu_max
  * cpu_freq overflow; exceptions[] with num name count maxd total pct ave min max maxwall). */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <netinet/in.h>
+#include <netdb.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -12,17 +11,50 @@
 #include "json_out.h"
 #include "top_cli.h"
 
-static int open_udp(const char *port_text, int *fd)
+/* -j udp:[HOST:]PORT: a datagram socket connected to HOST (default 127.0.0.1) and PORT. */
+static int open_udp(const char *spec, int *fd)
 {
+    char host[256] = "127.0.0.1";
+    const char *port_text = spec, *colon = strrchr(spec, ':');
+    if (colon) {
+        if ((size_t)(colon - spec) >= sizeof host || colon == spec)
+            return cli_error("top", "-j udp:%s: expected udp:[HOST:]PORT", spec);
+        memcpy(host, spec, (size_t)(colon - spec));
+        host[colon - spec] = '\0';
+        port_text = colon + 1;
+    }
     uint32_t port;
     if (!cli_parse_u32(port_text, &port) || port == 0 || port > 65535)
-        return cli_error("top", "-j udp:%s: expected a port 1..65535", port_text);
-    *fd = socket(AF_INET, SOCK_DGRAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (*fd < 0 || connect(*fd, (struct sockaddr *)&a, sizeof a) != 0)
-        return cli_error("top", "-j udp:%s: %s", port_text, strerror(errno));
+        return cli_error("top", "-j udp:%s: expected a port 1..65535", spec);
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_DGRAM}, *res = NULL;
+    int gai = getaddrinfo(host, port_text, &hints, &res);
+    if (gai)
+        return cli_error("top", "-j udp:%s: %s: %s", spec, host, gai_strerror(gai));
+    *fd = socket(res->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    int err = *fd < 0 || connect(*fd, res->ai_addr, res->ai_addrlen) != 0 ? errno : 0;
+    freeaddrinfo(res);
+    if (err)
+        return cli_error("top", "-j udp:%s: %s", spec, strerror(err));
     return 0;
+}
+
+/* One datagram of what o holds. Nobody listening yet is normal for UDP: the port's "connection
+ * refused" (an ICMP error for an earlier datagram, reported on this send, which it stopped)
+ * counts in *refused and the datagram is sent again, once. */
+static void send_datagram(outbuf *o, uint64_t *refused)
+{
+    for (int attempt = 0; attempt < 2 && o->len; attempt++) {
+        ssize_t n = send(o->fd, o->buf, o->len, 0);
+        if (n >= 0)
+            break;
+        if (errno == ECONNREFUSED) {
+            ++*refused;
+            continue;
+        }
+        if (errno != EINTR)
+            o->failed = true;
+    }
+    o->len = 0;
 }
 
 int top_json_open(const char *arg, int *fd, bool *udp)
@@ -68,7 +100,7 @@ static void exception_fields(json_out *j, const spoor_top_exc_stats *e)
 }
 
 void top_json_report(outbuf *o, const top_view *v, const spoor_top_report *r, bool separate_ex,
-                     bool flush_each)
+                     uint64_t *udp_refused)
 {
     json_out j;
     json_init(&j, o);
@@ -118,8 +150,8 @@ void top_json_report(outbuf *o, const top_view *v, const spoor_top_report *r, bo
     }
     json_object_end(&j);
     json_finish(&j);
-    if (flush_each)
-        ob_flush(o);
+    if (udp_refused)
+        send_datagram(o, udp_refused);
     if (!v->exceptions || !separate_ex)
         return;
     for (size_t i = 0; i < r->nexceptions; i++) {
@@ -129,7 +161,7 @@ void top_json_report(outbuf *o, const top_view *v, const spoor_top_report *r, bo
         exception_fields(&j, &r->exceptions[i]);
         json_object_end(&j);
         json_finish(&j);
-        if (flush_each)
-            ob_flush(o);
+        if (udp_refused)
+            send_datagram(o, udp_refused);
     }
 }

@@ -40,6 +40,10 @@ static void describe(struct top_cli *c, top_thread_info *info, uint32_t tcb)
     }
     if (!c->rtos) /* no RTOS known: a thread is its TCB address */
         return;
+    if (c->no_memory) { /* said once at the start (top_explain_no_memory) */
+        snprintf(info->name, sizeof info->name, "?");
+        return;
+    }
     if (c->gdb || c->openocd) /* a running target: what was read before may have changed */
         spoor_mem_invalidate(c->mem);
     uint32_t idle;
@@ -87,8 +91,30 @@ const top_thread_info *top_thread(void *ctx, uint32_t tcb)
     return &c->unknown;
 }
 
-/* Priorities change (inheritance, ceilings, the application): re-read, on a live target, those
- * of the threads that ran in the interval, one small read each. */
+/* A thread that ran, its TCB read again: a TCB freed and taken by a new thread (the same
+ * address) shows a new name or entry function, which replace the old ones; an entry no longer
+ * found (a FreeRTOS task's initial frame overwritten) keeps the one known. */
+static void revalidate(struct top_cli *c, top_thread_info *info)
+{
+    spoor_rtos_thread t;
+    if (!spoor_rtos_read_thread(c->rtos, spoor_mem_reader, c->mem, info->tcb, &t))
+        return;
+    const char *func = NULL;
+    if (t.has_entry)
+        spoor_elf_function(c->elf, t.entry, &func, NULL, NULL);
+    if (strcmp(t.name, info->name) != 0) { /* another thread: nothing of the old one holds */
+        snprintf(info->name, sizeof info->name, "%s", t.name);
+        info->func = func;
+    } else if (func) {
+        info->func = func;
+    }
+    info->has_prio = t.has_prio;
+    info->prio = t.prio;
+    info->prio_name = t.has_prio ? spoor_rtos_priority_name(c->rtos, t.prio) : NULL;
+}
+
+/* Priorities change (inheritance, ceilings, the application), and a TCB may be reused by a new
+ * thread: re-read, on a live target, the TCBs of the threads that ran in the interval. */
 void top_refresh_priorities(struct top_cli *c, const spoor_top_report *r)
 {
     if (!c->gdb && !c->openocd)
@@ -96,12 +122,8 @@ void top_refresh_priorities(struct top_cli *c, const spoor_top_report *r)
     spoor_mem_invalidate(c->mem);
     for (size_t i = 0; i < r->nthreads; i++) {
         top_thread_info *info = find_thread(c, r->threads[i].tcb);
-        int32_t prio;
-        if (!c->rtos || !info || !info->read_ok || !r->threads[i].cycles ||
-            !spoor_rtos_read_priority(c->rtos, spoor_mem_reader, c->mem, info->tcb, &prio))
-            continue;
-        info->prio = prio;
-        info->prio_name = spoor_rtos_priority_name(c->rtos, prio);
+        if (c->rtos && info && info->read_ok && r->threads[i].cycles)
+            revalidate(c, info);
     }
     top_connection_lost(c);
     top_let_run(c);

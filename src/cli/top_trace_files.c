@@ -18,9 +18,11 @@
 
 /* ---- ftrace --------------------------------------------------------------------------------- */
 
+/* "no known thread" (before the first switch, or a switch to no TCB) is one task everywhere:
+ * "<unknown>", PID 0, prio 0 */
 static void task_name(const top_view *v, uint32_t tcb, bool known, char *buf, size_t cap)
 {
-    if (!known) {
+    if (!known || !tcb) {
         snprintf(buf, cap, "<unknown>");
         return;
     }
@@ -33,7 +35,7 @@ static void task_name(const top_view *v, uint32_t tcb, bool known, char *buf, si
 
 static int task_prio(const top_view *v, uint32_t tcb, bool known)
 {
-    if (!known)
+    if (!known || !tcb)
         return 0;
     const top_thread_info *info = v->thread(v->ctx, tcb);
     return info->has_prio ? (int)info->prio : 0;
@@ -85,10 +87,12 @@ void top_ftrace_switch(top_ftrace *t, const top_view *v, uint64_t time, uint32_t
 }
 
 void top_ftrace_exception(top_ftrace *t, const top_view *v, uint64_t time, unsigned number,
-                          bool entry, uint32_t running)
+                          bool entry, bool running_known, uint32_t running)
 {
     char tn[128], ts[48], label[48];
-    task_name(v, running, true, tn, sizeof tn);
+    if (!running_known)
+        running = 0;
+    task_name(v, running, running_known, tn, sizeof tn);
     timestamp(v, time, ts, sizeof ts);
     top_exception_label(number, label, sizeof label);
     char *name = strchr(label, '(');

@@ -194,6 +194,21 @@ class MtbScenarios(unittest.TestCase):
                     "exception_entry" if g["a"] else "branch")
                 self.assertEqual(g["kind"], want)
 
+    def test_listing_says_wrapped(self):
+        # the virtual MTB's own record of POSITION.WRAP (expect["wrapped"]) is the reference:
+        # a wrapped buffer's listing (and --flow, --calls) starts by saying older packets were
+        # lost, as spoor calls says its ring wrapped; an unwrapped one does not
+        for c in self.each():
+            want = (f"--- buffer wrapped: older packets were overwritten ({c.size} bytes, "
+                    f"{c.size // 8} packets of 8 bytes) ---")
+            for flags in ((), ("--flow",), ("--calls",)):
+                first = spoor("-e", c.elf, *flags, *c.mem).stdout.splitlines()[:1]
+                if c.expect["wrapped"]:
+                    self.assertEqual(first, [want], flags)
+                else:
+                    self.assertFalse(first and first[0].startswith("--- buffer wrapped"), flags)
+            self.assertNotIn("buffer wrapped", spoor("-e", c.elf, "--json", *c.mem).stdout)
+
     def test_listing_in_seed_form(self):
         for c in self.each():
             text = spoor("-e", c.elf, *c.mem).stdout.splitlines()

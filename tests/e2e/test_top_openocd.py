@@ -40,7 +40,8 @@ RTX5_WANT = {"main_thread": ("main", "osPriorityNormal", "app_main"),
 class OpenOcdPeer:
     def __init__(self, image, base, numcomp=4):
         self.image, self.base = bytearray(image), base
-        self.after_mdw = {}  # n: (addr, byte): the target writes the byte after the n-th mdw
+        # n: (addr, byte) or [(addr, byte), ...]: the target writes after the n-th mdw
+        self.after_mdw = {}
         self.regs = {0xE0001000: numcomp << 28}
         self.commands = []
         self.sock = socket.socket()
@@ -70,8 +71,9 @@ class OpenOcdPeer:
                 if None in values:
                     return f"Error reading memory at 0x{addr:08x}\r\n"
                 out.append(f"0x{addr + 4 * row:08x}: " + "".join(f"{v:08x} " for v in values))
-            if change:  # the target runs: memory changes after this read
-                self.image[change[0] - self.base] = change[1]
+            # the target runs: memory changes after this read (one (addr, byte) or a list)
+            for at, byte in ([change] if isinstance(change, tuple) else change or []):
+                self.image[at - self.base] = byte
             return "\r\n".join(out) + "\r\n"
         if words[0] == "mww":
             self.regs[int(words[1], 0)] = int(words[2], 0)
@@ -111,6 +113,22 @@ def gdb_address(elf, expression):
                           f"print/x (unsigned long)&{expression}", str(elf)],
                          capture_output=True, text=True, timeout=60).stdout
     return int(re.search(r"= (0x[0-9a-f]+)", out).group(1), 16)
+
+
+def gdb_print(elf, expression):
+    """A string member as gdb prints it (the ELF's .data: the pointer and the string)."""
+    out = subprocess.run([require_tool("gdb-multiarch"), "-batch", "-nx", "-ex",
+                          f"print {expression}", str(elf)],
+                         capture_output=True, text=True, timeout=60).stdout
+    return re.search(r'"([^"]*)"', out).group(1)
+
+
+def gdb_symbol(elf, expression):
+    """The function a code address holds, as gdb's info symbol names it."""
+    out = subprocess.run([require_tool("gdb-multiarch"), "-batch", "-nx", "-ex",
+                          f"info symbol {expression}", str(elf)],
+                         capture_output=True, text=True, timeout=60).stdout
+    return out.split()[0] if out.split() else None
 
 
 def rtx5_fixture(work):
@@ -165,6 +183,10 @@ def main():
         check(len(mdws) == 1 + len(threads), f"{len(mdws)} mdw commands: {mdws}")
         check(re.search(r"(\d+) round trips", result.stderr).group(1) == str(len(mdws)),
               f"--stats: {result.stderr}")
+        # the bytes: what the mdw commands the peer answered asked for (COUNT words each)
+        words = sum(int(c.split()[2], 0) for c in mdws)
+        check(re.search(r"round trips, (\d+) bytes", result.stderr).group(1) == str(4 * words),
+              f"--stats bytes, {4 * words} asked for by {mdws}: {result.stderr}")
 
         # a priority that changes while spoor top runs (priority inheritance): main_thread's
         # priority becomes osPriorityHigh (40) right after spoor read its TCB; the re-read at
@@ -181,6 +203,26 @@ def main():
                 if f"0x{symbols['main_thread']:08x}" in x]
         check(seen and seen[0] == (40, "osPriorityHigh") and seen[-1] == (40, "osPriorityHigh"),
               f"main_thread's priority over the intervals: {seen}")
+
+        # a TCB reused: right after spoor read main_thread's TCB, the thread ends and a new one
+        # (worker's name pointer and entry function) takes the same TCB; the re-read at the
+        # end of the interval shows the new thread, as gdb names worker's members
+        reused = OpenOcdPeer(ram, 0x20000000)
+        writes = []
+        for member in ("name", "thread_addr"):
+            src, dst = (gdb_address(elf, f"{t}.{member}") for t in ("worker", "main_thread"))
+            word = ram[src - 0x20000000:src - 0x20000000 + 4]
+            writes += [(dst + k, word[k]) for k in range(4)]
+        reused.after_mdw = {1: writes}  # mdw 1: main's TCB
+        want = (gdb_print(elf, "worker.name"), gdb_symbol(elf, "worker.thread_addr"))
+        result = top(elf, itm, "-W", str(reused.port), "-I", "1", "-j", str(work / "r.jsonl"))
+        main_tcb = f"0x{symbols['main_thread']:08x}"
+        seen = [next((t["name"], t["func"]) for t in json.loads(x)["threads"]
+                     if t["tcb"] == main_tcb)
+                for x in (work / "r.jsonl").read_text().splitlines() if main_tcb in x]
+        check(result.returncode == 0 and want == ("worker", "worker_thread") and seen
+              and seen[0] == want and seen[-1] == want,
+              f"a reused TCB: {seen}, gdb says {want}: {result.stderr}")
 
         watch = gdb_address(elf, "osRtxInfo.thread.run.curr")
         peer.commands.clear()

@@ -677,7 +677,9 @@ size_t spoor_elf_symbolize(const spoor_elf *e, uint32_t addr, spoor_location *fr
     int32_t scope = span ? span->scope : -1;
     if (scope >= 0 && t->scopes[scope].name) {
         f->function = shown_name(e, t->scopes[scope].name);
-        f->offset = addr - span->range_start;
+        /* GNU as gives an assembly function's low_pc its symbol's Thumb bit: the code starts
+         * a byte below (the range itself stays as binutils reads it) */
+        f->offset = addr - (span->range_start & ~1u);
         f->has_offset = true;
     } else {
         const struct elf_symbol *sym = spoor_elf_symbol_at(e, addr);
@@ -720,7 +722,7 @@ bool spoor_elf_function(const spoor_elf *e, uint32_t addr, const char **name, ui
             if (name)
                 *name = shown_name(e, f->name);
             if (start)
-                *start = f->start;
+                *start = f->start & ~1u; /* an assembly function's low_pc: see above */
             if (size)
                 *size = f->end - f->start;
             return true;

@@ -242,3 +242,43 @@ void spoor_tpiu_finish(spoor_tpiu_deframer *t)
     t->stats.skipped += t->fill;
     t->fill = 0;
 }
+
+/* A byte that starts a frame: a trace source ID change (bit 0 set) naming 0..111. */
+static bool starts_frame(uint8_t b)
+{
+    return (b & 1) && (b >> 1) < 0x70;
+}
+
+static bool full_sync_at(const uint8_t *buf, size_t len, size_t i)
+{
+    return i + 4 <= len && buf[i] == 0xFF && buf[i + 1] == 0xFF && buf[i + 2] == 0xFF &&
+           buf[i + 3] == 0x7F;
+}
+
+bool spoor_tpiu_looks_framed(const uint8_t *buf, size_t len)
+{
+    size_t framed = 0, not_framed = 0;
+    for (size_t i = 0; i + 4 <= len; i++) {
+        if (!full_sync_at(buf, len, i))
+            continue;
+        size_t f = i + 4;
+        while (full_sync_at(buf, len, f)) /* a run of syncs */
+            f += 4;
+        i = f - 1;
+        if (f + 16 > len)
+            break;
+        if (!starts_frame(buf[f])) {
+            not_framed++;
+            continue;
+        }
+        /* the frames after it, while whole and not another sync */
+        bool ok = true;
+        for (size_t g = f + 16; g + 16 <= len && !full_sync_at(buf, len, g) && ok; g += 16)
+            ok = (buf[g] & 1) == 0 || starts_frame(buf[g]);
+        if (ok)
+            framed++;
+        else
+            not_framed++;
+    }
+    return framed > 0 && framed > not_framed;
+}

@@ -14,6 +14,9 @@ struct spoor_trace_pump {
     spoor_trace_source *src;                               /* NULL: sans-I/O */
     spoor_tpiu_deframer tpiu;                              /* with cfg.tpiu */
     spoor_itm_decoder *decoders[SPOOR_TRACE_PUMP_STREAMS]; /* made on a stream's first byte */
+    uint8_t head[SPOOR_TPIU_PROBE]; /* the stream's first bytes (spoor_trace_pump_head) */
+    size_t head_len;
+    uint64_t bytes;
 };
 
 void spoor_trace_pump_config_init(spoor_trace_pump_config *cfg)
@@ -145,6 +148,11 @@ bool spoor_trace_pump_feed(spoor_trace_pump *p, const uint8_t *data, size_t len)
 {
     if (p->stopped)
         return false;
+    size_t keep = sizeof p->head - p->head_len < len ? sizeof p->head - p->head_len : len;
+    if (keep)
+        memcpy(p->head + p->head_len, data, keep);
+    p->head_len += keep;
+    p->bytes += len;
     if (p->cfg.tpiu)
         spoor_tpiu_feed(&p->tpiu, data, len);
     else
@@ -236,4 +244,15 @@ const spoor_itm_stats *spoor_trace_pump_stats(const spoor_trace_pump *p, int str
 const spoor_tpiu_deframer *spoor_trace_pump_tpiu(const spoor_trace_pump *p)
 {
     return p->cfg.tpiu ? &p->tpiu : NULL;
+}
+
+size_t spoor_trace_pump_head(const spoor_trace_pump *p, const uint8_t **data)
+{
+    *data = p->head;
+    return p->head_len;
+}
+
+uint64_t spoor_trace_pump_bytes(const spoor_trace_pump *p)
+{
+    return p->bytes;
 }

@@ -105,7 +105,10 @@ static const rtos_desc *pick(const spoor_elf *elf, const char *kind)
     bool automatic = !kind || !strcmp(kind, "auto");
     for (int k = 0; k < SPOOR_RTOS_KIND_COUNT; k++) {
         const rtos_desc *d = &spoor_rtos_descs[k];
-        if (automatic ? has_symbol(elf, d->current) : !strcmp(kind, d->name))
+        /* "rtxv5": orbtop-rtos's spelling of rtx5 */
+        if (automatic
+                ? has_symbol(elf, d->current)
+                : !strcmp(kind, d->name) || (!strcmp(kind, "rtxv5") && !strcmp(d->name, "rtx5")))
             return d;
     }
     if (automatic)

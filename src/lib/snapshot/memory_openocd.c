@@ -21,7 +21,17 @@ typedef struct openocd_layer {
     bool valid[SLOTS];
     uint8_t data[SLOTS][PAGE];
     uint64_t hits, misses;
+    uint64_t bytes; /* target bytes the read commands returned (--stats' bytes) */
 } openocd_layer;
+
+/* One read command (mdw, read_memory), its bytes counted. */
+static bool read_counted(openocd_layer *l, uint32_t addr, void *buf, size_t len)
+{
+    if (!spoor_openocd_read(l->o, addr, buf, len))
+        return false;
+    l->bytes += len;
+    return true;
+}
 
 static bool is_device(uint32_t addr, size_t len)
 {
@@ -42,7 +52,7 @@ static bool fetch(openocd_layer *l, uint32_t first, uint32_t last)
     static uint8_t buf[(MAX_SPAN + 1) * PAGE];
     size_t n = (size_t)(last - first) + PAGE;
     l->misses += n / PAGE;
-    if (!spoor_openocd_read(l->o, first, buf, n))
+    if (!read_counted(l, first, buf, n))
         return false;
     for (size_t off = 0; off < n; off += PAGE) {
         uint32_t page = first + (uint32_t)off;
@@ -61,7 +71,7 @@ static bool openocd_read(void *impl, uint32_t addr, void *buf, size_t len)
     if (!len)
         return true;
     if (is_device(addr, len) || len > MAX_SPAN * PAGE || end > 0xFFFFFF00u)
-        return spoor_openocd_read(l->o, addr, buf, len);
+        return read_counted(l, addr, buf, len);
     uint32_t first = addr & ~(PAGE - 1), last = (uint32_t)(end - 1) & ~(PAGE - 1);
     uint32_t miss_first = 0, miss_last = 0;
     bool missing = false;
@@ -78,7 +88,7 @@ static bool openocd_read(void *impl, uint32_t addr, void *buf, size_t len)
             break;
     }
     if (missing && !fetch(l, miss_first, miss_last)) /* the end of RAM: exactly as asked */
-        return spoor_openocd_read(l->o, addr, buf, len);
+        return read_counted(l, addr, buf, len);
     uint8_t *out = buf;
     for (uint64_t pos = addr; pos < end;) {
         uint32_t page = (uint32_t)pos & ~(PAGE - 1);
@@ -124,6 +134,7 @@ static void openocd_stats(void *impl, spoor_mem_stats *st)
 {
     openocd_layer *l = impl;
     st->round_trips += spoor_openocd_round_trips(l->o);
+    st->bytes_wire += l->bytes;
     st->cache_hits += l->hits;
     st->cache_misses += l->misses;
 }
