@@ -320,10 +320,10 @@ static void print_stats(const struct crash *c)
 {
     spoor_mem_stats st;
     spoor_mem_stats_get(c->snap->mem, &st);
-    fprintf(stderr,
-            "spoor crash: memory: %" PRIu64 " reads; live target: %" PRIu64 " round trips, %" PRIu64
-            " bytes, %" PRIu64 " page hits, %" PRIu64 " page misses\n",
-            st.reads, st.round_trips, st.bytes_wire, st.cache_hits, st.cache_misses);
+    cli_note("crash",
+             "memory: %" PRIu64 " reads; live target: %" PRIu64 " round trips, %" PRIu64
+             " bytes, %" PRIu64 " page hits, %" PRIu64 " page misses",
+             st.reads, st.round_trips, st.bytes_wire, st.cache_hits, st.cache_misses);
 }
 
 int cmd_crash(int argc, char **argv)

@@ -255,11 +255,11 @@ static int run(struct itm_cli *c)
     size_t n = spoor_trace_pump_head(c->pump, &head);
     if (st && st->bytes_lost && spoor_tpiu_looks_framed(head, n)) {
         flush_output(c);
-        fprintf(stderr,
-                "spoor itm: warning: %s: %" PRIu64 " bytes lost; the stream looks "
-                "TPIU-formatted (full syncs FF FF FF 7F, trace ID changes at 16-byte frame "
-                "boundaries): try --tpiu\n",
-                c->spec, st->bytes_lost);
+        cli_warn("itm",
+                 "%s: %" PRIu64 " bytes lost; the stream looks "
+                 "TPIU-formatted (full syncs FF FF FF 7F, trace ID changes at 16-byte frame "
+                 "boundaries): try --tpiu",
+                 c->spec, st->bytes_lost);
     }
     return c->status;
 }

@@ -119,12 +119,12 @@ static void packet(struct top_cli *c, const spoor_itm_packet *p)
                              c->current);
     if (p->type == SPOOR_ITM_DWT_MATCH && p->u.dwt_match.comparator == c->comparator &&
         !c->warned_match) { /* a switch was seen, but not to which thread */
-        fprintf(stderr,
-                "spoor top: warning: comparator %u sends data trace match packets, which carry "
-                "no value: it watches the address without the value (ARMv8-M DWT_FUNCTION MATCH "
-                "0b0101); thread switches need MATCH 0b1101, as --setup v8m and "
-                "spoor_itm_watch_current_thread() write\n",
-                c->comparator);
+        cli_warn("top",
+                 "comparator %u sends data trace match packets, which carry "
+                 "no value: it watches the address without the value (ARMv8-M DWT_FUNCTION MATCH "
+                 "0b0101); thread switches need MATCH 0b1101, as --setup v8m and "
+                 "spoor_itm_watch_current_thread() write",
+                 c->comparator);
         c->warned_match = true;
     }
     c->any_packet = true;
@@ -162,11 +162,11 @@ static void report_tpiu(const spoor_tpiu_deframer *t)
     const spoor_tpiu_stats *st = &t->stats;
     if (!st->skipped && !st->no_id_bytes && !st->reserved_ids)
         return;
-    fprintf(stderr,
-            "spoor top: warning: TPIU: %llu bytes outside whole frames (cut short by a sync, or "
-            "before the first), %llu bytes before any trace ID, %llu reserved IDs; %s\n",
-            (unsigned long long)st->skipped, (unsigned long long)st->no_id_bytes,
-            (unsigned long long)st->reserved_ids, t->why);
+    cli_warn("top",
+             "TPIU: %llu bytes outside whole frames (cut short by a sync, or "
+             "before the first), %llu bytes before any trace ID, %llu reserved IDs; %s",
+             (unsigned long long)st->skipped, (unsigned long long)st->no_id_bytes,
+             (unsigned long long)st->reserved_ids, t->why);
 }
 
 static int run(struct top_cli *c, const spoor_trace_pump_config *cfg)
@@ -411,10 +411,10 @@ int cmd_top(int argc, char **argv)
     if (!ob_flush(&out) || (c.json && !ob_flush(c.json)))
         rc = cli_error("top", "cannot write the output: %s", strerror(errno));
     if (c.udp_refused)
-        fprintf(stderr,
-                "spoor top: -j %s: %" PRIu64 " datagrams found nobody listening (connection "
-                "refused) and were not delivered\n",
-                a.json, c.udp_refused);
+        cli_note("top",
+                 "-j %s: %" PRIu64 " datagrams found nobody listening (connection "
+                 "refused) and were not delivered",
+                 a.json, c.udp_refused);
     if (a.stats)
         top_print_mem_stats(&c);
 out:

@@ -60,23 +60,23 @@ int top_explain_stream(struct top_cli *c, const spoor_trace_pump *pump, bool tpi
     const spoor_itm_stats *st = spoor_trace_pump_stats(pump, tpiu ? c->tpiu_id : 0);
     bool framed = !tpiu && top_stream_looks_tpiu(pump);
     if (framed && st && st->bytes_lost)
-        fprintf(stderr,
-                "spoor top: warning: %s: %" PRIu64 " bytes lost; the stream looks "
-                "TPIU-formatted (full syncs FF FF FF 7F, trace ID changes at 16-byte frame "
-                "boundaries): try --tpiu\n",
-                c->spec, st->bytes_lost);
+        cli_warn("top",
+                 "%s: %" PRIu64 " bytes lost; the stream looks "
+                 "TPIU-formatted (full syncs FF FF FF 7F, trace ID changes at 16-byte frame "
+                 "boundaries): try --tpiu",
+                 c->spec, st->bytes_lost);
     if (c->have_current)
         return 0;
     char counts[512], comps[32];
     packet_counts(st, counts, sizeof counts);
     comparator_list(c->comparators_seen, comps, sizeof comps);
-    fprintf(stderr,
-            "spoor top: warning: %s: no thread switch in the stream (%s; DWT comparators "
-            "that matched: %s): check that comparator %u watches the current-thread pointer "
-            "with a data value packet on write (--comparator N for another; --setup, "
-            "docs/top.md \"Setting up the target\"), that ITM_TCR.DWTENA is set%s\n",
-            c->spec, counts, comps, c->comparator,
-            tpiu ? ", and the trace ID (--tpiu=ID)" : " and, for a TPIU-formatted stream, --tpiu");
+    cli_warn("top",
+             "%s: no thread switch in the stream (%s; DWT comparators "
+             "that matched: %s): check that comparator %u watches the current-thread pointer "
+             "with a data value packet on write (--comparator N for another; --setup, "
+             "docs/top.md \"Setting up the target\"), that ITM_TCR.DWTENA is set%s",
+             c->spec, counts, comps, c->comparator,
+             tpiu ? ", and the trace ID (--tpiu=ID)" : " and, for a TPIU-formatted stream, --tpiu");
     return 0;
 }
 
@@ -84,8 +84,8 @@ void top_explain_no_memory(const struct top_cli *c, bool memory_given)
 {
     if (!c->rtos || memory_given)
         return;
-    fprintf(stderr,
-            "spoor top: note: no target memory given: threads are shown by TCB address, "
-            "without names or the idle thread; give --mem ADDR:FILE (a RAM image), a crash dump, "
-            "--gdb HOST:PORT or -W [HOST:]PORT for names, priorities and entry functions\n");
+    cli_note("top",
+             "note: no target memory given: threads are shown by TCB address, "
+             "without names or the idle thread; give --mem ADDR:FILE (a RAM image), a crash dump, "
+             "--gdb HOST:PORT or -W [HOST:]PORT for names, priorities and entry functions");
 }

@@ -211,10 +211,10 @@ void top_print_mem_stats(const struct top_cli *c)
 {
     spoor_mem_stats st;
     spoor_mem_stats_get(c->mem, &st);
-    fprintf(stderr,
-            "spoor top: memory: %" PRIu64 " reads; live target: %" PRIu64 " round trips, %" PRIu64
-            " bytes, %" PRIu64 " page hits, %" PRIu64 " page misses; %zu threads\n",
-            st.reads, st.round_trips, st.bytes_wire, st.cache_hits, st.cache_misses, c->nthreads);
+    cli_note("top",
+             "memory: %" PRIu64 " reads; live target: %" PRIu64 " round trips, %" PRIu64
+             " bytes, %" PRIu64 " page hits, %" PRIu64 " page misses; %zu threads",
+             st.reads, st.round_trips, st.bytes_wire, st.cache_hits, st.cache_misses, c->nthreads);
     spoor_gdb_stats g;
     if (c->live) {
         spoor_gdb_stats_get(c->gdb, &g);
