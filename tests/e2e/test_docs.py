@@ -303,8 +303,13 @@ def recipe_mtb(work):
             cwd=work, check=True, capture_output=True, timeout=120)
 
 
+def recipe_report(work):
+    crash_dump("m3", "badptr", work / "crash.bin")
+
+
 RECIPES = {
     "crash.md": recipe_crash,
+    "report.md": recipe_report,
     "memory.md": recipe_memory,
     "gdbserver.md": recipe_gdbserver,
     "cli.md": recipe_cli,
