@@ -26,6 +26,7 @@ declare -A probe=(
   [clang]=/usr/bin/clang
   [llvm]=/usr/bin/llvm-symbolizer
   [man-db]=/usr/bin/man
+  [chromium]=/usr/bin/chromium
   [libclang-rt-14-dev]='/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a'
 )
 

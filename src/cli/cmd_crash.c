@@ -8,19 +8,10 @@
 
 #include "cli.h"
 #include "crash_frames.h"
+#include "crash_report.h"
 #include "crash_sections.h"
 #include "crash_stacks.h"
 #include "crash_threads.h"
-#include "json_out.h"
-#include "outbuf.h"
-#include "spoor/dump.h"
-#include "spoor/elf.h"
-#include "spoor/fault.h"
-#include "spoor/snapshot.h"
-#include "spoor/unwind.h"
-#include "target_input.h"
-
-#define MAX_FRAMES 128
 #define MAX_INLINE 16
 
 static const char crash_usage[] =
@@ -53,20 +44,6 @@ static const char crash_usage[] =
     "read from target memory when it covers the System Control Space (CFSR 0xE000ED28 ...\n"
     "BFAR 0xE000ED38).\n"
     "Exit status: 0 report printed, 2 usage or input error (bad dump, wrong ELF, ...).\n";
-
-struct crash {
-    spoor_elf *elf;
-    spoor_snapshot *snap;
-    const spoor_dump *dump; /* snap->dump: NULL for a live target */
-    int json, stats, threads;
-    unsigned nbranches, ncalls; /* the newest N of the MTB and of the call ring (0: none) */
-    spoor_fault_info fault;
-    spoor_frame frames[MAX_FRAMES];
-    size_t nframes;
-    spoor_unwind_stop stop;
-    char build_id_warning[512];
-    outbuf out;
-};
 
 static const char *reason_text(const struct crash *c, char *buf, size_t len)
 {
@@ -113,28 +90,6 @@ static bool explains_fault(const struct crash *c)
     return f->valid && (c->snap->exception >= 3 || f->cfsr || f->hfsr || f->sfsr);
 }
 
-static const char *const fault_names[] = {"CFSR", "HFSR", "DFSR", "MMFAR",
-                                          "BFAR", "AFSR", "SFSR", "SFAR"};
-
-static uint32_t fault_value(const spoor_fault_status *f, int i)
-{
-    const uint32_t vals[] = {f->cfsr, f->hfsr, f->dfsr, f->mmfar,
-                             f->bfar, f->afsr, f->sfsr, f->sfar};
-    return vals[i];
-}
-
-/* The task-exit hook a walk that stopped at a task's entry ended at (its name), else NULL. */
-static const char *task_exit_hook(const struct crash *c)
-{
-    const char *name = NULL;
-    if (c->stop != SPOOR_STOP_TASK_ENTRY || c->nframes == 0)
-        return NULL;
-    uint32_t hook = c->frames[c->nframes - 1].task_exit_hook;
-    if (!spoor_elf_function(c->elf, hook, &name, NULL, NULL) || !name)
-        return "??";
-    return name;
-}
-
 static void print_text(struct crash *c)
 {
     outbuf *o = &c->out;
@@ -163,7 +118,7 @@ static void print_text(struct crash *c)
         ob_printf(o, " ");
         for (int i = 0; i < 8; i++)
             if (fs->valid & (1u << i))
-                ob_printf(o, " %s 0x%08x", fault_names[i], fault_value(fs, i));
+                ob_printf(o, " %s 0x%08x", crash_fault_names[i], crash_fault_value(fs, i));
         ob_printf(o, "\n");
         if (c->snap->fault_from == SPOOR_FAULT_FROM_MEMORY ||
             c->snap->fault_from == SPOOR_FAULT_FROM_LIVE_SCS)
@@ -210,7 +165,7 @@ static void print_text(struct crash *c)
         num += 1 + (int)same;
         i += same;
     }
-    const char *hook = task_exit_hook(c);
+    const char *hook = crash_task_exit_hook(c);
     if (hook)
         ob_printf(o, "(stopped: %s: the task was started with return address %s, not called)\n",
                   spoor_unwind_stop_name(c->stop), hook);
@@ -218,102 +173,6 @@ static void print_text(struct crash *c)
         ob_printf(o, "(stopped: %s)\n", spoor_unwind_stop_name(c->stop));
     crash_sections_text(o, c->elf, c->snap, c->nbranches, c->ncalls);
     crash_stacks_main_text(o, c->elf, c->snap);
-}
-
-static void print_json(struct crash *c)
-{
-    const spoor_dump *d = c->dump;
-    const spoor_regs *r = &c->snap->regs;
-    const spoor_fault_status *fs = &c->snap->fault;
-    json_out j;
-    json_init(&j, &c->out);
-    json_object_begin(&j, NULL);
-    json_string(&j, "reason", d && d->has_reason ? spoor_dump_reason_name(d->reason) : NULL);
-    if (d && d->has_reason && d->reason == SPOOR_REASON_ASSERT) {
-        json_object_begin(&j, "assert");
-        json_string(&j, "file", d->file);
-        json_uint(&j, "line", d->line);
-        json_string(&j, "message", d->message);
-        json_object_end(&j);
-    }
-    json_object_begin(&j, "fault");
-    json_string(&j, "type", c->fault.type);
-    json_bool(&j, "escalated", c->fault.escalated);
-    json_array_begin(&j, "bits");
-    for (size_t i = 0; i < c->fault.nbits; i++) {
-        json_object_begin(&j, NULL);
-        json_string(&j, "register", c->fault.bits[i].reg);
-        json_string(&j, "name", c->fault.bits[i].name);
-        json_string(&j, "meaning", c->fault.bits[i].meaning);
-        json_object_end(&j);
-    }
-    json_array_end(&j);
-    if (c->fault.has_address)
-        json_hex32(&j, "address", c->fault.address);
-    else
-        json_null(&j, "address");
-    json_bool(&j, "stack_overflow", (r->flags & SPOOR_REGS_STACK_OVERFLOW) != 0);
-    json_string(&j, "status_from", spoor_fault_source_name(c->snap->fault_from));
-    json_object_end(&j);
-    json_object_begin(&j, "registers");
-    char name[8];
-    for (int i = 0; i < 13; i++) {
-        snprintf(name, sizeof name, "r%d", i);
-        json_hex32(&j, name, r->r[i]);
-    }
-    json_hex32(&j, "sp", r->r[13]);
-    json_hex32(&j, "lr", r->r[14]);
-    json_hex32(&j, "pc", r->r[15]);
-    json_hex32(&j, "xpsr", r->xpsr);
-    static const char *const banked[] = {"msp", "psp", "control"};
-    const uint32_t banked_values[] = {r->msp, r->psp, r->control};
-    for (int i = 0; i < 3; i++) /* unknown: null, never omitted */
-        if (r->have & SPOOR_HAVE_BANKED_SP)
-            json_hex32(&j, banked[i], banked_values[i]);
-        else
-            json_null(&j, banked[i]);
-    if (r->have & (SPOOR_HAVE_EXC_RETURN | SPOOR_HAVE_BANKED_SP))
-        json_hex32(&j, "exc_return", r->exc_return);
-    else
-        json_null(&j, "exc_return");
-    static const char *const lower[] = {"cfsr", "hfsr", "dfsr", "mmfar",
-                                        "bfar", "afsr", "sfsr", "sfar"};
-    for (int i = 0; i < 8; i++)
-        if (fs->valid & (1u << i))
-            json_hex32(&j, lower[i], fault_value(fs, i));
-    json_object_end(&j);
-    crash_frames_json(&j, c->elf, c->frames, c->nframes);
-    json_string(&j, "stop", spoor_unwind_stop_name(c->stop));
-    json_string(&j, "task_exit_hook", task_exit_hook(c));
-    crash_sections_json(&j, c->elf, c->snap, c->nbranches, c->ncalls);
-    crash_stacks_main_json(&j, c->elf, c->snap);
-    if (c->threads)
-        crash_threads_json(&j, c->elf, c->snap, c->frames, c->nframes, c->stop);
-    json_array_begin(&j, "warnings");
-    if (c->build_id_warning[0])
-        json_string(&j, NULL, c->build_id_warning);
-    const char *const *elf_warnings;
-    size_t nwarnings = spoor_elf_warnings(c->elf, &elf_warnings);
-    for (size_t i = 0; i < nwarnings; i++)
-        json_string(&j, NULL, elf_warnings[i]);
-    json_array_end(&j);
-    json_object_end(&j);
-    json_finish(&j);
-}
-
-/* Names every frame once, so that the parts of the ELF that cannot be read are known, and says
- * which on stderr before the report that uses them (the JSON report lists them too). */
-static void print_elf_warnings(const struct crash *c)
-{
-    for (size_t i = 0; i < c->nframes; i++) {
-        spoor_location loc[MAX_INLINE];
-        if (c->frames[i].kind != SPOOR_FRAME_EXCEPTION)
-            spoor_frame_symbolize(c->elf, &c->frames[i], loc, MAX_INLINE);
-    }
-    const char *const *list;
-    size_t n = spoor_elf_warnings(c->elf, &list);
-    for (size_t i = 0; i < n; i++)
-        cli_warn_input("crash", "%s", list[i]);
 }
 
 static void print_stats(const struct crash *c)
@@ -372,23 +231,11 @@ int cmd_crash(int argc, char **argv)
         default: return cli_bad_option("crash", argv);
         }
     }
-    if (!(c.elf = target_input_elf("crash", elf_path, argv + optind, argc - optind)))
-        return SPOOR_EXIT_USAGE;
-    rc = SPOOR_EXIT_OK;
-    c.snap = target_input_open("crash", &in, argv + optind, argc - optind, c.elf);
-    if (!c.snap) {
-        rc = SPOOR_EXIT_USAGE;
+    rc = crash_open(&c, "crash", elf_path, &in, argv + optind, argc - optind);
+    if (rc)
         goto out;
-    }
-    c.dump = c.snap->dump;
-    if (spoor_dump_build_id_warning(c.dump, c.elf, c.build_id_warning, sizeof c.build_id_warning))
-        cli_warn_input("crash", "%s", c.build_id_warning);
-    spoor_fault_decode(&c.snap->fault, c.snap->exception, c.snap->regs.r[15], &c.fault);
-    c.nframes = spoor_unwind(c.elf, &c.snap->regs, spoor_mem_reader, c.snap->mem, NULL, c.frames,
-                             MAX_FRAMES, &c.stop);
-    print_elf_warnings(&c);
     ob_init(&c.out, 1);
-    (c.json ? print_json : print_text)(&c);
+    (c.json ? crash_print_json : print_text)(&c);
     if (c.threads && !c.json)
         crash_threads_text(&c.out, c.elf, c.snap, c.frames, c.nframes, c.stop);
     /* A connection lost on the way: what was read after it is not the target's memory. */
@@ -400,7 +247,6 @@ int cmd_crash(int argc, char **argv)
     if (c.stats)
         print_stats(&c);
 out:
-    spoor_snapshot_close(c.snap);
-    spoor_elf_close(c.elf);
+    crash_close(&c);
     return rc;
 }

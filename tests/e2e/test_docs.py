@@ -350,9 +350,14 @@ def recipe_triage(work):
         os.utime(path, (1717200000 + 60 * i, 1717200000 + 60 * i))
 
 
+def recipe_report(work):
+    crash_dump("m3", "badptr", work / "crash.bin")
+
+
 RECIPES = {
     "triage.md": recipe_triage,
     "crash.md": recipe_crash,
+    "report.md": recipe_report,
     "memory.md": recipe_memory,
     "gdbserver.md": recipe_gdbserver,
     "cli.md": recipe_cli,
