@@ -86,7 +86,9 @@ const char *spoor_rtos_priority_name(const spoor_rtos *r, int32_t prio);
 
 /* The idle thread's TCB: FreeRTOS xIdleTaskHandle(s), RTX5 osRtxInfo.thread.idle, Zephyr
  * z_idle_threads, the example's sched_idle; ThreadX has no idle thread (its scheduler waits with
- * no current thread: TCB 0). false when the RTOS's record of it cannot be read. */
+ * no current thread: TCB 0). false with the error set when the ELF has none ("ELF: no idle
+ * thread found (...)") or the RTOS's record of it cannot be read ("idle thread pointer
+ * xIdleTaskHandle at 0x20000010: memory not available"). */
 bool spoor_rtos_read_idle(const spoor_rtos *r, spoor_read_fn read, void *ctx, uint32_t *tcb);
 
 /* Reads the current-thread pointer; false when it cannot be read. */

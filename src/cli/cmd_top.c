@@ -73,7 +73,8 @@ static void on_report(void *ctx, const spoor_top_report *r)
     }
     if (c->json)
         top_json_report(c->json, &c->view, r, c->udp, c->udp);
-    if (c->max_intervals && !r->summary && !r->partial && r->index + 1 >= c->max_intervals)
+    if (c->max_intervals && !r->summary && !r->partial &&
+        r->index + (r->quiet ? r->quiet : 1) >= c->max_intervals)
         c->stop = true;
 }
 
@@ -355,10 +356,9 @@ int cmd_top(int argc, char **argv)
         rc = cli_error("top", "%s", spoor_last_error());
         goto out;
     }
-    uint32_t idle;
     c.idle_pending = c.live && c.rtos; /* a target halted at reset has no RAM set up yet */
-    if (c.rtos && !c.live && spoor_rtos_read_idle(c.rtos, spoor_mem_reader, c.mem, &idle))
-        spoor_top_set_idle(c.stats, idle);
+    if (c.rtos && !c.live)
+        top_read_idle(&c);
     if (top_connection_lost(&c)) {
         rc = cli_error("top", "%s", spoor_openocd_broken(c.openocd));
         goto out;

@@ -30,6 +30,20 @@ void top_let_run(struct top_cli *c)
         fprintf(stderr, "spoor top: warning: %s\n", spoor_last_error());
 }
 
+void top_read_idle(struct top_cli *c)
+{
+    uint32_t idle;
+    if (spoor_rtos_read_idle(c->rtos, spoor_mem_reader, c->mem, &idle)) {
+        spoor_top_set_idle(c->stats, idle);
+        return;
+    }
+    if (top_connection_lost(c))
+        return;
+    c->view.idle_unknown = true;
+    fprintf(stderr, "spoor top: warning: %s: the idle thread's time counts as busy\n",
+            spoor_last_error());
+}
+
 static void describe(struct top_cli *c, top_thread_info *info, uint32_t tcb)
 {
     memset(info, 0, sizeof *info);
@@ -42,9 +56,8 @@ static void describe(struct top_cli *c, top_thread_info *info, uint32_t tcb)
         return;
     if (c->gdb || c->openocd) /* a running target: what was read before may have changed */
         spoor_mem_invalidate(c->mem);
-    uint32_t idle;
-    if (c->idle_pending && spoor_rtos_read_idle(c->rtos, spoor_mem_reader, c->mem, &idle))
-        spoor_top_set_idle(c->stats, idle);
+    if (c->idle_pending)
+        top_read_idle(c);
     c->idle_pending = false;
     spoor_rtos_thread t;
     bool ok = spoor_rtos_read_thread(c->rtos, spoor_mem_reader, c->mem, tcb, &t);
