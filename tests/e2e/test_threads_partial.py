@@ -27,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import symbol_addresses  # noqa: E402
 from test_top_rtos_shapes import build_with_data  # noqa: E402
-from top_testlib import check, exit_status  # noqa: E402
+from top_testlib import check, exit_status, minimal_regs  # noqa: E402
 
 SPOOR = os.environ.get("SPOOR_BIN", "spoor")
 RAM = 0x20000000
@@ -85,9 +85,7 @@ def put(image, addr, value):
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        regs = work / "regs.json"
-        regs.write_text('{"pc": "0x00000100", "sp": "0x20001000", "lr": "0xffffffff", '
-                        '"xpsr": "0x01000000"}')
+        regs = minimal_regs(work)
 
         # FreeRTOS: a wild first link of the suspended list
         elf, data = build_with_data("FREERTOS", work)
