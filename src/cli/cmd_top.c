@@ -360,7 +360,7 @@ int cmd_top(int argc, char **argv)
     if (c.rtos && !c.live)
         top_read_idle(&c);
     if (top_connection_lost(&c)) {
-        rc = cli_error("top", "%s", spoor_openocd_broken(c.openocd));
+        rc = cli_error("top", "%s", c.lost);
         goto out;
     }
     spoor_top_set_idle(c.stats, 0); /* no thread at all: the scheduler waits */
@@ -372,7 +372,7 @@ int cmd_top(int argc, char **argv)
     c.spec = spec;
     rc = run(&c, &a.cfg);
     if (top_connection_lost(&c) && !rc)
-        rc = cli_error("top", "%s", spoor_openocd_broken(c.openocd));
+        rc = cli_error("top", "%s", c.lost);
     if (c.ftrace.f && !top_ftrace_close(&c.ftrace))
         rc = cli_error("top", "--ftrace %s: write failed", a.ftrace);
     if (c.chrome.trace.ob && !top_chrome_close(&c.chrome, &c.view, spoor_top_now(c.stats)))

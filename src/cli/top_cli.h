@@ -116,10 +116,11 @@ struct top_cli {
     bool warned_match; /* the watched comparator sends match packets without values */
     const char *spec;  /* the stream's SOURCE (spoor/trace_source.h) */
     int status;        /* the exit status so far */
+    char lost[200];    /* why the live target's connection was lost; "" while it works */
 };
 
-/* top_target.c. true when the OpenOCD connection has failed (closed, timed out): spoor top
- * stops (c->stop) and says why once, instead of a warning per thread. */
+/* top_target.c. true when the OpenOCD or GDB connection has failed (closed, timed out): spoor
+ * top stops (c->stop) and says why once (c->lost), instead of a warning per thread. */
 bool top_connection_lost(struct top_cli *c);
 /* Reads the RTOS's idle thread and marks it; when it cannot be read, warns once and marks the
  * view (the CPU figures then include the idle thread's time). */

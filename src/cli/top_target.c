@@ -11,12 +11,18 @@
 #include "spoor/itm_watch.h"
 #include "top_cli.h"
 
-/* true when the OpenOCD connection has failed (closed, timed out): spoor top stops and says
- * why once, instead of a warning per thread. */
+/* true when the OpenOCD or GDB connection has failed (closed, timed out, garbled): spoor top
+ * stops and says why once (c->lost), instead of a warning per thread. */
 bool top_connection_lost(struct top_cli *c)
 {
-    if (!c->openocd || !spoor_openocd_broken(c->openocd))
+    if (c->lost[0])
+        return true;
+    const char *why = c->openocd ? spoor_openocd_broken(c->openocd) : NULL;
+    if (!why && c->gdb && !spoor_gdb_alive(c->gdb))
+        why = spoor_last_error();
+    if (!why)
         return false;
+    snprintf(c->lost, sizeof c->lost, "%s", why);
     c->stop = true;
     return true;
 }
@@ -26,7 +32,7 @@ bool top_connection_lost(struct top_cli *c)
 /* A live stream with --gdb: the target runs between batches of reads (each read halts it). */
 void top_let_run(struct top_cli *c)
 {
-    if (c->live && !spoor_gdb_continue(c->gdb))
+    if (c->live && !spoor_gdb_continue(c->gdb) && !top_connection_lost(c))
         fprintf(stderr, "spoor top: warning: %s\n", spoor_last_error());
 }
 
