@@ -20,6 +20,8 @@ expression `match` (e.g. r"^m" for memory reads). Faults:
   drip       the reply is sent one byte per `drip_s` seconds (0.1)
   short      an 'm' reply loses its last byte (two hex digits)
   long       an 'm' reply gains a byte ("00")
+  noreply    the request reaches the server, its reply does not reach the client: the proxy
+             closes both connections instead (a write done but never confirmed)
 
 ack=True strips "QStartNoAckMode+" from the server's qSupported reply, so that the session
 stays in ack mode (every packet acknowledged, '-' asks for a resend).
@@ -37,7 +39,7 @@ import threading
 import time
 
 FAULTS = ("close", "silent", "checksum", "error", "duplicate", "console", "drip", "short",
-          "long")
+          "long", "noreply")
 
 
 def frame(payload):
@@ -234,6 +236,10 @@ class FaultyGdb:
         if fault == "error":
             self.fired = True
             return frame(b"E01")
+        if fault == "noreply":
+            self.fired = True
+            self._hang_up()
+            return b""
         if fault == "duplicate":
             self.fired = True
             return raw + raw
