@@ -71,6 +71,17 @@ class _Splitter:
         return out
 
 
+def close_sockets(*sockets):
+    """Shuts down and closes each socket that is not None (a peer blocked in recv wakes)."""
+    for s in sockets:
+        if s is not None:
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            s.close()
+
+
 class FaultyGdb:
     def __init__(self, upstream_port, fault=None, at=None, match=None, every=False, ack=False,
                  drip_s=0.1):
@@ -106,13 +117,7 @@ class FaultyGdb:
 
     def close(self):
         self._closed = True
-        for s in (self.listener, self.client, self.upstream):
-            if s is not None:
-                try:
-                    s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
-                s.close()
+        close_sockets(self.listener, self.client, self.upstream)
         self.thread.join(timeout=5)
 
     # ---- which requests the fault hits

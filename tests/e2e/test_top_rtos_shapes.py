@@ -92,6 +92,15 @@ def build_with_data(shape, work):
     return elf, data
 
 
+def shape_with_stream(shape, work, threads):
+    """The firmware for shape, its .data and a stream switching to each symbol of threads."""
+    elf, data = build_with_data(shape, work)
+    symbols = symbol_addresses(elf)
+    itm = work / f"{shape.lower()}.itm"
+    itm.write_bytes(stream([symbols[n] for n in threads]))
+    return elf, data, itm
+
+
 def run_shape(shape, work):
     display, threads = SHAPES[shape]
     elf, data = build_with_data(shape, work)
