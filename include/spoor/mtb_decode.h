@@ -111,7 +111,8 @@ typedef struct spoor_mtb_frozen {
  * frozen (spoor_mtb_freeze() before) MASTER is taken as found before the stop. Free out with
  * spoor_mtb_trace_free (also after a failure). false with the error set: "INPUT: cannot read
  * the MTB registers at 0x...", the layout's errors, "INPUT: cannot read the N-byte trace
- * buffer at 0x... (MTB_BASE ..., MTB_POSITION ...; give it with --mem ADDR:FILE)". */
+ * buffer at 0x... (MTB_BASE ..., MTB_POSITION ...; give it with --mem ADDR:FILE)"; when a
+ * live target's connection broke, "INPUT: cannot read the trace buffer at 0x...: WHY". */
 bool spoor_mtb_read(spoor_mem *mem, uint32_t regs_addr, const spoor_mtb_frozen *frozen,
                     const char *input, spoor_mtb_trace *out);
 void spoor_mtb_trace_free(spoor_mtb_trace *t);
@@ -120,7 +121,9 @@ void spoor_mtb_trace_free(spoor_mtb_trace *t);
  * and TSTARTEN [5] clear (so that a DWT match cannot start it again; a stopped MTB needs no
  * write), then forgets what mem cached. false with the error set: "INPUT: --freeze: cannot
  * read MTB_MASTER at 0x...: ..." (nothing written), "INPUT: --freeze: cannot stop the MTB: ..."
- * (the write failed: the MTB was left as found). */
+ * (the target refused the write: the MTB was left as found), "INPUT: --freeze: the stop
+ * (MTB_MASTER 0x... -> 0x...) got no answer: the MTB may be stopped, and cannot be restarted:
+ * ..." (the connection broke after the write was sent). */
 bool spoor_mtb_freeze(spoor_mem *mem, uint32_t regs_addr, const char *input, spoor_mtb_frozen *out);
 
 /* Writes MASTER back as spoor_mtb_freeze() found it (nothing when it wrote nothing). false with

@@ -86,7 +86,9 @@ const char *spoor_rtos_priority_name(const spoor_rtos *r, int32_t prio);
 
 /* The idle thread's TCB: FreeRTOS xIdleTaskHandle(s), RTX5 osRtxInfo.thread.idle, Zephyr
  * z_idle_threads, the example's sched_idle; ThreadX has no idle thread (its scheduler waits with
- * no current thread: TCB 0). false when the RTOS's record of it cannot be read. */
+ * no current thread: TCB 0). false with the error set when the ELF has none ("ELF: no idle
+ * thread found (...)") or the RTOS's record of it cannot be read ("idle thread pointer
+ * xIdleTaskHandle at 0x20000010: memory not available"). */
 bool spoor_rtos_read_idle(const spoor_rtos *r, spoor_read_fn read, void *ctx, uint32_t *tcb);
 
 /* Reads the current-thread pointer; false when it cannot be read. */
@@ -99,13 +101,23 @@ typedef struct spoor_rtos_thread_ref {
                           "suspended", "deleted", ... as the RTOS's lists say */
 } spoor_rtos_thread_ref;
 
+/* What spoor_rtos_threads could not give: threads found beyond max, lists it could not walk to
+ * their end (a read that failed, a null or wild link, a list that loops, one longer than 1,024
+ * items) and the first reason, one line naming the list: "xDelayedTaskList1: memory at
+ * 0x20000400 not available", "_kernel.threads: the list loops (TCB 0x20000100 comes again)". */
+typedef struct spoor_rtos_walk {
+    size_t not_shown;   /* threads found but not written (more than max) */
+    unsigned lists_cut; /* lists (or the current-thread pointer) not read to their end */
+    char why[160];      /* the first list cut and why; "" when every list was read */
+} spoor_rtos_walk;
+
 /* Every thread on the RTOS's lists (FreeRTOS: ready, pending, delayed, suspended and
  * termination lists; RTX5: ready, delay, wait and terminate lists; Zephyr: the thread monitor
  * list; ThreadX: the created list; the example: sched_tasks), the current thread first, each
- * once. Writes at most max, returns how many were written. Lists are walked with a bound (a
- * corrupt list ends the walk, never loops). */
+ * once. Writes at most max, returns how many were written. Lists are walked with a bound and a
+ * loop check; what was not walked, and why, goes to *walk (may be NULL). */
 size_t spoor_rtos_threads(const spoor_rtos *r, spoor_read_fn read, void *ctx,
-                          spoor_rtos_thread_ref *out, size_t max);
+                          spoor_rtos_thread_ref *out, size_t max, spoor_rtos_walk *walk);
 
 /* The registers a thread that is not running resumes with, from the context its RTOS's port
  * saved at its saved SP (t from spoor_rtos_read_thread): r4-r11 and the hardware exception

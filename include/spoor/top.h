@@ -4,7 +4,9 @@
  * Time is what the ITM decoder gives each packet (spoor_itm_packet.time: the accumulated local
  * timestamps, in CPU cycles when the timestamp prescaler is 1), counted from the start of the
  * stream (time 0). Interval k covers [k*L, (k+1)*L) for an interval length of L cycles; a thread
- * or an exception running across a boundary is split there.
+ * or an exception running across a boundary is split there. When time jumps over many
+ * intervals at once (a large timestamp), the first two intervals with no event after the last
+ * event are reported one by one and the rest up to the next event as one report (quiet).
  *
  * Threads: a switch is a write of a new value to the RTOS's current-thread pointer (a DWT data
  * trace packet of the watching comparator); the value is the TCB of the thread that runs from
@@ -62,10 +64,13 @@ typedef struct spoor_top_exc_stats {
 } spoor_top_exc_stats;
 
 typedef struct spoor_top_report {
-    uint64_t index;          /* interval number from 0; the number of intervals in a summary */
-    bool summary;            /* the whole run, at the end of the input */
-    bool partial;            /* the last interval, cut short by the end of the input */
-    uint64_t start, end;     /* cycles; the summary covers [0, end of input) */
+    uint64_t index;      /* interval number from 0; the number of intervals in a summary */
+    bool summary;        /* the whole run, at the end of the input */
+    bool partial;        /* the last interval, cut short by the end of the input */
+    uint64_t quiet;      /* 0, or: this report stands for that many intervals from index on in which
+                            nothing happened (no switch, exception, overflow or lost byte: each the
+                            same as the others), over [start, end); the counters cover them all */
+    uint64_t start, end; /* cycles; the summary covers [0, end of input) */
     uint64_t unknown_cycles; /* time with no known current thread */
     /* every thread seen so far, in the order they were first seen */
     const spoor_top_thread_stats *threads;

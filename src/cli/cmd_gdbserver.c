@@ -135,7 +135,9 @@ static int serve(int fd, int lfd, const spoor_rsp_target *t, bool *spoken, int *
 
 /* The RTOS's threads for GDB: the current one with the snapshot's registers, the others with
  * the registers their port saved (a thread whose context cannot be read is left out, with a
- * note). NULL (and *n 0) when the ELF has no RTOS, after saying so. */
+ * note). When the lists were not all walked or more threads were found than are served, a last
+ * thread says so (its registers the snapshot's), and stderr too. NULL (and *n 0) when the ELF
+ * has no RTOS, after saying so. */
 static spoor_rsp_thread *rtos_threads(const spoor_elf *elf, spoor_snapshot *snap, size_t *n)
 {
     *n = 0;
@@ -145,8 +147,9 @@ static spoor_rsp_thread *rtos_threads(const spoor_elf *elf, spoor_snapshot *snap
         return NULL;
     }
     static spoor_rtos_thread_ref refs[256];
-    size_t count = spoor_rtos_threads(rtos, spoor_mem_reader, snap->mem, refs, 256);
-    spoor_rsp_thread *out = calloc(count ? count : 1, sizeof *out);
+    spoor_rtos_walk walk;
+    size_t count = spoor_rtos_threads(rtos, spoor_mem_reader, snap->mem, refs, 256, &walk);
+    spoor_rsp_thread *out = calloc(count + 1, sizeof *out);
     for (size_t i = 0; out && i < count; i++) {
         spoor_rtos_thread t;
         spoor_rsp_thread *r = &out[*n];
@@ -162,6 +165,21 @@ static spoor_rsp_thread *rtos_threads(const spoor_elf *elf, spoor_snapshot *snap
                  t.name[0] ? t.name : "?", refs[i].state, t.has_prio ? (int)t.prio : 0,
                  refs[i].tcb);
         (*n)++;
+    }
+    if (walk.not_shown)
+        cli_note("gdbserver", "--threads: %zu more threads not shown", walk.not_shown);
+    if (walk.lists_cut)
+        fprintf(stderr,
+                "spoor gdbserver: --threads: partial: %u thread list%s not read to the "
+                "end; %s\n",
+                walk.lists_cut, walk.lists_cut == 1 ? "" : "s", walk.why);
+    if (out && *n && (walk.not_shown || walk.lists_cut)) {
+        spoor_rsp_thread *r = &out[(*n)++];
+        r->regs = snap->regs;
+        if (walk.lists_cut)
+            snprintf(r->extra, sizeof r->extra, "<partial: %.80s>", walk.why);
+        else
+            snprintf(r->extra, sizeof r->extra, "<%zu more threads not shown>", walk.not_shown);
     }
     spoor_rtos_close(rtos);
     return out;

@@ -272,14 +272,23 @@ static int run_trace(struct mtb *m, spoor_snapshot *snap, bool from_dump, bool f
     bool ok = from_dump
                   ? spoor_mtb_from_dump(snap->dump, snap->input, &t)
                   : spoor_mtb_read(snap->mem, regs_addr, freeze ? &frozen : NULL, snap->input, &t);
-    int rc = ok ? run(m, &t, limit, snap->input) : cli_fail("mtb");
+    char why[512] = "";
+    int rc = SPOOR_EXIT_OK;
+    if (ok)
+        rc = run(m, &t, limit, snap->input);
+    else
+        snprintf(why, sizeof why, "%s", spoor_last_error());
     spoor_mtb_trace_free(&t);
     if (freeze && !spoor_mtb_thaw(snap->mem, &frozen, snap->input)) {
+        if (!ok) /* one line: what failed, and the state the target is left in */
+            return cli_error("mtb",
+                             "%s; the MTB stays stopped (MTB_MASTER 0x%08x not written back)", why,
+                             frozen.master);
         int wrc = cli_fail("mtb");
         if (rc == SPOOR_EXIT_OK)
             rc = wrc;
     }
-    return rc;
+    return ok ? rc : cli_error("mtb", "%s", why);
 }
 
 int cmd_mtb(int argc, char **argv)

@@ -78,7 +78,8 @@ static void on_report(void *ctx, const spoor_top_report *r)
     }
     if (c->json)
         top_json_report(c->json, &c->view, r, c->udp, c->udp ? &c->udp_refused : NULL);
-    if (c->max_intervals && !r->summary && !r->partial && r->index + 1 >= c->max_intervals)
+    if (c->max_intervals && !r->summary && !r->partial &&
+        r->index + (r->quiet ? r->quiet : 1) >= c->max_intervals)
         c->stop = true;
 }
 
@@ -386,12 +387,11 @@ int cmd_top(int argc, char **argv)
         rc = cli_fail("top");
         goto out;
     }
-    uint32_t idle;
     c.idle_pending = c.live && c.rtos; /* a target halted at reset has no RAM set up yet */
-    if (c.rtos && !c.live && spoor_rtos_read_idle(c.rtos, spoor_mem_reader, c.mem, &idle))
-        spoor_top_set_idle(c.stats, idle);
+    if (c.rtos && !c.live)
+        top_read_idle(&c);
     if (top_connection_lost(&c)) {
-        rc = cli_error("top", "%s", spoor_openocd_broken(c.openocd));
+        rc = cli_error("top", "%s", c.lost);
         goto out;
     }
     spoor_top_set_idle(c.stats, 0); /* no thread at all: the scheduler waits */
@@ -403,7 +403,7 @@ int cmd_top(int argc, char **argv)
     c.spec = spec;
     rc = run(&c, &a.cfg);
     if (top_connection_lost(&c) && !rc)
-        rc = cli_error("top", "%s", spoor_openocd_broken(c.openocd));
+        rc = cli_error("top", "%s", c.lost);
     if (c.ftrace.f && !top_ftrace_close(&c.ftrace))
         rc = cli_error("top", "--ftrace %s: write failed", a.ftrace);
     if (c.chrome.trace.ob && !top_chrome_close(&c.chrome, &c.view, spoor_top_now(c.stats)))

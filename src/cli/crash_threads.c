@@ -29,6 +29,7 @@ struct threads {
     char error[200];
     struct thread_view *v;
     size_t n;
+    spoor_rtos_walk walk; /* what the lists did not give */
 };
 
 static void collect(struct threads *ts, const spoor_elf *elf, const spoor_snapshot *snap,
@@ -41,7 +42,8 @@ static void collect(struct threads *ts, const spoor_elf *elf, const spoor_snapsh
         return;
     }
     static spoor_rtos_thread_ref refs[MAX_THREADS];
-    size_t n = spoor_rtos_threads(ts->rtos, spoor_mem_reader, snap->mem, refs, MAX_THREADS);
+    size_t n =
+        spoor_rtos_threads(ts->rtos, spoor_mem_reader, snap->mem, refs, MAX_THREADS, &ts->walk);
     ts->v = calloc(n ? n : 1, sizeof *ts->v);
     if (!ts->v) {
         snprintf(ts->error, sizeof ts->error, "out of memory");
@@ -137,6 +139,11 @@ void crash_threads_text(outbuf *o, const spoor_elf *elf, const spoor_snapshot *s
             ob_printf(o, "    (no backtrace: %s)\n", v->why);
         text_frames(o, elf, v);
     }
+    if (ts.walk.not_shown)
+        ob_printf(o, "  ... %zu more threads not shown\n", ts.walk.not_shown);
+    if (ts.walk.lists_cut)
+        ob_printf(o, "  (partial: %u thread list%s not read to the end; %s)\n", ts.walk.lists_cut,
+                  ts.walk.lists_cut == 1 ? "" : "s", ts.walk.why);
     release(&ts);
 }
 
@@ -168,6 +175,11 @@ void crash_threads_json(json_out *j, const spoor_elf *elf, const spoor_snapshot 
         json_object_end(j);
     }
     json_array_end(j);
+    if (ts.rtos)
+        json_uint(j, "threads_not_shown", ts.walk.not_shown);
+    else
+        json_null(j, "threads_not_shown");
+    json_string(j, "threads_partial", ts.walk.lists_cut ? ts.walk.why : NULL);
     if (!ts.rtos)
         json_string(j, "threads_error", ts.error);
     release(&ts);

@@ -36,6 +36,7 @@ typedef struct top_view {
     uint32_t interval_ms;  /* -I */
     bool exceptions;       /* -E */
     unsigned cols;         /* the terminal's width for the in-place console; 0 unknown */
+    bool idle_unknown;     /* the RTOS's idle thread could not be read: its time counts as busy */
     /* the thread behind a TCB (never NULL: a stand-in when unknown) */
     const top_thread_info *(*thread)(void *ctx, uint32_t tcb);
     void *ctx;
@@ -123,11 +124,15 @@ struct top_cli {
     int status;                /* the exit status so far */
     uint32_t prescaler;        /* --prescaler: cycles per local timestamp tick (0, 1: none) */
     uint64_t udp_refused;      /* -j udp: datagrams that found no listener */
+    char lost[200];            /* why the live target's connection was lost; "" while it works */
 };
 
-/* top_target.c. true when the OpenOCD connection has failed (closed, timed out): spoor top
- * stops (c->stop) and says why once, instead of a warning per thread. */
+/* top_target.c. true when the OpenOCD or GDB connection has failed (closed, timed out): spoor
+ * top stops (c->stop) and says why once (c->lost), instead of a warning per thread. */
 bool top_connection_lost(struct top_cli *c);
+/* Reads the RTOS's idle thread and marks it; when it cannot be read, warns once and marks the
+ * view (the CPU figures then include the idle thread's time). */
+void top_read_idle(struct top_cli *c);
 /* A live stream with --gdb: the target runs between batches of reads (each read halts it). */
 void top_let_run(struct top_cli *c);
 /* The thread of a TCB (top_view's thread callback; ctx is the top_cli): read through the RTOS

@@ -173,14 +173,23 @@ static void report_lines(outbuf *o, const top_view *v, const spoor_top_report *r
     if (r->summary)
         ob_printf(o, "=== Whole run (%s): %llu intervals, %.3f ms ===\n", v->rtos_name,
                   (unsigned long long)r->index, top_ms(v, r->end - r->start));
+    else if (r->quiet)
+        ob_printf(o,
+                  "=== RTOS Thread Statistics (%s) === intervals %llu-%llu: %.3f-%.3f ms: %llu "
+                  "intervals with no activity (times below: their sum)\n",
+                  v->rtos_name, (unsigned long long)r->index,
+                  (unsigned long long)(r->index + r->quiet - 1), top_ms(v, r->start),
+                  top_ms(v, r->end), (unsigned long long)r->quiet);
     else
         ob_printf(o, "=== RTOS Thread Statistics (%s) === interval %llu: %.3f-%.3f ms%s\n",
                   v->rtos_name, (unsigned long long)r->index, top_ms(v, r->start),
                   top_ms(v, r->end), r->partial ? " (cut short by the end of the input)" : "");
     thread_table(o, v, r);
     ob_printf(o, "Interval: %.3f ms, CPU Usage: %.3f%%,  Max: %.3f%%, CPU Freq: %lluHz",
-              top_ms(v, r->end - r->start), r->cpu_usage, r->cpu_max,
+              top_ms(v, (r->end - r->start) / (r->quiet ? r->quiet : 1)), r->cpu_usage, r->cpu_max,
               (unsigned long long)v->cpu_hz);
+    if (v->idle_unknown)
+        ob_str(o, " [idle thread unknown: CPU Usage includes its time]");
     if (r->overflows)
         ob_printf(o, " [ITM OVERFLOW DETECTED! %llu overflow packets: switches may be missing]",
                   (unsigned long long)r->overflows);

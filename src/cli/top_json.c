@@ -130,10 +130,12 @@ void top_json_report(outbuf *o, const top_view *v, const spoor_top_report *r, bo
     json_uint(&j, "interval", r->index);
     json_bool(&j, "summary", r->summary);
     json_bool(&j, "partial", r->partial);
+    json_uint(&j, "quiet_intervals", r->quiet);
     json_fixed(&j, "start_ms", top_ms(v, r->start), 3);
     json_fixed(&j, "interval_ms", top_ms(v, r->end - r->start), 3);
     json_fixed(&j, "cpu_usage", r->cpu_usage, 3);
     json_fixed(&j, "cpu_max", r->cpu_max, 3);
+    json_bool(&j, "idle_known", !v->idle_unknown);
     json_uint(&j, "cpu_freq", v->cpu_hz);
     json_bool(&j, "overflow", r->overflows != 0);
     json_uint(&j, "overflows", r->overflows);

@@ -11,12 +11,18 @@
 #include "spoor/itm_watch.h"
 #include "top_cli.h"
 
-/* true when the OpenOCD connection has failed (closed, timed out): spoor top stops and says
- * why once, instead of a warning per thread. */
+/* true when the OpenOCD or GDB connection has failed (closed, timed out, garbled): spoor top
+ * stops and says why once (c->lost), instead of a warning per thread. */
 bool top_connection_lost(struct top_cli *c)
 {
-    if (!c->openocd || !spoor_openocd_broken(c->openocd))
+    if (c->lost[0])
+        return true;
+    const char *why = c->openocd ? spoor_openocd_broken(c->openocd) : NULL;
+    if (!why && c->gdb && !spoor_gdb_alive(c->gdb))
+        why = spoor_last_error();
+    if (!why)
         return false;
+    snprintf(c->lost, sizeof c->lost, "%s", why);
     c->stop = true;
     return true;
 }
@@ -26,8 +32,21 @@ bool top_connection_lost(struct top_cli *c)
 /* A live stream with --gdb: the target runs between batches of reads (each read halts it). */
 void top_let_run(struct top_cli *c)
 {
-    if (c->live && !spoor_gdb_continue(c->gdb))
+    if (c->live && !spoor_gdb_continue(c->gdb) && !top_connection_lost(c))
         cli_warn("top", "%s", spoor_last_error());
+}
+
+void top_read_idle(struct top_cli *c)
+{
+    uint32_t idle;
+    if (spoor_rtos_read_idle(c->rtos, spoor_mem_reader, c->mem, &idle)) {
+        spoor_top_set_idle(c->stats, idle);
+        return;
+    }
+    if (top_connection_lost(c))
+        return;
+    c->view.idle_unknown = true;
+    cli_warn("top", "%s: the idle thread's time counts as busy", spoor_last_error());
 }
 
 static void describe(struct top_cli *c, top_thread_info *info, uint32_t tcb)
@@ -46,9 +65,8 @@ static void describe(struct top_cli *c, top_thread_info *info, uint32_t tcb)
     }
     if (c->gdb || c->openocd) /* a running target: what was read before may have changed */
         spoor_mem_invalidate(c->mem);
-    uint32_t idle;
-    if (c->idle_pending && spoor_rtos_read_idle(c->rtos, spoor_mem_reader, c->mem, &idle))
-        spoor_top_set_idle(c->stats, idle);
+    if (c->idle_pending)
+        top_read_idle(c);
     c->idle_pending = false;
     spoor_rtos_thread t;
     bool ok = spoor_rtos_read_thread(c->rtos, spoor_mem_reader, c->mem, tcb, &t);

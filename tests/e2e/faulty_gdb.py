@@ -20,6 +20,8 @@ expression `match` (e.g. r"^m" for memory reads). Faults:
   drip       the reply is sent one byte per `drip_s` seconds (0.1)
   short      an 'm' reply loses its last byte (two hex digits)
   long       an 'm' reply gains a byte ("00")
+  noreply    the request reaches the server, its reply does not reach the client: the proxy
+             closes both connections instead (a write done but never confirmed)
 
 ack=True strips "QStartNoAckMode+" from the server's qSupported reply, so that the session
 stays in ack mode (every packet acknowledged, '-' asks for a resend).
@@ -37,7 +39,7 @@ import threading
 import time
 
 FAULTS = ("close", "silent", "checksum", "error", "duplicate", "console", "drip", "short",
-          "long")
+          "long", "noreply")
 
 
 def frame(payload):
@@ -67,6 +69,17 @@ class _Splitter:
             out.append((raw, raw[1:end]))
             self.buf = self.buf[end + 3:]
         return out
+
+
+def close_sockets(*sockets):
+    """Shuts down and closes each socket that is not None (a peer blocked in recv wakes)."""
+    for s in sockets:
+        if s is not None:
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            s.close()
 
 
 class FaultyGdb:
@@ -104,13 +117,7 @@ class FaultyGdb:
 
     def close(self):
         self._closed = True
-        for s in (self.listener, self.client, self.upstream):
-            if s is not None:
-                try:
-                    s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
-                s.close()
+        close_sockets(self.listener, self.client, self.upstream)
         self.thread.join(timeout=5)
 
     # ---- which requests the fault hits
@@ -234,6 +241,10 @@ class FaultyGdb:
         if fault == "error":
             self.fired = True
             return frame(b"E01")
+        if fault == "noreply":
+            self.fired = True
+            self._hang_up()
+            return b""
         if fault == "duplicate":
             self.fired = True
             return raw + raw

@@ -36,7 +36,8 @@ RUN_LIMIT_S = 9.0
 # a connection that broke is an error, a fault the protocol recovers from changes nothing.
 ALLOWED = {"close": {"same", "error"}, "silent": {"same", "error"}, "drip": {"same", "error"},
            "long": {"same", "error"}, "error": {"same", "partial", "error"},
-           "checksum": {"same"}, "duplicate": {"same"}, "console": {"same"}, "short": {"same"}}
+           "checksum": {"same"}, "duplicate": {"same"}, "console": {"same"}, "short": {"same"},
+           "noreply": {"same", "error"}}
 
 
 def crash(elf, port):
@@ -125,7 +126,7 @@ def main():
             ok = v in ALLOWED[fault] and took < RUN_LIMIT_S
             if fault == "checksum":
                 ok = ok and nacks == 1
-            if fault in ("close", "silent", "error", "duplicate", "checksum", "drip"):
+            if fault in ("close", "silent", "error", "duplicate", "checksum", "drip", "noreply"):
                 ok = ok and fired
             print(f"{'ok  ' if ok else 'FAIL'} {fault:9} at {at:2}: {v}, exit {r.returncode}, "
                   f"{took:.1f} s, fired={fired}, nacks={nacks}"

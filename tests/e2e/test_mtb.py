@@ -54,6 +54,7 @@ import unittest
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import faulty_gdb  # noqa: E402
 import harness  # noqa: E402
 
 SPOOR = os.environ.get("SPOOR_BIN", "spoor")
@@ -331,6 +332,34 @@ class MtbScenarios(unittest.TestCase):
         after_stop = [i for i in reads(c.area, c.area + 4) if i > stop]
         self.assertTrue(buffer and after_stop, acc)
         self.assertTrue(all(stop < i < restart for i in buffer + after_stop[:1]), acc)
+
+    def test_live_freeze_lost_connection(self):
+        # through tests/e2e/faulty_gdb.py: (1) the stop write reaches QEMU but its answer is
+        # lost: spoor must not say it could not stop the MTB (it did: MASTER reads stopped
+        # afterwards) but that it may be stopped and cannot be restarted; (2) the connection
+        # closes while the buffer is read after the stop: one line that says so and that the
+        # MTB stays stopped, without advice to give --mem
+        c = self.cases["m3", "preempt"]
+        master_at = c.area + 4
+        _, master, _, _ = struct.unpack("<4I", c.regs.read_bytes()[:16])
+        stopped = master & ~(0x80000000 | 0x20)
+        for fault, match, want in (
+                ("noreply", r"^M", f"--freeze: the stop (MTB_MASTER {master:#010x} -> "
+                                   f"{stopped:#010x}) got no answer: the MTB may be stopped, and "
+                                   "cannot be restarted: 127.0.0.1:"),
+                ("close", rf"^m{c.buffer_at:x}", f"the MTB stays stopped (MTB_MASTER "
+                                                 f"{master:#010x} not written back)")):
+            with self.subTest(fault=fault), live(c) as port:
+                with faulty_gdb.FaultyGdb(port, fault, match=match) as proxy:
+                    got = spoor("-e", c.elf, "--gdb", f"127.0.0.1:{proxy.port}", "--mtb-regs",
+                                hex(c.area), "--freeze", check=False)
+                self.assertTrue(proxy.fired, proxy.requests)
+                MtbBadInput.assert_error(self, got, want)
+                self.assertNotIn("--mem", got.stderr)
+                text = harness.run_gdb(c.elf, port, [f"x/1wx {master_at:#x}"])
+                word = re.search(rf"{master_at:#x}(?: <[\w+]+>)?:\s+(0x\w+)", text)
+                self.assertIsNotNone(word, text)
+                self.assertEqual(int(word[1], 16), stopped, text)
 
     def test_live_freeze(self):
         for key in (("m3", "preempt"), ("m33", "badjump"), ("m0", "loop")):

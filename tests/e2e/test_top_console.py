@@ -20,9 +20,8 @@ import termios
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import symbol_addresses  # noqa: E402
 from top_testlib import check, exit_status  # noqa: E402
-from test_top_rtos_shapes import build_with_data, stream  # noqa: E402
+from test_top_rtos_shapes import shape_with_stream  # noqa: E402
 
 SPOOR = os.environ.get("SPOOR_BIN", "spoor")
 IN_PLACE = re.compile(r"\x1b\[H(.*?)\x1b\[J", re.S)
@@ -57,11 +56,8 @@ def reports(piped):
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        elf, data = build_with_data("RTX5", work)
-        symbols = symbol_addresses(elf)
-        itm = work / "rtx5.itm"
-        itm.write_bytes(stream([symbols[n] for n in
-                                ["main_thread", "sensor", "idle", "main_thread", "sensor"]]))
+        elf, data, itm = shape_with_stream("RTX5", work, ["main_thread", "sensor", "idle",
+                                                          "main_thread", "sensor"])
         command = [SPOOR, "top", "-e", str(elf), "--mem", f"0x20000000:{data}", "--input",
                    str(itm), "-F", "1000000", "-I", "1", "-E"]
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import require_tool, symbol_addresses  # noqa: E402
-from top_testlib import check, exit_status  # noqa: E402
+from top_testlib import check, exit_status, minimal_regs  # noqa: E402
 
 SPOOR = os.environ.get("SPOOR_BIN", "spoor")
 FW = Path(__file__).resolve().parent / "fw"
@@ -92,6 +92,15 @@ def build_with_data(shape, work):
     return elf, data
 
 
+def shape_with_stream(shape, work, threads):
+    """The firmware for shape, its .data and a stream switching to each symbol of threads."""
+    elf, data = build_with_data(shape, work)
+    symbols = symbol_addresses(elf)
+    itm = work / f"{shape.lower()}.itm"
+    itm.write_bytes(stream([symbols[n] for n in threads]))
+    return elf, data, itm
+
+
 def run_shape(shape, work):
     display, threads = SHAPES[shape]
     elf, data = build_with_data(shape, work)
@@ -113,9 +122,7 @@ def run_shape(shape, work):
             have = (t["name"], t["prio"], t["prio_name"], t["func"], t["idle"])
             check(have == want, f"{shape}: {symbol}: {have} != {want}")
     # the thread lists, through spoor crash --threads on the same memory
-    regs = work / "regs.json"
-    regs.write_text('{"pc": "0x00000100", "sp": "0x20001000", "lr": "0xffffffff", '
-                    '"xpsr": "0x01000000"}')
+    regs = minimal_regs(work)
     crash = subprocess.run([SPOOR, "crash", "-e", str(elf), "--regs", str(regs), "--mem",
                             f"0x20000000:{data}", "--threads", "--json"],
                            capture_output=True, text=True, timeout=60)

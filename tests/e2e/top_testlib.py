@@ -32,3 +32,11 @@ def run_cores(run_core, cores=("m3", "m4f")):
             work.mkdir()
             run_core(core, work)
     return exit_status()
+
+
+def minimal_regs(work):
+    """A regs.json with pc, sp, lr and xpsr only (for --regs with --mem images) in work."""
+    regs = work / "regs.json"
+    regs.write_text('{"pc": "0x00000100", "sp": "0x20001000", "lr": "0xffffffff", '
+                    '"xpsr": "0x01000000"}')
+    return regs

@@ -311,6 +311,26 @@ static void test_extension_pages(void **state)
     assert_int_equal(R.p[5].u.sw.value, 0x43);
 }
 
+/* A lost byte that decodes as a page extension (0x38: page 3) moves every later port write to
+ * its page; the stimulus port page starts at 0 and a synchronization packet starts it there
+ * again, so only the writes before the next sync land on the wrong ports. */
+static void test_page_reset_by_sync(void **state)
+{
+    (void)state;
+    DECODE(0x38,                               /* page 3 */
+           0x09, 0x41,                         /* port 1 -> 97 */
+           0x00, 0x00, 0x00, 0x00, 0x00, 0x80, /* sync */
+           0x09, 0x42                          /* port 1 */
+    );
+    assert_int_equal(R.n, 4);
+    no_errors();
+    assert_int_equal(R.p[1].u.sw.port, 97);
+    assert_int_equal(R.p[2].type, SPOOR_ITM_SYNC);
+    assert_int_equal(R.p[3].type, SPOOR_ITM_SW);
+    assert_int_equal(R.p[3].u.sw.port, 1);
+    assert_int_equal(R.p[3].u.sw.value, 0x42);
+}
+
 /* D4 'Instrumentation packet': 0bAAAAA0SS, SS = 01/10/11 for 1/2/4 bytes, little-endian payload. */
 static void test_software_sizes(void **state)
 {
@@ -617,6 +637,7 @@ int main(void)
         cmocka_unit_test(test_local_timestamps),
         cmocka_unit_test(test_global_timestamps),
         cmocka_unit_test(test_extension_pages),
+        cmocka_unit_test(test_page_reset_by_sync),
         cmocka_unit_test(test_software_sizes),
         cmocka_unit_test(test_event_counter),
         cmocka_unit_test(test_exception),

@@ -10,7 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-/* connect() on the non-blocking fd, waiting at most timeout_ms (0: no bound of ours). */
+/* connect() on the non-blocking fd, waiting at most timeout_ms. */
 static bool connect_within(int fd, const struct addrinfo *a, unsigned timeout_ms)
 {
     if (connect(fd, a->ai_addr, a->ai_addrlen) == 0)
@@ -20,7 +20,7 @@ static bool connect_within(int fd, const struct addrinfo *a, unsigned timeout_ms
     struct pollfd p = {.fd = fd, .events = POLLOUT};
     int r;
     do
-        r = poll(&p, 1, timeout_ms ? (int)timeout_ms : -1);
+        r = poll(&p, 1, (int)timeout_ms);
     while (r < 0 && errno == EINTR);
     if (r == 0)
         errno = ETIMEDOUT;
@@ -38,6 +38,8 @@ int spoor_tcp_connect(const char *host, const char *port, unsigned timeout_ms, b
                       int *gai_error)
 {
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res = NULL;
+    if (!timeout_ms)
+        timeout_ms = SPOOR_TCP_CONNECT_MS;
     *gai_error = getaddrinfo(host, port, &hints, &res);
     if (*gai_error)
         return -1;

@@ -44,18 +44,36 @@ bool spoor_mtb_from_dump(const spoor_dump *d, const char *input, spoor_mtb_trace
     return true;
 }
 
+/* After a failed read: when the live target's connection broke (the error's status says so),
+ * sets the error to that, with no advice to give an image instead, and returns false; else
+ * true (the caller sets its own error). */
+static bool connection_broke(const char *input, const char *what, uint32_t addr)
+{
+    spoor_status st = spoor_last_status();
+    if (st != SPOOR_ERR_IO && st != SPOOR_ERR_PROTOCOL)
+        return false;
+    char why[256];
+    snprintf(why, sizeof why, "%s", spoor_last_error());
+    spoor_set_error(st, "%s: cannot read %s at 0x%08x: %s", input, what, addr, why);
+    return true;
+}
+
 bool spoor_mtb_read(spoor_mem *mem, uint32_t regs_addr, const spoor_mtb_frozen *frozen,
                     const char *input, spoor_mtb_trace *out)
 {
     memset(out, 0, sizeof *out);
     uint32_t w[4];
+    spoor_set_error(SPOOR_OK, "%s", ""); /* a read that fails says why only when live */
     for (unsigned i = 0; i < 4; i++)
         if (!spoor_mem_read_u32(mem, regs_addr + 4u * i, &w[i]))
-            return spoor_set_error(SPOOR_ERR_UNAVAILABLE,
-                                   "%s: cannot read the MTB registers at 0x%08x (give them with "
-                                   "--mem 0x%08x:FILE, or --mtb-regs ADDR for a block elsewhere)",
-                                   input, regs_addr, regs_addr),
-                   false;
+            return connection_broke(input, "the MTB registers", regs_addr)
+                       ? false
+                       : (spoor_set_error(
+                              SPOOR_ERR_UNAVAILABLE,
+                              "%s: cannot read the MTB registers at 0x%08x (give them with "
+                              "--mem 0x%08x:FILE, or --mtb-regs ADDR for a block elsewhere)",
+                              input, regs_addr, regs_addr),
+                          false);
     out->regs = (spoor_mtb_regs){w[0], frozen ? frozen->master : w[1], w[2], w[3]};
     if (!get_layout(out, input))
         return false;
@@ -64,12 +82,15 @@ bool spoor_mtb_read(spoor_mem *mem, uint32_t regs_addr, const spoor_mtb_frozen *
     if (!out->owned)
         return spoor_set_error(SPOOR_ERR_NOMEM, "out of memory"), false;
     if (!spoor_mem_read(mem, l->address, out->owned, l->size))
-        return spoor_set_error(SPOOR_ERR_UNAVAILABLE,
-                               "%s: cannot read the %u-byte trace buffer at 0x%08x (MTB_BASE "
-                               "0x%08x, MTB_POSITION 0x%08x; give it with --mem 0x%08x:FILE)",
-                               input, l->size, l->address, out->regs.base, out->regs.position,
-                               l->address),
-               false;
+        return connection_broke(input, "the trace buffer", l->address)
+                   ? false
+                   : (spoor_set_error(
+                          SPOOR_ERR_UNAVAILABLE,
+                          "%s: cannot read the %u-byte trace buffer at 0x%08x (MTB_BASE "
+                          "0x%08x, MTB_POSITION 0x%08x; give it with --mem 0x%08x:FILE)",
+                          input, l->size, l->address, out->regs.base, out->regs.position,
+                          l->address),
+                      false);
     out->bytes = out->owned;
     return true;
 }
@@ -103,9 +124,15 @@ bool spoor_mtb_freeze(spoor_mem *mem, uint32_t regs_addr, const char *input, spo
     if (stopped != out->master) { /* a stopped MTB needs nothing */
         if (!write_master(mem, out->master_at, stopped)) {
             snprintf(why, sizeof why, "%s", spoor_last_error());
-            return spoor_set_error(spoor_last_status(), "%s: --freeze: cannot stop the MTB: %s",
-                                   input, why),
-                   false;
+            spoor_status st = spoor_last_status();
+            if (st == SPOOR_ERR_IO || st == SPOOR_ERR_PROTOCOL) /* sent, the answer lost */
+                return spoor_set_error(st,
+                                       "%s: --freeze: the stop (MTB_MASTER 0x%08x -> 0x%08x) "
+                                       "got no answer: the MTB may be stopped, and cannot be "
+                                       "restarted: %s",
+                                       input, out->master, stopped, why),
+                       false;
+            return spoor_set_error(st, "%s: --freeze: cannot stop the MTB: %s", input, why), false;
         }
         out->written = true;
     }

@@ -447,9 +447,13 @@ static void cont_packet(spoor_itm_decoder *d, unsigned k, uint8_t h, const uint8
 
 /* A synchronization packet ended at `end` (the 0x80 byte) after `zeros` zero bytes: D4 has it
  * as at least 47 zero bits then a one, so every zero byte of the run belongs to it, however
- * many there are, and its offset is the run's first byte (its size saturates at 255). */
+ * many there are, and its offset is the run's first byte (its size saturates at 255). A decoder
+ * may start at any sync, so what it knows of the stream restarts there: the stimulus port page
+ * is 0 again until an extension packet says otherwise (a page set by a lost byte misread as an
+ * extension ends at the next sync instead of moving every later write). */
 static void sync_packet(spoor_itm_decoder *d, uint64_t end, uint64_t zeros)
 {
+    d->page = 0;
     uint64_t start = end - zeros;
     push_sealed(d, SPOOR_ITM_SYNC, start, zeros + 1 > 255 ? 255 : (uint8_t)(zeros + 1), false);
     d->last_trailing_zeros = 0;

@@ -151,13 +151,14 @@ static double percent(uint64_t part, uint64_t whole)
 
 /* Builds and hands out a report of [start, end) from the interval counters (run false) or
  * the run counters (run true). */
-static void emit(spoor_top *t, uint64_t start, uint64_t end, bool run, bool partial)
+static void emit(spoor_top *t, uint64_t start, uint64_t end, bool run, bool partial, uint64_t quiet)
 {
     uint64_t len = end - start;
     spoor_top_report r = {0};
     r.index = t->intervals;
     r.summary = run;
     r.partial = partial;
+    r.quiet = quiet;
     r.start = start;
     r.end = end;
     r.unknown_cycles = run ? t->run_unknown : t->unknown;
@@ -218,15 +219,22 @@ static void reset_interval(spoor_top *t)
     t->lost = 0;
 }
 
+/* Intervals with no event shown one by one after the one an event was in, before the rest up
+ * to the next event are reported as one: a large timestamp costs a few reports, not millions. */
+#define QUIET_SHOWN 2
+
 void spoor_top_advance(spoor_top *t, uint64_t time)
 {
     if (time < t->now)
         time = t->now;
-    while (time >= t->interval_start + t->interval) {
-        uint64_t end = t->interval_start + t->interval;
+    for (unsigned shown = 0; time - t->interval_start >= t->interval; shown++) {
+        uint64_t n = (time - t->interval_start) / t->interval; /* whole intervals until time */
+        if (shown <= QUIET_SHOWN || n < 2)
+            n = 1;
+        uint64_t end = t->interval_start + n * t->interval;
         accrue(t, end);
-        emit(t, t->interval_start, end, false, false);
-        t->intervals++;
+        emit(t, t->interval_start, end, false, false, n > 1 ? n : 0);
+        t->intervals += n;
         reset_interval(t);
         t->interval_start = end;
     }
@@ -364,8 +372,8 @@ void spoor_top_finish(spoor_top *t, uint64_t time)
 {
     spoor_top_advance(t, time);
     if (t->now > t->interval_start)
-        emit(t, t->interval_start, t->now, false, true);
-    emit(t, 0, t->now, true, false);
+        emit(t, t->interval_start, t->now, false, true, 0);
+    emit(t, 0, t->now, true, false, 0);
 }
 
 uint64_t spoor_top_intervals(const spoor_top *t)

@@ -27,8 +27,11 @@ typedef struct tcp_source {
 static int connect_to(const char *host, const char *port)
 {
     int gai_error;
-    int fd = spoor_tcp_connect(host, port, 0, false, &gai_error);
-    if (fd < 0)
+    int fd = spoor_tcp_connect(host, port, SPOOR_TCP_CONNECT_MS, false, &gai_error);
+    if (fd < 0 && !gai_error && errno == ETIMEDOUT)
+        spoor_set_error(SPOOR_ERR_IO, "tcp:%s:%s: no answer to the connect within %u s", host, port,
+                        SPOOR_TCP_CONNECT_MS / 1000);
+    else if (fd < 0)
         spoor_set_error(SPOOR_ERR_IO, "tcp:%s:%s: %s", host, port,
                         gai_error ? gai_strerror(gai_error) : strerror(errno));
     return fd;

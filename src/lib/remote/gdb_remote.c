@@ -24,6 +24,7 @@
 
 #include "base/tcp_connect.h"
 #include "remote/gdb_remote_internal.h"
+#include "remote/remote_text_internal.h"
 
 #define DEFAULT_PACKET_SIZE 400 /* what GDB assumes when qSupported does not say */
 #define MAX_RESENDS 3
@@ -105,16 +106,6 @@ static bool alive(spoor_gdb *g)
 bool spoor_gdb_alive(spoor_gdb *g)
 {
     return alive(g);
-}
-
-/* Up to 40 bytes of what a peer sent, printable. */
-static void excerpt(const uint8_t *b, size_t n, char *out, size_t cap)
-{
-    size_t o = 0;
-    for (size_t i = 0; i < n && i < 40 && o + 5 < cap; i++)
-        o += (size_t)snprintf(out + o, cap - o,
-                              b[i] >= ' ' && b[i] <= '~' && b[i] != '"' ? "%c" : "\\x%02x", b[i]);
-    out[o] = 0;
 }
 
 /* ---- I/O with deadlines --------------------------------------------------------------------- */
@@ -303,7 +294,7 @@ static bool exchange(spoor_gdb *g, const char *payload, bool first)
             int64_t more = now_ms() + 200;
             while (nseen < sizeof seen && c != '\n' && next_byte(g, more, &c) > 0)
                 seen[nseen++] = c;
-            excerpt(seen, nseen, detail, sizeof detail);
+            spoor_peer_excerpt(seen, nseen, 40, true, detail, sizeof detail);
             return broken(g, SPOOR_ERR_PROTOCOL, "not a GDB server (it sent \"%s\")", detail);
         }
         switch (ev) {
@@ -317,7 +308,7 @@ static bool exchange(spoor_gdb *g, const char *payload, bool first)
             if (g->parser.overflow)
                 return broken(g, SPOOR_ERR_TOO_LARGE, "a reply longer than %s bytes", "4096");
             if (++bad > MAX_RESENDS || g->no_ack) {
-                excerpt(seen, nseen, detail, sizeof detail);
+                spoor_peer_excerpt(seen, nseen, 40, true, detail, sizeof detail);
                 return broken(g, SPOOR_ERR_PROTOCOL,
                               first ? "not a GDB server (bad checksums: \"%s\")"
                                     : "replies with bad checksums (\"%s\")",
@@ -499,7 +490,8 @@ static bool handshake(spoor_gdb *g)
     gdb_supported sup;
     if (!spoor_gdb_parse_supported(g->reply, g->reply_len, &sup)) {
         char detail[200];
-        excerpt((const uint8_t *)g->reply, g->reply_len, detail, sizeof detail);
+        spoor_peer_excerpt((const uint8_t *)g->reply, g->reply_len, 40, true, detail,
+                           sizeof detail);
         return broken(g, SPOOR_ERR_PROTOCOL, "not a GDB server (qSupported answered \"%s\")",
                       detail);
     }
@@ -521,7 +513,7 @@ static bool handshake(spoor_gdb *g)
         kind = spoor_gdb_parse_stop_reply(g->reply, g->reply_len, &sig);
     }
     char detail[200];
-    excerpt((const uint8_t *)g->reply, g->reply_len, detail, sizeof detail);
+    spoor_peer_excerpt((const uint8_t *)g->reply, g->reply_len, 40, true, detail, sizeof detail);
     if (kind == 'W' || kind == 'X')
         return fail(g, SPOOR_ERR_UNAVAILABLE, "the target has exited (%s)", detail);
     if (!kind)
@@ -657,7 +649,7 @@ bool spoor_gdb_halt(spoor_gdb *g)
         kind = spoor_gdb_parse_stop_reply(g->reply, g->reply_len, &sig);
     } while (kind == 'O');
     char detail[200];
-    excerpt((const uint8_t *)g->reply, g->reply_len, detail, sizeof detail);
+    spoor_peer_excerpt((const uint8_t *)g->reply, g->reply_len, 40, true, detail, sizeof detail);
     if (kind == 'W' || kind == 'X')
         return broken(g, SPOOR_ERR_UNAVAILABLE, "the target has exited (%s)", detail);
     if (!kind)
@@ -710,7 +702,8 @@ bool spoor_gdb_read_memory(spoor_gdb *g, uint32_t addr, void *buf, size_t len)
         }
         if (n <= 0) {
             char detail[200];
-            excerpt((const uint8_t *)g->reply, g->reply_len, detail, sizeof detail);
+            spoor_peer_excerpt((const uint8_t *)g->reply, g->reply_len, 40, true, detail,
+                               sizeof detail);
             return fail(g, SPOOR_ERR_PROTOCOL, "a malformed memory reply \"%s\"", detail);
         }
         if ((size_t)n > want) {
@@ -768,7 +761,8 @@ bool spoor_gdb_write_memory(spoor_gdb *g, uint32_t addr, const void *buf, size_t
             return false;
         default: {
             char detail[200];
-            excerpt((const uint8_t *)g->reply, g->reply_len, detail, sizeof detail);
+            spoor_peer_excerpt((const uint8_t *)g->reply, g->reply_len, 40, true, detail,
+                               sizeof detail);
             return fail(g, SPOOR_ERR_PROTOCOL, "a malformed reply to a memory write \"%s\"",
                         detail);
         }

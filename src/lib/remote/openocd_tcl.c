@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "remote/openocd_internal.h"
+#include "remote/remote_text_internal.h"
 #include "spoor/error.h"
 
 #define EOM '\x1a'
@@ -64,11 +65,12 @@ static bool receive_reply(spoor_openocd *o)
     }
 }
 
-/* The message's first line, for a one-line error. */
-static int first_line(const char *text)
+/* A peer's text (up to max bytes) for a one-line error, in the static buffer one_line. */
+static char one_line[4 * 160 + 1];
+static const char *line_of(const char *text, size_t max)
 {
-    size_t n = strcspn(text, "\r\n");
-    return n > 160 ? 160 : (int)n;
+    spoor_peer_excerpt(text, strlen(text), max, false, one_line, sizeof one_line);
+    return one_line;
 }
 
 /* Runs command; *result points at its output in the connection's buffer (valid until the
@@ -86,13 +88,13 @@ static bool run(spoor_openocd *o, const char *command, const char **result)
         return false;
     *result = o->buf + 1;
     if (o->buf[0] == 'E') {
-        spoor_set_error(SPOOR_ERR_UNAVAILABLE, "%s: %s: %.*s", o->where, command,
-                        first_line(*result), *result);
+        spoor_set_error(SPOOR_ERR_UNAVAILABLE, "%s: %s: %s", o->where, command,
+                        line_of(*result, 160));
         return false;
     }
     if (o->buf[0] != 'O') {
-        spoor_set_error(SPOOR_ERR_PROTOCOL, "%s: not the reply to a command sent in catch: %.*s",
-                        o->where, first_line(o->buf), o->buf);
+        spoor_set_error(SPOOR_ERR_PROTOCOL, "%s: not the reply to a command sent in catch: %s",
+                        o->where, line_of(o->buf, 160));
         spoor_openocd_break(o);
         return false;
     }
@@ -116,8 +118,8 @@ static bool tcl_read_words(spoor_openocd *o, uint32_t addr, uint32_t *words, siz
     if (!run(o, command, &out))
         return false;
     if (!spoor_openocd_parse_read_memory(out, words, count)) {
-        spoor_set_error(SPOOR_ERR_PROTOCOL, "%s: %s: not a list of %zu words: %.*s", o->where,
-                        command, count, first_line(out) > 60 ? 60 : first_line(out), out);
+        spoor_set_error(SPOOR_ERR_PROTOCOL, "%s: %s: not a list of %zu words: %s", o->where,
+                        command, count, line_of(out, 60));
         return false;
     }
     return true;

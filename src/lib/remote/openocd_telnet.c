@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "remote/openocd_internal.h"
+#include "remote/remote_text_internal.h"
 #include "spoor/error.h"
 
 /* Reads until the text (negotiation stripped) ends with a prompt. */
@@ -50,6 +51,14 @@ static bool telnet_command(spoor_openocd *o, const char *command, char *out, siz
     return true;
 }
 
+/* OpenOCD's answer to a command that failed, as one line (its newlines and raw bytes escaped). */
+static void refused(const char *command, const char *out)
+{
+    char text[4 * 80 + 1];
+    spoor_peer_excerpt(out, strlen(out), 80, false, text, sizeof text);
+    spoor_set_error(SPOOR_ERR_UNAVAILABLE, "openocd: %s: %s", command, text);
+}
+
 static bool telnet_read_words(spoor_openocd *o, uint32_t addr, uint32_t *words, size_t count)
 {
     char command[64];
@@ -59,7 +68,7 @@ static bool telnet_read_words(spoor_openocd *o, uint32_t addr, uint32_t *words, 
               spoor_openocd_parse_mdw(out, addr, words, count);
     if (out && !ok && spoor_last_status() != SPOOR_ERR_IO &&
         spoor_last_status() != SPOOR_ERR_PROTOCOL && spoor_last_status() != SPOOR_ERR_TOO_LARGE)
-        spoor_set_error(SPOOR_ERR_UNAVAILABLE, "openocd: %s: %.80s", command, out);
+        refused(command, out);
     else if (!out)
         spoor_set_error(SPOOR_ERR_NOMEM, "out of memory");
     free(out);
@@ -77,7 +86,7 @@ static bool telnet_write(spoor_openocd *o, uint32_t addr, uint32_t value, uint32
     if (!telnet_command(o, command, out, sizeof out))
         return false;
     if (out[0]) { /* OpenOCD says nothing when a write works */
-        spoor_set_error(SPOOR_ERR_UNAVAILABLE, "openocd: %s: %.80s", command, out);
+        refused(command, out);
         return false;
     }
     return true;

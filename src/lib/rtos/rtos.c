@@ -354,15 +354,22 @@ bool spoor_rtos_read_idle(const spoor_rtos *r, spoor_read_fn read, void *ctx, ui
         *tcb = 0;
         return true;
     }
-    if (!r->has_idle)
+    if (!r->has_idle) {
+        spoor_set_error(SPOOR_ERR_UNSUPPORTED, "ELF: no idle thread found (%s)", r->d->idle);
         return false;
+    }
     if (r->idle_is_object) {
         *tcb = r->idle_addr;
         return true;
     }
     uint8_t b[4];
-    if (!read(ctx, r->idle_addr, b, 4))
+    if (!read(ctx, r->idle_addr, b, 4)) {
+        spoor_set_error(SPOOR_ERR_UNAVAILABLE,
+                        "idle thread pointer %s at 0x%08x: memory not "
+                        "available",
+                        r->d->idle, r->idle_addr);
         return false;
+    }
     *tcb = spoor_le32(b);
     return true;
 }

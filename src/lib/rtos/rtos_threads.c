@@ -1,15 +1,43 @@
 /* The thread lists of the RTOS layer (spoor/rtos.h): every thread the RTOS knows, from its
- * ready, delayed, blocked and suspended lists or its thread list. */
+ * ready, delayed, blocked and suspended lists or its thread list, and what could not be walked. */
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "base/byteorder.h"
 #include "elf/elf_sections.h"
 #include "rtos/rtos_internal.h"
 
-#define MAX_WALK 1024 /* items per list: a corrupt list ends here */
+#define MAX_WALK 1024   /* items per list: a longer list is cut here, and said */
+#define MAX_FOUND 8192  /* threads counted in all (found beyond max are counted, not kept) */
+#define SET_SLOTS 16384 /* a power of two, more than MAX_FOUND and MAX_WALK */
+
+/* An open-addressing set of nonzero 32-bit addresses. */
+struct set {
+    uint32_t slot[SET_SLOTS];
+};
+
+/* true when v was not in the set (and is now) */
+static bool set_insert(struct set *s, uint32_t v)
+{
+    for (uint32_t h = (v * 2654435761u) & (SET_SLOTS - 1);; h = (h + 1) & (SET_SLOTS - 1)) {
+        if (s->slot[h] == v)
+            return false;
+        if (!s->slot[h]) {
+            s->slot[h] = v;
+            return true;
+        }
+    }
+}
 
 struct collect {
     spoor_rtos_thread_ref *out;
-    size_t n, max;
+    size_t n, max, found;
+    struct set tcbs;  /* every TCB found */
+    struct set items; /* the items of the list being walked (a loop) */
+    spoor_rtos_walk *walk;
 };
 
 static bool read32(spoor_read_fn read, void *ctx, uint32_t addr, uint32_t *v)
@@ -23,13 +51,35 @@ static bool read32(spoor_read_fn read, void *ctx, uint32_t addr, uint32_t *v)
 
 static void add(struct collect *c, uint32_t tcb, const char *state)
 {
-    if (!tcb)
+    if (!tcb || c->found >= MAX_FOUND || !set_insert(&c->tcbs, tcb))
         return;
-    for (size_t i = 0; i < c->n; i++)
-        if (c->out[i].tcb == tcb)
-            return;
+    c->found++;
     if (c->n < c->max)
         c->out[c->n++] = (spoor_rtos_thread_ref){tcb, state};
+}
+
+/* A list that ended early: counted, and the first reason kept. */
+__attribute__((format(printf, 3, 4))) static void cut(struct collect *c, const char *list,
+                                                      const char *fmt, ...)
+{
+    spoor_rtos_walk *w = c->walk;
+    if (w->lists_cut++)
+        return;
+    int k = snprintf(w->why, sizeof w->why, "%s: ", list);
+    if (k > 0 && (size_t)k < sizeof w->why) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(w->why + k, sizeof w->why - (size_t)k, fmt, ap);
+        va_end(ap);
+    }
+}
+
+static const char *indexed(const char *head, uint32_t k, bool array, char *buf, size_t size)
+{
+    if (!array)
+        return head;
+    snprintf(buf, size, "%s[%u]", head, k);
+    return buf;
 }
 
 static void walk_array(const spoor_rtos *r, const rtos_list *l, spoor_read_fn read, void *ctx,
@@ -39,10 +89,17 @@ static void walk_array(const spoor_rtos *r, const rtos_list *l, spoor_read_fn re
     rtos_field f;
     if (!spoor_rtos_eval(r->elf, l->head, &addr, &f) || !f.is_array)
         return;
-    for (uint32_t off = 0; off + 4 <= f.size && off / 4 < MAX_WALK; off += 4) {
+    for (uint32_t off = 0; off + 4 <= f.size; off += 4) {
         uint32_t tcb;
-        if (read32(read, ctx, addr + off, &tcb))
-            add(c, tcb, l->state);
+        if (off / 4 >= MAX_WALK) {
+            cut(c, l->head, "more than %u entries, the rest not read", MAX_WALK);
+            return;
+        }
+        if (!read32(read, ctx, addr + off, &tcb)) {
+            cut(c, l->head, "memory at 0x%08x not available", addr + off);
+            continue;
+        }
+        add(c, tcb, l->state);
     }
 }
 
@@ -53,13 +110,31 @@ static void walk_linked(const spoor_rtos *r, const rtos_list *l, spoor_read_fn r
     rtos_field f, next;
     Dwarf_Die tcb_type = r->tcb_type;
     if (!spoor_rtos_eval(r->elf, l->head, &addr, &f) || !f.is_pointer ||
-        !spoor_rtos_dwarf_field(&tcb_type, l->next, &next) || !read32(read, ctx, addr, &first))
+        !spoor_rtos_dwarf_field(&tcb_type, l->next, &next))
         return;
+    if (!read32(read, ctx, addr, &first)) {
+        cut(c, l->head, "memory at 0x%08x not available", addr);
+        return;
+    }
+    memset(&c->items, 0, sizeof c->items);
     uint32_t tcb = first;
-    for (unsigned i = 0; tcb && i < MAX_WALK; i++) {
+    for (unsigned i = 0; tcb; i++) {
+        if (i == MAX_WALK) {
+            cut(c, l->head, "more than %u threads, the rest not read", MAX_WALK);
+            return;
+        }
+        if (!set_insert(&c->items, tcb)) {
+            cut(c, l->head, "the list loops (TCB 0x%08x comes again)", tcb);
+            return;
+        }
         add(c, tcb, l->state);
-        if (!read32(read, ctx, tcb + next.offset, &tcb) || tcb == first)
-            break;
+        uint32_t at = tcb + next.offset;
+        if (!read32(read, ctx, at, &tcb)) {
+            cut(c, l->head, "memory at 0x%08x not available", at);
+            return;
+        }
+        if (tcb == first) /* a circular list (ThreadX's created list) */
+            return;
     }
 }
 
@@ -84,35 +159,76 @@ static void walk_freertos(const spoor_rtos *r, const rtos_list *l, spoor_read_fn
         return;
     uint32_t list_size = spoor_rtos_dwarf_size(&list);
     uint32_t count = head.is_array && list_size ? head.size / list_size : 1;
-    for (uint32_t k = 0; k < count && k < MAX_WALK; k++) {
+    if (count > MAX_WALK)
+        count = MAX_WALK;
+    for (uint32_t k = 0; k < count; k++) {
+        char name[96];
+        const char *what = indexed(l->head, k, head.is_array, name, sizeof name);
         uint32_t base = addr + k * list_size, sentinel = base + end.offset, it;
-        if (!read32(read, ctx, base + end_next.offset, &it))
+        if (!read32(read, ctx, base + end_next.offset, &it)) {
+            cut(c, what, "memory at 0x%08x not available", base + end_next.offset);
             continue;
-        for (unsigned i = 0; it != sentinel && it && i < MAX_WALK; i++) {
+        }
+        memset(&c->items, 0, sizeof c->items);
+        for (unsigned i = 0; it != sentinel; i++) {
             uint32_t tcb;
-            if (!read32(read, ctx, it + owner.offset, &tcb))
+            if (!it) {
+                cut(c, what, "a null link after %u items", i);
                 break;
+            }
+            if (i == MAX_WALK) {
+                cut(c, what, "more than %u items, the rest not read", MAX_WALK);
+                break;
+            }
+            if (!set_insert(&c->items, it)) {
+                cut(c, what, "the list loops (item 0x%08x comes again)", it);
+                break;
+            }
+            if (!read32(read, ctx, it + owner.offset, &tcb)) {
+                cut(c, what, "memory at 0x%08x not available", it + owner.offset);
+                break;
+            }
             add(c, tcb, l->state);
-            if (!read32(read, ctx, it + item_next.offset, &it))
+            if (!read32(read, ctx, it + item_next.offset, &it)) {
+                cut(c, what, "memory at 0x%08x not available", it + item_next.offset);
                 break;
+            }
         }
     }
 }
 
 size_t spoor_rtos_threads(const spoor_rtos *r, spoor_read_fn read, void *ctx,
-                          spoor_rtos_thread_ref *out, size_t max)
+                          spoor_rtos_thread_ref *out, size_t max, spoor_rtos_walk *walk)
 {
-    struct collect c = {out, 0, max};
+    spoor_rtos_walk ignored;
+    struct collect *c = calloc(1, sizeof *c);
+    if (!walk)
+        walk = &ignored;
+    memset(walk, 0, sizeof *walk);
+    if (!c) {
+        snprintf(walk->why, sizeof walk->why, "out of memory");
+        walk->lists_cut = 1;
+        return 0;
+    }
+    *c = (struct collect){.out = out, .max = max, .walk = walk};
     uint32_t current;
     if (spoor_rtos_read_current(r, read, ctx, &current))
-        add(&c, current, "running");
-    for (const rtos_list *l = r->d->lists; l < r->d->lists + RTOS_MAX_LISTS; l++) {
+        add(c, current, "running");
+    else
+        cut(c, r->d->current, "memory at 0x%08x not available", r->current_addr);
+    for (const rtos_list *l = r->d->lists;
+         l < r->d->lists + RTOS_MAX_LISTS && l->kind != RTOS_LIST_END; l++) {
         switch (l->kind) {
-        case RTOS_LIST_END: return c.n;
-        case RTOS_LIST_ARRAY: walk_array(r, l, read, ctx, &c); break;
-        case RTOS_LIST_LINKED: walk_linked(r, l, read, ctx, &c); break;
-        case RTOS_LIST_FREERTOS: walk_freertos(r, l, read, ctx, &c); break;
+        case RTOS_LIST_END: break;
+        case RTOS_LIST_ARRAY: walk_array(r, l, read, ctx, c); break;
+        case RTOS_LIST_LINKED: walk_linked(r, l, read, ctx, c); break;
+        case RTOS_LIST_FREERTOS: walk_freertos(r, l, read, ctx, c); break;
         }
     }
-    return c.n;
+    if (c->found >= MAX_FOUND)
+        cut(c, "all lists", "more than %u threads, the rest not counted", MAX_FOUND);
+    walk->not_shown = c->found - c->n;
+    size_t n = c->n;
+    free(c);
+    return n;
 }

@@ -217,7 +217,7 @@ bool spoor_stack_usage_thread(const spoor_rtos *r, spoor_read_fn read, void *ctx
 bool spoor_stack_usage_rtos_fills(const spoor_rtos *r, spoor_read_fn read, void *ctx)
 {
     static spoor_rtos_thread_ref refs[MAX_THREADS];
-    size_t n = spoor_rtos_threads(r, read, ctx, refs, MAX_THREADS);
+    size_t n = spoor_rtos_threads(r, read, ctx, refs, MAX_THREADS, NULL);
     for (size_t i = 0; i < n; i++) {
         spoor_rtos_thread t;
         spoor_stack_usage u;

@@ -14,6 +14,10 @@ bool spoor_dump_check_regions(spoor_dump *dump);
 /* The largest file read whole (a dump, an image, regs.json). */
 #define SPOOR_MAX_INPUT_FILE ((uint64_t)256 << 20)
 
+/* Opens a regular file to be read whole and checks its size (*size); -1 with the errors of
+ * spoor_dump_read_file. */
+int spoor_dump_open_file(const char *path, size_t *size);
+
 /* Reads a whole regular file into a malloc'd buffer, checking its size before reading; false
  * with "PATH: cannot open: ...", "PATH: not a regular file (a FIFO)" (opened by
  * spoor_input_open: FIFOs, devices never block),

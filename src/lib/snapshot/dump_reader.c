@@ -352,19 +352,28 @@ spoor_dump *spoor_dump_parse(const void *bytes, size_t len)
     return d;
 }
 
-bool spoor_dump_read_file(const char *path, uint8_t **data, size_t *size)
+int spoor_dump_open_file(const char *path, size_t *size)
 {
     struct stat st;
     int fd = spoor_input_open(path, SPOOR_INPUT_REGULAR, &st);
     if (fd < 0)
-        return false;
+        return -1;
     if ((uint64_t)st.st_size > SPOOR_MAX_INPUT_FILE) {
         spoor_set_error(SPOOR_ERR_TOO_LARGE, "%s: %lld bytes, larger than 256 MiB", path,
                         (long long)st.st_size);
         close(fd);
-        return false;
+        return -1;
     }
-    size_t cap = (size_t)st.st_size, n = 0;
+    *size = (size_t)st.st_size;
+    return fd;
+}
+
+bool spoor_dump_read_file(const char *path, uint8_t **data, size_t *size)
+{
+    size_t cap, n = 0;
+    int fd = spoor_dump_open_file(path, &cap);
+    if (fd < 0)
+        return false;
     uint8_t *buf = malloc(cap ? cap : 1);
     if (!buf) {
         spoor_set_error(SPOOR_ERR_NOMEM, "%s: out of memory", path);

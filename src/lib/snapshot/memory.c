@@ -1,9 +1,12 @@
 /* The target memory view: a stack of layers, first match wins byte by byte. Static layers
  * (dump regions, images, ELF sections) are sorted, non-overlapping ranges; a live layer
  * (memory_gdb.c) may hold any address. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "spoor/dump.h"
 #include "spoor/elf.h"
@@ -24,7 +27,9 @@ typedef struct mem_layer {
     mem_range *ranges; /* static layer: sorted by addr, not overlapping; NULL for a live one */
     size_t nranges;
     uint8_t *owned; /* bytes this layer copied */
-    char *name;     /* a static layer's origin, for messages ("the dump", a file name) */
+    void *mapped;   /* an image file mapped (munmap at the end) */
+    size_t mapped_len;
+    char *name; /* a static layer's origin, for messages ("the dump", a file name) */
     const mem_live_ops *live;
     void *impl;
 } mem_layer;
@@ -50,6 +55,8 @@ void spoor_mem_free(spoor_mem *m)
     for (size_t i = 0; i < m->nlayers; i++) {
         free(m->layers[i].ranges);
         free(m->layers[i].owned);
+        if (m->layers[i].mapped)
+            munmap(m->layers[i].mapped, m->layers[i].mapped_len);
         free(m->layers[i].name);
         if (m->layers[i].live && m->layers[i].live->free)
             m->layers[i].live->free(m->layers[i].impl);
@@ -136,15 +143,22 @@ bool spoor_mem_add_dump(spoor_mem *m, const spoor_dump *dump)
     return true;
 }
 
+/* false with the error set when len bytes at addr run past the 32-bit address space */
+static bool fits(uint32_t addr, size_t len, const char *name)
+{
+    if ((uint64_t)addr + len <= 0x100000000ull)
+        return true;
+    spoor_set_error(SPOOR_ERR_ARGUMENT,
+                    "%s: %zu bytes at 0x%08" PRIx32 " run past the 4 GiB address space", name, len,
+                    addr);
+    return false;
+}
+
 bool spoor_mem_add_bytes(spoor_mem *m, uint32_t addr, const void *bytes, size_t len,
                          const char *name)
 {
-    if ((uint64_t)addr + len > 0x100000000ull) {
-        spoor_set_error(SPOOR_ERR_ARGUMENT,
-                        "%s: %zu bytes at 0x%08" PRIx32 " run past the 4 GiB address space",
-                        name ? name : "memory", len, addr);
+    if (!fits(addr, len, name ? name : "memory"))
         return false;
-    }
     mem_layer *l = push_layer(m, name ? name : "a memory image");
     if (!l)
         return false;
@@ -164,15 +178,40 @@ bool spoor_mem_add_bytes(spoor_mem *m, uint32_t addr, const void *bytes, size_t 
     return true;
 }
 
+/* The image is mapped, not read: a 256 MiB image costs only the pages that are read (a copy
+ * would cost twice its size while loading). */
 bool spoor_mem_add_file(spoor_mem *m, uint32_t addr, const char *path)
 {
-    uint8_t *data;
     size_t size;
-    if (!spoor_dump_read_file(path, &data, &size))
+    int fd = spoor_dump_open_file(path, &size);
+    if (fd < 0)
         return false;
-    bool ok = spoor_mem_add_bytes(m, addr, data, size, path);
-    free(data);
-    return ok;
+    if (!fits(addr, size, path)) {
+        close(fd);
+        return false;
+    }
+    void *map = size ? mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+    close(fd);
+    if (map == MAP_FAILED) {
+        spoor_set_error(SPOOR_ERR_IO, "%s: cannot map: %s", path, strerror(errno));
+        return false;
+    }
+    mem_layer *l = push_layer(m, path);
+    if (l)
+        l->ranges = malloc(sizeof *l->ranges);
+    if (!l || !l->ranges) {
+        if (l)
+            pop_layer(m);
+        if (map)
+            munmap(map, size);
+        spoor_set_error(SPOOR_ERR_NOMEM, "memory view: out of memory");
+        return false;
+    }
+    l->mapped = map;
+    l->mapped_len = size;
+    l->ranges[0] = (mem_range){addr, (uint32_t)size, map};
+    l->nranges = size ? 1 : 0;
+    return true;
 }
 
 /* The ELF's read-only contents: its read-only loadable sections, and the read-only PT_LOAD
