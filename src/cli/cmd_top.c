@@ -128,6 +128,8 @@ static void packet(struct top_cli *c, const spoor_itm_packet *p)
                  c->comparator);
         c->warned_match = true;
     }
+    if (!c->any_packet) /* said once the stream gives something to show */
+        top_explain_no_memory(c, !c->no_memory);
     c->any_packet = true;
     top_note_packet(c, p);
     spoor_top_packet(c->stats, p, c->comparator);
@@ -350,7 +352,6 @@ int cmd_top(int argc, char **argv)
     cli_warn_build_id("top", c.dump, c.elf);
     c.no_memory = !a.gdb && !a.telnet && !dump && !a.nmems;
     c.tpiu_id = a.cfg.tpiu_id;
-    top_explain_no_memory(&c, !c.no_memory);
     if (a.setup && (rc = top_set_up_trace(&c, a.setup, a.comparator)) != 0)
         goto out;
     c.live = c.gdb && a.server;

@@ -39,6 +39,8 @@ void top_let_run(struct top_cli *c)
 void top_read_idle(struct top_cli *c)
 {
     uint32_t idle;
+    if (c->no_memory) /* no idle thread without memory: top_explain_no_memory says so */
+        return;
     if (spoor_rtos_read_idle(c->rtos, spoor_mem_reader, c->mem, &idle)) {
         spoor_top_set_idle(c->stats, idle);
         return;
