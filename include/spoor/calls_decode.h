@@ -130,6 +130,7 @@ typedef struct spoor_calls_itm_pairer {
     uint64_t records;         /* records paired */
     uint64_t losses;          /* loss events */
     uint64_t words_dropped;   /* waiting function words and lone call-site words dropped */
+    uint64_t other_ports;     /* software writes on other ports than P and P+1 (ignored) */
 } spoor_calls_itm_pairer;
 
 /* port: P (0..254: P+1 must exist). */

@@ -309,6 +309,12 @@ static int run_live(struct calls *c)
     if (l.rc == SPOOR_EXIT_OK && l.pair.loss != SPOOR_CALLS_LOSS_NONE && !c->json)
         cli_note("calls", "%s: records lost at the end of the stream (%s)", c->itm_spec,
                  spoor_calls_loss_text(l.pair.loss));
+    if (l.rc == SPOOR_EXIT_OK && l.pair.other_ports >= 16 &&
+        l.pair.other_ports / 8 > l.pair.records) /* they dominate: not the odd other channel */
+        cli_note("calls",
+                 "%s: warning: %" PRIu64 " writes on other stimulus ports than %u "
+                 "and %u, %" PRIu64 " records: is --port right?",
+                 c->itm_spec, l.pair.other_ports, c->port, c->port + 1, l.pair.records);
     return l.rc;
 }
 

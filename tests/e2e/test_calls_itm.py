@@ -21,6 +21,7 @@ protocol (ARMv7-M ARM, appendix D4: instrumentation packets 0bAAAAA0SS, local ti
 import json
 import os
 import random
+import re
 import struct
 import subprocess
 import sys
@@ -245,9 +246,14 @@ class CallsItm(unittest.TestCase):
                                 capture_output=True, timeout=60)
             self.assertEqual(p2.returncode, 0, p2.stderr)
             self.assertEqual(p2.stdout.decode(), p.stdout)
-            # the wrong port: no records
+            # the wrong port: no records, and a warning that the writes went to other ports
             p3 = spoor_calls("-e", elf, "--json", "--itm", path, "--port", PORT + 3)
             self.assertEqual(p3.stdout, "")
+            self.assertRegex(p3.stderr, rf"spoor calls: {re.escape(str(path))}: warning: \d+ "
+                             rf"writes on other stimulus ports than {PORT + 3} and {PORT + 4}, "
+                             r"0 records: is --port right\?")
+            # the right one: no such warning
+            self.assertNotIn("other stimulus ports", p.stderr)
             # chrome output of a lossy stream is still well nested
             spoor_calls("-e", elf, "--chrome", Path(tmp) / "c.json", "--itm", path, "--port", PORT)
             check_chrome(self, Path(tmp) / "c.json")

@@ -16,9 +16,12 @@ Never a frame the good run does not have, never exit 0 with a connection that br
 
 Also checked: a reply with a bad checksum draws exactly one '-' from spoor.
 
-To be added once their CLI rewrites land: `spoor mtb --gdb`, `spoor calls --gdb`, `spoor top
---gdb` (the running-target path: 'c', 0x03 and 'O' console output while it runs), and `spoor
-gdbserver --gdb` (driven by gdb-multiarch through the proxy)."""
+`spoor calls --gdb` on examples/calls_trace halted in calls_done(): every fault at 1, N/2 and N, each run the good
+run's output or a one-line error ("spoor calls: 127.0.0.1:PORT: ..."), exit 2, within the bound.
+`spoor top --gdb` is tests/e2e/test_top_gdb_lost.py, `spoor mtb --gdb --freeze`
+tests/e2e/test_mtb.py (test_live_freeze_lost_connection). Still to be added: the running-target
+path of top ('c', 0x03 and 'O' console output while it runs) and `spoor gdbserver --gdb` (driven
+by gdb-multiarch through the proxy)."""
 import concurrent.futures
 import os
 import queue
@@ -40,9 +43,9 @@ ALLOWED = {"close": {"same", "error"}, "silent": {"same", "error"}, "drip": {"sa
            "noreply": {"same", "error"}}
 
 
-def crash(elf, port):
+def crash(elf, port, command="crash"):
     start = time.monotonic()
-    r = subprocess.run([SPOOR, "crash", "-e", str(elf), "--gdb", f"127.0.0.1:{port}"],
+    r = subprocess.run([SPOOR, command, "-e", str(elf), "--gdb", f"127.0.0.1:{port}"],
                        capture_output=True, text=True, timeout=60)
     return r, time.monotonic() - start
 
@@ -51,15 +54,18 @@ def backtrace(lines):
     return [line for line in lines if line.startswith("  #")]
 
 
-def verdict(good, r):
+def verdict(good, r, command="crash"):
     """'same', 'partial', 'error', or what is wrong."""
     if r.returncode == 0 and r.stdout == good.stdout and not r.stderr:
         return "same"
     errs = r.stderr.splitlines()
     if r.returncode == 2:
-        if not r.stdout and len(errs) == 1 and errs[0].startswith("spoor crash: 127.0.0.1:"):
+        if not r.stdout and len(errs) == 1 and errs[0].startswith(f"spoor {command}: "
+                                                                   "127.0.0.1:"):
             return "error"
         return "exit 2 without a one-line error"
+    if command != "crash":
+        return f"exit {r.returncode}, not the good run's output"
     if r.returncode != 0:
         return f"exit {r.returncode}"
     got, want = r.stdout.splitlines(), good.stdout.splitlines()
@@ -137,8 +143,41 @@ def main():
     finally:
         for q in qemus:
             q.close()
+    failed += calls_faults()
     print("FAILED" if failed else "all passed", f"({failed} failures)")
     return 1 if failed else 0
+
+
+def calls_faults():
+    """spoor calls --gdb (the call recorder's ring read from the halted target): every fault at
+    positions 1, N/2 and N; the good run's output or a one-line error, within the bound."""
+    failed = 0
+    # examples/calls_trace in mode "hold": the demo runs, then waits in calls_done()
+    elf, machine = harness.example("calls_trace", "m3")
+    qemu = harness.Qemu(elf, machine, gdb=True,
+                        semihosting_args="arg=calls_trace,arg=hold").__enter__()
+    harness.run_gdb(elf, qemu.gdb_port, ["break calls_done", "continue", "delete",
+                                         "disconnect"])
+    try:
+        with faulty_gdb.FaultyGdb(qemu.gdb_port) as proxy:
+            good, _ = crash(elf, proxy.port, "calls")
+        n = len(proxy.requests)
+        if good.returncode != 0 or "decide" not in good.stdout:
+            print(f"FAIL calls good run: exit {good.returncode}\n{good.stdout}{good.stderr}")
+            return 1
+        for fault in faulty_gdb.FAULTS:
+            for at in sorted({1, (n + 1) // 2, n}):
+                with faulty_gdb.FaultyGdb(qemu.gdb_port, fault, at=at) as p:
+                    r, took = crash(elf, p.port, "calls")
+                v = verdict(good, r, "calls")
+                ok = v in ALLOWED[fault] - {"partial"} and took < RUN_LIMIT_S
+                print(f"{'ok  ' if ok else 'FAIL'} calls {fault:9} at {at:2}: {v}, exit "
+                      f"{r.returncode}, {took:.1f} s" + (f": {r.stderr.strip()}" if r.stderr
+                                                         else ""))
+                failed += not ok
+    finally:
+        qemu.close()
+    return failed
 
 
 if __name__ == "__main__":

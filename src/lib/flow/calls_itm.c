@@ -50,8 +50,10 @@ bool spoor_calls_itm_pair(spoor_calls_itm_pairer *p, const spoor_itm_packet *pkt
     default: return false;
     }
     unsigned port = pkt->u.sw.port;
-    if (port != p->port && port != p->port + 1u)
+    if (port != p->port && port != p->port + 1u) {
+        p->other_ports++;
         return false;
+    }
     uint32_t w = pkt->u.sw.value;
     if (port == p->port) { /* a function word */
         if (pkt->u.sw.size != 4 || (w & ~1u) == 0) {
