@@ -1,5 +1,6 @@
 /* A small JSON reader (json_scan.h): recursive descent, no allocation. */
 #include "json_scan.h"
+#include "spoor/number.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -30,24 +31,13 @@ static void skip_space(struct scan *s)
         s->p++;
 }
 
-static int hex_digit(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 static bool read_hex4(struct scan *s, unsigned *out)
 {
     if (s->end - s->p < 4)
         return fail(s, "truncated \\u escape");
     *out = 0;
     for (int i = 0; i < 4; i++) {
-        int d = hex_digit(*s->p++);
+        int d = spoor_hex_digit((unsigned char)*s->p++);
         if (d < 0)
             return fail(s, "bad \\u escape");
         *out = *out << 4 | (unsigned)d;

@@ -1,5 +1,6 @@
 /* The recursive file walk of base/file_walk.h. */
 #include "base/file_walk.h"
+#include "base/grow.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -29,14 +30,9 @@ static int walk(const char *path, int depth, int (*file)(const char *, void *), 
     while ((de = readdir(dir)) != NULL) {
         if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
             continue;
-        if (n == cap) {
-            cap = cap ? 2 * cap : 32;
-            char **grown = realloc(names, cap * sizeof *names);
-            if (!grown) {
-                rc = -1;
-                break;
-            }
-            names = grown;
+        if (spoor_grow((void **)&names, &cap, n + 1, sizeof *names)) {
+            rc = -1;
+            break;
         }
         if (!(names[n] = strdup(de->d_name))) {
             rc = -1;

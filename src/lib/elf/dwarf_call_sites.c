@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "base/byteorder.h"
+#include "base/grow.h"
 #include "base/partition_point.h"
 #include "elf/dwarf_call_sites.h"
 #include "elf/elf_internal.h"
@@ -107,14 +108,9 @@ static bool scan_abbrevs(const spoor_elf *e, struct abbrev_tables *a)
             } while (name != 0 || form != 0);
         }
         if (has) {
-            if (a->n == a->cap) {
-                size_t cap = a->cap ? 2 * a->cap : 8;
-                uint64_t *grown = realloc(a->with_call_sites, cap * sizeof *grown);
-                if (!grown)
-                    return false;
-                a->with_call_sites = grown;
-                a->cap = cap;
-            }
+            if (spoor_grow((void **)&a->with_call_sites, &a->cap, a->n + 1,
+                           sizeof *a->with_call_sites))
+                return false;
             a->with_call_sites[a->n++] = table;
         }
     }
@@ -132,21 +128,6 @@ static bool abbrevs_have_call_sites(const struct abbrev_tables *a, Dwarf_Off off
 }
 
 /* ---------------------------------------------------------------- reading the DIEs */
-
-static bool grow(void **array, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap)
-        return true;
-    size_t cap2 = *cap ? 2 * *cap : 64;
-    while (cap2 < need)
-        cap2 *= 2;
-    void *grown = realloc(*array, cap2 * size);
-    if (!grown)
-        return false;
-    *array = grown;
-    *cap = cap2;
-    return true;
-}
 
 /* Where a subprogram's code starts: DW_AT_entry_pc, DW_AT_low_pc, or its first range; 0 for a
  * declaration, an abstract instance or code the linker discarded (no function symbol starts
@@ -170,7 +151,7 @@ static uint32_t code_entry(const spoor_elf *e, Dwarf_Die *die)
 
 static bool add_entry(struct call_site_table *t, Dwarf_Off die, uint32_t entry)
 {
-    if (!grow((void **)&t->entries, &t->cap_entries, t->nentries + 1, sizeof *t->entries))
+    if (spoor_grow((void **)&t->entries, &t->cap_entries, t->nentries + 1, sizeof *t->entries))
         return false;
     t->entries[t->nentries++] = (struct entry_of){die, entry};
     return true;
@@ -221,7 +202,7 @@ static bool add_call_site(const spoor_elf *e, struct call_site_table *t, Dwarf_D
                 site.origin_name = dwarf_diename(&origin);
         }
     }
-    if (!grow((void **)&t->sites, &t->cap_sites, t->nsites + 1, sizeof *t->sites))
+    if (spoor_grow((void **)&t->sites, &t->cap_sites, t->nsites + 1, sizeof *t->sites))
         return false;
     t->sites[t->nsites++] = site;
     return true;

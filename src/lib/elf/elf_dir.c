@@ -9,6 +9,7 @@
 
 #include "base/byteorder.h"
 #include "base/file_walk.h"
+#include "base/grow.h"
 #include "spoor/elf_dir.h"
 #include "spoor/error.h"
 
@@ -100,14 +101,8 @@ static int add_file(const char *path, void *ctx)
     d->files++;
     if (!spoor_elf_file_build_id(path, e.id, sizeof e.id, &e.len) || e.len > MAX_ID)
         return 0;
-    if (d->n == d->cap) {
-        size_t cap = d->cap ? 2 * d->cap : 16;
-        struct entry *grown = realloc(d->entries, cap * sizeof *grown);
-        if (!grown)
-            return -1;
-        d->entries = grown;
-        d->cap = cap;
-    }
+    if (spoor_grow((void **)&d->entries, &d->cap, d->n + 1, sizeof *d->entries))
+        return -1;
     if (!(e.path = strdup(path)))
         return -1;
     d->entries[d->n++] = e;

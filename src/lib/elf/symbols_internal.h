@@ -12,23 +12,8 @@
 
 #include <stdlib.h>
 
+#include "base/grow.h"
 #include "elf/elf_internal.h"
-
-/* Grows *p (of *cap elements of size bytes) to hold at least need; -1 without memory. */
-static inline int spoor_grow(void **p, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap)
-        return 0;
-    size_t n = *cap ? *cap * 2 : 256;
-    while (n < need)
-        n *= 2;
-    void *q = realloc(*p, n * size);
-    if (!q)
-        return -1;
-    *p = q;
-    *cap = n;
-    return 0;
-}
 
 /* ---- dwarf_line_reader.c ---- */
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "base/file_walk.h"
+#include "base/grow.h"
 #include "triage/triage_internal.h"
 
 #define ELF_LOCKS 64
@@ -175,14 +176,8 @@ static bool add_bucket(spoor_triage *t, spoor_triage_bucket *b)
     size_t *slot = slot_of(t, b->sig.id);
     if (*slot)
         return fold(&t->buckets[*slot - 1], b) || (spoor_triage_bucket_clear(b), false);
-    if (t->nbuckets == t->bucket_cap) {
-        size_t cap = t->bucket_cap ? 2 * t->bucket_cap : 16;
-        spoor_triage_bucket *grown = realloc(t->buckets, cap * sizeof *grown);
-        if (!grown)
-            goto nomem;
-        t->buckets = grown;
-        t->bucket_cap = cap;
-    }
+    if (spoor_grow((void **)&t->buckets, &t->bucket_cap, t->nbuckets + 1, sizeof *t->buckets))
+        goto nomem;
     t->buckets[t->nbuckets++] = *b;
     *slot = t->nbuckets;
     t->buckets_sorted = false;
@@ -195,16 +190,10 @@ nomem:
 
 static bool add_dump(spoor_triage *t, spoor_triage_dump *d)
 {
-    if (t->ndumps == t->dump_cap) {
-        size_t cap = t->dump_cap ? 2 * t->dump_cap : 64;
-        spoor_triage_dump *grown = realloc(t->dumps, cap * sizeof *grown);
-        if (!grown) {
-            spoor_triage_dump_clear(d);
-            spoor_set_error(SPOOR_ERR_NOMEM, "triage: out of memory");
-            return false;
-        }
-        t->dumps = grown;
-        t->dump_cap = cap;
+    if (spoor_grow((void **)&t->dumps, &t->dump_cap, t->ndumps + 1, sizeof *t->dumps)) {
+        spoor_triage_dump_clear(d);
+        spoor_set_error(SPOOR_ERR_NOMEM, "triage: out of memory");
+        return false;
     }
     t->dumps[t->ndumps++] = *d;
     t->dumps_sorted = false;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "spoor/fault.h"
+#include "spoor/number.h"
 #include "triage/triage_internal.h"
 
 #define MAX_DEPTH 4
@@ -58,17 +59,6 @@ static void skip_space(struct reader *r)
         r->p++;
 }
 
-static int hex_digit(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* A string after its opening quote: escapes decoded, \u00XX only below 0x80 and as UTF-8
  * above (surrogates refused). */
 static bool read_string(struct reader *r, char **out)
@@ -102,7 +92,7 @@ static bool read_string(struct reader *r, char **out)
             } else if (e == 'u' && r->end - r->p >= 4) {
                 code = 0;
                 for (int i = 0; i < 4; i++) {
-                    int d = hex_digit(r->p[i]);
+                    int d = spoor_hex_digit((unsigned char)r->p[i]);
                     if (d < 0) {
                         free(s);
                         return fail(r, "bad \\u escape");
@@ -318,7 +308,7 @@ static bool is_id(const char *s)
     if (!s || strlen(s) != 16)
         return false;
     for (const char *p = s; *p; p++)
-        if (hex_digit(*p) < 0 || (*p >= 'A' && *p <= 'F'))
+        if (spoor_hex_digit((unsigned char)*p) < 0 || (*p >= 'A' && *p <= 'F'))
             return false;
     return true;
 }
