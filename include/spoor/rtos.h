@@ -129,4 +129,15 @@ size_t spoor_rtos_threads(const spoor_rtos *r, spoor_read_fn read, void *ctx,
 bool spoor_rtos_saved_regs(const spoor_rtos *r, spoor_read_fn read, void *ctx,
                            const spoor_rtos_thread *t, spoor_regs *out);
 
+/* The entry function of thread t from the outermost frame of its own backtrace, for a thread
+ * whose TCB holds no entry and whose initial stack frame is overwritten (every FreeRTOS task of
+ * a system that has run). running: the CPU's registers when t is the running thread; NULL for
+ * a thread that is not running, whose saved context (spoor_rtos_saved_regs) is unwound. Only a
+ * walk that ends where the thread started names it: at a task-exit hook (SPOOR_STOP_TASK_ENTRY)
+ * or at the end of the stack (a return address 0 or 0xFFFFFFFF: SPOOR_STOP_END_OF_STACK). false
+ * with the error set otherwise. */
+bool spoor_rtos_entry_from_backtrace(const spoor_rtos *r, spoor_read_fn read, void *ctx,
+                                     const spoor_rtos_thread *t, const spoor_regs *running,
+                                     uint32_t *entry);
+
 #endif

@@ -53,6 +53,9 @@ static const char top_usage[] =
     "                        the OpenOCD procedure rtos_dwt_config ADDR (and\n"
     "                        exception_trace_enable with -E)\n"
     "      --mem ADDR:FILE   target memory from an image (repeatable)\n"
+    "      --stack           stack columns per thread: size, used (saved SP), peak (the RTOS's\n"
+    "                        fill pattern), OVERFLOWED / NEARLY FULL; re-read each interval\n"
+    "                        on a live target\n"
     "      --stats           memory statistics on stderr (reads, GDB round trips, halts)\n"
     "      --elf-dir DIR     instead of -e: the ELF under DIR whose build-id the DUMP has\n"
     "  -h, --help            this text\n\n"
@@ -210,7 +213,8 @@ static int parse_args(int argc, char **argv, struct top_args *a, struct top_cli 
         OPT_MEM,
         OPT_STATS,
         OPT_SETUP,
-        OPT_PRESCALER
+        OPT_PRESCALER,
+        OPT_STACK
     };
     static const struct option opts[] = {{"elf", required_argument, 0, 'e'},
                                          {"server", required_argument, 0, 's'},
@@ -232,6 +236,7 @@ static int parse_args(int argc, char **argv, struct top_args *a, struct top_cli 
                                          {"telnet", required_argument, 0, 'W'},
                                          {"setup", required_argument, 0, OPT_SETUP},
                                          {"prescaler", required_argument, 0, OPT_PRESCALER},
+                                         {"stack", no_argument, 0, OPT_STACK},
                                          {"help", no_argument, 0, 'h'},
                                          CLI_ELF_DIR_LONG_OPTION,
                                          {0, 0, 0, 0}};
@@ -303,6 +308,7 @@ static int parse_args(int argc, char **argv, struct top_args *a, struct top_cli 
                 return cli_error(
                     "top", "--prescaler %s: ITM_TCR.TSPrescale divides by 1, 4, 16 or 64", optarg);
             break;
+        case OPT_STACK: c->view.stack = true; break;
         case 'h': fputs(top_usage, stdout); return -1;
         default: return cli_bad_option("top", argv);
         }
@@ -317,6 +323,9 @@ static int parse_args(int argc, char **argv, struct top_args *a, struct top_cli 
         return cli_error("top", "--setup writes to the live target: give -W [HOST:]PORT or --gdb");
     if (a->telnet && a->gdb)
         return cli_error("top", "give one live target: -W or --gdb");
+    if (c->view.stack && !a->telnet && !a->gdb && !a->nmems && argc - optind < 1)
+        return cli_error("top", "--stack reads the threads' stacks from target memory: give "
+                                "--mem, a DUMP, --gdb or -W");
     return 0;
 }
 
@@ -326,6 +335,7 @@ int cmd_top(int argc, char **argv)
     static struct top_cli c;
     memset(&a, 0, sizeof a);
     memset(&c, 0, sizeof c);
+    c.fills = -1;
     spoor_trace_pump_config_init(&a.cfg);
     a.interval_ms = 1000;
     a.comparator = 1;

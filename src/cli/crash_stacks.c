@@ -85,7 +85,7 @@ static void json_opt(json_out *j, const char *key, bool known, uint32_t v)
         json_null(j, key);
 }
 
-static void json_usage(json_out *j, const char *key, const spoor_stack_usage *u)
+void stack_usage_json(json_out *j, const char *key, const spoor_stack_usage *u)
 {
     if (!u->found) {
         json_null(j, key);
@@ -121,7 +121,7 @@ void crash_stacks_main_json(json_out *j, const spoor_elf *elf, const spoor_snaps
     spoor_stack_usage u;
     const char *no_sp;
     main_usage(elf, snap, &u, &no_sp);
-    json_usage(j, "main_stack", &u);
+    stack_usage_json(j, "main_stack", &u);
 }
 
 void crash_stacks_thread_text(outbuf *o, const spoor_rtos *r, const spoor_snapshot *snap,
@@ -137,5 +137,5 @@ void crash_stacks_thread_json(json_out *j, const spoor_rtos *r, const spoor_snap
 {
     spoor_stack_usage u;
     thread_usage(r, snap, t, current, &u);
-    json_usage(j, "stack", &u);
+    stack_usage_json(j, "stack", &u);
 }

@@ -10,6 +10,7 @@
 #include "spoor/elf.h"
 #include "spoor/rtos.h"
 #include "spoor/snapshot.h"
+#include "spoor/stack_usage.h"
 
 /* "main stack: ..." after an empty line. */
 void crash_stacks_main_text(outbuf *o, const spoor_elf *elf, const spoor_snapshot *snap);
@@ -22,5 +23,10 @@ void crash_stacks_thread_text(outbuf *o, const spoor_rtos *r, const spoor_snapsh
 /* The member "stack" of a thread's object (null when its TCB records no stack). */
 void crash_stacks_thread_json(json_out *j, const spoor_rtos *r, const spoor_snapshot *snap,
                               const spoor_rtos_thread *t, bool current);
+
+/* The object key of a stack's use: {"low", "high", "size", "used", "peak", "free_min",
+ * "overflowed", "nearly_full", "from"}, null where unknown; null when !u->found. spoor top --stack
+ * prints the same. */
+void stack_usage_json(json_out *j, const char *key, const spoor_stack_usage *u);
 
 #endif

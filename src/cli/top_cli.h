@@ -17,17 +17,21 @@
 #include "spoor/memory.h"
 #include "spoor/openocd.h"
 #include "spoor/rtos.h"
+#include "spoor/stack_usage.h"
 #include "spoor/top.h"
 
 /* What the output knows of a thread. */
 typedef struct top_thread_info {
     uint32_t tcb;
     bool read_ok;
-    char name[48];    /* the RTOS's name, or a stand-in ("(no thread)", "?") */
-    const char *func; /* the entry function's name, or NULL */
+    char name[48];        /* the RTOS's name, or a stand-in ("(no thread)", "?") */
+    const char *func;     /* the entry function's name, or NULL */
+    unsigned entry_tries; /* backtraces tried for the entry function (top_target.c) */
     bool has_prio;
     int32_t prio;
     const char *prio_name; /* the RTOS's name of the priority, or NULL */
+    bool has_stack;        /* --stack: stack was read (stack.found may still be false) */
+    spoor_stack_usage stack;
 } top_thread_info;
 
 typedef struct top_view {
@@ -37,6 +41,7 @@ typedef struct top_view {
     bool exceptions;       /* -E */
     unsigned cols;         /* the terminal's width for the in-place console; 0 unknown */
     bool idle_unknown;     /* the RTOS's idle thread could not be read: its time counts as busy */
+    bool stack;            /* --stack: the stack columns and JSON "stack" objects */
     /* the thread behind a TCB (never NULL: a stand-in when unknown) */
     const top_thread_info *(*thread)(void *ctx, uint32_t tcb);
     void *ctx;
@@ -125,6 +130,7 @@ struct top_cli {
     uint32_t prescaler;        /* --prescaler: cycles per local timestamp tick (0, 1: none) */
     uint64_t udp_refused;      /* -j udp: datagrams that found no listener */
     char lost[200];            /* why the live target's connection was lost; "" while it works */
+    int fills;                 /* --stack: the RTOS fills its stacks (1), not (0), not asked (-1) */
 };
 
 /* top_target.c. true when the OpenOCD or GDB connection has failed (closed, timed out): spoor
@@ -138,7 +144,8 @@ void top_let_run(struct top_cli *c);
 /* The thread of a TCB (top_view's thread callback; ctx is the top_cli): read through the RTOS
  * layer the first time it is seen. */
 const top_thread_info *top_thread(void *ctx, uint32_t tcb);
-/* Re-reads, on a live target, the priorities of the threads that ran in the interval. */
+/* Re-reads, on a live target, the threads that ran in the interval: priority, a TCB taken by a
+ * new thread, an entry function not found yet, and with --stack the stack's use. */
 void top_refresh_priorities(struct top_cli *c, const spoor_top_report *r);
 /* The RTOS layer for -T KIND (c->rtos); with auto and no RTOS in the ELF (and no --setup,
  * which needs its current-thread pointer) a warning and c->rtos NULL: threads are TCB

@@ -6,7 +6,7 @@
 #include "spoor/unwind.h"
 #include "top_cli.h"
 
-#define THREAD_COLS 8
+#define THREAD_COLS 12 /* 8, and 4 with --stack */
 #define EXC_COLS 9
 #define CELL 64
 
@@ -73,6 +73,35 @@ static void thread_cells(const top_view *v, const spoor_top_thread_stats *t, row
     snprintf(cells[7], CELL, "%llu", (unsigned long long)t->switches);
 }
 
+/* --stack: size, used, peak, and a word when it overflowed or nearly did; "?" unknown */
+static void bytes_cell(char *cell, bool known, uint32_t bytes)
+{
+    if (known)
+        snprintf(cell, CELL, "%u", bytes);
+    else
+        snprintf(cell, CELL, "?");
+}
+
+static void stack_cells(const top_thread_info *info, row_cells cells)
+{
+    const spoor_stack_usage *u = &info->stack;
+    for (int c = 8; c < 12; c++)
+        cells[c][0] = '\0';
+    if (!info->has_stack)
+        return;
+    if (!u->found) { /* the TCB records no stack */
+        snprintf(cells[8], CELL, "?");
+        return;
+    }
+    bytes_cell(cells[8], u->has_high, u->size);
+    bytes_cell(cells[9], u->has_sp && u->has_high, u->used);
+    bytes_cell(cells[10], u->filled && u->has_high, u->peak);
+    snprintf(cells[11], CELL, "%s",
+             u->overflowed    ? "OVERFLOWED"
+             : u->nearly_full ? "NEARLY FULL"
+                              : "");
+}
+
 static int by_time(const void *a, const void *b)
 {
     const spoor_top_thread_stats *x = *(const spoor_top_thread_stats *const *)a;
@@ -86,8 +115,10 @@ static int by_time(const void *a, const void *b)
 
 static void thread_table(outbuf *o, const top_view *v, const spoor_top_report *r)
 {
-    static const char *const head[THREAD_COLS] = {"Thread Name", "Address", "Function", "Priority",
-                                                  "Time(ms)",    "CPU%",    "Max%",     "Switches"};
+    static const char *const head[THREAD_COLS] = {
+        "Thread Name", "Address",  "Function", "Priority", "Time(ms)", "CPU%",
+        "Max%",        "Switches", "Stack",    "Used",     "Peak",     "Stack check"};
+    const int ncols = v->stack ? THREAD_COLS : 8;
     const spoor_top_thread_stats **order = malloc((r->nthreads + 1) * sizeof *order);
     row_cells *cells = malloc((r->nthreads + 1) * sizeof *cells);
     if (!order || !cells) {
@@ -100,26 +131,28 @@ static void thread_table(outbuf *o, const top_view *v, const spoor_top_report *r
     qsort(order, r->nthreads, sizeof *order, by_time);
     size_t w[THREAD_COLS] = {0};
     row_cells header;
-    for (int c = 0; c < THREAD_COLS; c++)
+    for (int c = 0; c < ncols; c++)
         snprintf(header[c], CELL, "%s", head[c]);
-    widen(w, THREAD_COLS, header);
+    widen(w, ncols, header);
     for (size_t i = 0; i < r->nthreads; i++) {
         thread_cells(v, order[i], cells[i]);
-        widen(w, THREAD_COLS, cells[i]);
+        if (v->stack)
+            stack_cells(v->thread(v->ctx, order[i]->tcb), cells[i]);
+        widen(w, ncols, cells[i]);
     }
-    const unsigned left = 0xF; /* name, address, function, priority */
-    rule(o, w, THREAD_COLS);
-    row(o, w, THREAD_COLS, header, left);
-    rule(o, w, THREAD_COLS);
+    const unsigned left = 0x80F; /* name, address, function, priority, stack check */
+    rule(o, w, ncols);
+    row(o, w, ncols, header, left);
+    rule(o, w, ncols);
     bool separated = false;
     for (size_t i = 0; i < r->nthreads; i++) {
         if (order[i]->idle && !separated) {
-            rule(o, w, THREAD_COLS);
+            rule(o, w, ncols);
             separated = true;
         }
-        row(o, w, THREAD_COLS, cells[i], left);
+        row(o, w, ncols, cells[i], left);
     }
-    rule(o, w, THREAD_COLS);
+    rule(o, w, ncols);
     free(order);
     free(cells);
 }

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 
 #include "cli.h"
+#include "crash_stacks.h"
 #include "json_out.h"
 #include "top_cli.h"
 
@@ -124,6 +125,10 @@ void top_json_report(outbuf *o, const top_view *v, const spoor_top_report *r, bo
         json_uint(&j, "switches", t->switches);
         json_uint(&j, "cycles", t->cycles);
         json_bool(&j, "idle", t->idle);
+        if (v->stack && info->has_stack)
+            stack_usage_json(&j, "stack", &info->stack);
+        else if (v->stack)
+            json_null(&j, "stack");
         json_object_end(&j);
     }
     json_array_end(&j);

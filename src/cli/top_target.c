@@ -51,6 +51,51 @@ void top_read_idle(struct top_cli *c)
     cli_warn("top", "%s: the idle thread's time counts as busy", spoor_last_error());
 }
 
+/* Backtraces tried per thread for its entry function: a thread is read when it is switched in,
+ * so on a live target it runs then, and its saved context is stale until it is switched out. */
+#define ENTRY_TRIES 3
+
+/* The entry function of thread t: the TCB's, or its initial stack frame's, else (a FreeRTOS
+ * task whose initial frame is overwritten) the outermost frame of its backtrace: from its saved
+ * context when it is not running, from the CPU's registers (--gdb) when it is. NULL when none
+ * is found (yet). */
+static const char *entry_function(struct top_cli *c, top_thread_info *info,
+                                  const spoor_rtos_thread *t)
+{
+    const char *func = NULL;
+    uint32_t entry = t->entry, current;
+    bool known = t->has_entry;
+    if (!known && info->entry_tries < ENTRY_TRIES &&
+        spoor_rtos_read_current(c->rtos, spoor_mem_reader, c->mem, &current)) {
+        spoor_regs cpu;
+        bool running = current == t->tcb;
+        if (!running || c->gdb) { /* else: tried when it has been switched out */
+            info->entry_tries++;
+            known = (!running || spoor_gdb_read_registers(c->gdb, &cpu, NULL, 0)) &&
+                    spoor_rtos_entry_from_backtrace(c->rtos, spoor_mem_reader, c->mem, t,
+                                                    running ? &cpu : NULL, &entry);
+        }
+    }
+    if (known)
+        spoor_elf_function(c->elf, entry, &func, NULL, NULL);
+    return func;
+}
+
+/* --stack: the stack of thread t, its SP the saved one (unknown for the running thread). */
+static void read_stack(struct top_cli *c, top_thread_info *info, const spoor_rtos_thread *t)
+{
+    if (!c->view.stack)
+        return;
+    if (c->fills < 0)
+        c->fills = spoor_stack_usage_rtos_fills(c->rtos, spoor_mem_reader, c->mem);
+    uint32_t current;
+    bool running =
+        !spoor_rtos_read_current(c->rtos, spoor_mem_reader, c->mem, &current) || current == t->tcb;
+    spoor_stack_usage_thread(c->rtos, spoor_mem_reader, c->mem, t, t->has_sp && !running, t->sp,
+                             c->fills == 1, &info->stack);
+    info->has_stack = true;
+}
+
 static void describe(struct top_cli *c, top_thread_info *info, uint32_t tcb)
 {
     memset(info, 0, sizeof *info);
@@ -74,6 +119,10 @@ static void describe(struct top_cli *c, top_thread_info *info, uint32_t tcb)
     bool ok = spoor_rtos_read_thread(c->rtos, spoor_mem_reader, c->mem, tcb, &t);
     if (!ok && !top_connection_lost(c))
         cli_warn("top", "%s", spoor_last_error());
+    if (ok) {
+        info->func = entry_function(c, info, &t);
+        read_stack(c, info, &t);
+    }
     top_let_run(c);
     if (!ok) {
         snprintf(info->name, sizeof info->name, "?");
@@ -81,8 +130,6 @@ static void describe(struct top_cli *c, top_thread_info *info, uint32_t tcb)
     }
     info->read_ok = true;
     snprintf(info->name, sizeof info->name, "%s", t.name);
-    if (t.has_entry)
-        spoor_elf_function(c->elf, t.entry, &info->func, NULL, NULL);
     info->has_prio = t.has_prio;
     info->prio = t.prio;
     info->prio_name = t.has_prio ? spoor_rtos_priority_name(c->rtos, t.prio) : NULL;
@@ -112,22 +159,25 @@ const top_thread_info *top_thread(void *ctx, uint32_t tcb)
 }
 
 /* A thread that ran, its TCB read again: a TCB freed and taken by a new thread (the same
- * address) shows a new name or entry function, which replace the old ones; an entry no longer
- * found (a FreeRTOS task's initial frame overwritten) keeps the one known. */
+ * address) shows a new name, and gets its entry function anew; an entry no longer found (a
+ * FreeRTOS task's initial frame overwritten) keeps the one known, and one not known yet is
+ * looked for again (the thread may not be running now); with --stack its use is read again. */
 static void revalidate(struct top_cli *c, top_thread_info *info)
 {
     spoor_rtos_thread t;
     if (!spoor_rtos_read_thread(c->rtos, spoor_mem_reader, c->mem, info->tcb, &t))
         return;
-    const char *func = NULL;
-    if (t.has_entry)
-        spoor_elf_function(c->elf, t.entry, &func, NULL, NULL);
     if (strcmp(t.name, info->name) != 0) { /* another thread: nothing of the old one holds */
         snprintf(info->name, sizeof info->name, "%s", t.name);
-        info->func = func;
-    } else if (func) {
-        info->func = func;
+        info->func = NULL;
+        info->entry_tries = 0;
     }
+    if (t.has_entry || !info->func) {
+        const char *func = entry_function(c, info, &t);
+        if (func)
+            info->func = func;
+    }
+    read_stack(c, info, &t);
     info->has_prio = t.has_prio;
     info->prio = t.prio;
     info->prio_name = t.has_prio ? spoor_rtos_priority_name(c->rtos, t.prio) : NULL;

@@ -72,6 +72,9 @@ NOT_RUN = {
     ("memory.md", "qemu-system-arm -M mps2-an385"):
         "a live QEMU halted by gdb, with fixed ports; tests/e2e/test_crash_gdb.py runs it",
     ("top.md", "spoor vprobe --gdb 46001"): "live: thread CPU shares per interval vary",
+    ("top.md", "spoor top -e freertos-m3.elf"):
+        "test firmware (tests/e2e/fw/rtos_ctx_fw.c), not an example: "
+        "tests/e2e/test_top_thread_entry.py builds it, runs this command and compares",
     ("vprobe.md", "spoor vprobe --gdb 0 -o sched.itm"):
         "live: how far the firmware runs before the stream is cut varies",
     ("vprobe.md", "spoor vprobe -q --gdb 0 -p 0 --swo-baud 115200"):
