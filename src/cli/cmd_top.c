@@ -31,7 +31,8 @@ static const char top_usage[] =
     "                        (default 1, as -p TPIU)\n"
     "  -T, --rtos KIND       auto (default: by symbols), freertos, rtx5 (or rtxv5), zephyr,\n"
     "                        threadx, sched\n"
-    "  -F, --cpu-freq HZ     the core clock: timestamps are cycles (prescaler 1)\n"
+    "  -F, --cpu-freq HZ     the core clock: timestamps are cycles (prescaler 1); a live\n"
+    "                        stream without timestamps is timed by the host's clock\n"
     "      --prescaler N     the ITM's local timestamp prescaler (ITM_TCR.TSPrescale): 1, 4,\n"
     "                        16 or 64 cycles per timestamp tick (default 1)\n"
     "  -I, --interval MS     the interval (default 1000)\n"
@@ -110,12 +111,10 @@ static void packet(struct top_cli *c, const spoor_itm_packet *p)
 {
     if (c->stop)
         return;
-    spoor_itm_packet scaled;
-    if (c->prescaler > 1) { /* local timestamps count the prescaled clock: back to cycles */
-        scaled = *p;
-        scaled.time *= c->prescaler;
-        p = &scaled;
-    }
+    spoor_itm_packet timed = *p; /* the stream's time in cycles, or the host's (top_clock) */
+    timed.time = top_clock_packet(&c->clock, p);
+    p = &timed;
+    top_explain_host_clock(c);
     if (c->ftrace.f && c->view.exceptions && p->type == SPOOR_ITM_EXCEPTION &&
         p->u.exception.number && p->u.exception.action != SPOOR_ITM_EXC_RETURN)
         top_ftrace_exception(&c->ftrace, &c->view, p->time, p->u.exception.number,
@@ -156,7 +155,15 @@ static bool on_event(void *ctx, const spoor_trace_pump_event *ev)
         if (c->any_packet) /* an empty stream has no table: top_explain_stream says so */
             spoor_top_finish(c->stats, c->last_time);
         break;
-    default: break; /* IDLE: the pump released what the decoder held */
+    case SPOOR_TRACE_PUMP_IDLE: { /* the pump released what the decoder held */
+        uint64_t now;
+        if (c->any_packet && top_clock_idle(&c->clock, &now)) { /* host-timed: intervals end */
+            spoor_top_advance(c->stats, now);
+            c->last_time = now;
+        }
+        break;
+    }
+    default: break;
     }
     return !c->stop;
 }
@@ -365,6 +372,7 @@ int cmd_top(int argc, char **argv)
     if (a.setup && (rc = top_set_up_trace(&c, a.setup, a.comparator)) != 0)
         goto out;
     c.live = c.gdb && a.server;
+    top_clock_init(&c.clock, a.server != NULL, a.hz, c.prescaler);
     c.view.rtos_name = c.rtos ? spoor_rtos_display_name(spoor_rtos_kind_of(c.rtos)) : "no RTOS";
     c.view.cpu_hz = a.hz;
     c.view.interval_ms = a.interval_ms;

@@ -96,6 +96,29 @@ void top_chrome_exception(top_chrome *c, const top_view *v, unsigned number, uin
                           uint64_t exit, unsigned depth);
 bool top_chrome_close(top_chrome *c, const top_view *v, uint64_t end);
 
+/* The time of the packets: the stream's local timestamps (target cycles: ITM_TCR.TSENA, times
+ * the prescaler); a live stream without any (TSENA 0) is timed by the host's monotonic clock at
+ * reception, in cycles of -F, as orbtop-rtos times every stream, until its first local
+ * timestamp, from which on the stream's clock counts, continuing where the host's stopped. A
+ * recorded stream without timestamps has no time (top_explain_stream says so). */
+typedef struct top_clock {
+    bool live;   /* -s: the host's clock may stand in */
+    uint64_t hz; /* -F */
+    uint32_t prescaler;
+    bool stream;    /* a local timestamp came: the stream's clock counts */
+    bool used_host; /* some packets were timed by the host's clock */
+    bool host_started;
+    uint64_t host_start_ns;
+    uint64_t offset; /* added to the stream's time (where the host's clock was) */
+    uint64_t last;   /* the latest time given: time never goes back */
+} top_clock;
+void top_clock_init(top_clock *k, bool live, uint64_t hz, uint32_t prescaler);
+/* The time of packet p (never less than the time before). */
+uint64_t top_clock_packet(top_clock *k, const spoor_itm_packet *p);
+/* A quiet live stream timed by the host: *now is the host's time (true), so that intervals end
+ * while nothing comes; false when the stream's clock counts. */
+bool top_clock_idle(top_clock *k, uint64_t *now);
+
 /* One run of spoor top. */
 struct top_cli {
     spoor_elf *elf;
@@ -128,6 +151,8 @@ struct top_cli {
     const char *spec;          /* the stream's SOURCE (spoor/trace_source.h) */
     int status;                /* the exit status so far */
     uint32_t prescaler;        /* --prescaler: cycles per local timestamp tick (0, 1: none) */
+    top_clock clock;           /* the packets' time */
+    bool said_host_clock;      /* top_explain_host_clock */
     uint64_t udp_refused;      /* -j udp: datagrams that found no listener */
     char lost[200];            /* why the live target's connection was lost; "" while it works */
     int fills;                 /* --stack: the RTOS fills its stacks (1), not (0), not asked (-1) */
@@ -171,6 +196,8 @@ bool top_stream_looks_tpiu(const struct spoor_trace_pump *pump);
  * stream that looks TPIU-formatted read without --tpiu, and a stream without a thread switch
  * (packets by type, comparators that matched, what to check), are warnings (0). */
 int top_explain_stream(struct top_cli *c, const struct spoor_trace_pump *pump, bool tpiu);
+/* A live stream without timestamps, timed by the host's clock: says so, once. */
+void top_explain_host_clock(struct top_cli *c);
 /* No target memory for an RTOS's TCBs: which flags would give names, once. */
 void top_explain_no_memory(const struct top_cli *c, bool memory_given);
 

@@ -53,6 +53,13 @@ bool top_stream_looks_tpiu(const spoor_trace_pump *pump)
 
 int top_explain_stream(struct top_cli *c, const spoor_trace_pump *pump, bool tpiu)
 {
+    if (c->any_packet && !c->clock.stream && !c->clock.used_host)
+        cli_warn("top",
+                 "%s: no local timestamp in the stream (ITM_TCR.TSENA is 0, or the capture "
+                 "lost them): every time is 0 and only switches are counted; enable TSENA (and "
+                 "DWT_CTRL.CYCCNTENA), or read the stream live (-s), where packets without "
+                 "timestamps are timed by the host's clock",
+                 c->spec);
     if (c->stop && c->max_intervals) /* -n reached: the stream was not read to its end */
         return 0;
     if (!spoor_trace_pump_bytes(pump))
@@ -78,6 +85,17 @@ int top_explain_stream(struct top_cli *c, const spoor_trace_pump *pump, bool tpi
              c->spec, counts, comps, c->comparator,
              tpiu ? ", and the trace ID (--tpiu=ID)" : " and, for a TPIU-formatted stream, --tpiu");
     return 0;
+}
+
+void top_explain_host_clock(struct top_cli *c)
+{
+    if (!c->clock.used_host || c->said_host_clock)
+        return;
+    c->said_host_clock = true;
+    cli_note("top",
+             "%s: no local timestamp in the stream yet (ITM_TCR.TSENA 0?): packets are timed "
+             "by the host's clock at reception, not the target's, until one comes",
+             c->spec);
 }
 
 void top_explain_no_memory(const struct top_cli *c, bool memory_given)

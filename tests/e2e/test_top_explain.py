@@ -19,13 +19,22 @@ Checked:
 - --prescaler 4 (ITM_TCR.TSPrescale /4): the stream's 1000-tick timestamps are 4000 cycles
   each thread ran, and a value the field cannot hold is refused;
 - --ftrace -E: an exception before any switch is the task "<unknown>-0", as the first
-  switch's prev (one placeholder for no known thread)."""
+  switch's prev (one placeholder for no known thread);
+- a stream without local timestamps (ITM_TCR.TSENA 0): recorded, one warning that every time
+  is 0 and what to enable; live (-s, served here by a TCP server that sends each switch at a
+  time it chose), the host's clock times the packets: tables come during the run, one per
+  interval, and each thread's share equals the server's schedule (+-15 points of load noise),
+  with one note that the times are the host's."""
 
+import json
 import os
 import re
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -126,7 +135,6 @@ def main():
         # count 4 cycles each
         r = top(elf, work / "plain.itm", *mem, "-I", "100", "--prescaler", "4", "-j",
                 work / "p4.jsonl")
-        import json
         summary = json.loads((work / "p4.jsonl").read_text().splitlines()[-1]) \
             if r.returncode == 0 else {"threads": []}
         cycles = {t["name"]: t["cycles"] for t in summary["threads"]}
@@ -153,7 +161,63 @@ def main():
         check(r.returncode == 0 and tasks == [("<unknown>", "0"), ("<unknown>", "0")]
               and "irq_handler_entry" in events[0] and "prev_comm=<unknown>" in events[1],
               f"ftrace placeholder: {tasks} {events[:2]}")
+        check_no_timestamps(elf, mem, [symbols[n] for n in ("main_thread", "sensor")], work)
     return exit_status()
+
+
+def switch_packet(tcb):
+    """A data value packet of comparator 1, a word (ARMv7-M ARM D4.3.4: 0b10NNWxSS)."""
+    return bytes([(16 + 2 * 1 + 1) << 3 | 0x4 | 0x3]) + tcb.to_bytes(4, "little")
+
+
+def serve_schedule(listener, schedule):
+    """Accepts one client and sends each (seconds, bytes) of schedule at its time."""
+    conn, _ = listener.accept()
+    with conn:
+        start = time.monotonic()
+        for at, data in schedule:
+            time.sleep(max(0.0, start + at - time.monotonic()))
+            conn.sendall(data)
+
+
+def check_no_timestamps(elf, mem, tcbs, work):
+    a, b = tcbs
+    # recorded: the same switches without a single local timestamp
+    (work / "nots.itm").write_bytes(b"\x00" * 5 + b"\x80" +
+                                    b"".join(switch_packet(t) for t in (a, b, a, b)))
+    r = top(elf, work / "nots.itm", *mem)
+    check(r.returncode == 0 and r.stderr.count("no local timestamp") == 1
+          and "TSENA" in r.stderr and "every time is 0" in r.stderr,
+          f"recorded, no timestamps: exit {r.returncode}, {r.stderr!r}")
+    r = top(elf, work / "plain.itm", *mem)
+    check("no local timestamp" not in r.stderr, f"with timestamps: {r.stderr!r}")
+    # live: a switches at 0 s, b at 0.3 s, a at 0.6 s, ... every 0.3 s for 2.4 s: each thread
+    # runs 50 % of every 600 ms interval
+    schedule = [(0.0, b"\x00" * 5 + b"\x80" + switch_packet(a))]
+    schedule += [(0.3 * k, switch_packet(b if k % 2 else a)) for k in range(1, 9)]
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    server = threading.Thread(target=serve_schedule, args=(listener, schedule), daemon=True)
+    server.start()
+    out = work / "live.jsonl"
+    try:
+        r = subprocess.run([SPOOR, "top", "-e", str(elf), "-s",
+                            f"127.0.0.1:{listener.getsockname()[1]}", "-F", "1000000", "-I", "600",
+                            "-n", "3", *mem, "-j", str(out)],
+                           capture_output=True, text=True, timeout=30)
+    except subprocess.TimeoutExpired:  # no time: the intervals never end
+        r = subprocess.CompletedProcess([], -1, "", "(timed out after 30 s)")
+    listener.close()
+    lines = [json.loads(ln) for ln in out.read_text().splitlines()] if out.exists() else []
+    intervals = [ln for ln in lines if not ln["summary"] and not ln["partial"]]
+    check(r.returncode == 0 and len(intervals) == 3,
+          f"live, no timestamps: exit {r.returncode} {r.stderr!r}, {len(intervals)} intervals")
+    for ln in intervals[1:]:  # the first one starts at the first packet
+        shares = sorted(t["cpu"] for t in ln["threads"])
+        check(len(shares) == 2 and all(35.0 <= s <= 65.0 for s in shares),
+              f"live, no timestamps: interval {ln['interval']}: shares {shares}")
+    check(r.stderr.count("host's clock") == 1, f"live, no timestamps: {r.stderr!r}")
 
 
 if __name__ == "__main__":
