@@ -202,7 +202,7 @@ typedef struct spoor_itm_decoder {
     uint32_t head, sealed, tail;
     /* held packets of the other types, only what the error rules need: offset << 8 | text
      * bytes << 4 | type; [other_first, other_tail) held. A packet is in one of the two rings. */
-    uint64_t other[SPOOR_ITM_RING];
+    uint64_t other[SPOOR_ITM_RING + 4]; /* + 4 spare entries: see ring_spill() */
     uint32_t other_first, other_tail;
     uint32_t selected; /* bit (1u << type) per type spoor_itm_next() returns */
     /* software-channel text (spoor_itm_select_text()): the payload bytes of the software

@@ -765,6 +765,16 @@ static inline bool four_sw1_one_port(uint64_t w)
     return (w & 0x00FF00FF00FF00FFu) == (w & 0xFF) * 0x0001000100010001u;
 }
 
+/* A fast run wrote n `other` entries from &other[RING_INDEX(tail)] on without wrapping: the
+ * ones past the ring's end (into its spare entries) go to its start. Returns the new tail. */
+static inline uint32_t ring_spill(uint64_t *other, uint32_t tail, uint32_t n)
+{
+    uint32_t end = RING_INDEX(tail) + n;
+    if (end > SPOOR_ITM_RING)
+        memcpy(other, other + SPOOR_ITM_RING, (end - SPOOR_ITM_RING) * sizeof *other);
+    return tail + n;
+}
+
 /* The four payload bytes of four_sw1_packets w, the first in the low byte. */
 static inline uint32_t four_sw1_payload(uint64_t w)
 {
@@ -802,10 +812,19 @@ static inline __attribute__((always_inline)) size_t count_loop(spoor_itm_decoder
     uint64_t time = d->time, first_ts_time = 0;
     uint64_t *restrict other = d->other;
     uint8_t *restrict tx = d->text;
-    uint64_t *count = d->stats.packets; /* not a local array: nothing to add up on leaving */
+    /* the counters in place (d->stats.packets[type]++ keeps a register free for the loop) */
+    uint64_t *count = d->stats.packets;
     uint64_t ts_before = count[SPOOR_ITM_TS_LOCAL];
     /* eight bytes from p are in the buffer: the payload loads need no bounds */
     const uint8_t *p = data + i, *const last = data + len - 8;
+    /* the stream offset of the byte at p is p + obase (modulo 2^64) */
+    const uint64_t obase = base - (uint64_t)(uintptr_t)data;
+    /* a chunk's `other` entries go to op on from op_start = &other[RING_INDEX(otail)] */
+    uint64_t *op = other, *op_start = other;
+    /* four_sw1_packets' two constants, opaque to the compiler so that it keeps them in registers
+     * instead of building them again for every packet */
+    uint64_t sw1_mask = FOUR_SW1_MASK, sw1_want = FOUR_SW1_WANT;
+    __asm__("" : "+r"(sw1_mask), "+r"(sw1_want));
     while (p <= last) {
         if (otail - ofirst + STEP_PACKETS > SPOOR_ITM_HOLD)
             fast_run_release(d, d->tail, &sealed, otail, &ofirst, ttail, time, &ts_before,
@@ -823,57 +842,63 @@ static inline __attribute__((always_inline)) size_t count_loop(spoor_itm_decoder
         }
         if (room == 0)
             break;
+        /* its entries do not wrap around the ring: a chunk writes at most room + 3 (four
+         * packets from its last byte), into the 4 spare entries past the end at worst */
+        size_t ring_left = SPOOR_ITM_RING - RING_INDEX(otail);
+        if (room > ring_left)
+            room = ring_left;
+        op = op_start = other + RING_INDEX(otail);
         const uint8_t *const chunk_last = (size_t)(last - p) < 2 * room ? last : p + 2 * room - 1;
         while (p <= chunk_last) {
             uint64_t w = spoor_le64(p); /* the header and (up to) four payload bytes */
             uint8_t h = (uint8_t)w;
-            uint32_t v = (uint32_t)(w >> 8);
-            unsigned k = itm_header_kind[h];
-            uint64_t off = base + (uint64_t)(p - data);
-            if (k >= HDR_SW1) { /* a source packet */
-                /* (no test of k == HDR_SW1 first: the one test mispredicts less) */
-                if (four_sw1_packets(w) && (!text || four_sw1_one_port(w))) {
+            const struct itm_source_table *src = &itm_source_by_header;
+            spoor_itm_type type = (spoor_itm_type)src->type[h];
+            uint64_t off = (uint64_t)(uintptr_t)p + obase;
+            if (type) { /* a source packet: its type, size and payload check by its header */
+                if ((w & sw1_mask) == sw1_want && (!text || four_sw1_one_port(w))) {
                     /* entries 2 bytes apart: the offset is linear in the entry */
                     uint64_t e = other_entry(off, SPOOR_ITM_SW);
                     if (text && (text_a >> (h >> 3) & 1)) {
                         e = other_text_entry(off, 1);
                         ttail = text_put(tx, ttail, four_sw1_payload(w), 4);
                     }
-                    other[RING_INDEX(otail)] = e;
-                    other[RING_INDEX(otail + 1)] = e + other_entry(2, 0);
-                    other[RING_INDEX(otail + 2)] = e + other_entry(4, 0);
-                    other[RING_INDEX(otail + 3)] = e + other_entry(6, 0);
-                    otail += 4;
+                    op[0] = e;
+                    op[1] = e + other_entry(2, 0);
+                    op[2] = e + other_entry(4, 0);
+                    op[3] = e + other_entry(6, 0);
+                    op += 4;
                     count[SPOOR_ITM_SW] += 4;
                     p += 8;
                     continue;
                 }
-                unsigned n = source_payload_size(h);
-                if (text && hdr_is_sw(k) && (text_a >> (h >> 3) & 1)) {
-                    other[RING_INDEX(otail)] = other_text_entry(off, n);
-                    otail++;
+                uint32_t v = (uint32_t)(w >> 8);
+                if (text && type == SPOOR_ITM_SW && (text_a >> (h >> 3) & 1)) {
+                    unsigned n = source_payload_size(h);
+                    *op++ = other_text_entry(off, n);
                     ttail = text_put(tx, ttail, v, n);
                     count[SPOOR_ITM_SW]++;
                     p += 1 + n;
                     continue;
                 }
-                if (!source_payload_ok(k, v))
+                /* source_payload_ok, branch-free by header */
+                if (((v & src->check_and[h]) + src->check_add[h]) >> 31)
                     goto leave;
-                spoor_itm_type type = itm_source_type[k];
-                other[RING_INDEX(otail)] = other_entry(off, type);
-                otail++;
-                count[type]++;
-                p += itm_source_bytes[k];
+                *op++ = other_entry(off, type);
+                d->stats.packets[type]++;
+                p += src->bytes[h];
                 continue;
             }
-            uint32_t delta;
+            unsigned k = itm_header_kind[h];
+            uint32_t v = (uint32_t)(w >> 8), delta;
             unsigned size = local_timestamp_decode(k, h, v, &delta);
             if (size) {
-                if (otail - ofirst + STEP_PACKETS > SPOOR_ITM_HOLD)
-                    fast_run_release(d, d->tail, &sealed, otail, &ofirst, ttail, time, &ts_before,
-                                     first_ts_time);
+                uint32_t now_tail = otail + (uint32_t)(op - op_start);
+                if (now_tail - ofirst + STEP_PACKETS > SPOOR_ITM_HOLD)
+                    fast_run_release(d, d->tail, &sealed, now_tail, &ofirst, ttail, time,
+                                     &ts_before, first_ts_time);
                 time += delta; /* dates and releases the held packets and itself */
-                ofirst = otail;
+                ofirst = now_tail;
                 if (text)
                     d->text_sealed = ttail;
                 if (count[SPOOR_ITM_TS_LOCAL]++ == ts_before)
@@ -881,17 +906,27 @@ static inline __attribute__((always_inline)) size_t count_loop(spoor_itm_decoder
                 p += size;
                 continue;
             }
+            if (h == 0x94 && (v & 0x80808080u) == 0x00808080u) { /* GTS1, all four bytes */
+                d->gts = (d->gts & ~(uint64_t)0x3FFFFFF) | gts1_bits4(v);
+                *op++ = other_entry(off, SPOOR_ITM_TS_GLOBAL1);
+                count[SPOOR_ITM_TS_GLOBAL1]++;
+                p += 5;
+                continue;
+            }
             int n = (k == HDR_EXT || k == HDR_GTS1) && (h & 0x80) ? cont_payload_in_four(v) : -1;
             if (n < 0)
                 goto leave; /* anything else: the general loop */
-            d->other_tail = otail;
-            cont_packet(d, k, h, p + 1, (unsigned)n, off); /* to the `other` ring */
-            otail = d->other_tail;
+            d->other_tail = otail + (uint32_t)(op - op_start);
+            cont_packet(d, k, h, p + 1, (unsigned)n, off); /* to the `other` ring, at op */
+            op = op_start + (d->other_tail - otail);
             text_a = text && d->page < 8 ? d->text_ports[d->page] : 0;
             p += 1 + n;
         }
+        otail = ring_spill(other, otail, (uint32_t)(op - op_start));
+        op_start = op;
     }
 leave:
+    otail = ring_spill(other, otail, (uint32_t)(op - op_start));
     fast_run_release(d, d->tail, &sealed, otail, &ofirst, ttail, time, &ts_before, first_ts_time);
     return (size_t)(p - data);
 }
