@@ -114,6 +114,10 @@ static inline uint64_t other_text_entry(uint64_t offset, unsigned text_bytes)
     return (offset << 8) + (text_bytes << 4) + SPOOR_ITM_SW;
 }
 
+/* Bit 7 of an entry: a software packet on an unknown stimulus port page (counted in
+ * stats.sw_page_unknown, uncounted when the packet is dropped). */
+#define OTHER_PAGE_UNKNOWN 0x80u
+
 static inline uint64_t other_offset(uint64_t entry)
 {
     return entry >> 8;
@@ -256,6 +260,21 @@ static void release_excess(spoor_itm_decoder *d)
         release_oldest_n(d, n + STEP_PACKETS - SPOOR_ITM_HOLD);
 }
 
+/* The counters of a held packet that is dropped, in the packet ring or the `other` ring. */
+static void uncount(spoor_itm_decoder *d, const spoor_itm_packet *p)
+{
+    d->stats.packets[p->type]--;
+    if (p->type == SPOOR_ITM_SW && p->u.sw.page_unknown)
+        d->stats.sw_page_unknown--;
+}
+
+static void uncount_other(spoor_itm_decoder *d, uint64_t entry)
+{
+    d->stats.packets[other_type(entry)]--;
+    if (entry & OTHER_PAGE_UNKNOWN)
+        d->stats.sw_page_unknown--;
+}
+
 /* Drops the newest held packet (there is one); returns its offset. */
 static uint64_t drop_newest(spoor_itm_decoder *d)
 {
@@ -268,11 +287,11 @@ static uint64_t drop_newest(spoor_itm_decoder *d)
     }
     if (in_q) {
         const spoor_itm_packet *last = &d->q[RING_INDEX(d->tail - 1)];
-        d->stats.packets[last->type]--;
+        uncount(d, last);
         d->tail--;
         return last->offset;
     }
-    d->stats.packets[other_type(other)]--;
+    uncount_other(d, other);
     d->text_tail -= other_text_bytes(other);
     d->other_tail--;
     return other_offset(other);
@@ -286,7 +305,7 @@ static uint64_t drop_held(spoor_itm_decoder *d, uint64_t from)
         if (first < from)
             from = first;
         for (uint32_t i = d->sealed; i != d->tail; i++)
-            d->stats.packets[d->q[RING_INDEX(i)].type]--;
+            uncount(d, &d->q[RING_INDEX(i)]);
         d->tail = d->sealed;
     }
     if (d->other_first != d->other_tail) {
@@ -294,7 +313,7 @@ static uint64_t drop_held(spoor_itm_decoder *d, uint64_t from)
         if (first < from)
             from = first;
         for (uint32_t i = d->other_first; i != d->other_tail; i++)
-            d->stats.packets[other_type(d->other[RING_INDEX(i)])]--;
+            uncount_other(d, d->other[RING_INDEX(i)]);
         d->other_tail = d->other_first;
         d->text_tail = d->text_sealed;
     }
@@ -394,9 +413,17 @@ static inline void source_packet(spoor_itm_decoder *d, unsigned k, uint8_t h, ui
     }
     spoor_itm_packet *q = push(d, itm_source_type[k], off, (uint8_t)(n + 1));
     source_fields(q, k, h, v, n, d->page * 32u);
-    if (d->text_mode && hdr_is_sw(k) && text_port(d, q->u.sw.port)) { /* in the `other` ring */
+    if (!hdr_is_sw(k))
+        return;
+    if (d->text_mode && text_port(d, q->u.sw.port)) { /* in the `other` ring */
         d->text_tail = text_put(d->text, d->text_tail, v, n);
         d->other[RING_INDEX(d->other_tail - 1)] = other_text_entry(off, n);
+    }
+    if (d->page_unknown) { /* (the fast loops leave these packets to this one) */
+        q->u.sw.page_unknown = true;
+        d->stats.sw_page_unknown++;
+        if (q == &d->discard)
+            d->other[RING_INDEX(d->other_tail - 1)] |= OTHER_PAGE_UNKNOWN;
     }
 }
 
@@ -439,21 +466,39 @@ static void cont_packet(spoor_itm_decoder *d, unsigned k, uint8_t h, const uint8
     default: /* HDR_EXT */
         q = push(d, SPOOR_ITM_EXTENSION, off, size);
         extension_fields(q, h, b, n);
-        if (!q->u.ext.hw) /* a new stimulus port page */
+        if (!q->u.ext.hw) { /* a new stimulus port page (see sync_packet) */
             d->page = (uint8_t)(q->u.ext.page > 255 ? 255 : q->u.ext.page);
+            d->page_unknown = false;
+        }
         break;
     }
 }
 
 /* A synchronization packet ended at `end` (the 0x80 byte) after `zeros` zero bytes: D4 has it
  * as at least 47 zero bits then a one, so every zero byte of the run belongs to it, however
- * many there are, and its offset is the run's first byte (its size saturates at 255). A decoder
- * may start at any sync, so what it knows of the stream restarts there: the stimulus port page
- * is 0 again until an extension packet says otherwise (a page set by a lost byte misread as an
- * extension ends at the next sync instead of moving every later write). */
+ * many there are, and its offset is the run's first byte (its size saturates at 255).
+ *
+ * The stimulus port page. ARMv7-M ARM (DDI 0403E.b) D4.2.8 'Instrumentation packet': "Whenever
+ * a debugger receives an Instrumentation packet, it uses the page number from the last
+ * Extension packet it received, or a page number of 0 if it has not received an Extension
+ * packet since it last received a Synchronization." (the sentence as rtic-scope/itm-decode
+ * issue 19 quotes it; the ARMv8-M ARM, chapter D3 of the same title, keeps the protocol.) So a
+ * sync sets the page to 0 and only an extension packet with SH = 0 changes it. An Overflow
+ * packet is not in that rule: D4.2.3 has the ITM emit one when software writes a stimulus port
+ * whose output buffer is full, when the DWT's buffer is full or when the local timestamp counter
+ * overflows (as itm-decode's documentation of TracePacket::Overflow gives it), and the
+ * CoreSight ITM TRM (DDI 0314H, 12.1.1 'Overflow packet') has "SWIT overflow is against all
+ * stimulus ports. This happens when data is written to the Stimulus Registers but the FIFO is
+ * full.": writes the ITM did not take, not packets lost on the way, so the page the debugger
+ * last received still applies and the decoder keeps it across an overflow. What no rule covers is a
+ * gap in the bytes with no sync after it (spoor_itm_finish then more bytes: a reconnected
+ * source): an extension may have been in it, so the page is unknown until a sync or an
+ * extension, and the software packets meanwhile are marked page_unknown and counted. Errors
+ * in the stream do not make it unknown: the decoder skips to the next sync after one. */
 static void sync_packet(spoor_itm_decoder *d, uint64_t end, uint64_t zeros)
 {
     d->page = 0;
+    d->page_unknown = false;
     uint64_t start = end - zeros;
     push_sealed(d, SPOOR_ITM_SYNC, start, zeros + 1 > 255 ? 255 : (uint8_t)(zeros + 1), false);
     d->last_trailing_zeros = 0;
@@ -946,6 +991,9 @@ fast_text(spoor_itm_decoder *d, const uint8_t *restrict data, size_t i, size_t l
 static size_t fast_run(spoor_itm_decoder *d, const uint8_t *restrict data, size_t i, size_t len,
                        uint64_t base)
 {
+    if (d->page_unknown) /* software packets to mark: the general loop (nothing in a fast loop
+                          * makes the page unknown) */
+        return i;
     switch (d->selected) {
     case SPOOR_ITM_ALL_TYPES: return fast_all(d, data, i, len, base);
     case 0:
@@ -1163,4 +1211,5 @@ void spoor_itm_finish(spoor_itm_decoder *d)
     }
     seal_all(d, false);
     parser_restart(d);
+    d->page_unknown = true; /* what comes next follows a gap (see sync_packet) */
 }

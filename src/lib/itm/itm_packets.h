@@ -57,6 +57,7 @@ static inline void sw_fields(spoor_itm_packet *p, uint8_t h, uint32_t v, unsigne
 {
     p->u.sw.port = (uint16_t)(page32 + (h >> 3));
     p->u.sw.size = (uint8_t)n;
+    p->u.sw.page_unknown = false; /* (the general loop marks the others) */
     p->u.sw.value = v;
 }
 
