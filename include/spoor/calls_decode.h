@@ -131,6 +131,9 @@ typedef struct spoor_calls_itm_pairer {
     uint64_t losses;          /* loss events */
     uint64_t words_dropped;   /* waiting function words and lone call-site words dropped */
     uint64_t other_ports;     /* software writes on other ports than P and P+1 (ignored) */
+    /* writes on P or P+1 whose stimulus port page was unknown (after a gap in the stream, before
+     * a sync or page packet: spoor/itm.h, sw.page_unknown), taken as written */
+    uint64_t page_unknown;
 } spoor_calls_itm_pairer;
 
 /* port: P (0..254: P+1 must exist). */

@@ -109,10 +109,13 @@ typedef struct spoor_itm_packet {
             uint32_t page;
             bool hw;
         } ext;
-        /* port = page * 32 + the header's port bits */
+        /* port = page * 32 + the header's port bits. page_unknown: the stimulus port page is
+         * not known (the stream had a gap, spoor_itm_finish(), and no synchronization or page
+         * extension packet came since): port uses the page from before the gap. */
         struct {
             uint16_t port;
             uint8_t size;
+            bool page_unknown;
             uint32_t value;
         } sw;
         /* which 8-bit DWT counter wrapped: bit 0 CPI, 1 Exc, 2 Sleep, 3 LSU, 4 Fold, 5 Cyc */
@@ -169,6 +172,7 @@ typedef struct spoor_itm_stats {
     uint64_t bytes;                         /* bytes fed */
     uint64_t packets[SPOOR_ITM_TYPE_COUNT]; /* packets released, per type */
     uint64_t bytes_lost;                    /* sum of the error packets' bytes_lost */
+    uint64_t sw_page_unknown;               /* software packets with page_unknown */
     /* the time of the first and of the last packet released (of any type, selected or not);
      * both 0 until released_any */
     bool released_any;
@@ -183,6 +187,7 @@ typedef struct spoor_itm_decoder {
     uint8_t got;                 /* payload bytes received */
     uint8_t buf[8];              /* payload bytes received */
     uint8_t page;                /* stimulus port page (extension packet) */
+    bool page_unknown;           /* a gap since the last page extension or sync (see sw) */
     uint64_t zeros;              /* zero bytes in the current run of a sync candidate */
     uint8_t last_trailing_zeros; /* zero bytes just before the current sync candidate */
     uint32_t hist;               /* the last four bytes fed, newest in the low byte */
@@ -202,7 +207,7 @@ typedef struct spoor_itm_decoder {
     uint32_t head, sealed, tail;
     /* held packets of the other types, only what the error rules need: offset << 8 | text
      * bytes << 4 | type; [other_first, other_tail) held. A packet is in one of the two rings. */
-    uint64_t other[SPOOR_ITM_RING];
+    uint64_t other[SPOOR_ITM_RING + 4]; /* + 4 spare entries: see ring_spill() */
     uint32_t other_first, other_tail;
     uint32_t selected; /* bit (1u << type) per type spoor_itm_next() returns */
     /* software-channel text (spoor_itm_select_text()): the payload bytes of the software
@@ -268,7 +273,9 @@ void spoor_itm_flush(spoor_itm_decoder *d);
 
 /* End of the stream (or of a contiguous piece of it, e.g. before a reconnect): reports a
  * packet cut short and an unfinished resynchronisation as errors, releases everything and
- * starts parsing afresh at the next byte, keeping the time and the stream position. */
+ * starts parsing afresh at the next byte, keeping the time and the stream position. What the
+ * gap held is unknown, a page extension packet among it: the software packets after it are
+ * marked page_unknown until a synchronization or page extension packet. */
 void spoor_itm_finish(spoor_itm_decoder *d);
 
 /* The counters (see spoor_itm_stats). */

@@ -315,6 +315,13 @@ static int run_live(struct calls *c)
                  "%s: warning: %" PRIu64 " writes on other stimulus ports than %u "
                  "and %u, %" PRIu64 " records: is --port right?",
                  c->itm_spec, l.pair.other_ports, c->port, c->port + 1, l.pair.records);
+    if (l.rc == SPOOR_EXIT_OK && l.pair.page_unknown)
+        cli_warn_input(
+            "calls",
+            "%s: %" PRIu64 " writes on ports %u and %u came after a gap in the "
+            "stream before any sync or page packet: their stimulus port page is unknown, "
+            "taken as the one before the gap",
+            c->itm_spec, l.pair.page_unknown, c->port, c->port + 1);
     return l.rc;
 }
 

@@ -253,6 +253,19 @@ static int run(struct itm_cli *c)
     const spoor_itm_stats *st = t ? NULL : spoor_trace_pump_stats(c->pump, 0);
     const uint8_t *head;
     size_t n = spoor_trace_pump_head(c->pump, &head);
+    uint64_t page_unknown = 0;
+    for (int id = 0; id < SPOOR_TRACE_PUMP_STREAMS; id++) {
+        const spoor_itm_stats *s = spoor_trace_pump_stats(c->pump, id);
+        page_unknown += s ? s->sw_page_unknown : 0;
+    }
+    if (page_unknown) {
+        flush_output(c);
+        cli_warn_input("itm",
+                       "%s: %" PRIu64 " software writes came after a gap in the stream before any "
+                       "sync or page packet: their stimulus port page is unknown, taken as the one "
+                       "before the gap (marked 'page unknown')",
+                       c->spec, page_unknown);
+    }
     if (st && st->bytes_lost && spoor_tpiu_looks_framed(head, n)) {
         flush_output(c);
         cli_warn("itm",

@@ -51,6 +51,8 @@ void itm_print_json(json_out *j, int stream, const spoor_itm_packet *p)
         break;
     case SPOOR_ITM_SW:
         json_key_uint(j, JSON_KEY("port"), p->u.sw.port);
+        if (p->u.sw.page_unknown)
+            json_key_bool(j, JSON_KEY("page_unknown"), true);
         json_key_uint(j, JSON_KEY("size"), p->u.sw.size);
         json_key_uint(j, JSON_KEY("value"), p->u.sw.value);
         break;
@@ -124,7 +126,8 @@ void itm_print_text(FILE *o, spoor_elf *elf, int stream, const spoor_itm_packet 
         fprintf(o, " page %u%s", p->u.ext.page, p->u.ext.hw ? " (hw)" : "");
         break;
     case SPOOR_ITM_SW:
-        fprintf(o, " port %u: 0x%0*x", p->u.sw.port, 2 * p->u.sw.size, p->u.sw.value);
+        fprintf(o, " port %u%s: 0x%0*x", p->u.sw.port,
+                p->u.sw.page_unknown ? " (page unknown)" : "", 2 * p->u.sw.size, p->u.sw.value);
         break;
     case SPOOR_ITM_EVENT_COUNTER: {
         static const char *const names[] = {"cpi", "exc", "sleep", "lsu", "fold", "cyc"};

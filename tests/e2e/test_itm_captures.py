@@ -231,16 +231,16 @@ def test_bad_input():
     check(r.returncode == 0 and b"--tpiu" in r.stdout, "--help")
 
 
-def test_tcp_reconnect():
-    data = open(SWO, "rb").read()
+def serve_pieces(pieces):
+    """A TCP server that sends each piece on a connection of its own, then closes; returns
+    its port and thread."""
     srv = socket.socket()
     srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     srv.bind(("127.0.0.1", 0))
     srv.listen(1)
-    port = srv.getsockname()[1]
 
     def serve():
-        for part in (data[:5000], data[5000:]):
+        for part in pieces:
             conn, _ = srv.accept()
             conn.sendall(part)
             time.sleep(0.3)
@@ -249,6 +249,12 @@ def test_tcp_reconnect():
 
     th = threading.Thread(target=serve)
     th.start()
+    return srv.getsockname()[1], th
+
+
+def test_tcp_reconnect():
+    data = open(SWO, "rb").read()
+    port, th = serve_pieces([data[:5000], data[5000:]])
     r = run(["--stats", "--reconnect=1", f"tcp:127.0.0.1:{port}"], timeout=30)
     th.join()
     text = r.stdout.decode()
@@ -256,6 +262,48 @@ def test_tcp_reconnect():
     check(f"bytes       {len(data)}" in text, f"tcp bytes: {text}")
     check(r.returncode == 2 and b"no reconnection within 1 s" in r.stderr,
           f"end of the TCP stream: {r.returncode} {r.stderr}")
+
+
+def sw32(a, value):
+    """Instrumentation packet (ARMv7-M ARM D4.2.8): port A of the current page, 4 bytes."""
+    return bytes([a << 3 | 3]) + value.to_bytes(4, "little")
+
+
+def page(n):
+    """Extension packet for the stimulus port page (D4): 0b0 EX[2:0] 1 0 00, SH = 0."""
+    return bytes([n << 4 | 0x08])
+
+
+def test_page_unknown_after_reconnect():
+    """A gap in the stream (the source reconnected) may have held a page extension packet:
+    the writes after it are on an unknown page until a sync or page packet, marked and
+    counted; before the gap and after the page packet they are not."""
+    ts = bytes([0x10])  # local timestamp format 2, delta 1
+    first = page(1) + sw32(1, 0x11111111) + ts  # port 33
+    second = sw32(1, 0x22222222) + sw32(2, 0x33333333) + ts + page(0) + sw32(1, 0x44444444) + ts
+    for args in (["--reconnect=1"], ["--json", "--reconnect=1"]):
+        port, th = serve_pieces([first, second])
+        r = run(args + [f"tcp:127.0.0.1:{port}"], timeout=30)
+        th.join()
+        err = r.stderr.decode()
+        check("2 software writes came after a gap in the stream" in err
+              and "stimulus port page is unknown" in err, f"{args}: no page warning: {err}")
+        if "--json" in args:
+            sws = [(p["port"], p.get("page_unknown", False))
+                   for p in json_lines(r.stdout) if p["type"] == "sw"]
+            check(sws == [(33, False), (33, True), (34, True), (1, False)], f"json: {sws}")
+        else:
+            lines = [ln.split(None, 3)[3] for ln in r.stdout.decode().splitlines()
+                     if " sw " in ln]
+            check(lines == ["port 33: 0x11111111", "port 33 (page unknown): 0x22222222",
+                            "port 34 (page unknown): 0x33333333", "port 1: 0x44444444"],
+                  f"text: {lines}")
+    # no gap, an overflow: no page unknown, no warning
+    port, th = serve_pieces([first + bytes([0x70]) + sw32(1, 5) + ts])
+    r = run(["--reconnect=1", f"tcp:127.0.0.1:{port}"], timeout=30)
+    th.join()
+    check(b"page is unknown" not in r.stderr and b"port 33: 0x00000005" in r.stdout,
+          f"overflow: {r.stdout} {r.stderr}")
 
 
 def test_serial_pty():
@@ -297,7 +345,8 @@ def test_symbols():
 
 for t in (test_json_fields, test_swo_capture, test_tpiu_capture, test_rust_itm, test_channels,
           test_channel_text_without_timestamps,
-          test_bad_input, test_tcp_reconnect, test_serial_pty, test_symbols):
+          test_bad_input, test_tcp_reconnect, test_page_unknown_after_reconnect,
+          test_serial_pty, test_symbols):
     try:
         t()
     except Exception as e:  # a crash of one check must not hide the others

@@ -84,6 +84,24 @@ static inline void enc_sw8(itm_encoder *e, uint8_t value)
     enc_byte(e, value);
 }
 
+/* D4.2.8 Instrumentation packet: port A (0-31) of the current stimulus port page, 4-byte
+ * payload: header 0bAAAAA 0 11, the value little-endian. */
+static inline void enc_sw32(itm_encoder *e, unsigned a, uint32_t value)
+{
+    assert(a < 32);
+    enc_byte(e, (uint8_t)(a << 3 | 0x3));
+    for (int i = 0; i < 4; i++)
+        enc_byte(e, (uint8_t)(value >> (8 * i)));
+}
+
+/* D4 'Extension packet' for the stimulus port page: 0bC EX[2:0] 1 SH 00 with C = 0 (no payload)
+ * and SH = 0 (the ITM's stimulus port page), EX the page (0-7). */
+static inline void enc_page(itm_encoder *e, unsigned page)
+{
+    assert(page < 8);
+    enc_byte(e, (uint8_t)(page << 4 | 0x08));
+}
+
 /* The events with their times. */
 static inline void enc_switch_at(itm_encoder *e, uint64_t time, unsigned comparator, uint32_t tcb)
 {

@@ -134,12 +134,33 @@ static void test_stream_starts_inside(void **state)
     assert_false(ctx->handler);
 }
 
+/* Writes on P and P+1 whose stimulus port page the decoder does not know (after a gap) are
+ * paired as written and counted; other ports' writes on an unknown page are not. */
+static void test_page_unknown_counted(void **state)
+{
+    (void)state;
+    spoor_calls_itm_pairer pr;
+    spoor_calls_stream st;
+    spoor_itm_packet in[] = {
+        sw(P, 0x1001, 4), sw(P + 1, 0x2001, 4), /* page known */
+        sw(P, 0x1101, 4), sw(P + 1, 0x2101, 4), /* page unknown */
+        sw(P + 3, 5, 4),                        /* page unknown, another port */
+    };
+    in[2].u.sw.page_unknown = in[3].u.sw.page_unknown = in[4].u.sw.page_unknown = true;
+    spoor_call_record r[4];
+    assert_int_equal(run(&pr, &st, in, sizeof in / sizeof in[0], r), 2);
+    assert_int_equal(r[1].function, 0x1100);
+    assert_int_equal(pr.page_unknown, 2);
+    assert_int_equal(pr.other_ports, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_interleaved_words_pair_innermost_first),
         cmocka_unit_test(test_losses),
         cmocka_unit_test(test_stream_starts_inside),
+        cmocka_unit_test(test_page_unknown_counted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

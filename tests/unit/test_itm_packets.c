@@ -9,6 +9,7 @@
 
 #include <cmocka.h>
 
+#include "itm_encoder.h"
 #include "spoor/itm.h"
 
 #define MAXP 4096
@@ -18,6 +19,23 @@ struct result {
     size_t n;
 };
 
+/* Feeds bytes to d up to `split` first, then `step` at a time (0 = all at once), then finishes
+ * the stream (or the piece of it); appends what d released to r. */
+static void feed_and_finish(spoor_itm_decoder *d, const uint8_t *b, size_t len, size_t split,
+                            size_t step, struct result *r)
+{
+    size_t i = 0;
+    while (i < len) {
+        size_t end = i < split ? split : step && step < len - i ? i + step : len;
+        i += spoor_itm_feed(d, b + i, end - i);
+        while (r->n < MAXP && spoor_itm_next(d, &r->p[r->n]))
+            r->n++;
+    }
+    spoor_itm_finish(d);
+    while (r->n < MAXP && spoor_itm_next(d, &r->p[r->n]))
+        r->n++;
+}
+
 /* Decodes bytes fed up to `split` first, then `step` at a time (0 = all at once), then
  * finishes the stream; returns the decoder's counters. */
 static const spoor_itm_stats *decode_pieces(const uint8_t *b, size_t len, size_t split, size_t step,
@@ -26,17 +44,7 @@ static const spoor_itm_stats *decode_pieces(const uint8_t *b, size_t len, size_t
     static spoor_itm_decoder d;
     spoor_itm_init(&d, require_sync);
     r->n = 0;
-    size_t i = 0;
-    while (i < len) {
-        size_t end = i < split ? split : step && step < len - i ? i + step : len;
-        size_t k = spoor_itm_feed(&d, b + i, end - i);
-        i += k;
-        while (r->n < MAXP && spoor_itm_next(&d, &r->p[r->n]))
-            r->n++;
-    }
-    spoor_itm_finish(&d);
-    while (r->n < MAXP && spoor_itm_next(&d, &r->p[r->n]))
-        r->n++;
+    feed_and_finish(&d, b, len, split, step, r);
     return spoor_itm_stats_get(&d);
 }
 
@@ -329,6 +337,138 @@ static void test_page_reset_by_sync(void **state)
     assert_int_equal(R.p[3].type, SPOOR_ITM_SW);
     assert_int_equal(R.p[3].u.sw.port, 1);
     assert_int_equal(R.p[3].u.sw.value, 0x42);
+}
+
+/* Two pieces of one stream with a gap between them (a reconnected source: spoor_itm_finish()
+ * after the first), decoded with the packet types `types` (all, none: the counting loop, or
+ * the software packets) fed `step` bytes at a time; returns the counters. */
+static const spoor_itm_stats *decode_gap(const itm_encoder *a, const itm_encoder *b, uint32_t types,
+                                         size_t step, struct result *r)
+{
+    static spoor_itm_decoder d;
+    spoor_itm_init(&d, false);
+    spoor_itm_select(&d, types);
+    r->n = 0;
+    feed_and_finish(&d, a->buf, a->len, 0, step, r);
+    feed_and_finish(&d, b->buf, b->len, 0, step, r);
+    return spoor_itm_stats_get(&d);
+}
+
+/* The software packets of r (types left out), as port << 1 | page_unknown. */
+static size_t sw_ports(const struct result *r, unsigned *out)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < r->n; i++)
+        if (r->p[i].type == SPOOR_ITM_SW)
+            out[n++] = (unsigned)r->p[i].u.sw.port << 1 | r->p[i].u.sw.page_unknown;
+    return n;
+}
+
+static itm_encoder E1, E2;
+
+/* Starts the two pieces: E1 sets page `page` and writes value on its port a; E2 is empty. */
+static void gap_start(unsigned page, unsigned a, uint32_t value)
+{
+    memset(&E1, 0, sizeof E1);
+    memset(&E2, 0, sizeof E2);
+    enc_page(&E1, page);
+    enc_sw32(&E1, a, value);
+}
+
+/* Checks the stream E1, gap, E2 under every selection and feed size: the software packets'
+ * ports and page_unknown marks are want[] (port << 1 | unknown), and sw_page_unknown counts
+ * the marked ones. */
+static void check_gap(const unsigned *want, size_t nwant)
+{
+    static const uint32_t selections[] = {SPOOR_ITM_ALL_TYPES, 0, 1u << SPOOR_ITM_SW};
+    static struct result r;
+    uint64_t unknown = 0;
+    for (size_t i = 0; i < nwant; i++)
+        unknown += want[i] & 1;
+    for (size_t s = 0; s < 3; s++) {
+        for (size_t step = 0; step <= 3; step += 3) {
+            const spoor_itm_stats *st = decode_gap(&E1, &E2, selections[s], step, &r);
+            assert_int_equal(st->sw_page_unknown, unknown);
+            assert_int_equal(st->packets[SPOOR_ITM_SW], nwant);
+            assert_int_equal(st->packets[SPOOR_ITM_ERROR], 0);
+            if (selections[s] == 0)
+                continue; /* the counters only */
+            unsigned got[64];
+            assert_int_equal(sw_ports(&r, got), nwant);
+            assert_memory_equal(got, want, nwant * sizeof *want);
+        }
+    }
+}
+
+/* After a gap in the stream the stimulus port page is unknown (an extension packet may have
+ * been in the gap): the writes are marked and counted until a page extension says the page;
+ * their ports are those of the page before the gap. */
+static void test_page_unknown_after_gap_until_extension(void **state)
+{
+    (void)state;
+    gap_start(2, 1, 0x11111111); /* port 65 */
+    enc_at(&E1, 100);
+    for (unsigned i = 0; i < 6; i++) /* after the gap: page unknown, taken as 2 */
+        enc_sw32(&E2, i, 0x22222222);
+    enc_at(&E2, 200);
+    enc_page(&E2, 1);
+    enc_sw32(&E2, 1, 0x33333333); /* port 33, known */
+    enc_at(&E2, 300);
+    const unsigned want[] = {65 << 1,     64 << 1 | 1, 65 << 1 | 1, 66 << 1 | 1,
+                             67 << 1 | 1, 68 << 1 | 1, 69 << 1 | 1, 33 << 1};
+    check_gap(want, sizeof want / sizeof want[0]);
+}
+
+/* A synchronization packet ends the unknown page too: D4.2.8 has page 0 after a sync until an
+ * extension packet comes. */
+static void test_page_unknown_after_gap_until_sync(void **state)
+{
+    (void)state;
+    gap_start(3, 0, 1); /* port 96 */
+    enc_at(&E1, 10);
+    enc_sw32(&E2, 0, 2); /* port 96, page unknown */
+    enc_at(&E2, 20);
+    enc_sync(&E2);
+    for (unsigned i = 0; i < 4; i++)
+        enc_sw32(&E2, 0, 3); /* port 0 */
+    enc_at(&E2, 30);
+    const unsigned want[] = {96 << 1, 96 << 1 | 1, 0, 0, 0, 0};
+    check_gap(want, sizeof want / sizeof want[0]);
+}
+
+/* An overflow packet leaves the page as it was: the ITM emits one for writes it did not take
+ * (D4.2.3), and the debugger's rule (D4.2.8) goes by the extension packets received. */
+static void test_page_kept_across_overflow(void **state)
+{
+    (void)state;
+    gap_start(2, 1, 1); /* port 65 */
+    enc_overflow(&E1);
+    for (unsigned i = 0; i < 4; i++)
+        enc_sw32(&E1, 1, 2); /* port 65, known */
+    enc_at(&E1, 10);
+    const unsigned want[] = {65 << 1, 65 << 1, 65 << 1, 65 << 1, 65 << 1};
+    check_gap(want, sizeof want / sizeof want[0]);
+}
+
+/* A write on an unknown page that an error then drops is no longer counted. */
+static void test_page_unknown_write_dropped(void **state)
+{
+    (void)state;
+    gap_start(1, 2, 1); /* port 34 */
+    enc_at(&E1, 10);
+    enc_sw32(&E2, 2, 2); /* port 34, page unknown, held */
+    enc_byte(&E2, 0x04); /* a reserved header: the held write is dropped */
+    enc_sync(&E2);
+    enc_sw32(&E2, 2, 3); /* port 2 */
+    enc_at(&E2, 20);
+    static struct result r;
+    static const uint32_t selections[] = {SPOOR_ITM_ALL_TYPES, 0, 1u << SPOOR_ITM_SW};
+    for (size_t s = 0; s < 3; s++) {
+        const spoor_itm_stats *st = decode_gap(&E1, &E2, selections[s], 0, &r);
+        assert_int_equal(st->packets[SPOOR_ITM_SW], 2);
+        assert_int_equal(st->packets[SPOOR_ITM_ERROR], 1);
+        assert_int_equal(st->sw_page_unknown, 0);
+    }
 }
 
 /* D4 'Instrumentation packet': 0bAAAAA0SS, SS = 01/10/11 for 1/2/4 bytes, little-endian payload. */
@@ -638,6 +778,10 @@ int main(void)
         cmocka_unit_test(test_global_timestamps),
         cmocka_unit_test(test_extension_pages),
         cmocka_unit_test(test_page_reset_by_sync),
+        cmocka_unit_test(test_page_unknown_after_gap_until_extension),
+        cmocka_unit_test(test_page_unknown_after_gap_until_sync),
+        cmocka_unit_test(test_page_kept_across_overflow),
+        cmocka_unit_test(test_page_unknown_write_dropped),
         cmocka_unit_test(test_software_sizes),
         cmocka_unit_test(test_event_counter),
         cmocka_unit_test(test_exception),

@@ -54,6 +54,8 @@ bool spoor_calls_itm_pair(spoor_calls_itm_pairer *p, const spoor_itm_packet *pkt
         p->other_ports++;
         return false;
     }
+    if (pkt->u.sw.page_unknown)
+        p->page_unknown++;
     uint32_t w = pkt->u.sw.value;
     if (port == p->port) { /* a function word */
         if (pkt->u.sw.size != 4 || (w & ~1u) == 0) {

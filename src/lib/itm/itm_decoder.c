@@ -114,6 +114,10 @@ static inline uint64_t other_text_entry(uint64_t offset, unsigned text_bytes)
     return (offset << 8) + (text_bytes << 4) + SPOOR_ITM_SW;
 }
 
+/* Bit 7 of an entry: a software packet on an unknown stimulus port page (counted in
+ * stats.sw_page_unknown, uncounted when the packet is dropped). */
+#define OTHER_PAGE_UNKNOWN 0x80u
+
 static inline uint64_t other_offset(uint64_t entry)
 {
     return entry >> 8;
@@ -256,6 +260,21 @@ static void release_excess(spoor_itm_decoder *d)
         release_oldest_n(d, n + STEP_PACKETS - SPOOR_ITM_HOLD);
 }
 
+/* The counters of a held packet that is dropped, in the packet ring or the `other` ring. */
+static void uncount(spoor_itm_decoder *d, const spoor_itm_packet *p)
+{
+    d->stats.packets[p->type]--;
+    if (p->type == SPOOR_ITM_SW && p->u.sw.page_unknown)
+        d->stats.sw_page_unknown--;
+}
+
+static void uncount_other(spoor_itm_decoder *d, uint64_t entry)
+{
+    d->stats.packets[other_type(entry)]--;
+    if (entry & OTHER_PAGE_UNKNOWN)
+        d->stats.sw_page_unknown--;
+}
+
 /* Drops the newest held packet (there is one); returns its offset. */
 static uint64_t drop_newest(spoor_itm_decoder *d)
 {
@@ -268,11 +287,11 @@ static uint64_t drop_newest(spoor_itm_decoder *d)
     }
     if (in_q) {
         const spoor_itm_packet *last = &d->q[RING_INDEX(d->tail - 1)];
-        d->stats.packets[last->type]--;
+        uncount(d, last);
         d->tail--;
         return last->offset;
     }
-    d->stats.packets[other_type(other)]--;
+    uncount_other(d, other);
     d->text_tail -= other_text_bytes(other);
     d->other_tail--;
     return other_offset(other);
@@ -286,7 +305,7 @@ static uint64_t drop_held(spoor_itm_decoder *d, uint64_t from)
         if (first < from)
             from = first;
         for (uint32_t i = d->sealed; i != d->tail; i++)
-            d->stats.packets[d->q[RING_INDEX(i)].type]--;
+            uncount(d, &d->q[RING_INDEX(i)]);
         d->tail = d->sealed;
     }
     if (d->other_first != d->other_tail) {
@@ -294,7 +313,7 @@ static uint64_t drop_held(spoor_itm_decoder *d, uint64_t from)
         if (first < from)
             from = first;
         for (uint32_t i = d->other_first; i != d->other_tail; i++)
-            d->stats.packets[other_type(d->other[RING_INDEX(i)])]--;
+            uncount_other(d, d->other[RING_INDEX(i)]);
         d->other_tail = d->other_first;
         d->text_tail = d->text_sealed;
     }
@@ -394,9 +413,17 @@ static inline void source_packet(spoor_itm_decoder *d, unsigned k, uint8_t h, ui
     }
     spoor_itm_packet *q = push(d, itm_source_type[k], off, (uint8_t)(n + 1));
     source_fields(q, k, h, v, n, d->page * 32u);
-    if (d->text_mode && hdr_is_sw(k) && text_port(d, q->u.sw.port)) { /* in the `other` ring */
+    if (!hdr_is_sw(k))
+        return;
+    if (d->text_mode && text_port(d, q->u.sw.port)) { /* in the `other` ring */
         d->text_tail = text_put(d->text, d->text_tail, v, n);
         d->other[RING_INDEX(d->other_tail - 1)] = other_text_entry(off, n);
+    }
+    if (d->page_unknown) { /* (the fast loops leave these packets to this one) */
+        q->u.sw.page_unknown = true;
+        d->stats.sw_page_unknown++;
+        if (q == &d->discard)
+            d->other[RING_INDEX(d->other_tail - 1)] |= OTHER_PAGE_UNKNOWN;
     }
 }
 
@@ -439,21 +466,39 @@ static void cont_packet(spoor_itm_decoder *d, unsigned k, uint8_t h, const uint8
     default: /* HDR_EXT */
         q = push(d, SPOOR_ITM_EXTENSION, off, size);
         extension_fields(q, h, b, n);
-        if (!q->u.ext.hw) /* a new stimulus port page */
+        if (!q->u.ext.hw) { /* a new stimulus port page (see sync_packet) */
             d->page = (uint8_t)(q->u.ext.page > 255 ? 255 : q->u.ext.page);
+            d->page_unknown = false;
+        }
         break;
     }
 }
 
 /* A synchronization packet ended at `end` (the 0x80 byte) after `zeros` zero bytes: D4 has it
  * as at least 47 zero bits then a one, so every zero byte of the run belongs to it, however
- * many there are, and its offset is the run's first byte (its size saturates at 255). A decoder
- * may start at any sync, so what it knows of the stream restarts there: the stimulus port page
- * is 0 again until an extension packet says otherwise (a page set by a lost byte misread as an
- * extension ends at the next sync instead of moving every later write). */
+ * many there are, and its offset is the run's first byte (its size saturates at 255).
+ *
+ * The stimulus port page. ARMv7-M ARM (DDI 0403E.b) D4.2.8 'Instrumentation packet': "Whenever
+ * a debugger receives an Instrumentation packet, it uses the page number from the last
+ * Extension packet it received, or a page number of 0 if it has not received an Extension
+ * packet since it last received a Synchronization." (the sentence as rtic-scope/itm-decode
+ * issue 19 quotes it; the ARMv8-M ARM, chapter D3 of the same title, keeps the protocol.) So a
+ * sync sets the page to 0 and only an extension packet with SH = 0 changes it. An Overflow
+ * packet is not in that rule: D4.2.3 has the ITM emit one when software writes a stimulus port
+ * whose output buffer is full, when the DWT's buffer is full or when the local timestamp counter
+ * overflows (as itm-decode's documentation of TracePacket::Overflow gives it), and the
+ * CoreSight ITM TRM (DDI 0314H, 12.1.1 'Overflow packet') has "SWIT overflow is against all
+ * stimulus ports. This happens when data is written to the Stimulus Registers but the FIFO is
+ * full.": writes the ITM did not take, not packets lost on the way, so the page the debugger
+ * last received still applies and the decoder keeps it across an overflow. What no rule covers is a
+ * gap in the bytes with no sync after it (spoor_itm_finish then more bytes: a reconnected
+ * source): an extension may have been in it, so the page is unknown until a sync or an
+ * extension, and the software packets meanwhile are marked page_unknown and counted. Errors
+ * in the stream do not make it unknown: the decoder skips to the next sync after one. */
 static void sync_packet(spoor_itm_decoder *d, uint64_t end, uint64_t zeros)
 {
     d->page = 0;
+    d->page_unknown = false;
     uint64_t start = end - zeros;
     push_sealed(d, SPOOR_ITM_SYNC, start, zeros + 1 > 255 ? 255 : (uint8_t)(zeros + 1), false);
     d->last_trailing_zeros = 0;
@@ -765,6 +810,16 @@ static inline bool four_sw1_one_port(uint64_t w)
     return (w & 0x00FF00FF00FF00FFu) == (w & 0xFF) * 0x0001000100010001u;
 }
 
+/* A fast run wrote n `other` entries from &other[RING_INDEX(tail)] on without wrapping: the
+ * ones past the ring's end (into its spare entries) go to its start. Returns the new tail. */
+static inline uint32_t ring_spill(uint64_t *other, uint32_t tail, uint32_t n)
+{
+    uint32_t end = RING_INDEX(tail) + n;
+    if (end > SPOOR_ITM_RING)
+        memcpy(other, other + SPOOR_ITM_RING, (end - SPOOR_ITM_RING) * sizeof *other);
+    return tail + n;
+}
+
 /* The four payload bytes of four_sw1_packets w, the first in the low byte. */
 static inline uint32_t four_sw1_payload(uint64_t w)
 {
@@ -802,10 +857,19 @@ static inline __attribute__((always_inline)) size_t count_loop(spoor_itm_decoder
     uint64_t time = d->time, first_ts_time = 0;
     uint64_t *restrict other = d->other;
     uint8_t *restrict tx = d->text;
-    uint64_t *count = d->stats.packets; /* not a local array: nothing to add up on leaving */
+    /* the counters in place (d->stats.packets[type]++ keeps a register free for the loop) */
+    uint64_t *count = d->stats.packets;
     uint64_t ts_before = count[SPOOR_ITM_TS_LOCAL];
     /* eight bytes from p are in the buffer: the payload loads need no bounds */
     const uint8_t *p = data + i, *const last = data + len - 8;
+    /* the stream offset of the byte at p is p + obase (modulo 2^64) */
+    const uint64_t obase = base - (uint64_t)(uintptr_t)data;
+    /* a chunk's `other` entries go to op on from op_start = &other[RING_INDEX(otail)] */
+    uint64_t *op = other, *op_start = other;
+    /* four_sw1_packets' two constants, opaque to the compiler so that it keeps them in registers
+     * instead of building them again for every packet */
+    uint64_t sw1_mask = FOUR_SW1_MASK, sw1_want = FOUR_SW1_WANT;
+    __asm__("" : "+r"(sw1_mask), "+r"(sw1_want));
     while (p <= last) {
         if (otail - ofirst + STEP_PACKETS > SPOOR_ITM_HOLD)
             fast_run_release(d, d->tail, &sealed, otail, &ofirst, ttail, time, &ts_before,
@@ -823,57 +887,63 @@ static inline __attribute__((always_inline)) size_t count_loop(spoor_itm_decoder
         }
         if (room == 0)
             break;
+        /* its entries do not wrap around the ring: a chunk writes at most room + 3 (four
+         * packets from its last byte), into the 4 spare entries past the end at worst */
+        size_t ring_left = SPOOR_ITM_RING - RING_INDEX(otail);
+        if (room > ring_left)
+            room = ring_left;
+        op = op_start = other + RING_INDEX(otail);
         const uint8_t *const chunk_last = (size_t)(last - p) < 2 * room ? last : p + 2 * room - 1;
         while (p <= chunk_last) {
             uint64_t w = spoor_le64(p); /* the header and (up to) four payload bytes */
             uint8_t h = (uint8_t)w;
-            uint32_t v = (uint32_t)(w >> 8);
-            unsigned k = itm_header_kind[h];
-            uint64_t off = base + (uint64_t)(p - data);
-            if (k >= HDR_SW1) { /* a source packet */
-                /* (no test of k == HDR_SW1 first: the one test mispredicts less) */
-                if (four_sw1_packets(w) && (!text || four_sw1_one_port(w))) {
+            const struct itm_source_table *src = &itm_source_by_header;
+            spoor_itm_type type = (spoor_itm_type)src->type[h];
+            uint64_t off = (uint64_t)(uintptr_t)p + obase;
+            if (type) { /* a source packet: its type, size and payload check by its header */
+                if ((w & sw1_mask) == sw1_want && (!text || four_sw1_one_port(w))) {
                     /* entries 2 bytes apart: the offset is linear in the entry */
                     uint64_t e = other_entry(off, SPOOR_ITM_SW);
                     if (text && (text_a >> (h >> 3) & 1)) {
                         e = other_text_entry(off, 1);
                         ttail = text_put(tx, ttail, four_sw1_payload(w), 4);
                     }
-                    other[RING_INDEX(otail)] = e;
-                    other[RING_INDEX(otail + 1)] = e + other_entry(2, 0);
-                    other[RING_INDEX(otail + 2)] = e + other_entry(4, 0);
-                    other[RING_INDEX(otail + 3)] = e + other_entry(6, 0);
-                    otail += 4;
+                    op[0] = e;
+                    op[1] = e + other_entry(2, 0);
+                    op[2] = e + other_entry(4, 0);
+                    op[3] = e + other_entry(6, 0);
+                    op += 4;
                     count[SPOOR_ITM_SW] += 4;
                     p += 8;
                     continue;
                 }
-                unsigned n = source_payload_size(h);
-                if (text && hdr_is_sw(k) && (text_a >> (h >> 3) & 1)) {
-                    other[RING_INDEX(otail)] = other_text_entry(off, n);
-                    otail++;
+                uint32_t v = (uint32_t)(w >> 8);
+                if (text && type == SPOOR_ITM_SW && (text_a >> (h >> 3) & 1)) {
+                    unsigned n = source_payload_size(h);
+                    *op++ = other_text_entry(off, n);
                     ttail = text_put(tx, ttail, v, n);
                     count[SPOOR_ITM_SW]++;
                     p += 1 + n;
                     continue;
                 }
-                if (!source_payload_ok(k, v))
+                /* source_payload_ok, branch-free by header */
+                if (((v & src->check_and[h]) + src->check_add[h]) >> 31)
                     goto leave;
-                spoor_itm_type type = itm_source_type[k];
-                other[RING_INDEX(otail)] = other_entry(off, type);
-                otail++;
-                count[type]++;
-                p += itm_source_bytes[k];
+                *op++ = other_entry(off, type);
+                d->stats.packets[type]++;
+                p += src->bytes[h];
                 continue;
             }
-            uint32_t delta;
+            unsigned k = itm_header_kind[h];
+            uint32_t v = (uint32_t)(w >> 8), delta;
             unsigned size = local_timestamp_decode(k, h, v, &delta);
             if (size) {
-                if (otail - ofirst + STEP_PACKETS > SPOOR_ITM_HOLD)
-                    fast_run_release(d, d->tail, &sealed, otail, &ofirst, ttail, time, &ts_before,
-                                     first_ts_time);
+                uint32_t now_tail = otail + (uint32_t)(op - op_start);
+                if (now_tail - ofirst + STEP_PACKETS > SPOOR_ITM_HOLD)
+                    fast_run_release(d, d->tail, &sealed, now_tail, &ofirst, ttail, time,
+                                     &ts_before, first_ts_time);
                 time += delta; /* dates and releases the held packets and itself */
-                ofirst = otail;
+                ofirst = now_tail;
                 if (text)
                     d->text_sealed = ttail;
                 if (count[SPOOR_ITM_TS_LOCAL]++ == ts_before)
@@ -881,17 +951,27 @@ static inline __attribute__((always_inline)) size_t count_loop(spoor_itm_decoder
                 p += size;
                 continue;
             }
+            if (h == 0x94 && (v & 0x80808080u) == 0x00808080u) { /* GTS1, all four bytes */
+                d->gts = (d->gts & ~(uint64_t)0x3FFFFFF) | gts1_bits4(v);
+                *op++ = other_entry(off, SPOOR_ITM_TS_GLOBAL1);
+                count[SPOOR_ITM_TS_GLOBAL1]++;
+                p += 5;
+                continue;
+            }
             int n = (k == HDR_EXT || k == HDR_GTS1) && (h & 0x80) ? cont_payload_in_four(v) : -1;
             if (n < 0)
                 goto leave; /* anything else: the general loop */
-            d->other_tail = otail;
-            cont_packet(d, k, h, p + 1, (unsigned)n, off); /* to the `other` ring */
-            otail = d->other_tail;
+            d->other_tail = otail + (uint32_t)(op - op_start);
+            cont_packet(d, k, h, p + 1, (unsigned)n, off); /* to the `other` ring, at op */
+            op = op_start + (d->other_tail - otail);
             text_a = text && d->page < 8 ? d->text_ports[d->page] : 0;
             p += 1 + n;
         }
+        otail = ring_spill(other, otail, (uint32_t)(op - op_start));
+        op_start = op;
     }
 leave:
+    otail = ring_spill(other, otail, (uint32_t)(op - op_start));
     fast_run_release(d, d->tail, &sealed, otail, &ofirst, ttail, time, &ts_before, first_ts_time);
     return (size_t)(p - data);
 }
@@ -911,6 +991,9 @@ fast_text(spoor_itm_decoder *d, const uint8_t *restrict data, size_t i, size_t l
 static size_t fast_run(spoor_itm_decoder *d, const uint8_t *restrict data, size_t i, size_t len,
                        uint64_t base)
 {
+    if (d->page_unknown) /* software packets to mark: the general loop (nothing in a fast loop
+                          * makes the page unknown) */
+        return i;
     switch (d->selected) {
     case SPOOR_ITM_ALL_TYPES: return fast_all(d, data, i, len, base);
     case 0:
@@ -1128,4 +1211,5 @@ void spoor_itm_finish(spoor_itm_decoder *d)
     }
     seal_all(d, false);
     parser_restart(d);
+    d->page_unknown = true; /* what comes next follows a gap (see sync_packet) */
 }

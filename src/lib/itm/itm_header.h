@@ -70,35 +70,13 @@ enum itm_header_kind {
      : ((h)&4) == 0       ? HDR_SW1 + ((h)&3) - 1                                                  \
                           : HDR_HW_KIND((h) >> 3, (h)&3))
 
-#define HDR_KIND_4(h) HDR_KIND(h), HDR_KIND((h) + 1), HDR_KIND((h) + 2), HDR_KIND((h) + 3)
-#define HDR_KIND_16(h) HDR_KIND_4(h), HDR_KIND_4((h) + 4), HDR_KIND_4((h) + 8), HDR_KIND_4((h) + 12)
-#define HDR_KIND_64(h)                                                                             \
-    HDR_KIND_16(h), HDR_KIND_16((h) + 16), HDR_KIND_16((h) + 32), HDR_KIND_16((h) + 48)
-
-/* The kind of every header byte. */
-static const uint8_t itm_header_kind[256] = {
-    HDR_KIND_64(0x00),
-    HDR_KIND_64(0x40),
-    HDR_KIND_64(0x80),
-    HDR_KIND_64(0xC0),
-};
-
-/* The packet type of each source packet kind. */
-static const uint8_t itm_source_type[HDR_KIND_COUNT] = {
-    [HDR_SW1] = SPOOR_ITM_SW,
-    [HDR_SW2] = SPOOR_ITM_SW,
-    [HDR_SW4] = SPOOR_ITM_SW,
-    [HDR_PC] = SPOOR_ITM_DWT_PC,
-    [HDR_ADDR] = SPOOR_ITM_DWT_ADDR,
-    [HDR_MATCH] = SPOOR_ITM_DWT_MATCH,
-    [HDR_DATA1] = SPOOR_ITM_DWT_DATA,
-    [HDR_DATA2] = SPOOR_ITM_DWT_DATA,
-    [HDR_DATA4] = SPOOR_ITM_DWT_DATA,
-    [HDR_EXC] = SPOOR_ITM_EXCEPTION,
-    [HDR_PCS] = SPOOR_ITM_PC_SAMPLE,
-    [HDR_SLEEP] = SPOOR_ITM_PC_SAMPLE,
-    [HDR_EVC] = SPOOR_ITM_EVENT_COUNTER,
-};
+/* A table of one entry per kind, F(k), as constant expressions. */
+#define HDR_KIND_TABLE(F)                                                                          \
+    {                                                                                              \
+        F(0), F(1), F(2), F(3), F(4), F(5), F(6), F(7), F(8), F(9), F(10), F(11), F(12), F(13),    \
+            F(14), F(15), F(16), F(17), F(18), F(19), F(20)                                        \
+    }
+_Static_assert(HDR_KIND_COUNT == 21, "HDR_KIND_TABLE lists every kind");
 
 /* The bytes of a source packet of kind k, header included: each kind has one payload size
  * (D4: the header's bits [1:0] give it). */
@@ -106,6 +84,59 @@ static const uint8_t itm_source_bytes[HDR_KIND_COUNT] = {
     [HDR_SW1] = 2,   [HDR_SW2] = 3,   [HDR_SW4] = 5,   [HDR_PC] = 5,    [HDR_ADDR] = 3,
     [HDR_MATCH] = 2, [HDR_DATA1] = 2, [HDR_DATA2] = 3, [HDR_DATA4] = 5, [HDR_EXC] = 3,
     [HDR_PCS] = 5,   [HDR_SLEEP] = 2, [HDR_EVC] = 2,
+};
+
+/* The packet type of source packet kind k, as a constant expression (itm_source_type). */
+#define HDR_SOURCE_TYPE(k)                                                                         \
+    ((k) <= HDR_SW4     ? SPOOR_ITM_SW                                                             \
+     : (k) == HDR_PC    ? SPOOR_ITM_DWT_PC                                                         \
+     : (k) == HDR_ADDR  ? SPOOR_ITM_DWT_ADDR                                                       \
+     : (k) == HDR_MATCH ? SPOOR_ITM_DWT_MATCH                                                      \
+     : (k) <= HDR_DATA4 ? SPOOR_ITM_DWT_DATA                                                       \
+     : (k) == HDR_EXC   ? SPOOR_ITM_EXCEPTION                                                      \
+     : (k) == HDR_EVC   ? SPOOR_ITM_EVENT_COUNTER                                                  \
+                        : SPOOR_ITM_PC_SAMPLE)
+
+/* A table of 256 entries, F(h) for every header byte h, as constant expressions. */
+#define HDR_TABLE_4(F, h) F(h), F((h) + 1), F((h) + 2), F((h) + 3)
+#define HDR_TABLE_16(F, h)                                                                         \
+    HDR_TABLE_4(F, h), HDR_TABLE_4(F, (h) + 4), HDR_TABLE_4(F, (h) + 8), HDR_TABLE_4(F, (h) + 12)
+#define HDR_TABLE_64(F, h)                                                                         \
+    HDR_TABLE_16(F, h), HDR_TABLE_16(F, (h) + 16), HDR_TABLE_16(F, (h) + 32),                      \
+        HDR_TABLE_16(F, (h) + 48)
+#define HDR_TABLE(F)                                                                               \
+    {                                                                                              \
+        HDR_TABLE_64(F, 0x00), HDR_TABLE_64(F, 0x40), HDR_TABLE_64(F, 0x80), HDR_TABLE_64(F, 0xC0) \
+    }
+
+/* The kind of every header byte. */
+static const uint8_t itm_header_kind[256] = HDR_TABLE(HDR_KIND);
+
+/* Per header byte h, what the counting loop needs of a source packet (the kind look-up
+ * folded in), in one block of tables that one base register reaches: its packet type (0 when
+ * h is no source packet: type 0 is the sync), its bytes with the header (2, 3 or 5, from the
+ * size bits SS; a 64-bit entry, added to a pointer as it is), and the two constants of
+ * source_payload_ok for its kind. */
+#define SOURCE_TYPE_K(k) ((k) < HDR_SW1 ? 0u : (unsigned)HDR_SOURCE_TYPE(k))
+#define SOURCE_TYPE(h) SOURCE_TYPE_K(HDR_KIND(h))
+#define SOURCE_BYTES(h) (((h)&3) == 3 ? 5u : ((h)&3) + 1u)
+#define SOURCE_CHECK_AND_K(k) ((k) == HDR_EXC ? 0x3000u : (k) == HDR_SLEEP ? 0xFFu : 0u)
+#define SOURCE_CHECK_AND(h) SOURCE_CHECK_AND_K(HDR_KIND(h))
+#define SOURCE_CHECK_ADD_K(k) ((k) == HDR_EXC ? 0xFFFFFFFFu : (k) == HDR_SLEEP ? 0x7FFFFFFFu : 0u)
+#define SOURCE_CHECK_ADD(h) SOURCE_CHECK_ADD_K(HDR_KIND(h))
+
+/* The packet type of each source packet kind (0 for the other kinds). */
+static const uint8_t itm_source_type[HDR_KIND_COUNT] = HDR_KIND_TABLE(SOURCE_TYPE_K);
+
+static const struct itm_source_table {
+    uint64_t bytes[256];
+    uint32_t check_and[256], check_add[256];
+    uint8_t type[256];
+} itm_source_by_header = {
+    .bytes = HDR_TABLE(SOURCE_BYTES),
+    .check_and = HDR_TABLE(SOURCE_CHECK_AND),
+    .check_add = HDR_TABLE(SOURCE_CHECK_ADD),
+    .type = HDR_TABLE(SOURCE_TYPE),
 };
 
 /* Whether a header of kind k is a software source packet (D4 'Instrumentation packet'). */

@@ -46,9 +46,8 @@ static inline uint32_t source_payload_value(uint32_t four, unsigned n)
  * payload overflows into it (the other kinds: 0 + 0). */
 static inline bool source_payload_ok(unsigned k, uint32_t v)
 {
-    static const uint32_t check_and[HDR_KIND_COUNT] = {[HDR_EXC] = 0x3000u, [HDR_SLEEP] = 0xFFu};
-    static const uint32_t check_add[HDR_KIND_COUNT] = {
-        [HDR_EXC] = 0xFFFFFFFFu, [HDR_SLEEP] = 0x7FFFFFFFu};
+    static const uint32_t check_and[HDR_KIND_COUNT] = HDR_KIND_TABLE(SOURCE_CHECK_AND_K);
+    static const uint32_t check_add[HDR_KIND_COUNT] = HDR_KIND_TABLE(SOURCE_CHECK_ADD_K);
     return (((v & check_and[k]) + check_add[k]) >> 31) == 0;
 }
 
@@ -58,6 +57,7 @@ static inline void sw_fields(spoor_itm_packet *p, uint8_t h, uint32_t v, unsigne
 {
     p->u.sw.port = (uint16_t)(page32 + (h >> 3));
     p->u.sw.size = (uint8_t)n;
+    p->u.sw.page_unknown = false; /* (the general loop marks the others) */
     p->u.sw.value = v;
 }
 
@@ -134,9 +134,11 @@ static inline void source_fields(spoor_itm_packet *p, unsigned k, uint8_t h, uin
 
 /* Eight stream bytes w (little-endian) that are four 1-byte software packets, 0bAAAAA001 and a
  * payload byte each (printf text): the fast loops take them at once. */
+#define FOUR_SW1_MASK 0x0007000700070007u
+#define FOUR_SW1_WANT 0x0001000100010001u
 static inline bool four_sw1_packets(uint64_t w)
 {
-    return (w & 0x0007000700070007u) == 0x0001000100010001u;
+    return (w & FOUR_SW1_MASK) == FOUR_SW1_WANT;
 }
 
 /* ---- timestamps (D4 'Local timestamp packets', 'Global timestamp packets') ------------------ */
@@ -208,6 +210,13 @@ static inline uint64_t gts1_fields(spoor_itm_packet *p, uint64_t gts, const uint
     p->u.ts_global1.wrap = wrap;
     p->u.ts_global1.clkch = clkch;
     return gts;
+}
+
+/* The bits [25:0] of a GTS1 packet with all four payload bytes v (the first in the low byte),
+ * as gts1_fields takes them. */
+static inline uint32_t gts1_bits4(uint32_t v)
+{
+    return (v & 0x7F) | (v >> 1 & 0x3F80) | (v >> 2 & 0x1FC000) | (v >> 3 & 0x3E00000);
 }
 
 /* GTS2 carries 4 payload bytes (the 48-bit form) or 6 (the 64-bit form). */
