@@ -4,6 +4,7 @@ Inputs, all real:
 - the M3 crash example's `badptr` dump (QEMU);
 - the example scheduler stopped at sched_checkpoint, saved by gdb-multiarch's spoor-snapshot
   (`--threads`);
+- calls_trace_ts-m3's `fault` dump (QEMU with -icount): call records with times (SysTick);
 - calls_trace_mtb-m33's `fault` dump, which holds both the MTB record (a virtual MTB made from
   QEMU's execution log, as test_crash_sections.py makes it) and the call recorder's ring: the
   last branches and the last calls;
@@ -21,7 +22,8 @@ For each page:
    instruction objdump finds at its source and destination, the function+offset nm gives and
    the file:line addr2line gives; every call-tree entry, in order, with its function, depth and
    caller, marked open exactly when no exit record of the same function and depth follows it
-   (the open ones are the backtrace's functions), one timeline bar each; every stack bar (main
+   (the open ones are the backtrace's functions), one timeline bar each (with times: each entry's
+   time and duration, each bar placed and sized by them); every stack bar (main
    stack, each thread) with the JSON's low, high, size, used, peak, free_min, overflowed and
    nearly_full, its words and its bar widths; and for the RTOS pages the JSON's free_min is what
    the RTOS's own high-water function counts on the RAM image (test_crash_stacks.rtos_free).
@@ -339,6 +341,12 @@ class Report(unittest.TestCase):
         both = cls.work / "both"
         both.mkdir()
         cls.both_elf, _, cls.both_dump, _, _, _ = calls_mtb_dump(both)
+        # records with times: SysTick's count, which -icount ties to the instructions run
+        cls.ts_elf, machine = harness.example("calls_trace_ts", "m3")
+        cls.ts_dump = cls.work / "ts.dump"
+        subprocess.run(harness.qemu_command(cls.ts_elf, machine, icount=0, semihosting_args=(
+            f"arg=calls_trace,arg=fault,arg={cls.ts_dump}")), check=True, capture_output=True,
+            timeout=60)
 
     @classmethod
     def tearDownClass(cls):
@@ -578,6 +586,54 @@ class Report(unittest.TestCase):
         self.assertEqual([r.find(tag="title").text().split()[0] for r in rects],
                          [c["function"] for _, c in enters])
         self.check_stack(dom.by_id("summary"), report["main_stack"], "main stack")
+
+    def test_timed_calls_page(self):
+        """Call records with times (calls_trace_ts): each tree entry's time and duration, each
+        timeline bar placed and sized by the JSON's times."""
+        args = ["-e", self.ts_elf, self.ts_dump]
+        report = json.loads(spoor("crash", *args, "--json").stdout)
+        calls = report["calls"]
+        self.assertGreater(len({c["time"] for c in calls}), 8, "times that move")
+        page, dom = self.render("timed_calls", *args)
+        self.assertEqual(embedded_report(page), report)
+        section = dom.by_id("calls")
+        enters = [(i, c) for i, c in enumerate(calls) if c["kind"] == "enter"]
+        tree = list(section.find_all("call"))
+        svg = section.find(tag="svg")
+        rects = list(svg.find_all(tag="rect"))
+        self.assertEqual((len(tree), len(rects)), (len(enters), len(enters)))
+        t0, t1 = enters[0][1]["time"], max(calls[-1]["time"] + 1, enters[0][1]["time"] + 1)
+        span = float(svg.attrs["width"]) - 8
+
+        def x(t):
+            return 4 + span * (t - t0) / (t1 - t0)
+        for node, rect, (i, c) in zip(tree, rects, enters):
+            at = f"call record {i}"
+            self.assertEqual(node.find("t").text(), f"t={c['time']}", at)
+            back = next((e for e in calls[i + 1:] if e["kind"] == "exit" and e["fn"] == c["fn"]
+                         and e["depth"] == c["depth"]), None)
+            if back:
+                n = back["time"] - c["time"]
+                self.assertEqual(node.find("dur").text(), f"{n} tick{'' if n == 1 else 's'}", at)
+            else:
+                self.assertEqual(node.find("dur").text(), "still running (no return recorded)")
+            end = back["time"] if back else t1
+            self.assertAlmostEqual(float(rect.attrs["x"]), x(c["time"]), places=3, msg=at)
+            self.assertAlmostEqual(float(rect.attrs["width"]), max(2, x(end) - x(c["time"])),
+                                   places=3, msg=at)
+            self.assertEqual(float(rect.attrs["y"]), 18 * c["depth"] + 2, at)
+        # a counter that does not move (every record at one time, as QEMU's DWT cycle counter
+        # gives): drawn in record order, and said so
+        for c in calls:
+            c["time"] = 7
+        still = self.work / "still.json"
+        still.write_text(json.dumps(report))
+        _, dom = self.render("still_calls", "-e", self.ts_elf, "--from-json", still)
+        section = dom.by_id("calls")
+        self.assertIn("every record has time 7: drawn in record order",
+                      section.find(tag="h3").text())
+        self.assertEqual([n.find("t").text() for n in section.find_all("call")],
+                         [f"#{i}" for i, _ in enters])
 
     def test_stack_pages(self):
         """RTOS snapshots (--threads): every thread's stack bar against spoor crash --json, whose
