@@ -102,8 +102,8 @@ static void branches_text(outbuf *o, const spoor_elf *elf, const struct branches
         return;
     }
     size_t first = first_shown(b->count, n);
-    ob_printf(o, "\nlast branches (MTB, from the %s: newest %zu of %zu, oldest first; %s):\n",
-              b->from, b->count - first, b->count,
+    ob_printf(o, "\nlast branches (MTB, from %s: newest %zu of %zu, oldest first; %s):\n",
+              strcmp(b->from, "dump") ? "target memory" : "the dump", b->count - first, b->count,
               b->wrapped ? "the buffer wrapped, older branches were overwritten"
                          : "not wrapped, every branch since tracing started");
     for (size_t i = first; i < b->count; i++)
