@@ -34,10 +34,7 @@ static const char crash_usage[] =
     "cache)\n"
     "      --threads      every thread of the RTOS (found by its symbols and DWARF types) with\n"
     "                     its state, priority, stack usage and backtrace from its saved "
-    "context\n"
-    "      --branches N   the newest N branches of the MTB (default 16; 0: none)\n"
-    "      --calls N      the newest N records of the call ring (default 16; 0: "
-    "none)\n" TARGET_INPUT_HELP "  -h, --help         this text\n\n"
+    "context\n" CRASH_SECTIONS_HELP TARGET_INPUT_HELP "  -h, --help         this text\n\n"
     "A build-id in the dump that differs from the ELF's is reported as a warning, and so is\n"
     "each part of the ELF that cannot be read (a DWARF unit, a line table, a section: skipped,\n"
     "the rest still names frames). Without fault registers in the input, the fault status is\n"
@@ -171,7 +168,7 @@ static void print_text(struct crash *c)
                   spoor_unwind_stop_name(c->stop), hook);
     else
         ob_printf(o, "(stopped: %s)\n", spoor_unwind_stop_name(c->stop));
-    crash_sections_text(o, c->elf, c->snap, c->nbranches, c->ncalls);
+    crash_sections_text(o, c->elf, c->snap, &c->sections);
     crash_stacks_main_text(o, c->elf, c->snap);
 }
 
@@ -187,19 +184,18 @@ static void print_stats(const struct crash *c)
 
 int cmd_crash(int argc, char **argv)
 {
-    enum { OPT_STATS = 300, OPT_THREADS, OPT_BRANCHES, OPT_CALLS };
+    enum { OPT_STATS = 300, OPT_THREADS };
     static const struct option opts[] = {{"elf", required_argument, 0, 'e'},
                                          {"json", no_argument, 0, 'j'},
                                          {"stats", no_argument, 0, OPT_STATS},
                                          {"threads", no_argument, 0, OPT_THREADS},
-                                         {"branches", required_argument, 0, OPT_BRANCHES},
-                                         {"calls", required_argument, 0, OPT_CALLS},
+                                         CRASH_SECTIONS_LONG_OPTIONS,
                                          {"help", no_argument, 0, 'h'},
                                          TARGET_INPUT_LONG_OPTIONS,
                                          {0, 0, 0, 0}};
     static struct crash c;
     memset(&c, 0, sizeof c);
-    c.nbranches = c.ncalls = 16;
+    c.sections = (crash_sections_config)CRASH_SECTIONS_DEFAULTS;
     const char *elf_path = NULL;
     static target_input in;
     memset(&in, 0, sizeof in);
@@ -212,13 +208,11 @@ int cmd_crash(int argc, char **argv)
         case 'j': c.json = 1; break;
         case OPT_STATS: c.stats = 1; break;
         case OPT_THREADS: c.threads = 1; break;
-        case OPT_BRANCHES:
-        case OPT_CALLS:
-            if (!cli_parse_u32(optarg, opt == OPT_CALLS ? &c.ncalls : &c.nbranches))
-                return cli_error("crash",
-                                 "--%s: expected a count (0: leave the section out), "
-                                 "got '%s'",
-                                 opt == OPT_CALLS ? "calls" : "branches", optarg);
+        case CRASH_OPT_BRANCHES:
+        case CRASH_OPT_CALLS:
+        case CRASH_OPT_MTB_REGS:
+            if ((rc = crash_sections_option("crash", &c.sections, opt, optarg)))
+                return rc;
             break;
         case TARGET_OPT_REGS:
         case TARGET_OPT_MEM:

@@ -22,11 +22,10 @@ extern const unsigned long report_template_len;
 #define MAX_JSON (256u << 20)
 
 static const char report_usage[] =
-    "usage: spoor report -e FW.elf [--threads] [--source-dir DIR] -o PAGE.html DUMP\n"
-    "       spoor report -e FW.elf [--threads] -o PAGE.html --regs regs.json [--mem ADDR:FILE "
-    "...]\n"
-    "       spoor report -e FW.elf [--threads] -o PAGE.html --gdb HOST:PORT [--mem ADDR:FILE ...]\n"
-    "       spoor report -e FW.elf -o PAGE.html --from-json REPORT.json\n"
+    "usage: spoor report -e FW.elf [OPTIONS] -o PAGE.html DUMP\n"
+    "       spoor report -e FW.elf [OPTIONS] -o PAGE.html --regs regs.json [--mem ADDR:FILE ...]\n"
+    "       spoor report -e FW.elf [OPTIONS] -o PAGE.html --gdb HOST:PORT [--mem ADDR:FILE ...]\n"
+    "       spoor report -e FW.elf [--source-dir DIR] -o PAGE.html --from-json REPORT.json\n"
     "Writes one self-contained HTML page of a crash, to read offline or attach to a ticket:\n"
     "the fault in words, the registers, the backtrace with source lines (and the source text\n"
     "around them when the files are found), the disassembly around each address, the RTOS\n"
@@ -35,7 +34,7 @@ static const char report_usage[] =
     "inline script: no network, no other files.\n\n"
     "  -e, --elf FILE     the firmware ELF the device ran\n"
     "  -o, --output FILE  the page to write (- for standard output)\n"
-    "      --threads      every thread of the RTOS, as spoor crash --threads\n"
+    "      --threads      every thread of the RTOS, as spoor crash --threads\n" CRASH_SECTIONS_HELP
     "      --source-dir DIR  where to look for the source files DWARF names (repeatable);\n"
     "                     a relative name is also tried as DWARF gives it (joined with\n"
     "                     DW_AT_comp_dir) and with its leading directories removed\n"
@@ -109,6 +108,7 @@ static bool write_page(outbuf *o, const char *report, size_t report_len, const c
 
 struct report_args {
     const char *elf_path, *output, *from_json;
+    int sections_given; /* --branches, --calls or --mtb-regs */
     char input[512];
 };
 
@@ -136,9 +136,9 @@ static char *report_json(struct crash *c, const struct report_args *r, target_in
             cli_error("report", "--from-json takes no DUMP, --regs, --mem or --gdb");
             return NULL;
         }
-        if (c->threads) {
-            cli_error("report",
-                      "--from-json takes no --threads (the saved report has them or not)");
+        if (c->threads || r->sections_given) {
+            cli_error("report", "--from-json takes no --threads, --branches, --calls or "
+                                "--mtb-regs (the saved report has its sections or not)");
             return NULL;
         }
         if (!(c->elf = cli_open_elf("report", r->elf_path)))
@@ -179,7 +179,7 @@ static char *annex_json(const struct crash *c, struct annex *a, const struct rep
     json_init(&j, &ob);
     json_object_begin(&j, NULL);
     json_string(&j, "spoor", SPOOR_VERSION);
-    json_string(&j, "elf", r->elf_path);
+    json_string(&j, "elf", spoor_elf_path(c->elf)); /* -e's, or the one --elf-dir found */
     json_string(&j, "input", r->input);
     report_annex_code(&j, c->elf, a);
     report_annex_sources(&j, a);
@@ -221,6 +221,7 @@ int cmd_report(int argc, char **argv)
                                          {"threads", no_argument, 0, OPT_THREADS},
                                          {"source-dir", required_argument, 0, OPT_SOURCE_DIR},
                                          {"from-json", required_argument, 0, OPT_FROM_JSON},
+                                         CRASH_SECTIONS_LONG_OPTIONS,
                                          {"help", no_argument, 0, 'h'},
                                          TARGET_INPUT_LONG_OPTIONS,
                                          {0, 0, 0, 0}};
@@ -229,7 +230,7 @@ int cmd_report(int argc, char **argv)
     static struct annex a;
     struct report_args r = {0};
     memset(&c, 0, sizeof c);
-    c.nbranches = c.ncalls = 16; /* as spoor crash: the page shows what its JSON holds */
+    c.sections = (crash_sections_config)CRASH_SECTIONS_DEFAULTS; /* as spoor crash's */
     memset(&in, 0, sizeof in);
     memset(&a, 0, sizeof a);
     int opt, rc;
@@ -247,9 +248,17 @@ int cmd_report(int argc, char **argv)
                                  REPORT_MAX_SOURCE_DIRS);
             a.source_dirs[a.nsource_dirs++] = optarg;
             break;
+        case CRASH_OPT_BRANCHES:
+        case CRASH_OPT_CALLS:
+        case CRASH_OPT_MTB_REGS:
+            if ((rc = crash_sections_option("report", &c.sections, opt, optarg)))
+                return rc;
+            r.sections_given = 1;
+            break;
         case TARGET_OPT_REGS:
         case TARGET_OPT_MEM:
         case TARGET_OPT_GDB:
+        case TARGET_OPT_ELF_DIR:
             if ((rc = target_input_option("report", &in, opt, optarg)))
                 return rc;
             break;

@@ -94,7 +94,7 @@ void crash_print_json(struct crash *c)
     crash_frames_json(&j, c->elf, c->frames, c->nframes);
     json_string(&j, "stop", spoor_unwind_stop_name(c->stop));
     json_string(&j, "task_exit_hook", crash_task_exit_hook(c));
-    crash_sections_json(&j, c->elf, c->snap, c->nbranches, c->ncalls);
+    crash_sections_json(&j, c->elf, c->snap, &c->sections);
     crash_stacks_main_json(&j, c->elf, c->snap);
     if (c->threads)
         crash_threads_json(&j, c->elf, c->snap, c->frames, c->nframes, c->stop);

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "crash_sections.h"
 #include "outbuf.h"
 #include "spoor/dump.h"
 #include "spoor/elf.h"
@@ -22,7 +23,7 @@ struct crash {
     spoor_snapshot *snap;
     const spoor_dump *dump; /* snap->dump: NULL for a live target */
     int json, stats, threads;
-    unsigned nbranches, ncalls; /* the newest N of the MTB and of the call ring (0: none) */
+    crash_sections_config sections; /* --branches, --calls, --mtb-regs */
     spoor_fault_info fault;
     spoor_frame frames[MAX_FRAMES];
     size_t nframes;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "calls_print.h"
+#include "cli.h"
 #include "crash_sections.h"
 #include "mtb_print.h"
 #include "spoor/calls_decode.h"
@@ -27,7 +28,17 @@ struct calls {
     calls_view view;
 };
 
-static void read_branches(struct branches *b, spoor_snapshot *snap)
+/* Whether the 16 bytes of the register block are all zero: an MTB never set up. */
+static bool blank_block(const uint8_t *regs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (regs[i])
+            return false;
+    return true;
+}
+
+static void read_branches(struct branches *b, spoor_snapshot *snap,
+                          const crash_sections_config *cfg)
 {
     memset(b, 0, sizeof *b);
     spoor_mtb_trace t;
@@ -37,17 +48,21 @@ static void read_branches(struct branches *b, spoor_snapshot *snap)
         b->from = "dump";
         ok = spoor_mtb_from_dump(snap->dump, snap->input, &t);
     } else {
-        /* no record: an MTB-M33 register block the input holds, when it was ever set up */
+        /* no record: the register block in the input's memory, when it was ever set up; one
+         * given with --mtb-regs gets its section, with why it cannot be read */
         uint8_t regs[16];
-        if (!spoor_mem_read(snap->mem, SPOOR_MTB_M33_REGISTERS, regs, sizeof regs))
-            return;
-        bool blank = true;
-        for (size_t i = 0; i < sizeof regs; i++)
-            blank = blank && regs[i] == 0;
-        if (blank)
+        bool readable = spoor_mem_read(snap->mem, cfg->mtb_regs, regs, sizeof regs);
+        if (!cfg->mtb_regs_given && (!readable || blank_block(regs, sizeof regs)))
             return;
         b->from = "memory";
-        ok = spoor_mtb_read(snap->mem, SPOOR_MTB_M33_REGISTERS, NULL, snap->input, &t);
+        if (readable && blank_block(regs, sizeof regs)) {
+            b->present = true;
+            snprintf(b->error, sizeof b->error,
+                     "%s: the MTB registers at 0x%08x are all zero (the MTB was never set up)",
+                     snap->input, cfg->mtb_regs);
+            return;
+        }
+        ok = spoor_mtb_read(snap->mem, cfg->mtb_regs, NULL, snap->input, &t);
     }
     b->present = true;
     if (ok) {
@@ -87,8 +102,8 @@ static void branches_text(outbuf *o, const spoor_elf *elf, const struct branches
         return;
     }
     size_t first = first_shown(b->count, n);
-    ob_printf(o, "\nlast branches (MTB, from the %s: newest %zu of %zu, oldest first; %s):\n",
-              b->from, b->count - first, b->count,
+    ob_printf(o, "\nlast branches (MTB, from %s: newest %zu of %zu, oldest first; %s):\n",
+              strcmp(b->from, "dump") ? "target memory" : "the dump", b->count - first, b->count,
               b->wrapped ? "the buffer wrapped, older branches were overwritten"
                          : "not wrapped, every branch since tracing started");
     for (size_t i = first; i < b->count; i++)
@@ -118,33 +133,51 @@ static void calls_text(outbuf *o, const struct calls *c, unsigned n)
     }
 }
 
-void crash_sections_text(outbuf *o, const spoor_elf *elf, spoor_snapshot *snap, unsigned nbranches,
-                         unsigned ncalls)
+int crash_sections_option(const char *cmd, crash_sections_config *cfg, int opt, const char *arg)
 {
-    if (nbranches) {
+    switch (opt) {
+    case CRASH_OPT_BRANCHES:
+    case CRASH_OPT_CALLS:
+        if (!cli_parse_u32(arg, opt == CRASH_OPT_CALLS ? &cfg->ncalls : &cfg->nbranches))
+            return cli_error(cmd, "--%s: expected a count (0: leave the section out), got '%s'",
+                             opt == CRASH_OPT_CALLS ? "calls" : "branches", arg);
+        return 0;
+    case CRASH_OPT_MTB_REGS:
+        if (!cli_parse_u32(arg, &cfg->mtb_regs) || (cfg->mtb_regs & 3u))
+            return cli_error(cmd, "--mtb-regs: expected a word-aligned address, got '%s'", arg);
+        cfg->mtb_regs_given = true;
+        return 0;
+    default: return cli_error(cmd, "internal: option %d is no section flag", opt);
+    }
+}
+
+void crash_sections_text(outbuf *o, const spoor_elf *elf, spoor_snapshot *snap,
+                         const crash_sections_config *cfg)
+{
+    if (cfg->nbranches) {
         struct branches b;
-        read_branches(&b, snap);
+        read_branches(&b, snap, cfg);
         if (b.present)
-            branches_text(o, elf, &b, nbranches);
+            branches_text(o, elf, &b, cfg->nbranches);
         free(b.packets);
     }
-    if (ncalls) {
+    if (cfg->ncalls) {
         struct calls c;
         read_calls(&c, elf, snap);
         if (c.present)
-            calls_text(o, &c, ncalls);
+            calls_text(o, &c, cfg->ncalls);
         spoor_call_trace_free(&c.trace);
     }
 }
 
 void crash_sections_json(json_out *j, const spoor_elf *elf, spoor_snapshot *snap,
-                         unsigned nbranches, unsigned ncalls)
+                         const crash_sections_config *cfg)
 {
-    if (nbranches) {
+    if (cfg->nbranches) {
         struct branches b;
-        read_branches(&b, snap);
+        read_branches(&b, snap, cfg);
         if (b.present) {
-            size_t first = first_shown(b.count, nbranches);
+            size_t first = first_shown(b.count, cfg->nbranches);
             json_array_begin(j, "branches");
             for (size_t i = first; i < b.count; i++)
                 mtb_packet_json(j, &b.packets[i]);
@@ -158,12 +191,12 @@ void crash_sections_json(json_out *j, const spoor_elf *elf, spoor_snapshot *snap
         }
         free(b.packets);
     }
-    if (ncalls) {
+    if (cfg->ncalls) {
         struct calls c;
         read_calls(&c, elf, snap);
         if (c.present) {
             const spoor_call_trace *t = &c.trace;
-            size_t first = c.error[0] ? t->count : first_shown(t->count, ncalls);
+            size_t first = c.error[0] ? t->count : first_shown(t->count, cfg->ncalls);
             json_array_begin(j, "calls");
             for (size_t i = first; i < t->count; i++)
                 calls_record_json(j, &c.view, &t->records[i], &t->contexts[t->records[i].context]);

@@ -15,9 +15,21 @@ fake MTB-M33 in RAM that the fault handler saves, as examples/mtb) runs its `fau
    with --mem 0xE0043000:regs.bin on top): the same equalities for --gdb input.
 4. Inputs without them (a crash example's dump) have no sections, and --branches 0 --calls 0
    leave them out; a bad count is one error line, exit 2.
+5. An MTB-M0+ whose register block is not at the MTB-M33's address (--mtb-regs): mtb-m0.elf
+   (examples/mtb for the M0, standing in for an M0+ as in test_mtb.py; the register block is
+   its .noinit array mtb_fake_area, found with nm) runs the `loop` scenario; the virtual MTB of
+   the first run is loaded into RAM for a second one, stopped by gdb-multiarch at
+   HardFault_Handler and saved with spoor-snapshot. On that snapshot (--regs/--mem) and live
+   on the same stop (--gdb), `spoor crash --mtb-regs ADDR` lists the newest N packets of the
+   virtual MTB, equal to `spoor mtb --mtb-regs ADDR`'s on the same input, text and JSON;
+   without --mtb-regs there is no section (nothing at 0xE0043000); the page of `spoor report
+   --mtb-regs` holds that same report. A block given but not readable, or all zero, gets the
+   section with why; a misaligned address is one error line, exit 2.
 """
 import json
 import os
+import re
+import socket
 import subprocess
 import sys
 import tempfile
@@ -54,35 +66,55 @@ def section(text, title):
     return lines[start], lines[start + 1:end]
 
 
+def virtual_mtb(elf, machine, args, d, size, base):
+    """A first run of args (the program's semihosting words) with QEMU's execution log, which
+    tools/virtual_mtb.py turns into an MTB of size bytes at base: (register block image, buffer
+    image, ground truth), and the -device loader arguments that put both images at (register
+    block, buffer) addresses given to the returned function."""
+    log = d / "exec.log"
+    r = subprocess.run(harness.qemu_command(elf, machine, semihosting_args=args + f",arg="
+                                            f"{d / 'first.dump'}") +
+                       ["-icount", "shift=0", "-singlestep", "-d", "exec,nochain,int", "-D",
+                        str(log)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    regs, buf, expect = d / "regs.bin", d / "buf.bin", d / "expect.json"
+    subprocess.run([sys.executable, str(VIRTUAL_MTB), "--elf", str(elf), "--log", str(log),
+                    "--size", str(size), "--base", hex(base), "--regs-out", str(regs),
+                    "--buffer-out", str(buf), "--expect-out", str(expect)], check=True,
+                   timeout=120)
+    log.unlink()  # large
+
+    def loaders(area, buffer_at):
+        return ["-device", f"loader,file={regs},addr={area:#x},force-raw=on",
+                "-device", f"loader,file={buf},addr={buffer_at:#x},force-raw=on"]
+    return regs, json.loads(expect.read_text()), loaders
+
+
+def dump_with(elf, machine, args, loaders, dump):
+    """The dump of a run of args with the virtual MTB's images loaded."""
+    r = subprocess.run(harness.qemu_command(elf, machine, semihosting_args=f"{args},arg={dump}")
+                       + loaders, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and dump.is_file(), r.stdout + r.stderr
+    return dump
+
+
+def calls_mtb_dump(d):
+    """calls_trace_mtb-m33's `fault` dump, holding both the MTB record and the call ring:
+    (elf, machine, dump, register block image, ground truth, loaders)."""
+    elf, machine = harness.example("calls_trace_mtb", "m33")
+    args = "arg=calls_trace,arg=fault"
+    regs, expect, loaders = virtual_mtb(elf, machine, args, d, SIZE, BUFFER)
+    loaders = loaders(AREA, BUFFER)
+    return elf, machine, dump_with(elf, machine, args, loaders, d / "crash.dump"), regs, \
+        expect, loaders
+
+
 class CrashSections(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
-        d = Path(cls.tmp.name)
-        cls.elf, cls.machine = harness.example("calls_trace_mtb", "m33")
-        log = d / "exec.log"
-        command = harness.qemu_command(cls.elf, cls.machine,
-                                       semihosting_args=f"arg=calls_trace,arg=fault,"
-                                                        f"arg={d / 'first.dump'}")
-        r = subprocess.run(command + ["-icount", "shift=0", "-singlestep", "-d",
-                                      "exec,nochain,int", "-D", str(log)],
-                           capture_output=True, text=True, timeout=120)
-        assert r.returncode == 0, r.stdout + r.stderr
-        cls.regs, cls.buf, expect = d / "regs.bin", d / "buf.bin", d / "expect.json"
-        subprocess.run([sys.executable, str(VIRTUAL_MTB), "--elf", str(cls.elf), "--log",
-                        str(log), "--size", str(SIZE), "--base", hex(BUFFER), "--regs-out",
-                        str(cls.regs), "--buffer-out", str(cls.buf), "--expect-out",
-                        str(expect)], check=True, timeout=120)
-        log.unlink()
-        cls.expect = json.loads(expect.read_text())
-        cls.loaders = ["-device", f"loader,file={cls.regs},addr={AREA:#x},force-raw=on",
-                       "-device", f"loader,file={cls.buf},addr={BUFFER:#x},force-raw=on"]
-        cls.dump = d / "crash.dump"
-        command = harness.qemu_command(cls.elf, cls.machine,
-                                       semihosting_args=f"arg=calls_trace,arg=fault,"
-                                                        f"arg={cls.dump}")
-        r = subprocess.run(command + cls.loaders, capture_output=True, text=True, timeout=60)
-        assert r.returncode == 0 and cls.dump.is_file(), r.stdout + r.stderr
+        cls.elf, cls.machine, cls.dump, cls.regs, cls.expect, cls.loaders = calls_mtb_dump(
+            Path(cls.tmp.name))
 
     @classmethod
     def tearDownClass(cls):
@@ -171,6 +203,122 @@ class CrashSections(unittest.TestCase):
         self.assertEqual(bad.returncode, 2)
         self.assertEqual(bad.stderr.count("\n"), 1)
         self.assertIn("--calls", bad.stderr)
+
+
+M0_SCENARIO, M0_SIZE = "loop", 1024
+
+
+class CrashSectionsM0(unittest.TestCase):
+    """--mtb-regs: an MTB-M0+ block where the vendor put it (here: the M0 build's RAM)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        d = Path(cls.tmp.name)
+        cls.elf, cls.machine = harness.example("mtb", "m0")
+        cls.area = harness.symbol_addresses(cls.elf)["mtb_fake_area"]
+        cls.buffer_at = cls.area + 0x400  # examples/mtb/mtb.c: MTB_FAKE_BUFFER_OFFSET on the M0
+        args = f"arg=mtb,arg={M0_SCENARIO}"
+        _, cls.expect, loaders = virtual_mtb(cls.elf, cls.machine, args, d, M0_SIZE,
+                                             cls.buffer_at)
+        assert cls.expect["faulted"] and len(cls.expect["packets"]) > 16
+        # the images in RAM: a run to the dump, and one stopped at the fault (its gdb port stays
+        # up for --gdb)
+        loaders = loaders(cls.area, cls.buffer_at)
+        cls.dump = dump_with(cls.elf, cls.machine, args, loaders, d / "crash.dump")
+        cls.port = harness.free_port()
+        command = harness.qemu_command(cls.elf, cls.machine, gdb_port=cls.port,
+                                       semihosting_args=f"arg=mtb,arg={M0_SCENARIO},"
+                                                        f"arg={d / 'unused.dump'}")
+        cls.qemu = subprocess.Popen(command + loaders, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL)
+        for _ in range(100):  # until the gdb port is up
+            try:
+                socket.create_connection(("127.0.0.1", cls.port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        snap = d / "snap"
+        text = harness.run_gdb(cls.elf, cls.port, [
+            "break HardFault_Handler", "continue", f"source {SOURCE / 'gdb' / 'spoor.py'}",
+            f"spoor-snapshot {snap}", "disconnect"])
+        assert (snap / "regs.json").is_file(), text
+        cls.snapshot = ["--regs", snap / "regs.json"]
+        for image in sorted(snap.glob("0x*.bin")):
+            cls.snapshot += ["--mem", f"{image.stem}:{image}"]
+        cls.dir = d
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.qemu.kill()
+        cls.qemu.wait()
+        cls.tmp.cleanup()
+
+    def check_input(self, inp, n):
+        regs = ["--mtb-regs", hex(self.area)]
+        crash = json.loads(run("crash", "-e", self.elf, "--json", "--branches", n, *regs,
+                               *inp).stdout)
+        self.assertEqual(crash["backtrace"][0]["function"], "HardFault_Handler")
+        mtb = lines_json(run("mtb", "-e", self.elf, "--json", *regs, *inp).stdout)
+        self.assertEqual(crash["branches"], mtb[-n:])
+        truth = self.expect["packets"]
+        self.assertEqual([{k: b[k] for k in ("src", "dst", "a", "s")}
+                          for b in crash["branches"]], truth[-n:])
+        self.assertEqual(crash["branches_info"], {"from": "memory", "total": len(truth),
+                                                  "wrapped": self.expect["wrapped"],
+                                                  "error": None})
+        text = run("crash", "-e", self.elf, "--branches", n, *regs, *inp).stdout
+        head, rows = section(text, "last branches (MTB")
+        self.assertIn(f"newest {n} of {len(truth)}", head)
+        self.assertEqual(rows, run("mtb", "-e", self.elf, *regs, *inp).stdout.splitlines()[-2 * n:])
+        # without --mtb-regs: nothing at the MTB-M33's address, no section
+        default = json.loads(run("crash", "-e", self.elf, "--json", *inp).stdout)
+        self.assertNotIn("branches", default)
+        self.assertNotIn("last branches", run("crash", "-e", self.elf, *inp).stdout)
+        return crash
+
+    def test_snapshot(self):
+        crash = self.check_input(self.snapshot, 6)
+        self.assertEqual(crash["branches"][-1]["kind"], "exception_entry")
+
+    def test_dump(self):
+        # the dump of the run not stopped holds the MTB record its fault handler saved: the
+        # same branches, with or without --mtb-regs (the record is used)
+        for regs in ([], ["--mtb-regs", hex(self.area)]):
+            crash = json.loads(run("crash", "-e", self.elf, "--json", *regs, self.dump).stdout)
+            self.assertEqual([{k: b[k] for k in ("src", "dst", "a", "s")}
+                              for b in crash["branches"]], self.expect["packets"][-16:])
+            self.assertEqual(crash["branches_info"]["from"], "dump")
+
+    def test_live_gdb(self):
+        self.check_input(["--gdb", f"127.0.0.1:{self.port}"], 16)
+
+    def test_report_page(self):
+        page = self.dir / "m0.html"
+        args = ["-e", self.elf, "--branches", 5, "--mtb-regs", hex(self.area), *self.snapshot]
+        run("report", *args, "-o", page)
+        m = re.search(r'<script type="application/json" id="spoor-crash">(.*?)</script>',
+                      page.read_text(), re.S)
+        self.assertEqual(json.loads(m.group(1)),
+                         json.loads(run("crash", *args, "--json").stdout))
+        self.assertEqual(len(json.loads(m.group(1))["branches"]), 5)
+
+    def test_block_not_there(self):
+        for addr, why in ((0x30000000, "cannot read the MTB registers at 0x30000000"),
+                          (0x20000000, "the MTB registers at 0x20000000 are all zero")):
+            crash = json.loads(run("crash", "-e", self.elf, "--json", "--mtb-regs", hex(addr),
+                                   *self.snapshot).stdout)
+            self.assertEqual(crash["branches"], [])
+            self.assertIn(why, crash["branches_info"]["error"])
+            text = run("crash", "-e", self.elf, "--mtb-regs", hex(addr), *self.snapshot).stdout
+            self.assertIn(f"last branches (MTB): none: {self.snapshot[1]}: ", text)
+            self.assertIn(why, text)
+        for cmd, out in (("crash", []), ("report", ["-o", self.dir / "x.html"])):
+            bad = run(cmd, "-e", self.elf, *out, "--mtb-regs", "0x20002002", *self.snapshot,
+                      check=False)
+            self.assertEqual((bad.returncode, bad.stderr),
+                             (2, f"spoor {cmd}: --mtb-regs: expected a word-aligned address, "
+                                 "got '0x20002002'\n"))
 
 
 if __name__ == "__main__":
