@@ -83,27 +83,62 @@ def containing(funcs, addr):
     return None, 0
 
 
-def hook_points(elf, hook):
-    """(entry, claim, confirm, status register) of one hook from its disassembly.
-
-    ARMv7-M/v8-M: the slot is claimed by the STREX that succeeds; the instruction after it
-    shows the STREX status in its register. ARMv6-M: the claim lies between CPSID and MSR, where
-    no interrupt can come; the instruction after CPSID stands for it (confirm None)."""
+def disassembly(elf, function):
+    """[(address, mnemonic, operands)] of one function (arm-none-eabi-objdump)."""
     out = subprocess.run([harness.require_tool(OBJDUMP), "-d", str(elf),
-                          f"--disassemble={hook}"], check=True, capture_output=True,
+                          f"--disassemble={function}"], check=True, capture_output=True,
                          text=True).stdout
     insns = []
     for line in out.splitlines():
-        m = re.match(r"^\s*([0-9a-f]+):\s+(?:[0-9a-f]{4}\s?)+\s+(\S+)\s*(\S*)", line)
+        m = re.match(r"^\s*([0-9a-f]+):\s+(?:[0-9a-f]{4}\s?)+\s+(\S+)\s*([^@;]*)", line)
         if m:
-            insns.append((int(m.group(1), 16), m.group(2), m.group(3)))
-    mnemonics = [m for _, m, _ in insns]
-    if "strex" in mnemonics:
-        i = mnemonics.index("strex")
-        status = int(insns[i][2].rstrip(",").lstrip("r"))
-        return insns[0][0], insns[i][0], insns[i + 1][0], status
-    i = mnemonics.index("cpsid")
-    return insns[0][0], insns[i + 1][0], None, None
+            insns.append((int(m.group(1), 16), m.group(2), m.group(3).strip()))
+    return insns
+
+
+def primask_claims(insns):
+    """Armv6-M: the STR instructions on every path from a CPSID to the MSR that ends the
+    section (conditional branches followed both ways, B to its target)."""
+    index = {a: i for i, (a, _, _) in enumerate(insns)}
+    claims, seen = set(), set()
+    todo = [i + 1 for i, (_, m, _) in enumerate(insns) if m == "cpsid"]
+    while todo:
+        i = todo.pop()
+        while i < len(insns) and i not in seen:
+            seen.add(i)
+            address, mnemonic, operands = insns[i]
+            if mnemonic == "msr" or mnemonic.startswith(("pop", "bx")):
+                break
+            if mnemonic == "str":
+                claims.add(address)
+            target = re.match(r"([0-9a-f]+)\b", operands)
+            if re.fullmatch(r"b(\.n|\.w)?", mnemonic):
+                i = index[int(target.group(1), 16)]
+                continue
+            if re.fullmatch(r"b(eq|ne|cs|cc|hs|lo|mi|pl|vs|vc|hi|ls|ge|lt|gt|le)(\.n|\.w)?",
+                            mnemonic):
+                todo.append(index[int(target.group(1), 16)])
+            i += 1
+    return sorted(claims)
+
+
+def hook_points(elf, hook):
+    """(entry, [(claim, confirm, status register), ...]) of one hook from its disassembly.
+
+    ARMv7-M/v8-M: a slot is claimed by a STREX that succeeds (the hook has one for the straight
+    path and one for the wrap); the instruction after it shows the STREX status in its register.
+    ARMv6-M: the claim is the STR of the index between CPSID and MSR, where no interrupt can
+    come (confirm and status None)."""
+    insns = disassembly(elf, hook)
+    claims = []
+    for i, (address, mnemonic, operands) in enumerate(insns):
+        if mnemonic == "strex":
+            status = int(operands.split(",")[0].strip().lstrip("r"))
+            claims.append((address, insns[i + 1][0], status))
+    if not claims:
+        claims = [(address, None, None) for address in primask_claims(insns)]
+    assert claims, f"{hook}: no claim found in its disassembly"
+    return insns[0][0], claims
 
 
 def run_with_log(elf, machine, mode, out_file, log, extra=(), shift=0):
@@ -111,7 +146,8 @@ def run_with_log(elf, machine, mode, out_file, log, extra=(), shift=0):
     in extra); -icount shift=SHIFT (2**SHIFT ns a instruction)."""
     points = [hook_points(elf, h) for h in ("__cyg_profile_func_enter",
                                               "__cyg_profile_func_exit")]
-    addresses = [a for p in points for a in p[:3] if a is not None] + list(extra)
+    addresses = [entry for entry, _ in points] + \
+        [a for _, claims in points for c in claims for a in c[:2] if a is not None] + list(extra)
     dfilter = ",".join(f"0x{a:x}+2" for a in addresses)
     command = [harness.require_tool(harness.QEMU), "-M", machine, "-icount", f"shift={shift}",
                "-nographic", "-monitor", "none", "-serial", "none", "-semihosting-config",
@@ -122,18 +158,27 @@ def run_with_log(elf, machine, mode, out_file, log, extra=(), shift=0):
     return result, points
 
 
-def ground_truth(log, points, stores=None):
+def ground_truth(log, points, stores=None, stats=None):
     """The hook calls in ring order: dicts kind, fn, site, ipsr. stores: {pc: (key, register)}
     of instructions that store a record's further words: the record last claimed at that
-    exception level gets key = the register's value there."""
+    exception level gets key = the register's value there. stats (a dict) gets the number of
+    failed STREX claims ("failed") and of claims made while a hook of a lower level was between
+    its entry and its claim ("nested")."""
     entries = {p[0]: ("enter", "exit")[i] for i, p in enumerate(points)}
-    claims = {p[1] for p in points}
-    confirms = {p[2]: p[3] for p in points if p[2] is not None}
+    claims = {c[0] for _, cs in points for c in cs}
+    confirms = {c[1]: c[2] for _, cs in points for c in cs if c[1] is not None}
     pending = {}    # IPSR -> the hook entry in flight at that level
     tentative = {}  # IPSR -> position in records where its STREX ran
     records = []
     claimed = {}  # IPSR -> the record last claimed at that level
     stores = stores or {}
+    stats = stats if stats is not None else {}
+    stats.update(failed=0, nested=0)
+
+    def claim(ipsr):
+        if any(level < ipsr for level in pending if level != ipsr):
+            stats["nested"] += 1
+        claimed[ipsr] = pending.pop(ipsr)
 
     def flush(pc, regs, xpsr):
         ipsr = xpsr & 0x1FF
@@ -146,15 +191,17 @@ def ground_truth(log, points, stores=None):
                              "ipsr": ipsr}
         elif pc in claims and not confirms:  # Armv6-M: claimed, interrupts masked
             if ipsr in pending:
-                claimed[ipsr] = pending.pop(ipsr)
+                claim(ipsr)
                 records.append(claimed[ipsr])
         elif pc in claims:
             tentative[ipsr] = len(records)
         elif pc in confirms and ipsr in tentative and ipsr in pending:
             position = tentative.pop(ipsr)
             if regs[confirms[pc]] == 0:  # the STREX succeeded
-                claimed[ipsr] = pending.pop(ipsr)
+                claim(ipsr)
                 records.insert(position, claimed[ipsr])
+            else:
+                stats["failed"] += 1
 
     pc, regs, xpsr = None, {}, 0
     with open(log, encoding="utf-8", errors="replace") as f:
