@@ -166,8 +166,8 @@ def ground_truth(log, points, stores=None, stats=None):
     """The hook calls in ring order: dicts kind, fn, site, ipsr. stores: {pc: (key, register)}
     of instructions that store a record's further words: the record last claimed at that
     exception level gets key = the register's value there. stats (a dict) gets the number of
-    failed STREX claims ("failed") and of claims made while a hook of a lower level was between
-    its entry and its claim ("nested")."""
+    failed STREX claims ("failed"), of claims made while a hook of a lower level was between
+    its entry and its claim ("nested") and every hook call, claimed or not ("entries")."""
     entries = {p[0]: ("enter", "exit")[i] for i, p in enumerate(points)}
     claims = {c[0] for _, cs in points for c in cs}
     confirms = {c[1]: c[2] for _, cs in points for c in cs if c[1] is not None}
@@ -177,7 +177,7 @@ def ground_truth(log, points, stores=None, stats=None):
     claimed = {}  # IPSR -> the record last claimed at that level
     stores = stores or {}
     stats = stats if stats is not None else {}
-    stats.update(failed=0, nested=0)
+    stats.update(failed=0, nested=0, entries=[])
 
     def claim(ipsr):
         if any(level < ipsr for level in pending if level != ipsr):
@@ -193,6 +193,7 @@ def ground_truth(log, points, stores=None, stats=None):
             site = regs[1] if regs[1] >= EXC_RETURN_MIN else regs[1] & ~1
             pending[ipsr] = {"kind": entries[pc], "fn": regs[0] & ~1, "site": site,
                              "ipsr": ipsr}
+            stats["entries"].append(pending[ipsr])
         elif pc in claims and not confirms:  # Armv6-M: claimed, interrupts masked
             if ipsr in pending:
                 claim(ipsr)
@@ -445,6 +446,24 @@ class CallsTrace(unittest.TestCase):
                 with self.assertRaises(AssertionError) as caught:
                     self.check_against_truth(elf, truth, got, wrapped=len(truth) > capacity)
                 self.assertRegex(str(caught.exception), r"record \d+ of \d+:")
+
+    def test_paused_and_frozen(self):
+        """Hooks called before init, while paused and after the freeze record nothing; the
+        calls in between are recorded (the log shows every hook call)."""
+        for cpu in CORES:
+            with self.subTest(cpu=cpu), tempfile.TemporaryDirectory() as tmp:
+                stats = {}
+                elf, truth, args = self.run_mode(cpu, "pause", tmp, stats=stats)
+                funcs = functions(elf)
+                called = [containing(funcs, e["fn"])[0] for e in stats["entries"]
+                          if e["kind"] == "enter"]
+                self.assertEqual(called.count("paused_work"), 4)
+                got = self.spoor_json(elf, args)
+                self.check_against_truth(elf, truth, got, wrapped=False)
+                self.assertEqual([g["function"] for g in got if g["kind"] == "enter"],
+                                 ["DEMO_Init", "DEMO_Run", "decide", "calcValue", "getValue",
+                                  "calcValue"])
+                self.assertEqual(len(got), 12)
 
     def test_wrapping_ring(self):
         for cpu in CORES:
