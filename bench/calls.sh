@@ -125,7 +125,11 @@ for target in "m0 -mcpu=cortex-m0 microbit" "m3 -mcpu=cortex-m3 mps2-an385" \
         spoor_calls_record_slow -- __cyg_profile_func_exit)
     b=$(CALLS_SHOW=0 count "$TMP/baseline-$CPU.elf" __cyg_profile_func_enter CYG_Store RNG_Put \
         -- __cyg_profile_func_exit)
-    echo "$CPU $s $w $b" | awk '{ printf "  %-3s spoor enter %4.1f exit %4.1f pair %5.1f   before pair %5.1f (x%.2f)   seed-like pair %6.1f (x%.2f)\n", $1, $2, $3, $2 + $3, $4 + $5, ($2 + $3) / ($4 + $5), $6 + $7, ($2 + $3) / ($6 + $7) }'
+    echo "$CPU $s $w $b" | awk '{
+        pair = $2 + $3; before = $4 + $5; seed = $6 + $7
+        printf "  %-3s spoor enter %4.1f exit %4.1f pair %5.1f", $1, $2, $3, pair
+        printf "   before pair %5.1f (x%.2f)", before, pair / before
+        printf "   seed-like pair %6.1f (x%.2f)\n", seed, pair / seed }'
 done
 
 # ---- 2. host decode ------------------------------------------------------------------------------

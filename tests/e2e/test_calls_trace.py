@@ -291,9 +291,9 @@ def build_not_atomic(cpu, tmp):
         objects.append(str(obj))
     elf = Path(tmp) / f"calls_trace_not_atomic-{cpu}.elf"
     library = harness.firmware_dir() / f"libspoor_target_{LIBRARY_CPU[cpu]}.a"
+    script = source / f"examples/ld/{machine}.ld"
     subprocess.run([gcc, CPU_FLAGS[cpu], "-mthumb", "-mfloat-abi=soft", "-nostartfiles",
-                    "-L", str(source / "examples/ld"), "-T", str(source / f"examples/ld/{machine}.ld"),
-                    "-Wl,--gc-sections", *objects, str(library), "-o", str(elf)], check=True,
+                    "-L", str(source / "examples/ld"), "-T", str(script), "-Wl,--gc-sections", *objects, str(library), "-o", str(elf)], check=True,
                    capture_output=True, text=True)
     points = []
     for hook in ("__cyg_profile_func_enter", "__cyg_profile_func_exit"):
