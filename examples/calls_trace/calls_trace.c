@@ -15,6 +15,9 @@
  *          pends device interrupt 3 (both handlers are instrumented and call instrumented code)
  *   hold   as seed, then waits in calls_done() for a debugger (`spoor calls --gdb`)
  *   wrap   the demo in a loop until the ring has wrapped many times
+ *   pause  paused_work() before spoor_calls_init, while paused, and after spoor_calls_freeze
+ *          (also after an enable that a frozen recorder ignores): none of it may be recorded;
+ *          DEMO_Init and DEMO_Run(1) in between are
  *   fault  the demo, then decide() calls through a bad pointer: spoor's fault handler freezes
  *          the recorder and writes a crash dump holding the ring; after the reset the dump goes
  *          to OUTFILE: `spoor calls -e ELF OUTFILE`
@@ -113,6 +116,11 @@ NOINLINE void DEMO_Run(int rounds)
 NOINLINE void DEMO_Init(void)
 {
     demo_sink = 0;
+}
+
+NOINLINE int paused_work(int n)
+{
+    return calcValue(n, 2) + 1;
 }
 
 NOINLINE int tick_work(int n)
@@ -260,6 +268,8 @@ NOTRACE int main(void)
     semihost_write_string("\n");
     if (SYSTICK_IS_TIMESTAMP) /* free-running, counting down, no interrupt */
         systick_start(0xFFFFFFu, 5u);
+    if (str_eq(mode, "pause"))
+        demo_sink += paused_work(1);
     if (!spoor_calls_init(call_ring, sizeof call_ring)) {
         semihost_write_string("spoor_calls_init failed\n");
         return 3;
@@ -280,6 +290,16 @@ NOTRACE int main(void)
     } else if (str_eq(mode, "wrap")) {
         DEMO_Init();
         DEMO_Run(600);
+    } else if (str_eq(mode, "pause")) {
+        DEMO_Init();
+        spoor_calls_enable(false);
+        demo_sink += paused_work(2);
+        spoor_calls_enable(true);
+        DEMO_Run(1);
+        spoor_calls_freeze();
+        demo_sink += paused_work(3);
+        spoor_calls_enable(true);
+        demo_sink += paused_work(4);
     } else if (str_eq(mode, "fault")) {
         DEMO_Init();
         DEMO_Run(3);
@@ -288,7 +308,7 @@ NOTRACE int main(void)
         semihost_write_string("the fault did not happen\n");
         return 4;
     } else {
-        semihost_write_string("unknown mode (seed, hold, irq, wrap, fault)\n");
+        semihost_write_string("unknown mode (seed, hold, irq, wrap, pause, fault)\n");
         return 2;
     }
     spoor_calls_enable(false);
