@@ -3,6 +3,7 @@ the virtual trace probe (tools/vprobe.py).
 
 The log is the one of
     qemu-system-arm -icount shift=N -singlestep -d exec,nochain,int[,cpu] -D LOG ...
+(or, read by CpuLog below, the register log of -d cpu,nochain,int without exec)
 (QEMU 7.2): with -singlestep every block is one instruction, so every "Trace" line is one
 instruction and their count is the instruction count; with `cpu` each is followed by the
 register state before that instruction ran.
