@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # spoor vprobe throughput: target instructions emulated per second with tracing on, for the
 # scheduler example (examples/vprobe, TICKS SysTick ticks of 1 ms, default 60), against QEMU
-# alone on the same run (-icount, no log) and QEMU writing the same log to a file.
+# alone on the same run (-icount, no log), QEMU writing the full log (-d exec,nochain,int,cpu,
+# what the probe read until issue 21, and still reads with a GDB port) to a file -- the
+# baseline -- and QEMU writing the register log the probe reads without a GDB port
+# (-d cpu,nochain,int) to a file. Rate: the guest's instructions (the probe's count, equal to
+# the full log's "Trace" lines that ran) divided by the wall time of the whole run.
 # usage: bench/vprobe.sh [BUILD_DIR]   (needs spoor and the firmware; default: the release build
 #   build/bench that the other bench scripts use, else build/check, else build/bench configured
 #   and built here as bench/sym.sh does)
@@ -39,9 +43,12 @@ probe=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['seconds
 alone=$(seconds "${qemu[@]}" -icount shift=5,sleep=off)
 logged=$(seconds "${qemu[@]}" -icount shift=5,sleep=off -singlestep -d exec,nochain,int,cpu -D "$tmp/q.log")
 bytes=$(stat -c %s "$tmp/q.log")
+registers=$(seconds "${qemu[@]}" -icount shift=5,sleep=off -singlestep -d cpu,nochain,int -D "$tmp/r.log")
+rbytes=$(stat -c %s "$tmp/r.log")
 rate() { python3 -c "print(f'{$insns / $1:,.0f} instructions/s ({$1:.2f} s)')"; }
-echo "instructions: $insns ($ticks ticks), stream $(stat -c %s "$tmp/s.itm") bytes, log $bytes bytes"
-echo "QEMU alone (-icount):               $(rate "$alone")"
-echo "QEMU, -singlestep -d ...cpu to file: $(rate "$logged")"
-echo "spoor vprobe (tracing on):          $(rate "$probe")"
-python3 -c "print(f'ratio: spoor vprobe runs at {$logged / $probe:.2f}x the rate of QEMU writing the log to a file (baseline); goal >= 1x')"
+echo "instructions: $insns ($ticks ticks), stream $(stat -c %s "$tmp/s.itm") bytes, full log $bytes bytes, register log $rbytes bytes"
+echo "QEMU alone (-icount):                          $(rate "$alone")"
+echo "QEMU, -d exec,nochain,int,cpu to file (base):  $(rate "$logged")"
+echo "QEMU, -d cpu,nochain,int to file:              $(rate "$registers")"
+echo "spoor vprobe --gdb 0 (tracing on):             $(rate "$probe")"
+python3 -c "print(f'ratio: spoor vprobe runs at {$logged / $probe:.2f}x the rate of QEMU writing the full log to a file (baseline; goal >= 1x), {$registers / $probe:.2f}x QEMU writing the register log it reads')"

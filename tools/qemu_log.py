@@ -3,6 +3,7 @@ the virtual trace probe (tools/vprobe.py).
 
 The log is the one of
     qemu-system-arm -icount shift=N -singlestep -d exec,nochain,int[,cpu] -D LOG ...
+(or, read by CpuLog below, the register log of -d cpu,nochain,int without exec)
 (QEMU 7.2): with -singlestep every block is one instruction, so every "Trace" line is one
 instruction and their count is the instruction count; with `cpu` each is followed by the
 register state before that instruction ran.
@@ -167,6 +168,164 @@ def _other(line):
         return ("tailchain",)
     if RESET.match(line):
         return ("reset",)
+    return None
+
+
+# ---- the register log: -d cpu,nochain,int without exec
+#
+# With `cpu` and without `exec` QEMU writes one record per one-instruction block it starts (one
+# write(2) instead of two, and no "Trace" line): R00-R15 in four lines, then the XPSR line. The
+# exec-only lines saying a block did not run ("rewound", "Stopped execution") are not written,
+# so which records did not run is read from what follows them. QEMU 7.2 (accel/tcg/cpu-exec.c,
+# cpu_io_recompile) starts a block again, its record written again with the same registers,
+# when it did not run because
+#   * the instruction accesses I/O memory: the block is rewound before the access and runs at
+#     once as the last block of its I/O group (an identical record follows);
+#   * the instruction budget ran out before it (-icount: a timer is due, or the budget is
+#     refilled every 65535 instructions), or QEMU was asked to stop: either QEMU goes on with
+#     the same block (an identical record follows) or it takes the interrupt that became due
+#     ("Taking exception 5 [IRQ]" follows the record).
+# So, exactly for every instruction but a branch to itself:
+#   1. a record followed by an identical one did not run, unless its instruction is a branch to
+#      itself (B . loops: each record ran; one that did not run at a budget refill or a stop
+#      without an interrupt is counted, the one case this log cannot tell);
+#   2. a record followed by "Taking exception 5" did not run, unless it is the second of two
+#      identical records (an I/O access that ran and made the interrupt pending, e.g. a store
+#      to ICSR) or an instruction that unmasks interrupts (CPSIE, MSR PRIMASK/FAULTMASK with
+#      bit 0 clear, MSR BASEPRI with 0) or waits for one (WFI, WFE);
+#   3. every other record ran.
+# tests/e2e/test_vprobe_cpu_log.py checks these rules against QEMU's full log.
+
+CPU_FLAGS = "cpu,nochain,int"
+SPECIAL_LINE = re.compile(rb"\n(?!R\d\d=|XPSR=)[^\n]+")  # after a newline: not a register line
+RECORD = b"R00="
+RECORD_PC = slice(195, 203)  # in a record without its "R00=": "R15=" at 191, the XPSR line at 204
+REGISTER_B = re.compile(rb"R(\d\d)=([0-9a-f]{8})")
+
+
+def record_registers(record):
+    """(r0..r15, xpsr) of a record (its text after "R00=")."""
+    regs = [0] * 17
+    regs[0] = int(record[:8], 16)
+    for n, v in REGISTER_B.findall(record):
+        regs[int(n)] = int(v, 16)
+    regs[16] = int(record[209:217], 16)
+    return tuple(regs)
+
+
+class CpuLog:
+    """The register log (-d cpu,nochain,int) as events: feed() takes complete lines (bytes, a
+    record never cut) and returns the events they complete, the instructions that ran in
+    batches ('insns', pcs, records): pcs the PCs as 8 hex digits (bytes), records their
+    register text (record_registers). Other events as events() gives them."""
+
+    def __init__(self, code):
+        self.code = code
+        self.pending = None  # the last record, not yet known to have run
+        self.pending_again = False  # it is the second of two identical records
+        self.kinds = {}  # pc (hex) -> 'self' (branch to itself), 'release', 'msr' or None
+
+    def kind(self, pc):
+        kind = self.kinds.get(pc, 0)
+        if kind == 0:
+            kind = self.kinds[pc] = _kind(self.code, int(pc, 16))
+        return kind
+
+    def _ran_before_interrupt(self, record):
+        if self.pending_again:
+            return True
+        kind = self.kind(record[RECORD_PC])
+        if kind == "release":
+            return True
+        if kind is None or kind == "self":
+            return False
+        sysm, rn = kind[1], kind[2]  # MSR: what it writes decides
+        value = record_registers(record)[rn]
+        return (value & 1) == 0 if sysm in (16, 19) else (value & 0xFF) == 0
+
+    def feed(self, data):
+        out = []
+        pos = 0
+        if data[:1] and data[:4] != RECORD and not data.startswith(b"XPSR="):
+            end = data.find(b"\n")
+            self._special(data[:end if end >= 0 else len(data)], out)
+            pos = end + 1 if end >= 0 else len(data)
+        for m in SPECIAL_LINE.finditer(data, max(pos - 1, 0)):
+            if m.start() + 1 > pos:
+                self._records(data[pos:m.start() + 1], out)
+            self._special(m.group()[1:], out)
+            pos = m.end() + 1
+        if pos < len(data):
+            self._records(data[pos:], out)
+        return out
+
+    def end(self):
+        """The events after the last line: the last record ran."""
+        out = []
+        if self.pending is not None:
+            out.append(("insns", [self.pending[RECORD_PC]], [self.pending]))
+            self.pending = None
+        return out
+
+    def _records(self, text, out):
+        records = text.split(RECORD)
+        if records[0]:
+            raise ValueError(f"QEMU's register log: unexpected text {records[0][:60]!r}")
+        records[0] = self.pending
+        if records[0] is None:
+            del records[0]
+        for r in records:
+            if r[191:195] != b"R15=" or r[204:209] != b"XPSR=":
+                raise ValueError(f"QEMU's register log: not a register record: {r[:60]!r}")
+        last = len(records) - 1
+        again = [i for i in range(last) if records[i] == records[i + 1]]
+        ran = records
+        pending_again = self.pending_again if last == 0 else False
+        if again:
+            cancelled = set()
+            for i in again:
+                if self.kind(records[i][RECORD_PC]) != "self":
+                    cancelled.add(i)
+            ran = [r for i, r in enumerate(records) if i not in cancelled]
+            pending_again = last - 1 in cancelled
+        self.pending, self.pending_again = ran[-1], pending_again
+        ran = ran[:-1]
+        if ran:
+            out.append(("insns", [r[RECORD_PC] for r in ran], ran))
+
+    def _special(self, line, out):
+        if self.pending is not None:
+            if not (line.startswith(b"Taking exception 5 ") and
+                    not self._ran_before_interrupt(self.pending)):
+                out.append(("insns", [self.pending[RECORD_PC]], [self.pending]))
+            self.pending, self.pending_again = None, False
+        event = _other(line.decode("latin-1"))
+        if event is not None:
+            out.append(event)
+
+
+def _kind(code, pc):
+    """'self' for a branch to itself, 'release' for CPSIE/WFI/WFE, ('msr', SYSm, Rn) for an MSR
+    to PRIMASK, BASEPRI or FAULTMASK, else None (ARMv7-M ARM A7.7)."""
+    hw1 = code.halfword(pc)
+    if hw1 is None:
+        return None
+    if hw1 >> 11 < 0x1D:
+        if hw1 == 0xE7FE or (hw1 & 0xF0FF == 0xD0FE and (hw1 >> 8) & 0xF < 0xE):
+            return "self"  # B . and B<c> . (offset -4 from PC + 4)
+        if hw1 & 0xFFF8 == 0xB660 or hw1 in (0xBF20, 0xBF30):
+            return "release"  # CPSIE, WFE, WFI
+        return None
+    hw2 = code.halfword(pc + 2)
+    if hw2 is None:
+        return None
+    if (hw1, hw2) == (0xF7FF, 0xBFFE) or (hw1 & 0xFC3F == 0xF43F and hw2 == 0xAFFE
+                                        and (hw1 >> 6) & 0xF < 0xE):
+        return "self"  # B.W . and B<c>.W .
+    if hw1 == 0xF3AF and hw2 in (0x8002, 0x8003):
+        return "release"  # WFE.W, WFI.W
+    if hw1 & 0xFFF0 == 0xF380 and hw2 & 0xFF00 == 0x8800 and (hw2 & 0xFF) in (16, 17, 19):
+        return ("msr", hw2 & 0xFF, hw1 & 0xF)
     return None
 
 

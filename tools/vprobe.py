@@ -4,14 +4,14 @@ QEMU, live on TCP and/or in a file. `spoor vprobe` runs this tool; docs/vprobe.m
 
 QEMU emulates neither the ITM nor the DWT: it ignores the firmware's writes to their registers.
 This tool runs QEMU with -icount (an instruction is one cycle of a CPU clock of 1e9 / 2^shift
-Hz, deterministic), -singlestep and -d exec,nochain,int,cpu into a pipe, reads that log with
-tools/qemu_log.py (the reader the virtual MTB uses), follows the firmware's stores to the ITM and
-DWT registers (address and value from the logged register state and the decoded Thumb store,
-tools/vprobe_stores.py) and emits what that configuration makes the hardware emit
-(tools/vprobe_itm.py): instrumentation packets for stimulus-port writes, data-trace packets for
-stores a comparator matches, exception trace, periodic PC samples, local timestamps, syncs;
-optionally TPIU frames, optionally through a model of the SWO pin that drops what it cannot
-carry and emits overflow packets.
+Hz, deterministic), -singlestep and -d cpu,nochain,int (with a GDB port exec,nochain,int,cpu)
+into a pipe, reads that log with tools/qemu_log.py (the reader the virtual MTB uses), follows
+the firmware's stores to the ITM and DWT registers (address and value from the logged register
+state and the decoded Thumb store, tools/vprobe_stores.py) and emits what that configuration
+makes the hardware emit (tools/vprobe_itm.py): instrumentation packets for stimulus-port
+writes, data-trace packets for stores a comparator matches, exception trace, periodic PC
+samples, local timestamps, syncs; optionally TPIU frames, optionally through a model of the
+SWO pin that drops what it cannot carry and emits overflow packets.
 """
 
 import argparse
@@ -39,8 +39,8 @@ Runs QEMU (a Cortex-M machine, the firmware as -kernel) and emulates the ITM and
 the ITM/DWT stream the firmware's own configuration (or --set) asks for, served on TCP like
 OpenOCD's SWO port and/or written to a file. Time is QEMU's instruction count (-icount): one
 instruction is one cycle of a 1e9/2^shift Hz clock. Adds -icount, -singlestep, -d, -D and -gdb
-to the QEMU command (do not give them). Exit status: QEMU's (0 when the firmware exited 0),
-2 for bad usage.
+to the QEMU command (do not give them); --gdb 0 is faster (QEMU writes a smaller log).
+Exit status: QEMU's (0 when the firmware exited 0), 2 for bad usage.
 
   -p, --port N       serve the stream on 127.0.0.1:N (default 46000; 0: no server)
   -o, --output FILE  also write the stream to FILE
@@ -63,7 +63,8 @@ to the QEMU command (do not give them). Exit status: QEMU's (0 when the firmware
       --tpiu         frame the stream with the TPIU formatter (source ID: ITM_TCR.TraceBusID)
       --wait-client  start QEMU only once a TCP client is connected (it then sees everything)
       --stats FILE   write a JSON summary at the end (instructions, packets, drops)
-      --keep-log FILE  also copy QEMU's log to FILE (large: about 330 bytes an instruction)
+      --keep-log FILE  also copy QEMU's log to FILE (large: about 240 bytes an instruction,
+                     310 with a GDB port)
   -q, --quiet        no start and end lines on stderr
   -h, --help         this text
 """
@@ -284,6 +285,7 @@ class Probe:
         self.group_time = 0
         self.last_ts = 0  # timestamp ticks of the last local timestamp that went out
         self.stores = {}
+        self.stores_hex = {}  # pc as 8 hex digits (bytes) -> whether it stores
         self.comparators = []
         self.warned = set()
         self.exc_stack = []
@@ -539,6 +541,36 @@ class Probe:
                         else:
                             self.emit(itm.dwt_data(n, True, size, value), "dwt_data", self.count)
 
+    def instructions(self, pcs, records):
+        """A batch of instructions that ran (qemu_log.CpuLog): pcs as hex, records their
+        registers. As instruction() for each, with work only where there is some: stores, PC
+        samples, syncs."""
+        kinds = self.stores_hex
+        for pc in set(pcs).difference(kinds):
+            kinds[pc] = self.store_at(int(pc, 16)) is not None
+        stores = [i for i, pc in enumerate(pcs) if kinds[pc]]
+        stores.append(len(pcs))
+        base = self.count
+        n = len(pcs)
+        s = 0
+        i = 0
+        while True:
+            k = stores[s]
+            if self.next_sample is not None:
+                k = min(k, max(self.next_sample - base, i))
+            if self.next_sync is not None:
+                k = min(k, max(self.next_sync - base, i))
+            if k >= n:
+                self.count = base + n
+                return
+            self.count = base + k
+            is_store = k == stores[s]
+            self.instruction(int(pcs[k], 16),
+                             qemu_log.record_registers(records[k]) if is_store else None)
+            if is_store:
+                s += 1
+            i = k + 1
+
     def watched(self, addr, size):
         return any(addr <= high and addr + size - 1 >= low for _, low, high, _ in self.comparators)
 
@@ -552,7 +584,9 @@ class Probe:
 
     def event(self, ev):
         kind = ev[0]
-        if kind == "insn":
+        if kind == "insns":
+            self.instructions(ev[1], ev[2])
+        elif kind == "insn":
             self.instruction(ev[1], ev[2])
         elif kind == "pending":  # entry (after a failed return: that exception exits first)
             if self.returning is not None:
@@ -612,6 +646,48 @@ def log_lines(fd, between_chunks, copy, bridge=None):
             yield from bridge.due()
     if rest:
         yield rest.decode("latin-1")
+
+
+def register_log_events(fd, between_chunks, copy, code):
+    """QEMU's register log (-d cpu,nochain,int, no debugger) read in chunks as the events of
+    qemu_log.CpuLog; a record cut by a chunk's end waits for the next chunk."""
+    reader = qemu_log.CpuLog(code)
+    rest = b""
+    while True:
+        chunk = os.read(fd, PIPE_SIZE)
+        if not chunk:
+            break
+        if copy:
+            copy.write(chunk)
+        data = rest + chunk if rest else chunk
+        cut = data.rfind(b"\n") + 1
+        start = data.rfind(qemu_log.RECORD, 0, cut)
+        if start >= 0 and data.find(b"\nXPSR=", start, cut) < 0:
+            cut = start  # the last record is not complete
+        rest = data[cut:]
+        try:
+            yield from reader.feed(data[:cut])
+        except ValueError as e:
+            raise SystemExit(f"spoor vprobe: {e}")
+        between_chunks()
+        if len(chunk) < PIPE_SIZE // 2:
+            time.sleep(0.002)  # let the pipe fill: QEMU's writes then wake no reader
+    if rest:
+        yield from reader.feed(rest if rest.endswith(b"\n") else rest + b"\n")
+    yield from reader.end()
+
+
+PIPE_SIZE = 1 << 20
+
+
+def enlarge_pipe(fd):
+    """Room for 1 MiB in the log pipe (F_SETPIPE_SZ, Linux), so QEMU seldom waits for the
+    reader and the reader is not woken for every line; the default where not allowed."""
+    import fcntl
+    try:
+        fcntl.fcntl(fd, 1031, PIPE_SIZE)
+    except OSError:
+        pass
 
 
 def parse_set(text):
@@ -745,8 +821,13 @@ def run(argv):
         link = itm.SwoLink(args.swo_baud, hz, args.swo_fifo, 16 / 14 if args.tpiu else 1.0)
     probe = Probe(code, sinks, link, args.initial, args.arch, args.comparators)
     read_fd, write_fd = os.pipe()
+    enlarge_pipe(read_fd)
+    # Without a debugger the register log (qemu_log.CpuLog: one write a record, no "Trace"
+    # line); with one the full log, whose "Trace" and "Stopped" lines say exactly where QEMU
+    # stopped for it (docs/vprobe.md, "QEMU's log").
+    flags = qemu_log.CPU_FLAGS if not args.gdb else "exec,nochain,int,cpu"
     command = qemu + ["-icount", f"shift={args.shift},sleep=off", "-singlestep",
-                      "-d", "exec,nochain,int,cpu", "-D", f"/dev/fd/{write_fd}"]
+                      "-d", flags, "-D", f"/dev/fd/{write_fd}"]
     bridge = proxy = gdb_log = None
     socket_dir = None
     if args.gdb:  # QEMU's gdbstub on a private socket, the proxy on the port
@@ -786,8 +867,12 @@ def run(argv):
             proxy.start()
         copy = open(args.keep_log, "wb") if args.keep_log else None
         try:
-            for ev in qemu_log.events(log_lines(read_fd, sinks.push, copy, bridge),
-                                      probe.wants_regs):
+            if args.gdb:
+                events = qemu_log.events(log_lines(read_fd, sinks.push, copy, bridge),
+                                         probe.wants_regs)
+            else:
+                events = register_log_events(read_fd, sinks.push, copy, code)
+            for ev in events:
                 probe.event(ev)
         except KeyboardInterrupt:
             terminated = "SIGINT"

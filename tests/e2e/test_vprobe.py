@@ -2,10 +2,12 @@
 
 examples/vprobe (vprobe_sched-m3.elf, mps2-an385) configures ITM and DWT as for a real probe:
 comparator 1 watches `current_thread` (data value on write), exception trace, PC samples every
-1024 cycles, ports 0 and 1 enabled. `spoor vprobe --keep-log` runs it once, writing the stream
-to a file and serving it to a `spoor itm -j tcp:...` client that connected before QEMU started.
+1024 cycles, ports 0 and 1 enabled. `spoor vprobe --gdb 0` runs it once (QEMU's register log,
+-d cpu,nochain,int), writing the stream to a file and serving it to a `spoor itm -j tcp:...`
+client that connected before QEMU started.
 
-Ground truth, computed here from the kept log without the probe's code: instructions are the
+Ground truth, computed here without the probe's code from QEMU's full log of the same run (QEMU
+run again with -d exec,nochain,int,cpu: -icount makes the runs the same): instructions are the
 "Trace" lines that ran (a block followed by "rewound"/"Stopped execution" of its PC did not run
 and is logged again), their index is the cycle; the stores are found with
 arm-none-eabi-objdump's disassembly (mnemonic and operand text) evaluated on the logged
@@ -186,13 +188,24 @@ def wait_listening(port, process, what):
         time.sleep(0.05)
 
 
+def qemu_command(elf):
+    return [harness.require_tool(harness.QEMU), "-M", "mps2-an385", "-nographic", "-monitor",
+            "none", "-serial", "none", "-semihosting-config",
+            f"enable=on,target=native,arg=vprobe_sched,arg={TICKS}", "-kernel", str(elf)]
+
+
+def full_log_command(elf, log):
+    """QEMU on the example with the full log: a "Trace" line for every block it starts, a
+    "rewound"/"Stopped execution" line for every one that did not run, the registers."""
+    return qemu_command(elf) + ["-icount", f"shift={SHIFT},sleep=off", "-singlestep", "-d",
+                                "exec,nochain,int,cpu", "-D", str(log)]
+
+
 def vprobe(elf, *args, wait_client=None, timeout=300):
     """Runs spoor vprobe on the example; with wait_client a `spoor itm -j` client on TCP."""
     port = harness.free_port()
     command = [SPOOR, "vprobe", "-q", "--gdb", "0", "-p", str(port), *map(str, args), "--",
-               harness.require_tool(harness.QEMU), "-M", "mps2-an385", "-nographic",
-               "-monitor", "none", "-serial", "none", "-semihosting-config",
-               f"enable=on,target=native,arg=vprobe_sched,arg={TICKS}", "-kernel", str(elf)]
+               *qemu_command(elf)]
     if wait_client is None:
         result = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
         return result, None
@@ -219,12 +232,20 @@ class VirtualProbe(unittest.TestCase):
         cls.tmp = tempfile.TemporaryDirectory()
         d = Path(cls.tmp.name)
         cls.elf, _ = harness.example("vprobe_sched", "m3")
-        cls.stream, log, stats = d / "stream.itm", d / "qemu.log", d / "stats.json"
-        result, cls.client = vprobe(cls.elf, "-o", cls.stream, "--keep-log", log, "--stats",
+        cls.stream, kept, stats = d / "stream.itm", d / "kept.log", d / "stats.json"
+        result, cls.client = vprobe(cls.elf, "-o", cls.stream, "--keep-log", kept, "--stats",
                                     stats, wait_client=True)
         if result.returncode != 0:
             raise AssertionError(f"spoor vprobe: {result.stderr}")
         cls.stats = json.loads(stats.read_text())
+        with open(kept, "rb") as f:  # without a GDB port: the register log, no Trace lines
+            cls.kept_records = sum(1 for line in f if line.startswith(b"R00="))
+            f.seek(0)
+            cls.kept_traces = sum(1 for line in f if line.startswith(b"Trace "))
+        kept.unlink()
+        log = d / "qemu.log"  # the truth: QEMU's full log of the same (deterministic) run
+        subprocess.run(full_log_command(cls.elf, log), check=True, capture_output=True,
+                       timeout=300)
         cls.symbols = harness.symbol_addresses(cls.elf)
         cls.insns = objdump(cls.elf)
         cls.pcs, cls.stores, cls.entries, cls.returns = ground_truth(log, cls.insns)
@@ -248,6 +269,8 @@ class VirtualProbe(unittest.TestCase):
 
     def test_ground_truth_is_meaningful(self):
         self.assertEqual(self.stats["instructions"], len(self.pcs))
+        self.assertEqual(self.kept_traces, 0)  # the probe read the register log
+        self.assertGreaterEqual(self.kept_records, len(self.pcs))
         self.assertGreater(len(self.pcs), TICKS * 25000)
         self.assertGreater(len(self.watched_stores()), 2 * TICKS)
         self.assertEqual(self.of_type("error"), [])
