@@ -151,14 +151,19 @@ static bool write_example_page(const char *out, const spoor_triage_bucket *b, sp
     return false;
 }
 
+/* The folder of --html, made when missing (before any dump is read). */
+static int make_html_dir(const char *path)
+{
+    struct stat st;
+    if (mkdir(path, 0777) != 0 && errno != EEXIST)
+        return cli_error("triage", "--html %s: cannot make the folder: %s", path, strerror(errno));
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+        return cli_error("triage", "--html %s: not a folder", path);
+    return SPOOR_EXIT_OK;
+}
+
 static int write_html(const struct opts *o, spoor_triage *t, spoor_elf_dir *dir)
 {
-    if (mkdir(o->html, 0777) != 0 && errno != EEXIST)
-        return cli_error("triage", "--html %s: cannot make the folder: %s", o->html,
-                         strerror(errno));
-    struct stat st;
-    if (stat(o->html, &st) != 0 || !S_ISDIR(st.st_mode))
-        return cli_error("triage", "--html %s: not a folder", o->html);
     const spoor_triage_bucket *b;
     size_t nb = spoor_triage_buckets(t, &b);
     bool *page = calloc(nb ? nb : 1, sizeof *page);
@@ -310,6 +315,8 @@ int cmd_triage(int argc, char **argv)
     int rc = parse(argc, argv, &o);
     if (rc)
         return rc < 0 ? SPOOR_EXIT_OK : rc;
+    if (o.html && (rc = make_html_dir(o.html)))
+        return rc;
     spoor_elf_dir *dir = NULL;
     if (o.elf_dir && !(dir = spoor_elf_dir_scan(o.elf_dir)))
         return cli_fail("triage");

@@ -387,6 +387,14 @@ class TriageTest(unittest.TestCase):
         self.assertEqual(self.check_page(bare, lines, "merged-no-elf-dir"), {})
         self.assertEqual(sorted(p.name for p in bare.iterdir()), ["index.html"])
 
+    def test_html_into_a_file(self):
+        not_dir = Path(self.tmp.name) / "not-a-folder"
+        not_dir.write_text("x")
+        r = subprocess.run([SPOOR, "triage", "--elf-dir", str(self.elfs), "--html", str(not_dir),
+                            str(self.dumps)], capture_output=True, text=True)
+        self.assertEqual((r.returncode, r.stdout), (2, ""))
+        self.assertEqual(r.stderr, f"spoor triage: --html {not_dir}: not a folder\n")
+
     def test_bad_merge_input(self):
         bad = Path(self.tmp.name) / "bad.jsonl"
         line = json.dumps(self.buckets()[0])
