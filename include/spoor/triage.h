@@ -45,8 +45,8 @@ typedef struct spoor_triage_sig {
 /* Signs one dump with its ELF: at most k application frames (0: SPOOR_TRIAGE_DEFAULT_K, at
  * most SPOOR_TRIAGE_MAX_K). Takes the dump over (it is freed here); name names it in errors.
  * False with spoor_last_error() set: "NAME: no registers in the dump", out of memory. Not
- * thread-safe for one elf (its lazily built tables): spoor_triage_add_files serializes the
- * calls per ELF. */
+ * thread-safe for one elf (its lazily built tables): spoor_triage_add_files gives each thread
+ * a handle of its own. */
 bool spoor_triage_sign(const spoor_elf *elf, spoor_dump *dump, const char *name, unsigned k,
                        spoor_triage_sig *out);
 void spoor_triage_sig_clear(spoor_triage_sig *sig);
@@ -90,9 +90,10 @@ void spoor_triage_free(spoor_triage *t);
  * cannot be read. */
 bool spoor_triage_list_files(const char *path, char ***paths, size_t *n);
 
-/* Reads and signs the files on threads workers (0: one per online CPU); ELFs are opened once
- * (elf_dir) and shared. A file that cannot be signed becomes a dump with its error. False only
- * when out of memory or without an elf_dir. */
+/* Reads and signs the files on threads workers (0: one per online CPU). An ELF is opened once
+ * (elf_dir) and shared; a thread that needs it while another signs with it gets a copy of it
+ * (opened from the same file, kept for the run). A file that cannot be signed becomes a dump
+ * with its error. False only when out of memory or without an elf_dir. */
 bool spoor_triage_add_files(spoor_triage *t, char *const *paths, size_t n, unsigned threads);
 
 /* Adds the JSON Lines a triage printed (bucket lines, per-dump lines, error lines; name for

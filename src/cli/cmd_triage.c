@@ -5,16 +5,23 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
+#include "html_page.h"
 #include "json_out.h"
 #include "outbuf.h"
+#include "spoor/dump.h"
 #include "spoor/elf_dir.h"
 #include "spoor/triage.h"
 
+extern const unsigned char triage_template[];
+extern const unsigned long triage_template_len;
+
 static const char triage_usage[] =
-    "usage: spoor triage --elf-dir DIR [-k K] [--json [--per-dump]] [--jobs N] (DUMP | DIR)...\n"
-    "       spoor triage --merge [--json [--per-dump]] FILE...\n"
+    "usage: spoor triage --elf-dir DIR [-k K] [--json [--per-dump]] [--html OUT] [--jobs N]\n"
+    "                    (DUMP | DIR)...\n"
+    "       spoor triage --merge [--json [--per-dump]] [--html OUT [--elf-dir DIR]] FILE...\n"
     "Groups crash dumps into the bugs they are: one bucket per signature (the reason, the fault\n"
     "type and status bits, an assert's file and line, the names of the innermost K frames of\n"
     "the application; no addresses, so one bug in two builds is one bucket), by count, with the\n"
@@ -28,14 +35,19 @@ static const char triage_usage[] =
     "  -j, --json         one JSON object per bucket, then one per dump not signed\n"
     "      --per-dump     with --json: one line per input dump too: "
     "{\"dump\":PATH,\"bucket\":ID,...}\n"
+    "      --html OUT     write a page of the buckets, OUT/index.html (self-contained, no\n"
+    "                     network), and the spoor report page of each bucket's example beside\n"
+    "                     it, OUT/BUCKET.html, linked from its row; prints nothing else unless\n"
+    "                     --json is given\n"
     "      --jobs N       worker threads (default: one per online CPU)\n"
     "      --merge        read FILEs of earlier --json output (shards of a fleet) and print\n"
-    "                     what one run over all their dumps prints\n"
+    "                     what one run over all their dumps prints (--elf-dir only with\n"
+    "                     --html: the ELFs of the examples' pages)\n"
     "  -h, --help         this text\n\n"
     "Exit status: 0 report printed, 2 usage or input error (no ELF folder, a bad --merge file).\n";
 
 struct opts {
-    const char *elf_dir;
+    const char *elf_dir, *html;
     unsigned k, jobs;
     bool json, per_dump, merge;
 };
@@ -56,6 +68,29 @@ static void print_sig_json(json_out *j, const spoor_triage_sig *s)
     json_array_end(j);
 }
 
+/* One bucket as an object (a --json line, or an element of the page's list). */
+static void print_bucket_json(json_out *j, const spoor_triage_bucket *b)
+{
+    char when[32];
+    json_object_begin(j, NULL);
+    json_string(j, "bucket", b->sig.id);
+    json_uint(j, "count", b->count);
+    print_sig_json(j, &b->sig);
+    json_array_begin(j, "versions");
+    for (size_t v = 0; v < b->nversions; v++) {
+        json_object_begin(j, NULL);
+        json_string(j, "build_id", b->versions[v].build_id);
+        json_string(j, "version", b->versions[v].version);
+        json_uint(j, "count", b->versions[v].count);
+        json_object_end(j);
+    }
+    json_array_end(j);
+    json_string(j, "first", spoor_triage_time_text(b->first, when));
+    json_string(j, "last", spoor_triage_time_text(b->last, when));
+    json_string(j, "example", b->example);
+    json_object_end(j);
+}
+
 static void print_json(outbuf *o, spoor_triage *t, bool per_dump)
 {
     json_out j;
@@ -64,23 +99,7 @@ static void print_json(outbuf *o, spoor_triage *t, bool per_dump)
     char when[32];
     for (size_t i = 0; i < nb; i++) {
         json_init(&j, o);
-        json_object_begin(&j, NULL);
-        json_string(&j, "bucket", b[i].sig.id);
-        json_uint(&j, "count", b[i].count);
-        print_sig_json(&j, &b[i].sig);
-        json_array_begin(&j, "versions");
-        for (size_t v = 0; v < b[i].nversions; v++) {
-            json_object_begin(&j, NULL);
-            json_string(&j, "build_id", b[i].versions[v].build_id);
-            json_string(&j, "version", b[i].versions[v].version);
-            json_uint(&j, "count", b[i].versions[v].count);
-            json_object_end(&j);
-        }
-        json_array_end(&j);
-        json_string(&j, "first", spoor_triage_time_text(b[i].first, when));
-        json_string(&j, "last", spoor_triage_time_text(b[i].last, when));
-        json_string(&j, "example", b[i].example);
-        json_object_end(&j);
+        print_bucket_json(&j, &b[i]);
         json_finish(&j);
     }
     const spoor_triage_dump *d;
@@ -101,6 +120,108 @@ static void print_json(outbuf *o, spoor_triage *t, bool per_dump)
         json_object_end(&j);
         json_finish(&j);
     }
+}
+
+/* ---- --html OUT: the page of the buckets and a spoor report page per example ---- */
+
+/* OUT/BUCKET.html: spoor report's page of the bucket's example, with the ELF its build-id
+ * names in dir. False after a warning (the row then names the example without a link). */
+static bool write_example_page(const char *out, const spoor_triage_bucket *b, spoor_elf_dir *dir)
+{
+    spoor_dump *dump = spoor_dump_load(b->example);
+    const char *elf = dump ? spoor_elf_dir_find(dir, dump->build_id, dump->build_id_len) : NULL;
+    char why[600];
+    if (!elf)
+        snprintf(why, sizeof why, "%s",
+                 dump ? "no ELF with its build-id in --elf-dir" : spoor_last_error());
+    spoor_dump_free(dump);
+    if (!elf) {
+        cli_warn("triage", "bucket %s: no page of its example %s: %s", b->sig.id, b->example, why);
+        return false;
+    }
+    char page[4096];
+    snprintf(page, sizeof page, "%s/%s.html", out, b->sig.id);
+    char elf_path[4096];
+    snprintf(elf_path, sizeof elf_path, "%s", elf);
+    char *args[] = {"report", "-e", elf_path, "-o", page, "--", (char *)b->example, NULL};
+    if (cmd_report(7, args) == SPOOR_EXIT_OK)
+        return true;
+    cli_warn("triage", "bucket %s: no page of its example %s (spoor report failed: above)",
+             b->sig.id, b->example);
+    return false;
+}
+
+/* The folder of --html, made when missing (before any dump is read). */
+static int make_html_dir(const char *path)
+{
+    struct stat st;
+    if (mkdir(path, 0777) != 0 && errno != EEXIST)
+        return cli_error("triage", "--html %s: cannot make the folder: %s", path, strerror(errno));
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+        return cli_error("triage", "--html %s: not a folder", path);
+    return SPOOR_EXIT_OK;
+}
+
+static int write_html(const struct opts *o, spoor_triage *t, spoor_elf_dir *dir)
+{
+    const spoor_triage_bucket *b;
+    size_t nb = spoor_triage_buckets(t, &b);
+    bool *page = calloc(nb ? nb : 1, sizeof *page);
+    if (!page)
+        return cli_error("triage", "out of memory");
+    if (!dir && nb)
+        cli_warn("triage", "no --elf-dir: the page links no report of the examples");
+    for (size_t i = 0; dir && i < nb; i++)
+        page[i] = write_example_page(o->html, &b[i], dir);
+    static outbuf ob;
+    FILE *tmp = html_capture_begin(&ob);
+    if (!tmp) {
+        free(page);
+        return cli_error("triage", "cannot make a temporary file: %s", strerror(errno));
+    }
+    json_out j;
+    json_init(&j, &ob);
+    json_object_begin(&j, NULL);
+    json_string(&j, "spoor", SPOOR_VERSION);
+    json_string(&j, "elf_dir", o->elf_dir);
+    json_array_begin(&j, "buckets");
+    for (size_t i = 0; i < nb; i++)
+        print_bucket_json(&j, &b[i]);
+    json_array_end(&j);
+    json_array_begin(&j, "not_signed");
+    const spoor_triage_dump *d;
+    size_t nd = spoor_triage_dumps(t, &d);
+    for (size_t i = 0; i < nd; i++) {
+        if (!d[i].error)
+            continue;
+        json_object_begin(&j, NULL);
+        json_string(&j, "dump", d[i].path);
+        json_string(&j, "error", d[i].error);
+        json_object_end(&j);
+    }
+    json_array_end(&j);
+    json_object_begin(&j, "reports"); /* bucket id: its example's page, beside the index */
+    for (size_t i = 0; i < nb; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "%s.html", b[i].sig.id);
+        if (page[i])
+            json_string(&j, b[i].sig.id, name);
+    }
+    json_object_end(&j);
+    json_object_end(&j);
+    json_finish(&j);
+    free(page);
+    size_t len;
+    char *doc = html_capture_end(&ob, tmp, &len);
+    if (!doc)
+        return cli_error("triage", "cannot keep the page's data: %s", strerror(errno));
+    char index[4096];
+    snprintf(index, sizeof index, "%s/index.html", o->html);
+    const char *marker = "@SPOOR_TRIAGE_JSON@", *docs[] = {doc};
+    int rc = html_write("triage", index, (const char *)triage_template, triage_template_len,
+                        &marker, docs, &len, 1);
+    free(doc);
+    return rc;
 }
 
 static void print_text(outbuf *o, spoor_triage *t)
@@ -138,13 +259,14 @@ static void print_text(outbuf *o, spoor_triage *t)
 
 static int parse(int argc, char **argv, struct opts *o)
 {
-    enum { OPT_ELF_DIR = 300, OPT_PER_DUMP, OPT_JOBS, OPT_MERGE };
+    enum { OPT_ELF_DIR = 300, OPT_PER_DUMP, OPT_JOBS, OPT_MERGE, OPT_HTML };
     static const struct option opts[] = {{"elf-dir", required_argument, 0, OPT_ELF_DIR},
                                          {"frames", required_argument, 0, 'k'},
                                          {"json", no_argument, 0, 'j'},
                                          {"per-dump", no_argument, 0, OPT_PER_DUMP},
                                          {"jobs", required_argument, 0, OPT_JOBS},
                                          {"merge", no_argument, 0, OPT_MERGE},
+                                         {"html", required_argument, 0, OPT_HTML},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     int opt;
@@ -168,6 +290,7 @@ static int parse(int argc, char **argv, struct opts *o)
             o->jobs = v;
             break;
         case OPT_MERGE: o->merge = true; break;
+        case OPT_HTML: o->html = optarg; break;
         case 'h': fputs(triage_usage, stdout); return -1;
         default: return cli_bad_option("triage", argv);
         }
@@ -180,8 +303,9 @@ static int parse(int argc, char **argv, struct opts *o)
     if (!o->merge && !o->elf_dir)
         return cli_error("triage",
                          "give --elf-dir DIR: each dump's ELF is found there by build-id");
-    if (o->merge && o->elf_dir)
-        return cli_error("triage", "--merge reads earlier output and signs nothing: no --elf-dir");
+    if (o->merge && o->elf_dir && !o->html)
+        return cli_error("triage", "--merge reads earlier output and signs nothing: --elf-dir "
+                                   "only with --html (the ELFs of the examples' pages)");
     return 0;
 }
 
@@ -191,6 +315,8 @@ int cmd_triage(int argc, char **argv)
     int rc = parse(argc, argv, &o);
     if (rc)
         return rc < 0 ? SPOOR_EXIT_OK : rc;
+    if (o.html && (rc = make_html_dir(o.html)))
+        return rc;
     spoor_elf_dir *dir = NULL;
     if (o.elf_dir && !(dir = spoor_elf_dir_scan(o.elf_dir)))
         return cli_fail("triage");
@@ -206,7 +332,9 @@ int cmd_triage(int argc, char **argv)
         rc = cli_fail("triage");
     else if (rc == SPOOR_EXIT_OK && !o.merge && !spoor_triage_add_files(t, paths, npaths, o.jobs))
         rc = cli_fail("triage");
-    if (rc == SPOOR_EXIT_OK) {
+    if (rc == SPOOR_EXIT_OK && o.html)
+        rc = write_html(&o, t, dir);
+    if (rc == SPOOR_EXIT_OK && (o.json || !o.html)) {
         static outbuf out;
         ob_init(&out, 1);
         (o.json ? print_json(&out, t, o.per_dump) : print_text(&out, t));

@@ -1,14 +1,14 @@
-/* A small JSON reader for spoor report: checks that a text is one JSON document (RFC 8259) and
- * hands every string and number member to a callback with its key, decoded. Enough to find the
- * addresses and source lines of a crash report (docs/crash.md) and to refuse a file that is
- * not JSON; it keeps nothing itself. */
+/* spoor report's scan of a JSON document, on libspoor's reader (spoor/json.h): checks that a
+ * text is one JSON object (RFC 8259) and hands every string and number member to a callback
+ * with its key, decoded. Enough to find the addresses and source lines of a crash report
+ * (docs/crash.md) and to refuse a file that is not JSON; it keeps nothing itself. */
 #ifndef SPOOR_JSON_SCAN_H
 #define SPOOR_JSON_SCAN_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#define JSON_SCAN_MAX_STRING 4096 /* longer strings are checked, and cut for the callback */
+#define JSON_SCAN_MAX_STRING 4096 /* what the report's annex keeps of a file name */
 
 typedef struct json_scan_value {
     const char *key;  /* the member's key; "" for an array element or the top value */

@@ -16,7 +16,13 @@ line); the copies get file times of their own. Checked:
 - the versions of a bucket are the build-ids of its dumps' ELFs (from arm-none-eabi-readelf);
 - a truncated dump, a dump with flipped bytes and a dump whose ELF is not in --elf-dir are
   listed apart with their errors, and counted in no bucket;
-- `--merge` of per-shard --json (and --json --per-dump) outputs equals the single run's output.
+- `--merge` of per-shard --json (and --json --per-dump) outputs equals the single run's output;
+- `--html OUT`: OUT/index.html opened by headless Chromium with the network cut off (test_report's
+  proxy records every request): one row per bucket of `spoor triage --json` with its values,
+  the dumps not signed, no console message, no request; each row's link is a file in OUT holding
+  spoor report's page of the example (its embedded report is `spoor crash --json` of the
+  example); a dump path with `</script>` and `<!--` in it stays text; --merge --html gives the
+  page's buckets of the single run. A screenshot is kept in BUILD/test_triage/.
 """
 import concurrent.futures
 import json
@@ -35,6 +41,7 @@ import harness  # noqa: E402
 from test_crash_scenarios import CrashQemu, Dump  # noqa: E402
 
 SPOOR = os.environ.get("SPOOR_BIN", "spoor")
+ARTIFACTS = Path(os.environ.get("SPOOR_BUILD_DIR", ".")) / "test_triage"
 SCENARIOS = {
     "m3": ["badptr", "busfault", "div0", "undef", "overflow", "nested", "psp", "assert"],
     "m4f": ["badptr", "busfault", "div0", "undef", "overflow", "nested", "psp", "assert"],
@@ -114,12 +121,21 @@ def run_qemu(elf, machine, scenario, dump):
         raise AssertionError(f"{elf} {scenario}: QEMU exit {result.returncode}:\n{result.output}")
 
 
-def spoor(*args):
+def spoor(*args, stderr=None):
     r = subprocess.run([SPOOR, "triage", *map(str, args)], capture_output=True, text=True,
-                       timeout=120)
+                       timeout=300)
     if r.returncode != 0:
         raise AssertionError(f"spoor triage {args}: exit {r.returncode}: {r.stderr}")
+    if stderr is not None:
+        stderr.append(r.stderr)
     return r.stdout
+
+
+def page_data(page):
+    """The JSON in script#spoor-triage as the page file holds it."""
+    m = re.search(r'<script type="application/json" id="spoor-triage">(.*?)</script>',
+                  page.read_text(), re.S)
+    return json.loads(m.group(1))
 
 
 def json_lines(text):
@@ -261,6 +277,123 @@ class TriageTest(unittest.TestCase):
             left.write_text(spoor("--merge", *flags, *shards[:half]))
             right.write_text(spoor("--merge", *flags, *shards[half:]))
             self.assertEqual(spoor("--merge", *flags, right, left), whole)
+
+    def check_page(self, out, lines, name):
+        """OUT/index.html rendered by Chromium: its rows are the buckets and errors of lines
+        (spoor triage --json); returns {bucket id: href} of the rows with a link."""
+        from test_report import Dom, Proxy, chromium, page_shell
+        page = out / "index.html"
+        shell = page_shell(page)
+        for pattern in (r"\ssrc=", r"\shref=", r"url\(", r"@import", r"fetch\(", r"XMLHttpRequest",
+                        r"https?://"):
+            self.assertIsNone(re.search(pattern, shell, re.I), f"{name}: {pattern} in the page")
+        proxy = Proxy()
+        dom_text, console = chromium(page, proxy)
+        self.assertEqual(console, [], f"{name}: the console says something")
+        self.assertEqual(proxy.requests, [], f"{name}: requests left the page")
+        ARTIFACTS.mkdir(exist_ok=True)
+        chromium(page, proxy, screenshot=ARTIFACTS / f"{name}.png")
+        self.assertGreater((ARTIFACTS / f"{name}.png").stat().st_size, 10000)
+        dom = Dom(dom_text).root
+        self.assertEqual(dom.find(tag="html").attrs.get("data-rendered"), "yes")
+        buckets = [line for line in lines if "bucket" in line and "dump" not in line]
+        rows = list(dom.find_all("bucket", "tr"))
+        self.assertEqual(len(rows), len(buckets), name)
+        links = {}
+        for row, b in zip(rows, buckets):
+            at = f"{name} bucket {b['bucket']}"
+            texts = lambda cls: [n.text() for n in row.find_all(cls)]  # noqa: E731
+            self.assertEqual(row.attrs["data-bucket"], b["bucket"], at)
+            self.assertEqual(row.find("id").text(), b["bucket"], at)
+            self.assertEqual(row.find("count").find("n").text(), str(b["count"]), at)
+            self.assertEqual(row.attrs["title"], b["signature"], at)
+            self.assertEqual(texts("reason"), [b["reason"]], at)
+            self.assertEqual(texts("fault"), [b["fault"]] if b["fault"] else [], at)
+            self.assertEqual(texts("bit"), b["bits"], at)
+            self.assertEqual(texts("assert"), [b["assert"]] if b["assert"] else [], at)
+            self.assertEqual(texts("frame"), b["frames"], at)
+            builds = list(row.find_all("build"))
+            self.assertEqual(len(builds), len(b["versions"]), at)
+            for li, v in zip(builds, b["versions"]):
+                self.assertEqual(li.find("bid").attrs["title"], v["build_id"], at)
+                self.assertEqual(li.find("bid").text(), v["build_id"][:12], at)
+                self.assertEqual(li.find("n").text(), f"\u00d7{v['count']}", at)
+                version = li.find("version")
+                self.assertEqual(version.text() if version else None, v["version"], at)
+            self.assertEqual(row.find("first").text(), b["first"], at)
+            self.assertEqual(row.find("last").text(), b["last"], at)
+            example = row.find("example")
+            self.assertEqual(example.text().startswith(b["example"]), True, at)
+            a = example.find(tag="a")
+            if a is not None:
+                self.assertEqual(a.text(), b["example"], at)
+                links[b["bucket"]] = a.attrs["href"]
+        errors = [(line["dump"], line["error"]) for line in lines if "error" in line]
+        shown = [(r.find("dump").text(), r.find("error").text())
+                 for r in dom.find_all("unsigned", "tr")]
+        self.assertEqual(shown, errors, name)
+        return links
+
+    def test_html(self):
+        root = Path(self.tmp.name)
+        # a small set: one dump of each scenario of build A on the M3 and M0, the damaged and
+        # foreign dumps, and a copy whose name holds markup, made the earliest (the example)
+        small = root / "html-dumps"
+        small.mkdir()
+        for path, (core, _, build) in self.truth.items():
+            if build == "a" and core in ("m3", "m0") and "second-run" not in path:
+                shutil.copy2(path, small / f"{core}-{Path(path).parent.name}-{Path(path).name}")
+        for path in self.bad:
+            shutil.copy2(path, small / Path(path).name)
+        (small / "<").mkdir()
+        evil = small / "<" / "script><!--x--><b>.bin"  # its path holds </script><!--
+        shutil.copy(self.dumps / "a1" / "m3-div0.bin", evil)
+        os.utime(evil, (1600000000, 1600000000))
+        out = root / "pages"
+        err = []
+        self.assertEqual(spoor("--elf-dir", self.elfs, "--html", out, small, stderr=err), "")
+        self.assertEqual(err, [""])
+        lines = json_lines(spoor("--elf-dir", self.elfs, "--json", small))
+        links = self.check_page(out, lines, "index")
+        buckets = [line for line in lines if "dump" not in line]
+        self.assertEqual(set(links), {b["bucket"] for b in buckets})
+        self.assertIn(str(evil), [b["example"] for b in buckets])
+        from test_report import Proxy, chromium, embedded_report
+        for b in buckets:
+            target = out / links[b["bucket"]]
+            self.assertTrue(target.is_file(), target)
+            self.assertEqual(target.parent, out)
+            crash = subprocess.run([SPOOR, "crash", "--json", "--elf-dir", str(self.elfs), "--",
+                                    b["example"]], capture_output=True, text=True, check=True)
+            self.assertEqual(embedded_report(target), json.loads(crash.stdout), b["bucket"])
+        # one linked page renders offline too
+        proxy = Proxy()
+        dom_text, console = chromium(out / links[buckets[0]["bucket"]], proxy)
+        self.assertEqual((console, proxy.requests), ([], []))
+        self.assertIn('data-rendered="yes"', dom_text)
+        # --merge --html: the same buckets; without --elf-dir, no links and a warning
+        shard = root / "html-shard.jsonl"
+        shard.write_text(spoor("--elf-dir", self.elfs, "--json", small))
+        merged = root / "pages-merged"
+        spoor("--merge", "--html", merged, "--elf-dir", self.elfs, shard)
+        self.assertEqual(page_data(merged / "index.html")["buckets"], buckets)
+        self.assertEqual(page_data(merged / "index.html")["reports"],
+                         page_data(out / "index.html")["reports"])
+        bare = root / "pages-bare"
+        err = []
+        spoor("--merge", "--html", bare, shard, stderr=err)
+        self.assertEqual(err, ["spoor triage: warning: no --elf-dir: the page links no report of "
+                               "the examples\n"])
+        self.assertEqual(self.check_page(bare, lines, "merged-no-elf-dir"), {})
+        self.assertEqual(sorted(p.name for p in bare.iterdir()), ["index.html"])
+
+    def test_html_into_a_file(self):
+        not_dir = Path(self.tmp.name) / "not-a-folder"
+        not_dir.write_text("x")
+        r = subprocess.run([SPOOR, "triage", "--elf-dir", str(self.elfs), "--html", str(not_dir),
+                            str(self.dumps)], capture_output=True, text=True)
+        self.assertEqual((r.returncode, r.stdout), (2, ""))
+        self.assertEqual(r.stderr, f"spoor triage: --html {not_dir}: not a folder\n")
 
     def test_bad_merge_input(self):
         bad = Path(self.tmp.name) / "bad.jsonl"

@@ -47,3 +47,17 @@ bool spoor_triage_sign(const spoor_elf *elf, spoor_dump *dump, const char *name,
     (void)elf, (void)dump, (void)name, (void)k, (void)out;
     abort();
 }
+spoor_elf *spoor_elf_open(const char *path)
+{
+    (void)path;
+    abort();
+}
+void spoor_elf_close(spoor_elf *elf)
+{
+    (void)elf;
+}
+const char *spoor_elf_path(const spoor_elf *elf)
+{
+    (void)elf;
+    abort();
+}

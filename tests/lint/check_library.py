@@ -41,7 +41,7 @@ LAYERS["triage"] = set(ORDER) | {"itm", "flow"}
 # The layer of each public header. The target's record layouts (target/include/spoor/) are
 # shared with the firmware and include nothing of the host: they count as base.
 PUBLIC = {
-    "base": "error.h number.h read.h",
+    "base": "error.h number.h read.h json.h",
     "arch": "regs.h fault.h thumb.h",
     "elf": "elf.h elf_dir.h",
     "remote": "gdb_remote.h gdb_rsp.h openocd.h",

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hash_index.h"
 #include "spoor/call_stack.h"
 
 struct spoor_call_stack_context {
@@ -51,47 +52,30 @@ static bool room_for_one(void **items, size_t count, size_t *cap, size_t elem, s
 
 /* ---- the function index ------------------------------------------------------------------- */
 
-static size_t slot_of(uint32_t fn, size_t cap)
+static uint64_t fn_hash(const void *fns, size_t i)
 {
-    uint32_t h = fn * 0x9E3779B1u; /* Fibonacci hashing: function addresses share low bits */
-    return (h ^ (h >> 15)) & (cap - 1);
+    return ((const spoor_call_fn_stats *)fns)[i].fn;
 }
 
-/* The index anew with cap slots (a power of two, more than twice the functions). */
-static bool index_rebuild(spoor_call_stack *cs, size_t cap)
+static bool fn_is(const void *fns, size_t i, const void *fn)
 {
-    size_t *index = calloc(cap, sizeof *index);
-    if (!index)
-        return false;
-    for (size_t i = 0; i < cs->nfns; i++) {
-        size_t s = slot_of(cs->fns[i].fn, cap);
-        while (index[s])
-            s = (s + 1) & (cap - 1);
-        index[s] = i + 1;
-    }
-    free(cs->index);
-    cs->index = index;
-    cs->index_cap = cap;
-    return true;
+    return ((const spoor_call_fn_stats *)fns)[i].fn == *(const uint32_t *)fn;
 }
 
 /* The stats of fn; with create, made when missing (NULL when out of memory). */
 static spoor_call_fn_stats *fn_stats(spoor_call_stack *cs, uint32_t fn, bool create)
 {
-    size_t cap = cs->index_cap;
-    for (size_t s = cap ? slot_of(fn, cap) : 0; cap && cs->index[s]; s = (s + 1) & (cap - 1))
-        if (cs->fns[cs->index[s] - 1].fn == fn)
-            return &cs->fns[cs->index[s] - 1];
-    if (!create || !room_for_one((void **)&cs->fns, cs->nfns, &cs->fn_cap, sizeof *cs->fns, 64))
+    spoor_hash_index x = {cs->index, cs->index_cap};
+    size_t *slot = x.cap ? spoor_hash_slot(&x, fn, fn_is, cs->fns, &fn) : NULL;
+    if (slot && *slot)
+        return &cs->fns[*slot - 1];
+    if (!create || !room_for_one((void **)&cs->fns, cs->nfns, &cs->fn_cap, sizeof *cs->fns, 64) ||
+        spoor_hash_reserve(&x, cs->nfns, fn_hash, cs->fns))
         return NULL;
-    if ((cs->nfns + 1) * 2 > cap && !index_rebuild(cs, cap ? cap * 2 : 128))
-        return NULL;
-    cap = cs->index_cap;
-    size_t s = slot_of(fn, cap);
-    while (cs->index[s])
-        s = (s + 1) & (cap - 1);
+    cs->index = x.slots;
+    cs->index_cap = x.cap;
     cs->fns[cs->nfns] = (spoor_call_fn_stats){.fn = fn};
-    cs->index[s] = ++cs->nfns;
+    *spoor_hash_slot(&x, fn, fn_is, cs->fns, &fn) = ++cs->nfns;
     return &cs->fns[cs->nfns - 1];
 }
 
@@ -108,14 +92,8 @@ const spoor_call_fn_stats *spoor_call_stack_stats(spoor_call_stack *cs, size_t *
     if (cs->nfns) {
         qsort(cs->fns, cs->nfns, sizeof *cs->fns, by_calls);
         /* the same size: no allocation can fail that the index did not survive before */
-        for (size_t i = 0; i < cs->index_cap; i++)
-            cs->index[i] = 0;
-        for (size_t i = 0; i < cs->nfns; i++) {
-            size_t s = slot_of(cs->fns[i].fn, cs->index_cap);
-            while (cs->index[s])
-                s = (s + 1) & (cs->index_cap - 1);
-            cs->index[s] = i + 1;
-        }
+        spoor_hash_index x = {cs->index, cs->index_cap};
+        spoor_hash_refill(&x, cs->nfns, fn_hash, cs->fns);
     }
     *count = cs->nfns;
     return cs->fns;

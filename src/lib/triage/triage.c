@@ -12,23 +12,18 @@
 
 #include "base/file_walk.h"
 #include "base/grow.h"
+#include "base/hash_index.h"
 #include "triage/triage_internal.h"
-
-#define ELF_LOCKS 64
 
 struct spoor_triage {
     spoor_elf_dir *dir;
     unsigned k;
     spoor_triage_bucket *buckets;
     size_t nbuckets, bucket_cap;
-    size_t *slots; /* open addressing by id: bucket index + 1, 0 empty */
-    size_t nslots;
+    spoor_hash_index index; /* of the buckets by id */
     spoor_triage_dump *dumps;
     size_t ndumps, dump_cap;
     bool buckets_sorted, dumps_sorted;
-    /* The signing of dumps of one ELF is serialized (its symbolizer and libdw's CFI are built
-     * lazily without locks); ELFs are spread over the locks by address. */
-    pthread_mutex_t elf_locks[ELF_LOCKS];
 };
 
 spoor_triage *spoor_triage_new(spoor_elf_dir *dir, unsigned k)
@@ -40,8 +35,6 @@ spoor_triage *spoor_triage_new(spoor_elf_dir *dir, unsigned k)
     }
     t->dir = dir;
     t->k = k ? k : SPOOR_TRIAGE_DEFAULT_K;
-    for (size_t i = 0; i < ELF_LOCKS; i++)
-        pthread_mutex_init(&t->elf_locks[i], NULL);
     return t;
 }
 
@@ -53,10 +46,8 @@ void spoor_triage_free(spoor_triage *t)
         spoor_triage_bucket_clear(&t->buckets[i]);
     for (size_t i = 0; i < t->ndumps; i++)
         spoor_triage_dump_clear(&t->dumps[i]);
-    for (size_t i = 0; i < ELF_LOCKS; i++)
-        pthread_mutex_destroy(&t->elf_locks[i]);
     free(t->buckets);
-    free(t->slots);
+    spoor_hash_free(&t->index);
     free(t->dumps);
     free(t);
 }
@@ -69,15 +60,8 @@ struct file_list {
 static int add_path(const char *path, void *ctx)
 {
     struct file_list *l = ctx;
-    if (*l->n == l->cap || !*l->paths) {
-        size_t cap = l->cap > *l->n ? l->cap : (*l->n + 1) * 2;
-        char **grown = realloc(*l->paths, cap * sizeof *grown);
-        if (!grown)
-            return -1;
-        *l->paths = grown;
-        l->cap = cap;
-    }
-    if (!((*l->paths)[*l->n] = strdup(path)))
+    if (spoor_grow((void **)l->paths, &l->cap, *l->n + 1, sizeof **l->paths) ||
+        !((*l->paths)[*l->n] = strdup(path)))
         return -1;
     ++*l->n;
     return 0;
@@ -89,37 +73,19 @@ bool spoor_triage_list_files(const char *path, char ***paths, size_t *n)
     return spoor_walk_files(path, add_path, &l) == 0;
 }
 
-static uint64_t id_hash(const char *id)
+static uint64_t id_of(const char *id)
 {
-    return strtoull(id, NULL, 16) * 0x9E3779B97F4A7C15ull;
+    return strtoull(id, NULL, 16);
 }
 
-static bool rehash(spoor_triage *t)
+static uint64_t bucket_hash(const void *buckets, size_t i)
 {
-    size_t n = 64;
-    while (n < 4 * (t->nbuckets + 1))
-        n *= 2;
-    size_t *slots = calloc(n, sizeof *slots);
-    if (!slots)
-        return false;
-    for (size_t i = 0; i < t->nbuckets; i++) {
-        size_t s = (size_t)(id_hash(t->buckets[i].sig.id) >> 20) & (n - 1);
-        while (slots[s])
-            s = (s + 1) & (n - 1);
-        slots[s] = i + 1;
-    }
-    free(t->slots);
-    t->slots = slots;
-    t->nslots = n;
-    return true;
+    return id_of(((const spoor_triage_bucket *)buckets)[i].sig.id);
 }
 
-static size_t *slot_of(spoor_triage *t, const char *id)
+static bool bucket_is(const void *buckets, size_t i, const void *id)
 {
-    size_t s = (size_t)(id_hash(id) >> 20) & (t->nslots - 1);
-    while (t->slots[s] && strcmp(t->buckets[t->slots[s] - 1].sig.id, id))
-        s = (s + 1) & (t->nslots - 1);
-    return &t->slots[s];
+    return !strcmp(((const spoor_triage_bucket *)buckets)[i].sig.id, id);
 }
 
 static int cmp_version(const void *a, const void *b)
@@ -171,9 +137,9 @@ static bool fold(spoor_triage_bucket *dst, spoor_triage_bucket *src)
 /* Adds a bucket (taken over, cleared in every case). */
 static bool add_bucket(spoor_triage *t, spoor_triage_bucket *b)
 {
-    if (2 * (t->nbuckets + 1) > t->nslots && !rehash(t))
+    if (spoor_hash_reserve(&t->index, t->nbuckets, bucket_hash, t->buckets))
         goto nomem;
-    size_t *slot = slot_of(t, b->sig.id);
+    size_t *slot = spoor_hash_slot(&t->index, id_of(b->sig.id), bucket_is, t->buckets, b->sig.id);
     if (*slot)
         return fold(&t->buckets[*slot - 1], b) || (spoor_triage_bucket_clear(b), false);
     if (spoor_grow((void **)&t->buckets, &t->bucket_cap, t->nbuckets + 1, sizeof *t->buckets))
@@ -211,6 +177,7 @@ struct result {
 
 struct job {
     spoor_triage *t;
+    struct triage_handles *handles;
     char *const *paths;
     size_t n;
     atomic_size_t next;
@@ -223,7 +190,8 @@ static char *dup_error(void)
     return strdup(e[0] ? e : "cannot be read");
 }
 
-static void sign_one(spoor_triage *t, const char *path, struct result *r)
+static void sign_one(spoor_triage *t, struct triage_handles *handles, const char *path,
+                     struct result *r)
 {
     struct stat st;
     r->time = stat(path, &st) == 0 ? (int64_t)st.st_mtime : 0;
@@ -246,10 +214,14 @@ static void sign_one(spoor_triage *t, const char *path, struct result *r)
         r->error = dup_error();
         return;
     }
-    pthread_mutex_t *lock = &t->elf_locks[((uintptr_t)elf >> 6) % ELF_LOCKS];
-    pthread_mutex_lock(lock);
-    bool ok = spoor_triage_sign(elf, dump, path, t->k, &r->sig);
-    pthread_mutex_unlock(lock);
+    spoor_elf *handle = spoor_triage_handle_take(handles, elf);
+    if (!handle) {
+        spoor_dump_free(dump);
+        r->error = strdup("triage: out of memory");
+        return;
+    }
+    bool ok = spoor_triage_sign(handle, dump, path, t->k, &r->sig);
+    spoor_triage_handle_give(handles, elf, handle);
     if (!ok)
         r->error = dup_error();
 }
@@ -259,7 +231,7 @@ static void *worker(void *arg)
     struct job *j = arg;
     size_t i;
     while ((i = atomic_fetch_add(&j->next, 1)) < j->n)
-        sign_one(j->t, j->paths[i], &j->results[i]);
+        sign_one(j->t, j->handles, j->paths[i], &j->results[i]);
     return NULL;
 }
 
@@ -307,12 +279,16 @@ bool spoor_triage_add_files(spoor_triage *t, char *const *paths, size_t n, unsig
     }
     if (threads > n)
         threads = n ? (unsigned)n : 1;
-    struct job j = {
-        .t = t, .paths = paths, .n = n, .results = calloc(n ? n : 1, sizeof *j.results)};
+    struct job j = {.t = t,
+                    .handles = spoor_triage_handles_new(),
+                    .paths = paths,
+                    .n = n,
+                    .results = calloc(n ? n : 1, sizeof *j.results)};
     pthread_t *ids = calloc(threads, sizeof *ids);
-    if (!j.results || !ids) {
+    if (!j.results || !ids || !j.handles) {
         free(j.results);
         free(ids);
+        spoor_triage_handles_free(j.handles);
         spoor_set_error(SPOOR_ERR_NOMEM, "triage: out of memory");
         return false;
     }
@@ -325,6 +301,7 @@ bool spoor_triage_add_files(spoor_triage *t, char *const *paths, size_t n, unsig
     for (unsigned i = 0; i < started; i++)
         pthread_join(ids[i], NULL);
     free(ids);
+    spoor_triage_handles_free(j.handles);
     bool ok = true;
     for (size_t i = 0; i < n; i++) {
         if (ok)
@@ -415,11 +392,8 @@ size_t spoor_triage_buckets(spoor_triage *t, const spoor_triage_bucket **out)
     if (!t->buckets_sorted) {
         if (t->nbuckets)
             qsort(t->buckets, t->nbuckets, sizeof *t->buckets, cmp_bucket);
-        free(t->slots); /* the indexes moved */
-        t->slots = NULL;
-        t->nslots = 0;
-        if (!rehash(t))
-            t->nslots = 0; /* rebuilt by the next add */
+        if (t->index.cap) /* the buckets moved: the same slots, no allocation */
+            spoor_hash_refill(&t->index, t->nbuckets, bucket_hash, t->buckets);
         t->buckets_sorted = true;
     }
     *out = t->buckets;

@@ -1,5 +1,6 @@
 /* Private to src/lib/triage: one line of a triage's JSON Lines output, read back for merging
- * (triage_json.c), handed to the accumulator (triage.c). */
+ * (triage_json.c), handed to the accumulator (triage.c); the ELF handles of the signing
+ * threads (triage_handles.c). */
 #ifndef SPOOR_TRIAGE_INTERNAL_H
 #define SPOOR_TRIAGE_INTERNAL_H
 
@@ -17,6 +18,15 @@ struct triage_line {
 /* Parses one line (len bytes, no newline) into *out. False with the error set ("line N: ...",
  * the caller adds the name); nothing to free then. */
 bool spoor_triage_line_parse(const char *text, size_t len, struct triage_line *out);
+/* Handles of the ELFs of one signing run, one thread at a time each (triage_handles.c): take
+ * a handle of the ELF folder's shared one that no other thread holds (NULL without memory),
+ * sign with it, give it back. Copies are closed by spoor_triage_handles_free. */
+struct triage_handles;
+struct triage_handles *spoor_triage_handles_new(void);
+void spoor_triage_handles_free(struct triage_handles *h);
+spoor_elf *spoor_triage_handle_take(struct triage_handles *h, spoor_elf *shared);
+void spoor_triage_handle_give(struct triage_handles *h, spoor_elf *shared, spoor_elf *handle);
+
 void spoor_triage_bucket_clear(spoor_triage_bucket *b);
 void spoor_triage_dump_clear(spoor_triage_dump *d);
 

@@ -1,31 +1,20 @@
-/* Reading back one line of a triage's JSON Lines output (triage_internal.h): a small JSON
- * reader (objects, arrays, strings, integers, null, true/false; depth and sizes bounded) and the
- * mapping of a bucket or per-dump object onto the records. */
+/* Reading back one line of a triage's JSON Lines output (triage_internal.h): the line read
+ * into a tree by the one JSON reader (base/json_tree.h), and the mapping of a bucket or per-dump
+ * object onto the records. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/json_tree.h"
 #include "spoor/fault.h"
 #include "spoor/number.h"
 #include "triage/triage_internal.h"
 
-#define MAX_DEPTH 4
+#define MAX_DEPTH 4 /* a bucket line: object > versions > object */
 #define MAX_ITEMS 4096
 
-enum jtype { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ };
-
-struct jv {
-    enum jtype type;
-    char *str; /* J_STR */
-    long long num;
-    struct jv *items; /* J_ARR, J_OBJ */
-    char **keys;      /* J_OBJ */
-    size_t n;
-};
-
 struct reader {
-    const char *p, *end;
     char error[160];
 };
 
@@ -40,263 +29,51 @@ static bool fail(struct reader *r, const char *fmt, ...)
     return false;
 }
 
-static void jv_free(struct jv *v)
-{
-    free(v->str);
-    for (size_t i = 0; i < v->n; i++) {
-        jv_free(&v->items[i]);
-        if (v->keys)
-            free(v->keys[i]);
-    }
-    free(v->items);
-    free(v->keys);
-    memset(v, 0, sizeof *v);
-}
-
-static void skip_space(struct reader *r)
-{
-    while (r->p < r->end && (*r->p == ' ' || *r->p == '\t' || *r->p == '\r'))
-        r->p++;
-}
-
-/* A string after its opening quote: escapes decoded, \u00XX only below 0x80 and as UTF-8
- * above (surrogates refused). */
-static bool read_string(struct reader *r, char **out)
-{
-    size_t cap = 16, n = 0;
-    char *s = malloc(cap);
-    if (!s)
-        return fail(r, "out of memory");
-    for (;;) {
-        if (r->p >= r->end) {
-            free(s);
-            return fail(r, "unterminated string");
-        }
-        unsigned char c = (unsigned char)*r->p++;
-        unsigned code = c;
-        if (c == '"')
-            break;
-        if (c < 0x20) {
-            free(s);
-            return fail(r, "control character in a string");
-        }
-        if (c == '\\') {
-            if (r->p >= r->end) {
-                free(s);
-                return fail(r, "unterminated string");
-            }
-            char e = *r->p++;
-            const char *simple = strchr("\"\\/bfnrt", e);
-            if (e && simple) {
-                code = (unsigned char)"\"\\/\b\f\n\r\t"[simple - "\"\\/bfnrt"];
-            } else if (e == 'u' && r->end - r->p >= 4) {
-                code = 0;
-                for (int i = 0; i < 4; i++) {
-                    int d = spoor_hex_digit((unsigned char)r->p[i]);
-                    if (d < 0) {
-                        free(s);
-                        return fail(r, "bad \\u escape");
-                    }
-                    code = code * 16 + (unsigned)d;
-                }
-                r->p += 4;
-                if ((code >= 0xD800 && code <= 0xDFFF) || code == 0) {
-                    free(s);
-                    return fail(r, "unsupported \\u escape");
-                }
-            } else {
-                free(s);
-                return fail(r, "bad escape in a string");
-            }
-        }
-        char utf8[4];
-        size_t m = 1;
-        if (code < 0x80 || c == code) { /* a raw byte is copied as it is */
-            utf8[0] = (char)code;
-        } else if (code < 0x800) {
-            utf8[0] = (char)(0xC0 | (code >> 6));
-            utf8[1] = (char)(0x80 | (code & 0x3F));
-            m = 2;
-        } else {
-            utf8[0] = (char)(0xE0 | (code >> 12));
-            utf8[1] = (char)(0x80 | ((code >> 6) & 0x3F));
-            utf8[2] = (char)(0x80 | (code & 0x3F));
-            m = 3;
-        }
-        if (n + m + 1 > cap) {
-            cap *= 2;
-            char *grown = realloc(s, cap);
-            if (!grown) {
-                free(s);
-                return fail(r, "out of memory");
-            }
-            s = grown;
-        }
-        memcpy(s + n, utf8, m);
-        n += m;
-    }
-    s[n] = 0;
-    *out = s;
-    return true;
-}
-
-static bool read_value(struct reader *r, struct jv *v, int depth);
-
-static bool read_items(struct reader *r, struct jv *v, int depth, bool object)
-{
-    char close = object ? '}' : ']';
-    skip_space(r);
-    if (r->p < r->end && *r->p == close) {
-        r->p++;
-        return true;
-    }
-    for (;;) {
-        if (v->n == MAX_ITEMS)
-            return fail(r, "more than %d items", MAX_ITEMS);
-        struct jv *items = realloc(v->items, (v->n + 1) * sizeof *items);
-        if (!items)
-            return fail(r, "out of memory");
-        v->items = items;
-        memset(&items[v->n], 0, sizeof items[v->n]);
-        if (object) {
-            char **keys = realloc(v->keys, (v->n + 1) * sizeof *keys);
-            if (!keys)
-                return fail(r, "out of memory");
-            v->keys = keys;
-            keys[v->n] = NULL;
-        }
-        v->n++;
-        if (object) {
-            skip_space(r);
-            if (r->p >= r->end || *r->p != '"')
-                return fail(r, "expected a key");
-            r->p++;
-            if (!read_string(r, &v->keys[v->n - 1]))
-                return false;
-            skip_space(r);
-            if (r->p >= r->end || *r->p != ':')
-                return fail(r, "expected ':'");
-            r->p++;
-        }
-        if (!read_value(r, &v->items[v->n - 1], depth + 1))
-            return false;
-        skip_space(r);
-        if (r->p < r->end && *r->p == ',') {
-            r->p++;
-            continue;
-        }
-        if (r->p < r->end && *r->p == close) {
-            r->p++;
-            return true;
-        }
-        return fail(r, "expected ',' or '%c'", close);
-    }
-}
-
-static bool read_value(struct reader *r, struct jv *v, int depth)
-{
-    if (depth > MAX_DEPTH)
-        return fail(r, "nested deeper than %d", MAX_DEPTH);
-    skip_space(r);
-    if (r->p >= r->end)
-        return fail(r, "unexpected end of line");
-    char c = *r->p;
-    static const struct {
-        const char *word;
-        enum jtype type;
-        long long num;
-    } words[] = {{"null", J_NULL, 0}, {"true", J_BOOL, 1}, {"false", J_BOOL, 0}};
-    for (size_t i = 0; i < 3; i++) {
-        size_t n = strlen(words[i].word);
-        if ((size_t)(r->end - r->p) >= n && !memcmp(r->p, words[i].word, n)) {
-            r->p += n;
-            v->type = words[i].type;
-            v->num = words[i].num;
-            return true;
-        }
-    }
-    if (c == '"') {
-        r->p++;
-        v->type = J_STR;
-        return read_string(r, &v->str);
-    }
-    if (c == '[' || c == '{') {
-        r->p++;
-        v->type = c == '[' ? J_ARR : J_OBJ;
-        return read_items(r, v, depth, c == '{');
-    }
-    if (c == '-' || (c >= '0' && c <= '9')) {
-        bool neg = c == '-';
-        if (neg)
-            r->p++;
-        long long n = 0;
-        int digits = 0;
-        while (r->p < r->end && *r->p >= '0' && *r->p <= '9') {
-            if (++digits > 18)
-                return fail(r, "number too large");
-            n = n * 10 + (*r->p++ - '0');
-        }
-        if (!digits || (r->p < r->end && strchr(".eE", *r->p)))
-            return fail(r, "expected an integer");
-        v->type = J_NUM;
-        v->num = neg ? -n : n;
-        return true;
-    }
-    return fail(r, "unexpected '%c'", c);
-}
-
-static const struct jv *member(const struct jv *o, const char *key)
-{
-    for (size_t i = 0; i < o->n; i++)
-        if (!strcmp(o->keys[i], key))
-            return &o->items[i];
-    return NULL;
-}
-
 /* A string member (nullable: null or absent gives *out NULL). */
-static bool get_string(struct reader *r, const struct jv *o, const char *key, bool nullable,
+static bool get_string(struct reader *r, const spoor_json_value *o, const char *key, bool nullable,
                        char **out)
 {
-    const struct jv *v = member(o, key);
+    const spoor_json_value *v = spoor_json_member(o, key);
     *out = NULL;
-    if (!v || v->type == J_NULL)
+    if (!v || v->type == SPOOR_JSON_NULL)
         return nullable || fail(r, "\"%s\": missing", key);
-    if (v->type != J_STR)
+    if (v->type != SPOOR_JSON_STRING)
         return fail(r, "\"%s\": expected a string", key);
-    if (!(*out = strdup(v->str)))
+    if (!(*out = strdup(v->text)))
         return fail(r, "out of memory");
     return true;
 }
 
-static bool get_count(struct reader *r, const struct jv *o, const char *key, uint64_t *out)
+static bool get_count(struct reader *r, const spoor_json_value *o, const char *key, uint64_t *out)
 {
-    const struct jv *v = member(o, key);
-    if (!v || v->type != J_NUM || v->num < 1)
+    const spoor_json_value *v = spoor_json_member(o, key);
+    long long n;
+    if (!spoor_json_integer(v, &n) || n < 1)
         return fail(r, "\"%s\": expected a count of 1 or more", key);
-    *out = (uint64_t)v->num;
+    *out = (uint64_t)n;
     return true;
 }
 
-static bool get_time(struct reader *r, const struct jv *o, const char *key, int64_t *out)
+static bool get_time(struct reader *r, const spoor_json_value *o, const char *key, int64_t *out)
 {
-    const struct jv *v = member(o, key);
-    if (!v || v->type != J_STR || !spoor_triage_time_parse(v->str, out))
+    const spoor_json_value *v = spoor_json_member(o, key);
+    if (!v || v->type != SPOOR_JSON_STRING || !spoor_triage_time_parse(v->text, out))
         return fail(r, "\"%s\": expected a time YYYY-MM-DDTHH:MM:SSZ", key);
     return true;
 }
 
-static bool get_strings(struct reader *r, const struct jv *o, const char *key, size_t max,
+static bool get_strings(struct reader *r, const spoor_json_value *o, const char *key, size_t max,
                         char ***out, size_t *n)
 {
-    const struct jv *v = member(o, key);
-    if (!v || v->type != J_ARR || v->n > max)
+    const spoor_json_value *v = spoor_json_member(o, key);
+    if (!v || v->type != SPOOR_JSON_ARRAY || v->n > max)
         return fail(r, "\"%s\": expected an array of at most %zu strings", key, max);
     if (v->n && !(*out = calloc(v->n, sizeof **out)))
         return fail(r, "out of memory");
     for (size_t i = 0; i < v->n; i++) {
-        if (v->items[i].type != J_STR)
+        if (v->items[i].type != SPOOR_JSON_STRING)
             return fail(r, "\"%s\": expected an array of strings", key);
-        if (!((*out)[i] = strdup(v->items[i].str)))
+        if (!((*out)[i] = strdup(v->items[i].text)))
             return fail(r, "out of memory");
         (*n)++;
     }
@@ -313,7 +90,7 @@ static bool is_id(const char *s)
     return true;
 }
 
-static bool to_bucket(struct reader *r, const struct jv *o, spoor_triage_bucket *b)
+static bool to_bucket(struct reader *r, const spoor_json_value *o, spoor_triage_bucket *b)
 {
     char *id = NULL, *signature = NULL;
     spoor_triage_sig *s = &b->sig;
@@ -335,16 +112,17 @@ static bool to_bucket(struct reader *r, const struct jv *o, spoor_triage_bucket 
                   s->id, s->text);
     free(id);
     free(signature);
-    const struct jv *versions = member(o, "versions");
-    if (ok && (!versions || versions->type != J_ARR || !versions->n || versions->n > MAX_ITEMS))
+    const spoor_json_value *versions = spoor_json_member(o, "versions");
+    if (ok && (!versions || versions->type != SPOOR_JSON_ARRAY || !versions->n ||
+               versions->n > MAX_ITEMS))
         ok = fail(r, "\"versions\": expected an array of objects");
     if (ok && !(b->versions = calloc(versions->n, sizeof *b->versions)))
         ok = fail(r, "out of memory");
     uint64_t total = 0;
     for (size_t i = 0; ok && i < versions->n; i++) {
-        const struct jv *v = &versions->items[i];
+        const spoor_json_value *v = &versions->items[i];
         spoor_triage_version *out = &b->versions[b->nversions];
-        if (v->type != J_OBJ)
+        if (v->type != SPOOR_JSON_OBJECT)
             ok = fail(r, "\"versions\": expected an array of objects");
         else if ((ok = get_string(r, v, "build_id", false, &out->build_id) &&
                        get_string(r, v, "version", true, &out->version) &&
@@ -367,7 +145,7 @@ static bool to_bucket(struct reader *r, const struct jv *o, spoor_triage_bucket 
     return ok;
 }
 
-static bool to_dump(struct reader *r, const struct jv *o, spoor_triage_dump *d)
+static bool to_dump(struct reader *r, const spoor_json_value *o, spoor_triage_dump *d)
 {
     char *bucket = NULL;
     bool ok =
@@ -388,22 +166,21 @@ static bool to_dump(struct reader *r, const struct jv *o, spoor_triage_dump *d)
 
 bool spoor_triage_line_parse(const char *text, size_t len, struct triage_line *out)
 {
-    struct reader r = {.p = text, .end = text + len};
-    struct jv v;
-    memset(&v, 0, sizeof v);
+    struct reader r = {{0}};
+    spoor_json_value v;
+    spoor_json_error err;
     memset(out, 0, sizeof *out);
-    bool ok = read_value(&r, &v, 0);
-    skip_space(&r);
-    if (ok && r.p != r.end)
-        ok = fail(&r, "text after the object");
-    if (ok && v.type != J_OBJ)
+    bool ok = spoor_json_parse(text, len, MAX_DEPTH, MAX_ITEMS, &v, &err);
+    if (!ok)
+        fail(&r, "%s", err.message);
+    if (ok && v.type != SPOOR_JSON_OBJECT)
         ok = fail(&r, "expected a JSON object");
     if (ok) {
-        out->kind = member(&v, "dump") ? TRIAGE_LINE_DUMP : TRIAGE_LINE_BUCKET;
+        out->kind = spoor_json_member(&v, "dump") ? TRIAGE_LINE_DUMP : TRIAGE_LINE_BUCKET;
         ok = out->kind == TRIAGE_LINE_DUMP ? to_dump(&r, &v, &out->dump)
                                            : to_bucket(&r, &v, &out->bucket);
     }
-    jv_free(&v);
+    spoor_json_value_free(&v);
     if (!ok)
         spoor_set_error(SPOOR_ERR_FORMAT, "%s", r.error);
     return ok;

@@ -1,0 +1,78 @@
+/* Self-contained HTML pages (html_page.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "html_page.h"
+
+FILE *html_capture_begin(outbuf *o)
+{
+    FILE *tmp = tmpfile();
+    if (tmp)
+        ob_init(o, fileno(tmp));
+    return tmp;
+}
+
+char *html_capture_end(outbuf *o, FILE *tmp, size_t *len)
+{
+    char *text = NULL;
+    long size;
+    if (ob_flush(o) && fseek(tmp, 0, SEEK_END) == 0 && (size = ftell(tmp)) >= 0 &&
+        fseek(tmp, 0, SEEK_SET) == 0 && (text = malloc((size_t)size + 1)) &&
+        fread(text, 1, (size_t)size, tmp) == (size_t)size) {
+        text[size] = 0;
+        *len = (size_t)size;
+    } else {
+        free(text);
+        text = NULL;
+    }
+    fclose(tmp);
+    return text;
+}
+
+void html_put_json(outbuf *o, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        switch (s[i]) {
+        case '<': ob_write(o, "\\u003c", 6); break;
+        case '>': ob_write(o, "\\u003e", 6); break;
+        case '&': ob_write(o, "\\u0026", 6); break;
+        default: ob_char(o, s[i]);
+        }
+    }
+}
+
+int html_write(const char *cmd, const char *path, const char *tmpl, size_t tmpl_len,
+               const char *const *markers, const char *const *docs, const size_t *lens, size_t n)
+{
+    const char *at[HTML_MAX_MARKERS], *from = tmpl;
+    bool found = n <= HTML_MAX_MARKERS && strlen(tmpl) == tmpl_len;
+    for (size_t i = 0; found && i < n; i++)
+        if ((found = (at[i] = strstr(from, markers[i])) != NULL))
+            from = at[i] + strlen(markers[i]);
+    if (!found)
+        return cli_error(cmd, "the page template lacks its markers (a bad build)");
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0)
+        return cli_error(cmd, "%s: %s", path, strerror(errno));
+    static outbuf o;
+    ob_init(&o, fd);
+    from = tmpl;
+    for (size_t i = 0; i < n; i++) {
+        ob_write(&o, from, (size_t)(at[i] - from));
+        html_put_json(&o, docs[i], lens[i]);
+        from = at[i] + strlen(markers[i]);
+    }
+    ob_write(&o, from, strlen(from));
+    bool ok = ob_flush(&o);
+    int err = errno;
+    if (close(fd) != 0 && ok) {
+        ok = false;
+        err = errno;
+    }
+    return ok ? SPOOR_EXIT_OK
+              : cli_error(cmd, "%s: cannot write the page: %s", path, strerror(err));
+}

@@ -1,0 +1,32 @@
+/* Self-contained HTML pages (a template compiled in, JSON documents in it, rendered by the
+ * page's own script): the JSON captured from a json_out, put in place of the template's
+ * @MARKER@s escaped for a <script type="application/json">, the page written to a file. The
+ * same scheme as spoor report's page (cmd_report.c), shared here for spoor triage's. */
+#ifndef SPOOR_HTML_PAGE_H
+#define SPOOR_HTML_PAGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "outbuf.h"
+
+/* Points o at a temporary file; NULL when none can be made. */
+FILE *html_capture_begin(outbuf *o);
+/* What o wrote since html_capture_begin (malloc'd, NUL-terminated, *len bytes); NULL on an
+ * error. Closes tmp. */
+char *html_capture_end(outbuf *o, FILE *tmp, size_t *len);
+
+/* JSON text for inside <script type="application/json">: '<', '>' and '&' (only ever inside
+ * its strings) as \u escapes, so no "</script>" or "<!--" in a string can end the element. */
+void html_put_json(outbuf *o, const char *s, size_t n);
+
+#define HTML_MAX_MARKERS 4
+
+/* Writes the template tmpl (tmpl_len bytes, NUL-terminated) to path with its n markers (at most
+ * HTML_MAX_MARKERS), each found once and in this order, replaced by docs[i] (lens[i] bytes, through
+ * html_put_json). Returns SPOOR_EXIT_OK or the exit status after a one-line error of cmd. */
+int html_write(const char *cmd, const char *path, const char *tmpl, size_t tmpl_len,
+               const char *const *markers, const char *const *docs, const size_t *lens, size_t n);
+
+#endif
