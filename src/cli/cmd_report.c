@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "crash_report.h"
+#include "html_page.h"
 #include "json_out.h"
 #include "json_scan.h"
 #include "report_annex.h"
@@ -42,69 +43,6 @@ static const char report_usage[] =
     "                     reading the target\n" TARGET_INPUT_HELP
     "  -h, --help         this text\n\n"
     "Exit status: 0 page written, 2 usage or input error (bad dump, wrong ELF, ...).\n";
-
-static FILE *capture_begin(outbuf *o)
-{
-    FILE *tmp = tmpfile();
-    if (tmp)
-        ob_init(o, fileno(tmp));
-    return tmp;
-}
-
-static char *capture_end(outbuf *o, FILE *tmp, size_t *len)
-{
-    char *text = NULL;
-    long size;
-    if (ob_flush(o) && fseek(tmp, 0, SEEK_END) == 0 && (size = ftell(tmp)) >= 0 &&
-        fseek(tmp, 0, SEEK_SET) == 0 && (text = malloc((size_t)size + 1)) &&
-        fread(text, 1, (size_t)size, tmp) == (size_t)size) {
-        text[size] = 0;
-        *len = (size_t)size;
-    } else {
-        free(text);
-        text = NULL;
-    }
-    fclose(tmp);
-    return text;
-}
-
-/* A JSON document inside <script type="application/json">: '<', '>' and '&' (only ever inside
- * its strings) as \u escapes, so no "</script>" or "<!--" in a string can end the element. */
-static void put_json_in_script(outbuf *o, const char *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        switch (s[i]) {
-        case '<': ob_write(o, "\\u003c", 6); break;
-        case '>': ob_write(o, "\\u003e", 6); break;
-        case '&': ob_write(o, "\\u0026", 6); break;
-        default: ob_char(o, s[i]);
-        }
-    }
-}
-
-static const char *find_marker(const char *from, const char *marker)
-{
-    return strstr(from, marker);
-}
-
-static bool write_page(outbuf *o, const char *report, size_t report_len, const char *annex,
-                       size_t annex_len)
-{
-    static const char crash_marker[] = "@SPOOR_CRASH_JSON@", annex_marker[] = "@SPOOR_ANNEX_JSON@";
-    const char *t = (const char *)report_template;
-    const char *at_crash = find_marker(t, crash_marker);
-    const char *at_annex = at_crash ? find_marker(at_crash, annex_marker) : NULL;
-    if (!at_annex || strlen(t) != report_template_len)
-        return false;
-    ob_write(o, t, (size_t)(at_crash - t));
-    put_json_in_script(o, report, report_len);
-    const char *rest = at_crash + sizeof crash_marker - 1;
-    ob_write(o, rest, (size_t)(at_annex - rest));
-    put_json_in_script(o, annex, annex_len);
-    rest = at_annex + sizeof annex_marker - 1;
-    ob_write(o, rest, strlen(rest));
-    return true;
-}
 
 struct report_args {
     const char *elf_path, *output, *from_json;
@@ -150,7 +88,7 @@ static char *report_json(struct crash *c, const struct report_args *r, target_in
     }
     if ((*rc = crash_open(c, "report", r->elf_path, in, args, nargs)))
         return NULL;
-    FILE *tmp = capture_begin(&c->out);
+    FILE *tmp = html_capture_begin(&c->out);
     if (!tmp) {
         *rc = cli_error("report", "cannot make a temporary file: %s", strerror(errno));
         return NULL;
@@ -158,7 +96,7 @@ static char *report_json(struct crash *c, const struct report_args *r, target_in
     crash_print_json(c);
     /* A connection lost on the way: what was read after it is not the target's memory. */
     bool lost = c->snap->gdb && !spoor_gdb_alive(c->snap->gdb);
-    text = capture_end(&c->out, tmp, len);
+    text = html_capture_end(&c->out, tmp, len);
     if (lost || !text) {
         free(text);
         *rc = lost ? cli_error("report", "%s", spoor_last_error())
@@ -172,7 +110,7 @@ static char *annex_json(const struct crash *c, struct annex *a, const struct rep
                         size_t *len)
 {
     static outbuf ob;
-    FILE *tmp = capture_begin(&ob);
+    FILE *tmp = html_capture_begin(&ob);
     if (!tmp)
         return NULL;
     json_out j;
@@ -185,32 +123,18 @@ static char *annex_json(const struct crash *c, struct annex *a, const struct rep
     report_annex_sources(&j, a);
     json_object_end(&j);
     json_finish(&j);
-    return capture_end(&ob, tmp, len);
+    return html_capture_end(&ob, tmp, len);
 }
 
+/* The page: the template with the report and the annex in its two script elements. */
 static int write_output(const char *path, const char *report, size_t report_len, const char *annex,
                         size_t annex_len)
 {
-    int fd = strcmp(path, "-") ? open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644) : 1;
-    if (fd < 0)
-        return cli_error("report", "%s: %s", path, strerror(errno));
-    static outbuf o;
-    ob_init(&o, fd);
-    if (!write_page(&o, report, report_len, annex, annex_len)) {
-        if (fd != 1)
-            close(fd);
-        return cli_error("report", "the page template has no @SPOOR_CRASH_JSON@ and "
-                                   "@SPOOR_ANNEX_JSON@ markers (a bad build)");
-    }
-    bool ok = ob_flush(&o);
-    int err = errno;
-    if (fd != 1 && close(fd) != 0 && ok) {
-        ok = false;
-        err = errno;
-    }
-    if (!ok)
-        return cli_error("report", "%s: cannot write the page: %s", path, strerror(err));
-    return SPOOR_EXIT_OK;
+    static const char *const markers[] = {"@SPOOR_CRASH_JSON@", "@SPOOR_ANNEX_JSON@"};
+    const char *const docs[] = {report, annex};
+    const size_t lens[] = {report_len, annex_len};
+    return html_write("report", path, (const char *)report_template, report_template_len, markers,
+                      docs, lens, 2);
 }
 
 int cmd_report(int argc, char **argv)

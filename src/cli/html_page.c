@@ -55,7 +55,7 @@ int html_write(const char *cmd, const char *path, const char *tmpl, size_t tmpl_
             from = at[i] + strlen(markers[i]);
     if (!found)
         return cli_error(cmd, "the page template lacks its markers (a bad build)");
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int fd = strcmp(path, "-") ? open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644) : 1;
     if (fd < 0)
         return cli_error(cmd, "%s: %s", path, strerror(errno));
     static outbuf o;
@@ -69,7 +69,7 @@ int html_write(const char *cmd, const char *path, const char *tmpl, size_t tmpl_
     ob_write(&o, from, strlen(from));
     bool ok = ob_flush(&o);
     int err = errno;
-    if (close(fd) != 0 && ok) {
+    if (fd != 1 && close(fd) != 0 && ok) {
         ok = false;
         err = errno;
     }

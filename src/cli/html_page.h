@@ -1,7 +1,7 @@
 /* Self-contained HTML pages (a template compiled in, JSON documents in it, rendered by the
  * page's own script): the JSON captured from a json_out, put in place of the template's
  * @MARKER@s escaped for a <script type="application/json">, the page written to a file. The
- * same scheme as spoor report's page (cmd_report.c), shared here for spoor triage's. */
+ * same scheme for spoor report's page and spoor triage's. */
 #ifndef SPOOR_HTML_PAGE_H
 #define SPOOR_HTML_PAGE_H
 
@@ -23,9 +23,10 @@ void html_put_json(outbuf *o, const char *s, size_t n);
 
 #define HTML_MAX_MARKERS 4
 
-/* Writes the template tmpl (tmpl_len bytes, NUL-terminated) to path with its n markers (at most
- * HTML_MAX_MARKERS), each found once and in this order, replaced by docs[i] (lens[i] bytes, through
- * html_put_json). Returns SPOOR_EXIT_OK or the exit status after a one-line error of cmd. */
+/* Writes the template tmpl (tmpl_len bytes, NUL-terminated) to path ("-": standard output) with its
+ * n markers (at most HTML_MAX_MARKERS), each found once and in this order, replaced by docs[i]
+ * (lens[i] bytes, through html_put_json). Returns SPOOR_EXIT_OK or the exit status after a one-line
+ * error of cmd. */
 int html_write(const char *cmd, const char *path, const char *tmpl, size_t tmpl_len,
                const char *const *markers, const char *const *docs, const size_t *lens, size_t n);
 
