@@ -35,7 +35,8 @@ static const char sym_usage[] =
     "Text output: '0x000001a4 main+0xc at src/main.c:42', then for an address in inlined\n"
     "code one line '  inlined in CALLER at FILE:LINE' per enclosing function, innermost first.\n"
     "Unknown parts print as ?? (JSON: null). Line 0 is DWARF's 'no line' for code of a known\n"
-    "file (compiler-generated code): 'FILE:0' (addr2line prints 'FILE:?').\n"
+    "file (compiler-generated code): 'FILE:0' (addr2line prints 'FILE:?'); so is code that no\n"
+    "line row covers in a local function whose file the symbol table names (STT_FILE).\n"
     "A part of the ELF that cannot be read (a DWARF unit, a line table, a section) is skipped\n"
     "with one 'WARNING:' line on stderr naming it, printed before the first answer it affects;\n"
     "the rest still answers. An ELF whose section headers do not fit together is refused.\n";
