@@ -35,7 +35,8 @@ static const char sym_usage[] =
     "Text output: '0x000001a4 main+0xc at src/main.c:42', then for an address in inlined\n"
     "code one line '  inlined in CALLER at FILE:LINE' per enclosing function, innermost first.\n"
     "Unknown parts print as ?? (JSON: null). Line 0 is DWARF's 'no line' for code of a known\n"
-    "file (compiler-generated code): 'FILE:0' (addr2line prints 'FILE:?').\n"
+    "file (compiler-generated code): 'FILE:0' (addr2line prints 'FILE:?'); so is code that no\n"
+    "line row covers in a local function whose file the symbol table names (STT_FILE).\n"
     "A part of the ELF that cannot be read (a DWARF unit, a line table, a section) is skipped\n"
     "with one 'WARNING:' line on stderr naming it, printed before the first answer it affects;\n"
     "the rest still answers. An ELF whose section headers do not fit together is refused.\n";
@@ -49,7 +50,7 @@ static const char sym_usage[] =
 #define MEMO_BITS 17
 #define MEMO_MAX_ANSWER 1024      /* longer answers are not kept */
 #define MEMO_MAX_TEXT (64u << 20) /* arena limit */
-#define MEMO_PAD 16               /* copies go by 16 bytes: slack after the last answer */
+#define MEMO_PAD 64               /* copies go by 16 bytes, up to 64 at once: slack after it */
 
 struct memo_slot {
     uint32_t addr, len, off;
@@ -260,8 +261,14 @@ static inline bool answer_known(struct sym_ctx *c, uint32_t addr)
     const char *src = c->memo.text + m->off;
     size_t len = m->len;
     char *p = ob_reserve(&c->out, len + MEMO_PAD);
-    for (size_t i = 0; i < len; i += 16)
+    for (size_t i = 0;; i += 64) { /* most answers are one or two 64-byte pieces */
         memcpy(p + i, src + i, 16);
+        memcpy(p + i + 16, src + i + 16, 16);
+        memcpy(p + i + 32, src + i + 32, 16);
+        memcpy(p + i + 48, src + i + 48, 16);
+        if (i + 64 >= len)
+            break;
+    }
     ob_commit(&c->out, p + len);
     return true;
 }
@@ -309,6 +316,35 @@ static void symbolize_token(struct sym_ctx *c, const char *tok, size_t len)
         answer_new(c, addr);
 }
 
+/* The leading hex digits of the 8 bytes at s (up to 8 of them: how many is returned) as a
+ * number into *v, all 8 bytes classified and converted at once (SWAR); 0 digits when the first
+ * is none or a byte has its top bit set (not ASCII; the caller's slow path decides). */
+static inline unsigned hex8(const char *s, uint32_t *v)
+{
+    const uint64_t ones = 0x0101010101010101u, high = 0x80 * ones;
+    uint64_t w;
+    memcpy(&w, s, 8);
+    if (w & high)
+        return 0;
+    /* per byte (each < 0x80, so no carry crosses into the next): the top bit set when the byte
+     * is at least the bound k, by adding 0x80 - k */
+    uint64_t digit = (w + 0x50 * ones) & ~(w + 0x46 * ones) & high; /* '0' to '9' */
+    uint64_t lower = w | 0x20 * ones;
+    uint64_t letter = (lower + 0x1f * ones) & ~(lower + 0x19 * ones) & high; /* a-f, A-F */
+    uint64_t other = ~(digit | letter) & high;
+    unsigned n = other ? (unsigned)__builtin_ctzll(other) / 8 : 8;
+    if (!n)
+        return 0;
+    uint64_t x = (w & 0x0f * ones) + 9 * (letter >> 7); /* each byte its digit's value */
+    if (n < 8)
+        x &= (1ull << (8 * n)) - 1;
+    x = __builtin_bswap64(x) >> (8 * (8 - n)); /* the last digit in the lowest byte */
+    x = (x | x >> 4) & 0x00ff00ff00ff00ffu;
+    x = (x | x >> 8) & 0x0000ffff0000ffffu;
+    *v = (uint32_t)(x | x >> 16);
+    return n;
+}
+
 /* Reads white-space separated tokens from stdin in blocks. Unless stdin is a regular file,
  * output is flushed after each block read, so that spoor sym can serve as a coprocess (one
  * address written, its answer read back) like addr2line. */
@@ -317,8 +353,8 @@ static int symbolize_stdin(struct sym_ctx *c)
     struct stat st;
     int flush = !(fstat(0, &st) == 0 && S_ISREG(st.st_mode));
     enum { BLOCK = 1 << 16 };
-    static char in[BLOCK + 1]; /* in[end] = 0 ends the last token of a block */
-    size_t kept = 0;           /* bytes of a token cut by the end of the previous block */
+    static char in[BLOCK + 16]; /* in[end] = 0 ends the last token of a block; hex8 reads on */
+    size_t kept = 0;            /* bytes of a token cut by the end of the previous block */
     for (;;) {
         ssize_t n = read(0, in + kept, BLOCK - kept);
         if (n < 0 && errno == EINTR)
@@ -334,13 +370,8 @@ static int symbolize_stdin(struct sym_ctx *c)
                 break;
             tok = p;
             if (p[0] == '0' && (p[1] | 0x20) == 'x') { /* the common case: 0x and 1-8 digits */
-                uint32_t v = 0;
-                unsigned d;
-                const char *q = p + 2;
-                while (q < p + 10 && (d = spoor_hex_digit1[(unsigned char)*q]) != 0) {
-                    v = v << 4 | (d - 1);
-                    q++;
-                }
+                uint32_t v;
+                const char *q = p + 2 + hex8(p + 2, &v);
                 if (q > p + 2 && (unsigned char)*q <= ' ' && (q < end || n == 0)) {
                     if (!answer_known(c, v))
                         answer_new(c, v);

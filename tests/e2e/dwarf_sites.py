@@ -55,7 +55,9 @@ class Sites:
     codes: [(position, code, unit index)] of every DIE's abbreviation code;
     ends: [(position, unit index)] of every end-of-siblings byte;
     strps: [(position, form, value)] of every .debug_str / .debug_line_str offset;
-    units: [(header offset, end offset, {code: abbreviation})]."""
+    units: [(header offset, end offset, {code: abbreviation})];
+    attrs: [(name position, name, form position, form)] of every attribute specification of
+    the abbreviation tables the units use (positions are offsets into .debug_abbrev)."""
 
     def __init__(self, data):
         self.secs = sections(data)
@@ -63,7 +65,8 @@ class Sites:
         info = data[off:off + size]
         aoff, asize = self.secs[".debug_abbrev"]
         abbrev = data[aoff:aoff + asize]
-        self.codes, self.ends, self.strps, self.units = [], [], [], []
+        self.codes, self.ends, self.strps, self.units, self.attrs = [], [], [], [], []
+        tables = set()
         p = 0
         while p + 11 <= len(info):
             length, version = struct.unpack_from("<IH", info, p)
@@ -75,6 +78,9 @@ class Sites:
                 abbrev_off, = struct.unpack_from("<I", info, p + 6)
                 q = p + 11
             table = {c: (tag, ch, attrs) for c, tag, ch, attrs in abbrev_table(abbrev, abbrev_off)}
+            if abbrev_off not in tables:
+                tables.add(abbrev_off)
+                abbrev_table(abbrev, abbrev_off, sites=self.attrs)
             u = len(self.units)
             self.units.append((p, end, table))
             depth = 0
@@ -99,6 +105,37 @@ class Sites:
                     break
             p = end
         self.info_offset = off
+
+    def line_strps(self, data):
+        """[(position, form, value)] of every string offset (DW_FORM_line_strp, DW_FORM_strp)
+        in the directory and file entries of the DWARF 5 line program headers, positions as
+        offsets into .debug_line."""
+        off, size = self.secs[".debug_line"]
+        line = data[off:off + size]
+        out, p = [], 0
+        while p + 10 <= len(line):
+            length, version = struct.unpack_from("<IH", line, p)
+            end = p + 4 + length
+            if version >= 5:
+                q = p + 4 + 2 + 2 + 4 + 5  # address/segment sizes, header_length, 5 bytes
+                opcode_base = line[q]
+                q += opcode_base  # opcode_base, standard_opcode_lengths
+                for _ in range(2):  # directories, then file names
+                    nformats = line[q]
+                    q += 1
+                    formats = []
+                    for _ in range(nformats):
+                        kind, q = uleb(line, q)
+                        form, q = uleb(line, q)
+                        formats.append(form)
+                    count, q = uleb(line, q)
+                    for _ in range(count):
+                        for form in formats:
+                            if form in (DW_FORM_STRP, DW_FORM_LINE_STRP):
+                                out.append((q, form, struct.unpack_from("<I", line, q)[0]))
+                            q = _skip(line, q, form, version)
+            p = end
+        return out
 
     def string_starts(self, data, name):
         """Offsets of the strings of a string section (each starts after a NUL, or at 0)."""

@@ -55,8 +55,9 @@ def units(info):
     return out
 
 
-def abbrev_table(ab, off):
-    """[(code, tag, children, [(name, form, implicit const or None)])] from off to its end."""
+def abbrev_table(ab, off, sites=None):
+    """[(code, tag, children, [(name, form, implicit const or None)])] from off to its end; with
+    a list as sites, (name position, name, form position, form) of every attribute appended."""
     table, p = [], off
     while True:
         code, p = uleb(ab, p)
@@ -67,10 +68,14 @@ def abbrev_table(ab, off):
         p += 1
         attrs = []
         while True:
+            at_name = p
             name, p = uleb(ab, p)
+            at_form = p
             form, p = uleb(ab, p)
             if not name and not form:
                 break
+            if sites is not None:
+                sites.append((at_name, name, at_form, form))
             const = None
             if form == DW_FORM_IMPLICIT_CONST:
                 const, p = uleb(ab, p, signed=True)

@@ -1,11 +1,12 @@
 """No silent wrong answers from corrupt DWARF or ELF headers.
 
 Mutants of example ELFs of four cores (M0, M3, M4F with newlib, M33), each chosen from the ELF
-itself, not from fixed offsets (dwarf_sites.py parses the sections and the DIE trees): seeded
-bit flips in each DWARF section and in the section header table, and damage aimed at what the
-symbolizer reads past: an end-of-siblings byte of the DIE tree turned into an abbreviation code
-of the unit, a DIE's abbreviation code turned into another one or one the unit does not have, a
-DW_FORM_strp offset moved to another string or past .debug_str. For every mutant,
+itself, not from fixed offsets (dwarf_sites.py parses the sections, the abbreviation tables and
+the DIE trees): seeded bit flips in each DWARF section and in the section header table, and
+damage aimed at what addr2line checks and libdw reads past (see aimed()): end-of-siblings bytes
+turned into other values, abbreviation codes into other or missing ones, an abbreviation's
+attribute name or form changed, a unit's length that no longer ends its DIE tree, strp and
+line_strp offsets moved to another string or past their section. For every mutant,
 arm-none-eabi-addr2line is the referee of "this file is damaged": wherever it reports an error
 on stderr and spoor's answers differ from those for the clean ELF, spoor must have said so (a
 warning on stderr) or refused the file (non-zero exit). A mutant that spoor answers differently
@@ -15,7 +16,11 @@ Also the named cases of the hardening issue: a line program with line_range 0 (w
 every answer that changed is marked "partial"), a unit length of 0, a section header whose
 sh_link is out of range (refused, as readelf complains), and a RIOT-like ELF whose initialised
 data section has the type SHT_REL with a size that is no multiple of a relocation: addr2line
-answers from it as from the clean ELF, and so must spoor (same answers, exit 0)."""
+answers from it as from the clean ELF, and so must spoor (same answers, exit 0).
+
+The test can fail: with the per-unit DWARF damage scan of dwarf_scopes.c turned off (its
+abbreviation and DIE-tree checks made to report nothing) it finds 5 silent changed answers among
+these mutants (aimed abbrev-code, abbrev-form, bit flips in .debug_info and .debug_abbrev)."""
 import json
 import os
 import random
@@ -70,31 +75,73 @@ def flip(data, rng, start, size, count):
     return bytes(out)
 
 
+# One-byte attribute names and forms to change an abbreviation's into: names the symbolizer reads
+# (name, linkage name, ranges, low/high pc, abstract origin, call file/line, sibling) and forms of
+# every size class (fixed 1, 2, 4, 8 bytes, LEB128, strings, blocks, references, flag_present).
+NAMES = [0x01, 0x03, 0x11, 0x12, 0x31, 0x47, 0x55, 0x58, 0x59, 0x6e, 0x3a, 0x3b, 0x49, 0x27]
+FORMS = [0x01, 0x05, 0x06, 0x07, 0x08, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x10, 0x11, 0x13,
+         0x17, 0x18, 0x19, 0x1f, 0x25, 0x02, 0x30, 0x7f]  # 0x02, 0x30, 0x7f: no such form
+
+
 def aimed(data, rng):
-    """(label, mutant) pairs of damage aimed at the DIE trees, positions found by parsing."""
+    """(label, mutant) pairs of damage aimed at what addr2line checks and libdw reads past,
+    positions found by parsing the ELF given (dwarf_sites.py), AIMED of each kind:
+    end-of-siblings: an end-of-siblings byte turned into an abbreviation code of the unit, or
+      into any other byte value;
+    abbrev-code: a DIE's abbreviation code turned into another one of the unit, or into one the
+      unit's table does not have;
+    abbrev-attr, abbrev-form: an attribute's name or form in an abbreviation changed (the form
+      to another size, or to a form that does not exist);
+    unit-length: a unit's length a few bytes shorter or longer (its DIE tree no longer ends
+      exactly at its end);
+    strp, line_strp: a string offset of a DIE (strp, line_strp), or of a DWARF 5 line program's
+      directory and file entries, moved to the start of another string of its section
+      (.debug_str, .debug_line_str), or past the section's end."""
     sites = dwarf_sites.Sites(data)
     base = sites.info_offset
-    strp = [x for x in sites.strps if x[1] == dwarf_sites.DW_FORM_STRP]
-    starts = sites.string_starts(data, ".debug_str")
-    str_size = sites.secs[".debug_str"][1]
+    abbrev_base = sites.secs[".debug_abbrev"][0]
+    line, line_strps = sites.secs[".debug_line"][0], sites.line_strps(data)
     out = []
+
+    def mutant(label, pos, value, fmt="<B"):
+        m = bytearray(data)
+        struct.pack_into(fmt, m, pos, value)
+        out.append((label, bytes(m)))
+
     for i in range(AIMED):
-        m = bytearray(data)
         pos, unit = rng.choice(sites.ends)
-        code = rng.choice([c for c in sites.units[unit][2] if c < 0x80])
-        m[base + pos] = code
-        out.append((f"end-of-siblings@0x{pos:x}={code}", bytes(m)))
-        m = bytearray(data)
+        codes = [c for c in sites.units[unit][2] if c < 0x80]
+        code = rng.choice(codes) if i % 2 == 0 else rng.randrange(1, 256)
+        mutant(f"end-of-siblings@0x{pos:x}={code}", base + pos, code)
         pos, code, unit = rng.choice([c for c in sites.codes if c[1] < 0x80])
         table = sites.units[unit][2]
-        new = rng.choice([c for c in table if c < 0x80 and c != code] + [max(table) + 1])
-        m[base + pos] = new if new < 0x80 else 0x7f
-        out.append((f"abbrev-code@0x{pos:x}={m[base + pos]}", bytes(m)))
-        m = bytearray(data)
-        pos, _, value = rng.choice(strp)
-        new = rng.choice(starts) if i % 2 == 0 else str_size + rng.randrange(1, 1 << 16)
-        struct.pack_into("<I", m, base + pos, new)
-        out.append((f"strp@0x{pos:x}=0x{new:x}", bytes(m)))
+        if i % 2 == 0:
+            new = rng.choice([c for c in table if c < 0x80 and c != code] or [code])
+        else:
+            new = rng.choice([c for c in range(1, 0x80) if c not in table])
+        mutant(f"abbrev-code@0x{pos:x}={new}", base + pos, new)
+        at_name, name, at_form, form = rng.choice([a for a in sites.attrs if a[1] < 0x80])
+        new = rng.choice([n for n in NAMES if n != name])
+        mutant(f"abbrev-attr@0x{at_name:x}=0x{new:x}", abbrev_base + at_name, new)
+        at_name, name, at_form, form = rng.choice([a for a in sites.attrs if a[3] < 0x80])
+        new = rng.choice([f for f in FORMS if f != form])
+        mutant(f"abbrev-form@0x{at_form:x}=0x{new:x}", abbrev_base + at_form, new)
+        header, end, _ = rng.choice(sites.units)
+        length = end - header - 4
+        delta = rng.choice([-8, -4, -3, -2, -1, 1, 2, 3, 4, 8])
+        mutant(f"unit-length@0x{header:x}={length + delta}", base + header, length + delta, "<I")
+        for kind, offsets, at in (("strp", sites.strps, base), ("line_strp", line_strps, line)):
+            for form, sec in ((dwarf_sites.DW_FORM_STRP, ".debug_str"),
+                              (dwarf_sites.DW_FORM_LINE_STRP, ".debug_line_str")):
+                mine = [x for x in offsets if x[1] == form]
+                if not mine or sec not in sites.secs:
+                    continue
+                pos, _, value = rng.choice(mine)
+                if i % 2 == 0:
+                    new = rng.choice([o for o in sites.string_starts(data, sec) if o != value])
+                else:
+                    new = sites.secs[sec][1] + rng.randrange(0, 1 << 16)
+                mutant(f"{kind}@0x{pos:x}=0x{new:x}", at + pos, new, "<I")
     return out
 
 
@@ -203,21 +250,30 @@ def named_cases(tmp):
 
 
 def rel_data_section(tmp):
-    """RIOT's linker script gives .relocate (flags WA) the type SHT_REL: here printf-m4f.elf's
-    .data (0x9c4 bytes, no multiple of an 8-byte Elf32_Rel) made SHT_REL with entry size 8."""
-    elf = os.path.join(EXAMPLES, "printf-m4f.elf")
-    data = bytearray(open(elf, "rb").read())
-    secs, (shoff, shentsize, shnum) = sections(bytes(data))
-    stroff = struct.unpack_from("<I", data, shoff + struct.unpack_from("<H", data, 0x32)[0] *
-                                shentsize + 16)[0]
-    for i in range(shnum):
-        hdr = shoff + i * shentsize
-        name_off, = struct.unpack_from("<I", data, hdr)
-        if data[stroff + name_off:].startswith(b".data\0"):
+    """RIOT's linker script gives .relocate (flags WA) the type SHT_REL: here the first writable
+    PROGBITS section of the example ELFs whose size is no multiple of an 8-byte Elf32_Rel made
+    SHT_REL with entry size 8 (chosen from the section headers, whatever the layout)."""
+    for name in ELVES:
+        elf = os.path.join(EXAMPLES, name)
+        data = bytearray(open(elf, "rb").read())
+        _, (shoff, shentsize, shnum) = sections(bytes(data))
+        shstrndx, = struct.unpack_from("<H", data, 0x32)
+        stroff = struct.unpack_from("<I", data, shoff + shstrndx * shentsize + 16)[0]
+        for i in range(shnum):
+            hdr = shoff + i * shentsize
+            name_off, sh_type, flags = struct.unpack_from("<III", data, hdr)
             size, = struct.unpack_from("<I", data, hdr + 20)
-            assert size % 8, "want a size that is no multiple of a relocation"
-            struct.pack_into("<I", data, hdr + 4, 9)  # SHT_REL
-            struct.pack_into("<I", data, hdr + 36, 8)  # sh_entsize
+            if sh_type == 1 and flags & 3 == 3 and size % 8:  # PROGBITS, SHF_WRITE|SHF_ALLOC
+                section = data[stroff + name_off:data.index(b"\0", stroff + name_off)].decode()
+                struct.pack_into("<I", data, hdr + 4, 9)  # SHT_REL
+                struct.pack_into("<I", data, hdr + 36, 8)  # sh_entsize
+                break
+        else:
+            continue
+        break
+    else:
+        raise AssertionError("no example ELF has a writable section of a size that is no "
+                             "multiple of a relocation")
     path = os.path.join(tmp, "rel-data.elf")
     open(path, "wb").write(bytes(data))
     addrs = sym_diff.random_addresses(elf, ADDRESSES, seed=5)
@@ -225,7 +281,7 @@ def rel_data_section(tmp):
     assert ref[0] == 0 and ref[2] == ref_clean[2], "addr2line no longer reads the RIOT-like ELF"
     clean, got = spoor(elf, addrs), spoor(path, addrs)
     ok = got[0] == 0 and got[2] == clean[2]
-    print(f"{'ok  ' if ok else 'FAIL'} SHT_REL .data: exit {got[0]}, stderr "
+    print(f"{'ok  ' if ok else 'FAIL'} SHT_REL {section} of {name}: exit {got[0]}, stderr "
           f"{got[1].strip().splitlines()[:2]}, answers "
           f"{'as for the clean ELF' if got[2] == clean[2] else 'changed'} (addr2line: the same)")
     return not ok

@@ -22,6 +22,11 @@ kept the DWARF's meaning), and the lines must be there (before spoor read such a
 program, these addresses had no file and line). llvm-symbolizer (14) finds no line for such
 units (it trusts the empty aranges): its agreement is printed, not required.
 
+Code without a line row (gcc-stt-file: top-level assembly in a unit with DWARF, a C file built
+without debug information, an assembly file): addr2line and llvm-symbolizer give a local
+function's address the file of the STT_FILE symbol before it; spoor prints exactly that file with
+line 0 (text `FILE:0`, JSON `"line":0`), and no file for a global function.
+
 Also checked: C++ names really come demangled with parameters; line-0 rows keep their file
 (text `FILE:0`, JSON line 0, llvm-symbolizer's `FILE:0`; addr2line prints `FILE:?`); the -flto
 and g++ builds have inlined code among the addresses; and -gsplit-dwarf builds (DWARF 4 and 5)
@@ -82,6 +87,13 @@ def builds(out):
                                  *C_SOURCES, *NEWLIB, "-o"]]
     b["gcc-c-lto"] = [[gcc, *M3, "-g", "-O2", "-flto", *C_FLAGS, *LINK, *C_SOURCES, *NEWLIB,
                        "-o"]]
+    stt = [gcc, *M3, "-O1", "-Wall", "-Wextra", "-Werror", "-c"]
+    b["gcc-stt-file"] = [  # code without line rows: files from STT_FILE symbols
+        [*stt, "-g", str(SRC / "stt_file.c"), "-o", "stt_file.o"],
+        [*stt, "-g0", str(SRC / "stt_file_nodebug.c"), "-o", "stt_file_nodebug.o"],
+        [*stt, str(SRC / "stt_file_asm.s"), "-o", "stt_file_asm.o"],
+        [gcc, *M3, "-nostdlib", *LINK, "stt_file.o", "stt_file_nodebug.o", "stt_file_asm.o",
+         "-o"]]
     for v in (4, 5):
         b[f"gcc-c-split-dwarf{v}"] = [[gcc, *M3, "-g", f"-gdwarf-{v}", "-gsplit-dwarf", "-O2",
                                        *C_FLAGS, *LINK, *C_SOURCES, *NEWLIB, "-o"]]
@@ -157,6 +169,42 @@ def check_line_zero(name, elf, addrs):
     check(a2l == f"{obj['file']}:?", f"{name}: addr2line says {a2l}")
 
 
+def check_symbol_files(name, elf, addrs):
+    """Where no line row covers an address, addr2line (and llvm-symbolizer) give the file of the
+    STT_FILE symbol before the function symbol, for a local symbol: spoor prints the same file
+    (exactly as addr2line does, not only its basename) with line 0: text `FILE:0`, JSON
+    `"file":FILE,"line":0`. A global function symbol gets no file."""
+    a2l = subprocess.run([require_tool("arm-none-eabi-addr2line"), "-a", "-f", "-e", str(elf)],
+                         input="".join(f"0x{a:x}\n" for a in addrs), capture_output=True,
+                         text=True, check=True).stdout.splitlines()
+    got = {int(o["addr"], 16): o for o in map(json.loads, spoor(
+        "--json", "-e", str(elf), *map(hex, addrs)).stdout.splitlines())}
+    text = dict(zip(addrs, spoor("-e", str(elf), *map(hex, addrs)).stdout.splitlines()))
+    files, unfiled = {}, set()
+    for i in range(0, len(a2l), 3):
+        addr, func, loc = int(a2l[i], 16), a2l[i + 1], a2l[i + 2]
+        file, _, line = loc.rpartition(":")
+        if line != "?":
+            continue
+        if file == "??":
+            unfiled.add(func)
+            check(got[addr]["file"] is None, f"{name}: {addr:#x} ({func}): addr2line gives no "
+                  f"file, spoor {got[addr]['file']}")
+            continue
+        files.setdefault(func, file)
+        check(got[addr]["file"] == file and got[addr]["line"] == 0
+              and text[addr].endswith(f" at {file}:0"),
+              f"{name}: {addr:#x} ({func}): addr2line '{file}:?', spoor JSON file "
+              f"{got[addr]['file']!r} line {got[addr]['line']!r}, text {text[addr]!r}")
+    print(f"{name}: files of code without line rows (addr2line's STT_FILE rule): {files}; "
+          f"none for {sorted(unfiled)}")
+    want = {"stt_asm_in_c_local": "stt_file.c", "stt_nodebug_local": "stt_file_nodebug.c"}
+    check(all(files.get(f) == want[f] for f in want) and "stt_asm_local" in files,
+          f"{name}: addr2line no longer names these files: {files}")
+    check({"stt_asm_in_c_global", "stt_nodebug_global", "stt_asm_global"} <= unfiled,
+          f"{name}: addr2line gives a global function a file: {unfiled}")
+
+
 def check_iar_shaped(out):
     for program in ("calls-m3", "printf-m4f"):
         gcc = firmware_dir() / "examples" / f"{program}.elf"
@@ -207,6 +255,8 @@ def main():
                 check_split_refused(name, elf)
                 continue
             addrs = check_agreement(name, elf)
+            if name == "gcc-stt-file":
+                check_symbol_files(name, elf, addrs)
             line0 = check_names(name, elf, addrs)
             if line0:
                 check_line_zero(name, elf, line0)

@@ -276,7 +276,9 @@ struct walker {
     size_t cap_ranges;
     const char *const *files;
     size_t nfiles;
-    bool warned; /* a DIE of the unit was unreadable: said once */
+    bool warned;    /* a DIE of the unit was unreadable: said once */
+    bool tentative; /* the fast walk: a problem is not warned but stops it (bailed) */
+    bool bailed;
 };
 
 /* Warns (once per unit) that DIE die of the unit cannot be read: what is wrong, why (libdw's
@@ -284,6 +286,10 @@ struct walker {
 static void die_problem(struct walker *w, Dwarf_Die *die, const char *what, const char *why,
                         const char *skipped)
 {
+    if (w->tentative) { /* the walk through libdw will say it */
+        w->bailed = true;
+        return;
+    }
     w->u->damaged = true;
     if (w->warned)
         return;
@@ -461,7 +467,11 @@ static const char *scope_name(struct walker *w, Dwarf_Die *die, int tag, uint32_
     return name;
 }
 
-static int add_scope(struct walker *w, Dwarf_Die *die, int tag, int32_t parent, int depth)
+/* Adds the scope of die when it has code (its index; -2 when it has none); its code ranges
+ * through dwarf_ranges, or, when pc is not NULL, the one range pc[0] to pc[1] (an empty one:
+ * none) the caller read from its low_pc and high_pc as dwarf_ranges would. -1 without memory. */
+static int add_scope(struct walker *w, Dwarf_Die *die, int tag, int32_t parent, int depth,
+                     const Dwarf_Addr *pc)
 {
     struct symbol_tables *t = w->t;
     struct dw_unit *u = w->u;
@@ -470,7 +480,11 @@ static int add_scope(struct walker *w, Dwarf_Die *die, int tag, int32_t parent, 
     int32_t idx = (int32_t)t->nscopes;
     int any = 0;
     uint32_t first_lo = 0;
-    while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
+    while ((off = pc ? (off ? 0 : 1) : dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
+        if (pc) {
+            lo = pc[0];
+            hi = pc[1];
+        }
         if (lo >= hi || hi > UINT32_MAX || (lo == 0 && !t->keep_zero))
             continue; /* empty, or code of a section the linker discarded */
         if (spoor_grow((void **)&u->ranges, &w->cap_ranges, u->nranges + 1, sizeof *u->ranges))
@@ -562,7 +576,8 @@ static int walk(struct walker *w, Dwarf_Die *die, int32_t parent, int depth)
             return 1;
         }
         if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
-            int got = add_scope(w, &child, tag, tag == DW_TAG_subprogram ? -1 : parent, depth);
+            int got =
+                add_scope(w, &child, tag, tag == DW_TAG_subprogram ? -1 : parent, depth, NULL);
             if (got == -1)
                 return -1;
             if (got == -2 &&
@@ -612,24 +627,40 @@ static uint64_t abbrev_leb(const uint8_t **p, const uint8_t *end, bool *bad)
     return 0;
 }
 
-/* A unit's abbreviations, flattened for the DIE scan: abbreviation code c (1 to ncodes) is
- * codes[c - 1], its forms forms[first .. first + count). */
+/* String offsets a DIE of fixed size is checked at without reading it form by form. */
+#define MAX_FIXED_STRINGS 4
+
+/* A unit's abbreviations, flattened for the DIE scan and the walk: abbreviation code c (1 to
+ * ncodes) is codes[c - 1], its attributes attrs[first .. first + count). */
 struct abbrev_code {
     uint32_t first, count;
+    uint32_t tag;
+    int32_t fixed;        /* the size of a DIE's values when every form has a fixed one, else -1 */
+    int32_t sibling_at;   /* then where DW_AT_sibling's value is among them */
+    uint8_t nstrings;     /* then how many string offsets (up to MAX_FIXED_STRINGS, else -1) */
+    uint8_t line_strings; /* which of them are line_strp (bit i) */
+    uint16_t string_at[MAX_FIXED_STRINGS]; /* and where */
     bool defined, children;
+    bool skips;      /* DW_AT_declaration, low_pc or ranges: see walk() */
+    int32_t sibling; /* which of its attributes is DW_AT_sibling, -1: none */
+};
+
+struct abbrev_attr {
+    uint32_t name; /* names past 32 bits saturate: only known ones are looked at */
+    uint32_t form; /* a known form (abbrev_problem checks) */
 };
 
 struct abbrevs {
     struct abbrev_code *codes;
-    uint64_t *forms;
-    size_t ncodes, cap_codes, nforms, cap_forms;
+    struct abbrev_attr *attrs;
+    size_t ncodes, cap_codes, nattrs, cap_attrs;
     bool unindexed; /* a code past MAX_ABBREV_CODE: the DIEs are not scanned */
 };
 
 static void abbrevs_free(struct abbrevs *a)
 {
     free(a->codes);
-    free(a->forms);
+    free(a->attrs);
 }
 
 /* Codes above this are not indexed (GCC, clang and IAR number them from 1 up): such a unit's
@@ -654,7 +685,7 @@ static const char *abbrev_problem(const spoor_elf *e, Dwarf_Off off, struct abbr
         uint64_t code = abbrev_leb(&p, end, &bad);
         if (bad || !code)
             break;
-        abbrev_leb(&p, end, &bad); /* tag */
+        uint64_t tag = abbrev_leb(&p, end, &bad);
         bool children = p < end && *p;
         if (p++ >= end) /* children */
             bad = true;
@@ -668,7 +699,9 @@ static const char *abbrev_problem(const spoor_elf *e, Dwarf_Off off, struct abbr
             memset(&a->codes[a->ncodes], 0, (code - a->ncodes) * sizeof *a->codes);
             a->ncodes = code;
         }
-        size_t first = a->nforms;
+        size_t first = a->nattrs;
+        bool skips = false;
+        int32_t sibling = -1;
         for (;;) {
             uint64_t name = abbrev_leb(&p, end, &bad), form = abbrev_leb(&p, end, &bad);
             if (bad || (!name && !form))
@@ -681,76 +714,101 @@ static const char *abbrev_problem(const spoor_elf *e, Dwarf_Off off, struct abbr
             if (form == DW_FORM_implicit_const)
                 abbrev_leb(&p, end, &bad);
             if (indexed) {
-                if (spoor_grow((void **)&a->forms, &a->cap_forms, a->nforms + 1,
-                               sizeof *a->forms)) {
+                if (spoor_grow((void **)&a->attrs, &a->cap_attrs, a->nattrs + 1,
+                               sizeof *a->attrs)) {
                     *oom = -1;
                     return NULL;
                 }
-                a->forms[a->nforms++] = form;
+                skips |= name == DW_AT_declaration || name == DW_AT_low_pc || name == DW_AT_ranges;
+                if (name == DW_AT_sibling && sibling < 0)
+                    sibling = (int32_t)(a->nattrs - first);
+                a->attrs[a->nattrs++] = (struct abbrev_attr){
+                    name > UINT32_MAX ? UINT32_MAX : (uint32_t)name, (uint32_t)form};
             }
         }
         if (bad)
             break;
         if (indexed) {
             if (a->codes[code - 1].defined) /* a code defined twice: libdw takes the first */
-                a->nforms = first;
+                a->nattrs = first;
             else
-                a->codes[code - 1] = (struct abbrev_code){
-                    (uint32_t)first, (uint32_t)(a->nforms - first), true, children};
+                a->codes[code - 1] = (struct abbrev_code){(uint32_t)first,
+                                                          (uint32_t)(a->nattrs - first),
+                                                          tag > UINT32_MAX ? 0 : (uint32_t)tag,
+                                                          -1,
+                                                          -1,
+                                                          0,
+                                                          0,
+                                                          {0},
+                                                          true,
+                                                          children,
+                                                          skips,
+                                                          sibling};
         }
     }
     return bad ? "abbreviations run past the end of .debug_abbrev" : NULL;
 }
 
+/* The size of an attribute value of the form given when it is fixed (32-bit DWARF), else -1. */
+static inline __attribute__((always_inline)) int form_size(uint64_t form, unsigned version,
+                                                           unsigned addr_size)
+{
+    switch (form) {
+    case DW_FORM_flag_present:
+    case DW_FORM_implicit_const: return 0;
+    case DW_FORM_addr: return (int)addr_size;
+    case DW_FORM_ref_addr: return version == 2 ? (int)addr_size : 4;
+    case DW_FORM_data1:
+    case DW_FORM_ref1:
+    case DW_FORM_flag:
+    case DW_FORM_strx1:
+    case DW_FORM_addrx1: return 1;
+    case DW_FORM_data2:
+    case DW_FORM_ref2:
+    case DW_FORM_strx2:
+    case DW_FORM_addrx2: return 2;
+    case DW_FORM_strx3:
+    case DW_FORM_addrx3: return 3;
+    case DW_FORM_strp:
+    case DW_FORM_line_strp:
+    case DW_FORM_data4:
+    case DW_FORM_ref4:
+    case DW_FORM_sec_offset:
+    case DW_FORM_strx4:
+    case DW_FORM_addrx4:
+    case DW_FORM_ref_sup4:
+    case DW_FORM_strp_sup:
+    case DW_FORM_GNU_ref_alt:
+    case DW_FORM_GNU_strp_alt: return 4;
+    case DW_FORM_data8:
+    case DW_FORM_ref8:
+    case DW_FORM_ref_sig8:
+    case DW_FORM_ref_sup8: return 8;
+    case DW_FORM_data16: return 16;
+    default: return -1;
+    }
+}
+
 /* Moves *p past an attribute value of the form given (32-bit DWARF); false when it runs past
- * end. A string offset (strp, line_strp) at or past the end of its section is a problem. */
-static bool skip_form(const spoor_elf *e, const uint8_t **p, const uint8_t *end, uint64_t form,
-                      unsigned version, unsigned addr_size, const char **problem)
+ * end. A string offset (strp, line_strp) at or past the end of its section (str_size[0] of
+ * .debug_str, [1] of .debug_line_str; UINT64_MAX when absent) is a problem. */
+static bool skip_form(const uint64_t str_size[2], const uint8_t **p, const uint8_t *end,
+                      uint64_t form, unsigned version, unsigned addr_size, const char **problem)
 {
     uint64_t n = 0;
     for (int indirect = 0; indirect < 8; indirect++) {
-        switch (form) {
-        case DW_FORM_flag_present:
-        case DW_FORM_implicit_const: return true;
-        case DW_FORM_addr: n = addr_size; break;
-        case DW_FORM_ref_addr: n = version == 2 ? addr_size : 4; break;
-        case DW_FORM_data1:
-        case DW_FORM_ref1:
-        case DW_FORM_flag:
-        case DW_FORM_strx1:
-        case DW_FORM_addrx1: n = 1; break;
-        case DW_FORM_data2:
-        case DW_FORM_ref2:
-        case DW_FORM_strx2:
-        case DW_FORM_addrx2: n = 2; break;
-        case DW_FORM_strx3:
-        case DW_FORM_addrx3: n = 3; break;
-        case DW_FORM_strp:
-        case DW_FORM_line_strp: {
-            if (end - *p < 4)
+        int size = form_size(form, version, addr_size);
+        if (size >= 0) {
+            if ((size_t)(end - *p) < (size_t)size)
                 return false;
-            const struct elf_section *s =
-                spoor_elf_debug_section(e, form == DW_FORM_strp ? ".debug_str" : ".debug_line_str");
-            if (s && spoor_le32(*p) >= s->size && !*problem)
+            if ((form == DW_FORM_strp || form == DW_FORM_line_strp) &&
+                spoor_le32(*p) >= str_size[form == DW_FORM_line_strp] && !*problem)
                 *problem = form == DW_FORM_strp ? "a .debug_str offset past the section"
                                                 : "a .debug_line_str offset past the section";
-            n = 4;
-            break;
+            *p += size;
+            return true;
         }
-        case DW_FORM_data4:
-        case DW_FORM_ref4:
-        case DW_FORM_sec_offset:
-        case DW_FORM_strx4:
-        case DW_FORM_addrx4:
-        case DW_FORM_ref_sup4:
-        case DW_FORM_strp_sup:
-        case DW_FORM_GNU_ref_alt:
-        case DW_FORM_GNU_strp_alt: n = 4; break;
-        case DW_FORM_data8:
-        case DW_FORM_ref8:
-        case DW_FORM_ref_sig8:
-        case DW_FORM_ref_sup8: n = 8; break;
-        case DW_FORM_data16: n = 16; break;
+        switch (form) {
         case DW_FORM_string: {
             const uint8_t *z = memchr(*p, 0, (size_t)(end - *p));
             if (!z)
@@ -761,11 +819,11 @@ static bool skip_form(const spoor_elf *e, const uint8_t **p, const uint8_t *end,
         case DW_FORM_block1:
         case DW_FORM_block2:
         case DW_FORM_block4: {
-            unsigned size = form == DW_FORM_block1 ? 1 : form == DW_FORM_block2 ? 2 : 4;
-            if ((size_t)(end - *p) < size)
+            unsigned bytes = form == DW_FORM_block1 ? 1 : form == DW_FORM_block2 ? 2 : 4;
+            if ((size_t)(end - *p) < bytes)
                 return false;
-            n = spoor_le_bytes(*p, size);
-            *p += size;
+            n = spoor_le_bytes(*p, bytes);
+            *p += bytes;
             break;
         }
         case DW_FORM_block:
@@ -788,53 +846,322 @@ static bool skip_form(const spoor_elf *e, const uint8_t **p, const uint8_t *end,
     return false;
 }
 
+/* Reading a unit's DIEs with its abbreviations (struct abbrevs), as the scan and the fast walk
+ * below do. */
+struct die_reader {
+    const uint8_t *base, *hdr, *end; /* .debug_info, the unit's header, the unit's end */
+    unsigned version, addr_size;
+    uint64_t str_size[2]; /* see skip_form */
+};
+
+/* False when the unit cannot be read so (libdw checks what is wrong then). */
+static bool die_reader_init(const spoor_elf *e, const struct dw_unit *u, struct abbrevs *a,
+                            struct die_reader *r)
+{
+    const struct elf_section *sec = spoor_elf_debug_section(e, ".debug_info");
+    if (!sec || !a->ncodes || a->unindexed || u->header + 11 > sec->size)
+        return false;
+    r->base = sec->data;
+    r->hdr = r->base + u->header;
+    uint64_t length = spoor_le32(r->hdr);
+    if (length >= 0xfffffff0u || length > sec->size - u->header - 4) /* libdw checks */
+        return false;
+    r->end = r->hdr + 4 + length;
+    r->version = spoor_le16(r->hdr + 4);
+    r->addr_size = r->version >= 5 ? r->hdr[7] : r->hdr[10];
+    const struct elf_section *str = spoor_elf_debug_section(e, ".debug_str"),
+                             *line_str = spoor_elf_debug_section(e, ".debug_line_str");
+    r->str_size[0] = str ? str->size : UINT64_MAX;
+    r->str_size[1] = line_str ? line_str->size : UINT64_MAX;
+    for (size_t i = 0; i < a->ncodes; i++) { /* the DIEs whose values are skipped at once */
+        struct abbrev_code *c = &a->codes[i];
+        int32_t fixed = 0;
+        c->nstrings = c->line_strings = 0;
+        for (uint32_t k = 0; k < c->count && fixed >= 0; k++) {
+            uint32_t form = a->attrs[c->first + k].form;
+            int size = form_size(form, r->version, r->addr_size);
+            if ((int32_t)k == c->sibling)
+                c->sibling_at = fixed;
+            if (form == DW_FORM_strp || form == DW_FORM_line_strp) {
+                if (c->nstrings < MAX_FIXED_STRINGS && fixed <= UINT16_MAX) {
+                    c->line_strings |= (uint8_t)((form == DW_FORM_line_strp) << c->nstrings);
+                    c->string_at[c->nstrings] = (uint16_t)fixed;
+                }
+                if (c->nstrings < UINT8_MAX) /* past MAX_FIXED_STRINGS: read form by form */
+                    c->nstrings++;
+            }
+            fixed = size < 0 ? -1 : fixed + size;
+        }
+        c->fixed = fixed;
+    }
+    return true;
+}
+
+/* The value of a unit-relative reference at p (ref1 to ref8, ref_udata); false for other forms
+ * or when it runs past end. */
+static bool unit_ref(const uint8_t *p, const uint8_t *end, uint32_t form, uint64_t *v)
+{
+    unsigned size = form == DW_FORM_ref1   ? 1
+                    : form == DW_FORM_ref2 ? 2
+                    : form == DW_FORM_ref4 ? 4
+                    : form == DW_FORM_ref8 ? 8
+                                           : 0;
+    if (form == DW_FORM_ref_udata)
+        return spoor_uleb128(&p, end, v);
+    if (!size || (size_t)(end - p) < size)
+        return false;
+    *v = spoor_le_bytes(p, size);
+    return true;
+}
+
+/* Moves *p past the attribute values of a DIE of abbreviation c; *sibling (when not NULL) gets
+ * the offset in .debug_info its DW_AT_sibling names, UINT64_MAX when it has none or one that is
+ * no unit-relative reference. False when the values run past the unit's end. */
+static bool skip_attrs(const struct die_reader *r, const struct abbrevs *a,
+                       const struct abbrev_code *c, const uint8_t **p, uint64_t *sibling,
+                       const char **problem)
+{
+    uint64_t ref;
+    const char *unchecked = NULL;
+    if (sibling)
+        *sibling = UINT64_MAX;
+    if (c->fixed >= 0 && (!problem || c->nstrings <= MAX_FIXED_STRINGS)) {
+        if (r->end - *p < c->fixed)
+            return false;
+        for (unsigned i = 0; problem && i < c->nstrings; i++) {
+            unsigned line = c->line_strings >> i & 1;
+            if (spoor_le32(*p + c->string_at[i]) >= r->str_size[line] && !*problem)
+                *problem = line ? "a .debug_line_str offset past the section"
+                                : "a .debug_str offset past the section";
+        }
+        if (sibling && c->sibling >= 0 &&
+            unit_ref(*p + c->sibling_at, r->end, a->attrs[c->first + c->sibling].form, &ref))
+            *sibling = (uint64_t)(r->hdr - r->base) + ref;
+        *p += c->fixed;
+        return true;
+    }
+    if (!problem)
+        problem = &unchecked;
+    for (uint32_t i = 0; i < c->count; i++) {
+        const struct abbrev_attr *at = &a->attrs[c->first + i];
+        if (sibling && (int32_t)i == c->sibling && unit_ref(*p, r->end, at->form, &ref))
+            *sibling = (uint64_t)(r->hdr - r->base) + ref;
+        if (!skip_form(r->str_size, p, r->end, at->form, r->version, r->addr_size, problem))
+            return false;
+    }
+    return true;
+}
+
 /* Every DIE of the unit read as binutils' addr2line reads them (the walk through libdw reads
  * only those that can hold code, and skips the rest by their sibling references): each
  * abbreviation code in the unit's table, no DIE or string offset past its section, and the tree
  * ending where the unit ends (no DIE past the end, no end-of-siblings marker missing, nothing but
- * padding left after it). NULL when all is well, else what is wrong, and *at the DIE. */
-static const char *die_tree_problem(const spoor_elf *e, const struct dw_unit *u,
-                                    const struct abbrevs *a, uint64_t *at)
+ * padding left after it). NULL when all is well, else what is wrong, and *at the DIE. Also
+ * *siblings_ok: every DW_AT_sibling names the DIE after the subtree of its own, as the fast walk
+ * (which follows them as libdw does) needs. */
+static const char *die_tree_problem(const struct die_reader *r, const spoor_elf *e,
+                                    const struct dw_unit *u, const struct abbrevs *a, uint64_t *at,
+                                    bool *siblings_ok)
 {
-    const struct elf_section *sec = spoor_elf_debug_section(e, ".debug_info");
-    if (!sec || !a->ncodes || a->unindexed || u->header + 11 > sec->size)
-        return NULL;
-    const uint8_t *base = sec->data, *hdr = base + u->header;
-    uint64_t length = spoor_le32(hdr);
-    if (length >= 0xfffffff0u || length > sec->size - u->header - 4) /* libdw checks */
-        return NULL;
-    unsigned version = spoor_le16(hdr + 4), addr_size = version >= 5 ? hdr[7] : hdr[10];
-    const uint8_t *p = base + u->die, *end = hdr + 4 + length;
+    const uint8_t *p = r->base + u->die, *end = r->end;
     const char *problem = NULL;
-    size_t depth = 0;
+    uint64_t *expect = NULL; /* per open DIE with children: where its DW_AT_sibling points */
+    size_t depth = 0, cap = 0;
+    (void)e;
+    *siblings_ok = true;
     do {
-        uint64_t code;
-        *at = (uint64_t)(p - base);
-        if (p >= end)
-            return "the DIE tree runs past the unit's end (an end-of-siblings marker missing)";
-        if (!spoor_uleb128(&p, end, &code))
-            return "a DIE runs past the unit's end";
+        uint64_t code, sibling;
+        *at = (uint64_t)(p - r->base);
+        if (p >= end) {
+            problem = "the DIE tree runs past the unit's end (an end-of-siblings marker missing)";
+            break;
+        }
+        if (!spoor_uleb128(&p, end, &code)) {
+            problem = "a DIE runs past the unit's end";
+            break;
+        }
         if (!code) {
-            if (!depth) /* the unit DIE itself */
-                return "an end-of-siblings marker where the unit DIE should be";
+            if (!depth) { /* the unit DIE itself */
+                problem = "an end-of-siblings marker where the unit DIE should be";
+                break;
+            }
             depth--;
+            if (*siblings_ok && expect[depth] != UINT64_MAX &&
+                expect[depth] != (uint64_t)(p - r->base))
+                *siblings_ok = false;
             continue;
         }
-        if (code > a->ncodes || !a->codes[code - 1].defined)
-            return "abbreviation code not in the unit's table";
+        if (code > a->ncodes || !a->codes[code - 1].defined) {
+            problem = "abbreviation code not in the unit's table";
+            break;
+        }
         const struct abbrev_code *c = &a->codes[code - 1];
-        for (size_t f = c->first; f < c->first + c->count; f++)
-            if (!skip_form(e, &p, end, a->forms[f], version, addr_size, &problem))
-                return "a DIE runs past the unit's end";
+        if (!skip_attrs(r, a, c, &p, depth ? &sibling : NULL, &problem)) {
+            problem = "a DIE runs past the unit's end";
+            break;
+        }
         if (problem)
-            return problem;
-        depth += c->children;
+            break;
+        if (!depth)
+            sibling = UINT64_MAX; /* the unit DIE's is not followed */
+        else if (c->sibling >= 0 && sibling == UINT64_MAX)
+            *siblings_ok = false; /* not a unit-relative reference */
+        if (c->children) {
+            if (*siblings_ok && spoor_grow((void **)&expect, &cap, depth + 1, sizeof *expect))
+                *siblings_ok = false;
+            if (*siblings_ok)
+                expect[depth] = sibling;
+            depth++;
+        } else if (sibling != UINT64_MAX && sibling != (uint64_t)(p - r->base)) {
+            *siblings_ok = false;
+        }
     } while (depth);
-    *at = (uint64_t)(p - base);
+    free(expect);
+    if (problem)
+        return problem;
+    *at = (uint64_t)(p - r->base);
     for (; p < end; p++)
         if (*p)
             return "bytes after the end of the DIE tree (an end-of-siblings marker too early)";
     return NULL;
+}
+
+/* The code range of a DIE of abbreviation c whose values start at p, read as dwarf_ranges reads
+ * a low_pc (DW_FORM_addr) and high_pc (an address, or a constant: the size): 1 with it in pc; 1
+ * with the empty range when the DIE has none of low_pc, high_pc and ranges (no code); 0 when
+ * dwarf_ranges must read it (DW_AT_ranges without low_pc and high_pc, other forms). */
+static int die_pc(const struct die_reader *r, const struct abbrevs *a, const struct abbrev_code *c,
+                  const uint8_t *p, Dwarf_Addr pc[2])
+{
+    const uint8_t *low = NULL, *high = NULL;
+    uint32_t high_form = 0;
+    bool ranges = false;
+    const char *unchecked = NULL;
+    for (uint32_t i = 0; i < c->count; i++) {
+        const struct abbrev_attr *at = &a->attrs[c->first + i];
+        if (at->name == DW_AT_low_pc && !low) {
+            if (at->form != DW_FORM_addr || r->addr_size != 4)
+                return 0;
+            low = p;
+        } else if (at->name == DW_AT_high_pc && !high) {
+            high = p;
+            high_form = at->form;
+        } else if (at->name == DW_AT_ranges) {
+            ranges = true;
+        }
+        if (!skip_form(r->str_size, &p, r->end, at->form, r->version, r->addr_size, &unchecked))
+            return 0;
+    }
+    if (low && high) {
+        int size = form_size(high_form, r->version, r->addr_size);
+        bool constant = high_form == DW_FORM_data1 || high_form == DW_FORM_data2 ||
+                        high_form == DW_FORM_data4 || high_form == DW_FORM_data8;
+        if (high_form != DW_FORM_addr && !constant)
+            return 0;
+        pc[0] = spoor_le32(low);
+        pc[1] = high_form == DW_FORM_addr ? spoor_le32(high)
+                                          : pc[0] + spoor_le_bytes(high, (unsigned)size);
+        return 1;
+    }
+    if (ranges || low || high)
+        return 0;
+    pc[0] = pc[1] = 0; /* no code: as dwarf_ranges finds none */
+    return 1;
+}
+
+/* A DIE open in the fast walk: whether its children are walked, and as walk() would walk them. */
+struct walk_frame {
+    bool walked, in_function;
+    int32_t scope;
+    int depth;
+};
+
+/* walk() over the unit's DIEs read with its abbreviations instead of through libdw, for a unit
+ * die_tree_problem found whole (so every code is in the table and every sibling reference
+ * right): the same scopes in the same order, each through add_scope on libdw's DIE. Subtrees
+ * not walked are skipped by their sibling references, as libdw skips them. 0: done; -1 without
+ * memory; 1: add_scope found a problem (w->bailed, nothing warned): walk() must do it. */
+static int fast_walk(struct walker *w, const struct die_reader *r, const struct abbrevs *a)
+{
+    Dwarf *dwarf = spoor_elf_libdw(w->e);
+    const uint8_t *p = r->base + w->u->die;
+    uint64_t code, sibling;
+    struct walk_frame *stack = NULL;
+    size_t depth = 0, cap = 0;
+    int result = 0;
+    if (!spoor_uleb128(&p, r->end, &code) || !code || code > a->ncodes)
+        return 1;
+    const struct abbrev_code *c = &a->codes[code - 1];
+    if (!c->children || !may_hold_code((int)c->tag) || !skip_attrs(r, a, c, &p, NULL, NULL))
+        return 0;
+    if (spoor_grow((void **)&stack, &cap, 1, sizeof *stack))
+        return -1;
+    stack[depth++] = (struct walk_frame){true, false, -1, 0};
+    w->tentative = true;
+    while (depth && !result) {
+        const uint8_t *die_at = p;
+        if (!spoor_uleb128(&p, r->end, &code)) {
+            result = 1;
+            break;
+        }
+        if (!code) {
+            depth--;
+            continue;
+        }
+        c = &a->codes[code - 1];
+        const struct walk_frame *top = &stack[depth - 1];
+        int tag = (int)c->tag;
+        struct walk_frame child = {false, false, top->scope, top->depth};
+        if (top->walked) {
+            bool descend = may_hold_code(tag);
+            if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
+                Dwarf_Die die;
+                if (!dwarf_offdie(dwarf, (Dwarf_Off)(die_at - r->base), &die)) {
+                    result = 1;
+                    break;
+                }
+                Dwarf_Addr pc[2];
+                int known = die_pc(r, a, c, p, pc);
+                int got = add_scope(w, &die, tag, tag == DW_TAG_subprogram ? -1 : top->scope,
+                                    top->depth, known ? pc : NULL);
+                if (got == -1 || w->bailed) {
+                    result = got == -1 ? -1 : 1;
+                    break;
+                }
+                if (got == -2 && c->skips)
+                    descend = false; /* a declaration, or code the linker discarded */
+                else if (got >= 0) {
+                    child.scope = got;
+                    child.depth = top->depth + 1;
+                }
+            } else if ((tag == DW_TAG_class_type || tag == DW_TAG_structure_type ||
+                        tag == DW_TAG_union_type) &&
+                       !top->in_function) {
+                descend = false;
+            }
+            child.walked = descend;
+            child.in_function = tag == DW_TAG_subprogram || tag == DW_TAG_lexical_block ||
+                                tag == DW_TAG_inlined_subroutine;
+        }
+        if (!skip_attrs(r, a, c, &p, &sibling, NULL)) {
+            result = 1;
+            break;
+        }
+        if (!c->children)
+            continue;
+        if (!child.walked && sibling != UINT64_MAX) { /* checked by die_tree_problem */
+            p = r->base + sibling;
+            continue;
+        }
+        if (spoor_grow((void **)&stack, &cap, depth + 1, sizeof *stack)) {
+            result = -1;
+            break;
+        }
+        stack[depth++] = child;
+    }
+    w->tentative = false;
+    free(stack);
+    return result;
 }
 
 int spoor_dwarf_unit_build(const spoor_elf *e, struct symbol_tables *t, size_t unit)
@@ -857,6 +1184,8 @@ int spoor_dwarf_unit_build(const spoor_elf *e, struct symbol_tables *t, size_t u
     size_t nscopes = t->nscopes;
     char buf[96];
     struct abbrevs ab = {0};
+    struct die_reader reader;
+    bool scannable = false, siblings_ok = false;
     int oom = 0;
     const char *abbrevs = abbrev_problem(e, u->abbrev, &ab, buf, sizeof buf, &oom), *tree = NULL;
     uint64_t at = 0;
@@ -866,14 +1195,15 @@ int spoor_dwarf_unit_build(const spoor_elf *e, struct symbol_tables *t, size_t u
                        "unreadable",
                        (unsigned long long)u->header, (unsigned long long)u->abbrev, abbrevs);
         u->damaged = true;
-    } else if (!oom && (tree = die_tree_problem(e, u, &ab, &at)) != NULL) {
+    } else if (!oom && (scannable = die_reader_init(e, u, &ab, &reader)) &&
+               (tree = die_tree_problem(&reader, e, u, &ab, &at, &siblings_ok)) != NULL) {
         spoor_elf_warn(e,
                        ".debug_info unit at 0x%llx: DIE at 0x%llx: %s (invalid DWARF): the "
                        "unit's functions and names may be wrong",
                        (unsigned long long)u->header, (unsigned long long)at, tree);
         u->damaged = true;
     }
-    abbrevs_free(&ab);
+    bool fast = !abbrevs && !oom && scannable && !tree && siblings_ok;
     int claims = die_claims(e, u->header, &cu, t->keep_zero, &code), rows = 0, walked = 0;
     if (claims >= 0)
         rows = spoor_line_rows(e, &t->names, &cu, &code, t->keep_zero, &lines, &u->rows, &u->nrows,
@@ -881,8 +1211,15 @@ int spoor_dwarf_unit_build(const spoor_elf *e, struct symbol_tables *t, size_t u
     if (claims >= 0 && rows >= 0) {
         w.files = lines.nfiles ? lines.files : NULL;
         w.nfiles = lines.nfiles;
-        walked = walk(&w, &cu, -1, 0);
+        walked = fast ? fast_walk(&w, &reader, &ab) : 1;
+        if (walked == 1) { /* not read so, or a problem for walk() to warn about */
+            t->nscopes = nscopes;
+            u->nranges = 0;
+            w.bailed = false;
+            walked = walk(&w, &cu, -1, 0);
+        }
     }
+    abbrevs_free(&ab);
     spoor_unit_lines_free(&lines);
     free(code.ranges);
     if (claims < 0 || rows < 0 || walked < 0) { /* out of memory: the unit stays unbuilt */

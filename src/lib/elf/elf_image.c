@@ -196,8 +196,21 @@ static int load_symbols(spoor_elf *e)
     if (!e->symbols)
         return corrupt(e, "out of memory");
     size_t unnamed = 0;
-    for (size_t i = 0; i < e->nsymtab; i++) {
+    /* The file of each symbol as binutils' _bfd_elf_find_function gives it (addr2line and
+     * llvm-symbolizer print it for an address no line row covers): the last STT_FILE symbol
+     * before it, for a local symbol always, for a global one only while no STT_FILE symbol has
+     * come after another symbol (ld puts every global after all files' locals, so a global gets
+     * none). Entry 0, the null symbol, is not one binutils reads. */
+    const char *file = NULL;
+    bool file_after_symbol = false, symbol_seen = false;
+    for (size_t i = 1; i < e->nsymtab; i++) {
         struct raw_symbol sym = raw_symbol(e, i);
+        if (ELF32_ST_TYPE(sym.info) == STT_FILE) {
+            file = symbol_name(e, sym.name);
+            file_after_symbol |= symbol_seen;
+            continue;
+        }
+        symbol_seen = true;
         if (ELF32_ST_TYPE(sym.info) != STT_FUNC || sym.shndx == SHN_UNDEF)
             continue;
         const char *name = symbol_name(e, sym.name);
@@ -211,6 +224,9 @@ static int load_symbols(spoor_elf *e)
         s->start = sym.value & ~1u; /* Thumb bit */
         s->size = sym.size;
         s->name = name;
+        s->file = file && *file && (ELF32_ST_BIND(sym.info) == STB_LOCAL || !file_after_symbol)
+                      ? file
+                      : NULL;
         s->index = (uint32_t)i;
     }
     if (unnamed) {

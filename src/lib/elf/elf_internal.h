@@ -15,6 +15,10 @@
 struct elf_symbol { /* a function symbol: [start, start+size) */
     uint32_t start, size;
     const char *name;
+    /* The source file binutils gives the symbol (the STT_FILE symbol before it in the table, for
+     * a local symbol or one before any STT_FILE that follows other symbols; elf_image.c), NULL
+     * when none: the file of an address in it that no line row covers. */
+    const char *file;
     uint32_t index; /* in the symbol table: the first of equal aliases is preferred */
 };
 

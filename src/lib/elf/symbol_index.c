@@ -687,9 +687,10 @@ size_t spoor_elf_symbolize(const spoor_elf *e, uint32_t addr, spoor_location *fr
             f->function = shown_name(e, sym->name);
             f->offset = addr - sym->start;
             f->has_offset = true;
+            f->file = sym->file; /* line 0, unless a line row covers addr (below) */
         }
     }
-    if (span) {
+    if (span && span->file) {
         f->file = span->file;
         f->line = span->line;
     }
