@@ -49,6 +49,11 @@ struct spoor_elf {
     const uint8_t *symtab;            /* the symbol table's Elf32_Sym entries, NULL when none */
     size_t nsymtab;                   /* how many */
     const struct elf_section *strtab; /* the string table it names */
+    /* spoor_elf_symbol's index, made at its first call: the defined symbols' table indices
+     * sorted by name, then index (a handle is used by one thread at a time) */
+    uint32_t *by_name;
+    size_t nby_name;
+    bool by_name_made;
 
     struct elf_warnings warnings;
     /* A part not tied to one DWARF unit could not be read (the symbol table, the list of units,
