@@ -27,7 +27,7 @@ static void main_usage(const spoor_elf *elf, const spoor_snapshot *snap, spoor_s
 /* A thread's SP: the snapshot's for the running thread (PSP, or SP in thread mode), the saved
  * one for the others. */
 static void thread_usage(const spoor_rtos *rt, const spoor_snapshot *snap,
-                         const spoor_rtos_thread *t, bool current, spoor_stack_usage *u)
+                         const spoor_rtos_thread *t, bool current, bool fills, spoor_stack_usage *u)
 {
     const spoor_regs *r = &snap->regs;
     bool has_sp = t->has_sp;
@@ -35,12 +35,6 @@ static void thread_usage(const spoor_rtos *rt, const spoor_snapshot *snap,
     if (current) {
         has_sp = (r->have & SPOOR_HAVE_BANKED_SP) || (r->xpsr & 0x1FFu) == 0;
         sp = (r->have & SPOOR_HAVE_BANKED_SP) ? r->psp : r->r[13];
-    }
-    static const spoor_rtos *asked; /* whether the RTOS fills, asked once per RTOS */
-    static bool fills;
-    if (asked != rt) {
-        fills = spoor_stack_usage_rtos_fills(rt, spoor_mem_reader, snap->mem);
-        asked = rt;
     }
     spoor_stack_usage_thread(rt, spoor_mem_reader, snap->mem, t, has_sp, sp, fills, u);
 }
@@ -125,17 +119,17 @@ void crash_stacks_main_json(json_out *j, const spoor_elf *elf, const spoor_snaps
 }
 
 void crash_stacks_thread_text(outbuf *o, const spoor_rtos *r, const spoor_snapshot *snap,
-                              const spoor_rtos_thread *t, bool current)
+                              const spoor_rtos_thread *t, bool current, bool fills)
 {
     spoor_stack_usage u;
-    thread_usage(r, snap, t, current, &u);
+    thread_usage(r, snap, t, current, fills, &u);
     text_line(o, "    ", "stack", &u, NULL);
 }
 
 void crash_stacks_thread_json(json_out *j, const spoor_rtos *r, const spoor_snapshot *snap,
-                              const spoor_rtos_thread *t, bool current)
+                              const spoor_rtos_thread *t, bool current, bool fills)
 {
     spoor_stack_usage u;
-    thread_usage(r, snap, t, current, &u);
+    thread_usage(r, snap, t, current, fills, &u);
     stack_usage_json(j, "stack", &u);
 }

@@ -17,12 +17,13 @@ void crash_stacks_main_text(outbuf *o, const spoor_elf *elf, const spoor_snapsho
 /* The member "main_stack" (null when the ELF names no main stack). */
 void crash_stacks_main_json(json_out *j, const spoor_elf *elf, const spoor_snapshot *snap);
 
-/* "    stack: ..." for thread t (current: the thread that runs, whose SP is the snapshot's). */
+/* "    stack: ..." for thread t (current: the thread that runs, whose SP is the snapshot's;
+ * fills: spoor_stack_usage_rtos_fills of the RTOS, asked once for all its threads). */
 void crash_stacks_thread_text(outbuf *o, const spoor_rtos *r, const spoor_snapshot *snap,
-                              const spoor_rtos_thread *t, bool current);
+                              const spoor_rtos_thread *t, bool current, bool fills);
 /* The member "stack" of a thread's object (null when its TCB records no stack). */
 void crash_stacks_thread_json(json_out *j, const spoor_rtos *r, const spoor_snapshot *snap,
-                              const spoor_rtos_thread *t, bool current);
+                              const spoor_rtos_thread *t, bool current, bool fills);
 
 /* The object key of a stack's use: {"low", "high", "size", "used", "peak", "free_min",
  * "overflowed", "nearly_full", "from"}, null where unknown; null when !u->found. spoor top --stack

@@ -8,6 +8,7 @@
 #include "crash_threads.h"
 #include "spoor/error.h"
 #include "spoor/rtos.h"
+#include "spoor/stack_usage.h"
 
 #define MAX_THREADS 256
 #define MAX_FRAMES 64
@@ -30,6 +31,7 @@ struct threads {
     struct thread_view *v;
     size_t n;
     spoor_rtos_walk walk; /* what the lists did not give */
+    bool fills;           /* the build fills its stacks (spoor_stack_usage_rtos_fills) */
 };
 
 static void collect(struct threads *ts, const spoor_elf *elf, const spoor_snapshot *snap,
@@ -44,6 +46,7 @@ static void collect(struct threads *ts, const spoor_elf *elf, const spoor_snapsh
     static spoor_rtos_thread_ref refs[MAX_THREADS];
     size_t n =
         spoor_rtos_threads(ts->rtos, spoor_mem_reader, snap->mem, refs, MAX_THREADS, &ts->walk);
+    ts->fills = spoor_stack_usage_rtos_fills(ts->rtos, spoor_mem_reader, snap->mem);
     ts->v = calloc(n ? n : 1, sizeof *ts->v);
     if (!ts->v) {
         snprintf(ts->error, sizeof ts->error, "out of memory");
@@ -134,7 +137,7 @@ void crash_threads_text(outbuf *o, const spoor_elf *elf, const spoor_snapshot *s
         }
         ob_char(o, '\n');
         if (v->read_ok)
-            crash_stacks_thread_text(o, ts.rtos, snap, &v->t, v->current);
+            crash_stacks_thread_text(o, ts.rtos, snap, &v->t, v->current, ts.fills);
         if (v->why[0])
             ob_printf(o, "    (no backtrace: %s)\n", v->why);
         text_frames(o, elf, v);
@@ -166,7 +169,7 @@ void crash_threads_json(json_out *j, const spoor_elf *elf, const spoor_snapshot 
             json_null(j, "prio");
         json_bool(j, "current", v->current);
         if (v->read_ok)
-            crash_stacks_thread_json(j, ts.rtos, snap, &v->t, v->current);
+            crash_stacks_thread_json(j, ts.rtos, snap, &v->t, v->current, ts.fills);
         else
             json_null(j, "stack");
         crash_frames_json(j, elf, v->frames, v->nframes);
