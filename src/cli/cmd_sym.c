@@ -41,24 +41,30 @@ static const char sym_usage[] =
     "with one 'WARNING:' line on stderr naming it, printed before the first answer it affects;\n"
     "the rest still answers. An ELF whose section headers do not fit together is refused.\n";
 
-/* Answers already printed, by address: bulk input repeats addresses (PCs of a trace, random
- * samples over a firmware of a few thousand lines), and copying an answer's text costs a fraction
- * of looking the address up and formatting it. Direct-mapped: a slot holds the last address
- * hashed to it, its answer at text[off] (len bytes, 0: empty). The text is kept in one arena,
- * emptied with every slot when it is full. Off once the ELF has a warning (an answer may then
- * depend on the order units are read in, and warnings must come before the answers they affect). */
+/* Answers already printed, by the text of the address: bulk input repeats addresses (PCs of a
+ * trace, random samples over a firmware of a few thousand lines), and copying an answer's text
+ * costs a fraction of looking the address up and formatting it. Keyed by the token's hex digits
+ * after its 0x (1 to 8 bytes, read as one little-endian word, the bytes past them zero), so that
+ * a repeated address is found without converting it: a key is kept only after its digits were
+ * read as a number, so a key found stands for one valid address ("0x1a" and "0x01a" are two keys
+ * of one address). Open addressing, probed linearly: a slot holds a key and its answer at
+ * text[off] (len bytes). The text is kept in one arena, emptied with every slot when it or the
+ * slots are full (half of them used). Off once the ELF has a warning (an answer may then depend on
+ * the order units are read in, and warnings must come before the answers they affect). */
 #define MEMO_BITS 17
 #define MEMO_MAX_ANSWER 1024      /* longer answers are not kept */
 #define MEMO_MAX_TEXT (64u << 20) /* arena limit */
 #define MEMO_PAD 64               /* copies go by 16 bytes, up to 64 at once: slack after it */
 
 struct memo_slot {
-    uint32_t addr, len, off;
+    uint64_t key; /* 0: none (a key has at least one digit, never a zero byte) */
+    uint32_t len, off;
 };
 
 struct memo {
     bool off;
     uint32_t mask;          /* slots - 1 */
+    uint32_t count;         /* slots used */
     struct memo_slot *slot; /* NULL: off (one empty slot instead) */
     char *text;
     size_t used, cap;
@@ -66,9 +72,16 @@ struct memo {
 
 static struct memo_slot memo_none; /* the slot of a memo that is off: always empty */
 
-static inline struct memo_slot *memo_slot(struct memo *m, uint32_t addr)
+/* The slot of key, or the empty one where it would go. The digits' bytes are folded before the
+ * multiplication, so that the last digits (the high bytes) move the slot as much as the first. */
+static inline struct memo_slot *memo_find(struct memo_slot *slot, uint32_t mask, uint64_t key)
 {
-    return &m->slot[((addr * 0x9e3779b1u) >> (32 - MEMO_BITS)) & m->mask];
+    uint32_t i = (uint32_t)(((key ^ key >> 29) * 0x9e3779b97f4a7c15u) >> (64 - MEMO_BITS));
+    for (;; i++) {
+        struct memo_slot *s = &slot[i & mask];
+        if (s->key == key || !s->key)
+            return s;
+    }
 }
 
 static void memo_init(struct memo *m, bool on)
@@ -90,10 +103,12 @@ static void memo_stop(struct memo *m)
     memo_init(m, false);
 }
 
-/* Keeps the answer for addr, the len bytes at text (copied). */
-static void memo_keep(struct memo *m, uint32_t addr, const char *text, size_t len)
+/* Keeps the answer for key, the len bytes at text (copied); key 0: not kept. at: the slot a
+ * lookup of key found empty (the memo unchanged since), or NULL. */
+static void memo_keep(struct memo *m, uint64_t key, struct memo_slot *at, const char *text,
+                      size_t len)
 {
-    if (len > MEMO_MAX_ANSWER)
+    if (!key || len > MEMO_MAX_ANSWER)
         return;
     if (m->used + len + MEMO_PAD > m->cap) {
         if (m->cap < MEMO_MAX_TEXT) {
@@ -107,12 +122,19 @@ static void memo_keep(struct memo *m, uint32_t addr, const char *text, size_t le
             m->cap = cap;
         } else { /* full: start again */
             memset(m->slot, 0, ((size_t)m->mask + 1) * sizeof *m->slot);
-            m->used = 0;
+            m->used = m->count = 0;
+            at = NULL;
         }
     }
-    struct memo_slot *s = memo_slot(m, addr);
+    if (m->count >= (m->mask + 1) / 2) { /* probes would get long: start again */
+        memset(m->slot, 0, ((size_t)m->mask + 1) * sizeof *m->slot);
+        m->used = m->count = 0;
+        at = NULL;
+    }
+    struct memo_slot *s = at && !at->key ? at : memo_find(m->slot, m->mask, key);
     memcpy(m->text + m->used, text, len);
-    s->addr = addr;
+    m->count += !s->key;
+    s->key = key;
     s->len = (uint32_t)len;
     s->off = (uint32_t)m->used;
     m->used += len;
@@ -252,29 +274,8 @@ __attribute__((noinline, cold)) static void print_new_warnings(struct sym_ctx *c
     }
 }
 
-/* Prints the answer for addr again when the memo has it; false when it has not. */
-static inline bool answer_known(struct sym_ctx *c, uint32_t addr)
-{
-    struct memo_slot *m = memo_slot(&c->memo, addr);
-    if (m->addr != addr || !m->len)
-        return false;
-    const char *src = c->memo.text + m->off;
-    size_t len = m->len;
-    char *p = ob_reserve(&c->out, len + MEMO_PAD);
-    for (size_t i = 0;; i += 64) { /* most answers are one or two 64-byte pieces */
-        memcpy(p + i, src + i, 16);
-        memcpy(p + i + 16, src + i + 16, 16);
-        memcpy(p + i + 32, src + i + 32, 16);
-        memcpy(p + i + 48, src + i + 48, 16);
-        if (i + 64 >= len)
-            break;
-    }
-    ob_commit(&c->out, p + len);
-    return true;
-}
-
-/* Looks addr up and prints its answer (and keeps it in the memo). */
-static void answer_new(struct sym_ctx *c, uint32_t addr)
+/* Looks addr up and prints its answer (and keeps it in the memo under key, unless 0). */
+static void answer_new(struct sym_ctx *c, uint32_t addr, uint64_t key, struct memo_slot *at)
 {
     size_t start = c->out.len;
     unsigned long flushes = c->out.flushes;
@@ -299,7 +300,7 @@ static void answer_new(struct sym_ctx *c, uint32_t addr)
         if (warnings)
             memo_stop(&c->memo);
         else
-            memo_keep(&c->memo, addr, c->out.buf + start, c->out.len - start);
+            memo_keep(&c->memo, key, at, c->out.buf + start, c->out.len - start);
     }
 }
 
@@ -312,37 +313,50 @@ static void symbolize_token(struct sym_ctx *c, const char *tok, size_t len)
         c->bad++;
         return;
     }
-    if (!answer_known(c, addr))
-        answer_new(c, addr);
+    answer_new(c, addr, 0, NULL); /* the memo is for the common case, 0x and hex digits */
 }
 
-/* The leading hex digits of the 8 bytes at s (up to 8 of them: how many is returned) as a
- * number into *v, all 8 bytes classified and converted at once (SWAR); 0 digits when the first
- * is none or a byte has its top bit set (not ASCII; the caller's slow path decides). */
-static inline unsigned hex8(const char *s, uint32_t *v)
+/* The number the len hex digits of a memo key (struct memo_slot, token_key) stand for, into
+ * *v, all 8 bytes classified and converted at once (SWAR); false when one of them is no hex
+ * digit (the caller's slow path decides). */
+static inline bool key_value(uint64_t w, unsigned len, uint32_t *v)
 {
     const uint64_t ones = 0x0101010101010101u, high = 0x80 * ones;
-    uint64_t w;
-    memcpy(&w, s, 8);
-    if (w & high)
-        return 0;
+    if (w & high) /* not ASCII (the bytes past the digits are zero) */
+        return false;
     /* per byte (each < 0x80, so no carry crosses into the next): the top bit set when the byte
      * is at least the bound k, by adding 0x80 - k */
     uint64_t digit = (w + 0x50 * ones) & ~(w + 0x46 * ones) & high; /* '0' to '9' */
     uint64_t lower = w | 0x20 * ones;
     uint64_t letter = (lower + 0x1f * ones) & ~(lower + 0x19 * ones) & high; /* a-f, A-F */
-    uint64_t other = ~(digit | letter) & high;
-    unsigned n = other ? (unsigned)__builtin_ctzll(other) / 8 : 8;
-    if (!n)
-        return 0;
+    uint64_t want = len < 8 ? high & ((1ull << (8 * len)) - 1) : high;
+    if (!len || ((digit | letter) & want) != want)
+        return false;
     uint64_t x = (w & 0x0f * ones) + 9 * (letter >> 7); /* each byte its digit's value */
-    if (n < 8)
-        x &= (1ull << (8 * n)) - 1;
-    x = __builtin_bswap64(x) >> (8 * (8 - n)); /* the last digit in the lowest byte */
+    x = __builtin_bswap64(x) >> (8 * (8 - len));        /* the last digit in the lowest byte */
     x = (x | x >> 4) & 0x00ff00ff00ff00ffu;
     x = (x | x >> 8) & 0x0000ffff0000ffffu;
     *v = (uint32_t)(x | x >> 16);
-    return n;
+    return true;
+}
+
+/* The memo key of a token whose hex digits start at s (see struct memo_slot): the bytes before
+ * the first of the 8 at s that is white space or a control byte (<= ' '), *len their number; all
+ * 8 (*len 8) when none is. Reads the 8 bytes at once (SWAR): a byte below 0x21 is found by the
+ * borrow of subtracting 0x21 from it, exact for the first such byte (borrows only go up). */
+static inline uint64_t token_key(const char *s, unsigned *len)
+{
+    const uint64_t ones = 0x0101010101010101u, high = 0x80 * ones;
+    uint64_t w;
+    memcpy(&w, s, 8);
+    uint64_t ends = (w - 0x21 * ones) & ~w & high;
+    if (!ends) {
+        *len = 8;
+        return w;
+    }
+    unsigned n = (unsigned)__builtin_ctzll(ends) / 8;
+    *len = n;
+    return w & ((1ull << (8 * n)) - 1);
 }
 
 /* Reads white-space separated tokens from stdin in blocks. Unless stdin is a regular file,
@@ -353,7 +367,7 @@ static int symbolize_stdin(struct sym_ctx *c)
     struct stat st;
     int flush = !(fstat(0, &st) == 0 && S_ISREG(st.st_mode));
     enum { BLOCK = 1 << 16 };
-    static char in[BLOCK + 16]; /* in[end] = 0 ends the last token of a block; hex8 reads on */
+    static char in[BLOCK + 16]; /* in[end] = 0 ends the last token of a block; token_key reads on */
     size_t kept = 0;            /* bytes of a token cut by the end of the previous block */
     for (;;) {
         ssize_t n = read(0, in + kept, BLOCK - kept);
@@ -363,30 +377,70 @@ static int symbolize_stdin(struct sym_ctx *c)
             return cli_error("sym", "cannot read standard input: %s", strerror(errno));
         const char *end = in + kept + n, *p = in, *tok;
         in[kept + (size_t)n] = 0;
+        /* The memo and the output position in locals while answers are copied from the memo (the
+         * compiler cannot keep c's fields in registers across the char stores): written back to
+         * c before anything else writes output, and read again after it. */
+        struct memo_slot *slot = c->memo.slot;
+        uint32_t mask = c->memo.mask;
+        const char *text = c->memo.text;
+        char *o = c->out.buf + c->out.len;
+        char *const o_limit = c->out.buf + sizeof c->out.buf - (MEMO_MAX_ANSWER + MEMO_PAD);
         for (;;) {
             while (p < end && (unsigned char)*p <= ' ')
                 p++;
             if (p == end)
                 break;
             tok = p;
+            uint64_t key = 0;
+            struct memo_slot *at = NULL; /* where key goes in the memo: the token is whole */
+            const char *q_key = p;       /* where the token ends */
             if (p[0] == '0' && (p[1] | 0x20) == 'x') { /* the common case: 0x and 1-8 digits */
-                uint32_t v;
-                const char *q = p + 2 + hex8(p + 2, &v);
-                if (q > p + 2 && (unsigned char)*q <= ' ' && (q < end || n == 0)) {
-                    if (!answer_known(c, v))
-                        answer_new(c, v);
-                    p = q;
-                    continue;
+                unsigned len;
+                key = token_key(p + 2, &len);
+                const char *q = q_key = p + 2 + len;
+                if ((unsigned char)*q <= ' ' && (q < end || n == 0)) { /* the whole token */
+                    const struct memo_slot *m = at = memo_find(slot, mask, key);
+                    if (m->len && m->key == key) { /* seen before: no need to read it */
+                        if (o > o_limit) {
+                            c->out.len = (size_t)(o - c->out.buf);
+                            ob_flush(&c->out);
+                            o = c->out.buf + c->out.len;
+                        }
+                        const char *src = text + m->off;
+                        for (size_t i = 0;; i += 64) { /* most answers: one or two pieces */
+                            memcpy(o + i, src + i, 16);
+                            memcpy(o + i + 16, src + i + 16, 16);
+                            memcpy(o + i + 32, src + i + 32, 16);
+                            memcpy(o + i + 48, src + i + 48, 16);
+                            if (i + 64 >= m->len)
+                                break;
+                        }
+                        o += m->len;
+                        p = q + (q < end); /* past the white space that ends the token */
+                        continue;
+                    }
                 }
             }
-            while ((unsigned char)*p > ' ')
-                p++;
-            if (p == end && n != 0 && (size_t)(end - tok) < BLOCK) {
-                p = tok; /* cut by the end of the block: finished after the next read */
-                break;
+            c->out.len = (size_t)(o - c->out.buf);
+            uint32_t v;
+            if (at && key_value(key, (unsigned)(q_key - p - 2), &v)) { /* whole, not seen */
+                answer_new(c, v, key, at);
+                p = q_key;
+            } else {
+                while ((unsigned char)*p > ' ')
+                    p++;
+                if (p == end && n != 0 && (size_t)(end - tok) < BLOCK) {
+                    p = tok; /* cut by the end of the block: finished after the next read */
+                    break;
+                }
+                symbolize_token(c, tok, (size_t)(p - tok));
             }
-            symbolize_token(c, tok, (size_t)(p - tok));
+            slot = c->memo.slot;
+            mask = c->memo.mask;
+            text = c->memo.text;
+            o = c->out.buf + c->out.len;
         }
+        c->out.len = (size_t)(o - c->out.buf);
         if (n == 0)
             return SPOOR_EXIT_OK;
         kept = (size_t)(end - p);
