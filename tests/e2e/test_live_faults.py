@@ -39,11 +39,19 @@ and one line on stderr, exit 2. (`spoor top --gdb` on a halted target with --inp
 tests/e2e/test_top_gdb_lost.py, `spoor mtb --gdb --freeze` tests/e2e/test_mtb.py
 (test_live_freeze_lost_connection).)
 
-Sections can be run alone: test_live_faults.py [crash] [gdbserver] [calls] [top]."""
+`spoor mtb --gdb --freeze` on a fake MTB (register block and buffer written into the halted
+target's RAM; QEMU has no MTB): every fault at every request; the output of the --mem run over
+the same images with MASTER as it was afterwards, or one line and exit 2 that says the MTB was
+left stopped (or may be) whenever MASTER reads stopped afterwards; no 'g' or 'p' request (the
+MTB needs no CPU registers).
+
+Sections can be run alone: test_live_faults.py [crash] [gdbserver] [mtb] [calls] [top]."""
 import concurrent.futures
 import os
 import queue
 import re
+import socket
+import struct
 import subprocess
 import sys
 import time
@@ -176,9 +184,9 @@ def halted_qemu(elf, machine):
 
 
 def sweep(qemus, runs, command):
-    """command(port, fault, at) for each (fault, at) of runs, through a FaultyGdb in front of
-    one of the qemus' gdbstubs (as many runs at a time as there are qemus): a list of (fault,
-    at, result, seconds, proxy)."""
+    """command(port) for each (fault, at) of runs, port that of a FaultyGdb in front of one of
+    the qemus' gdbstubs (as many runs at a time as there are qemus; command(port, upstream) if
+    it takes the gdbstub's port too): a list of (fault, at, result, seconds, proxy)."""
     free = queue.Queue()
     for q in qemus:
         free.put(q.gdb_port)
@@ -188,7 +196,8 @@ def sweep(qemus, runs, command):
         port = free.get()
         try:
             with faulty_gdb.FaultyGdb(port, fault, at=at) as p:
-                r, took = command(p.port)
+                r, took = command(p.port) if command.__code__.co_argcount == 1 else \
+                    command(p.port, port)
         finally:
             free.put(port)
         return fault, at, r, took, p
@@ -262,10 +271,109 @@ def gdbserver_faults(elf, qemus):
     return failed
 
 
-def main(argv):
-    sections = set(argv) or {"crash", "gdbserver", "calls", "top"}
+# A fake MTB in the RAM of the halted calls example (QEMU has no MTB): the register block
+# (POSITION, MASTER, FLOW, BASE) and a 64-byte buffer (MASTER.MASK 2) of four branch packets
+# between the example's functions, the write pointer after them, MASTER.EN set.
+MTB_REGS, MTB_BUFFER = 0x20100000, 0x20100100
+MTB_MASTER = 0x80000002
+
+
+def mtb_images(elf, tmp):
+    symbols = harness.symbol_addresses(elf)
+    hops = ["main", "compute_report", "level_one", "level_two", "level_three"]
+    buf = b"".join(struct.pack("<II", symbols[a] + 4, symbols[b] | 1)
+                   for a, b in zip(hops, hops[1:]))
+    regs = struct.pack("<4I", len(buf), MTB_MASTER, 0, MTB_BUFFER)
+    (tmp / "regs.bin").write_bytes(regs)
+    (tmp / "buf.bin").write_bytes(buf.ljust(64, b"\0"))
+    return tmp / "regs.bin", tmp / "buf.bin"
+
+
+def rsp_word(port, addr, value=None):
+    """Reads (value None) or writes one word of the halted target at QEMU's gdbstub, as a GDB
+    client in ack mode does: the word read, or None."""
+    payload = (f"m{addr:x},4" if value is None else
+               f"M{addr:x},4:{struct.pack('<I', value).hex()}").encode()
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(faulty_gdb.frame(payload))
+        data = b""
+        while not re.search(rb"\$([^#]*)#..", data):
+            chunk = sock.recv(4096)
+            if not chunk:
+                return None
+            data += chunk
+        sock.sendall(b"+")
+        reply = re.search(rb"\$([^#]*)#..", data)[1]
+    return struct.unpack("<I", bytes.fromhex(reply.decode()))[0] if value is None else None
+
+
+def mtb_faults(elf, qemus):
+    """spoor mtb --gdb --freeze on the fake MTB of the halted target: every fault at every
+    request (no 'g' or 'p' among them: the MTB needs no CPU registers). Each run within RUN_LIMIT_S: the output of the --mem run over the same images
+    and exit 0, with MASTER as it was afterwards; or one line "spoor mtb: 127.0.0.1:PORT: ..."
+    and exit 2, which says the MTB was left stopped (or may be) whenever MASTER reads stopped
+    afterwards. MASTER is set back between runs."""
+    import tempfile
+    from pathlib import Path
+    tmp = Path(tempfile.mkdtemp())
+    regs, buf = mtb_images(elf, tmp)
+    for q in qemus:
+        harness.run_gdb(elf, q.gdb_port, [f"restore {regs} binary {MTB_REGS:#x}",
+                                          f"restore {buf} binary {MTB_BUFFER:#x}", "disconnect"])
+    args = ["-e", str(elf), "--mtb-regs", hex(MTB_REGS)]
+    want = subprocess.run([SPOOR, "mtb", *args, "--mem", f"{MTB_REGS:#x}:{regs}", "--mem",
+                           f"{MTB_BUFFER:#x}:{buf}"], capture_output=True, text=True, timeout=60)
+
+    def mtb(port):
+        start = time.monotonic()
+        r = subprocess.run([SPOOR, "mtb", *args, "--gdb", f"127.0.0.1:{port}", "--freeze"],
+                           capture_output=True, text=True, timeout=60)
+        return r, time.monotonic() - start
+
+    with faulty_gdb.FaultyGdb(qemus[0].gdb_port) as proxy:
+        good, took = mtb(proxy.port)
+    n = len(proxy.requests)
+    # the MTB needs no CPU registers: none are asked for (a server that cannot read them is
+    # no obstacle)
+    if want.returncode or "level_three" not in want.stdout or good.stdout != want.stdout or \
+            good.returncode or sum(r[:1] == b"M" for r in proxy.requests) != 2 or \
+            any(r[:1] in (b"g", b"p") for r in proxy.requests):
+        print(f"FAIL mtb good run: {want.stdout}{want.stderr}\n{good.stdout}{good.stderr}\n"
+              f"{proxy.requests}")
+        return 1
+    print(f"mtb good run: {n} requests, {took:.1f} s")
     failed = 0
-    if sections & {"crash", "gdbserver"}:
+
+    def mtb_then_master(port, upstream):
+        """The run, then MASTER as the run left it (and as it was, for the next run)."""
+        r, took = mtb(port)
+        master = rsp_word(upstream, MTB_REGS + 4)
+        if master != MTB_MASTER:
+            rsp_word(upstream, MTB_REGS + 4, MTB_MASTER)
+        return (r, master), took
+
+    runs = [(fault, at) for fault in faulty_gdb.FAULTS for at in range(1, n + 1)]
+    for fault, at, (r, master), took, p in sweep(qemus, runs, mtb_then_master):
+        errs = r.stderr.splitlines()
+        if r.returncode == 0 and r.stdout == want.stdout and not r.stderr:
+            v = "same" if master == MTB_MASTER else f"MASTER left {master:#x}"
+        elif r.returncode == 2 and len(errs) == 1 and \
+                errs[0].startswith("spoor mtb: 127.0.0.1:") and r.stdout in ("", want.stdout):
+            v = "error"
+            if master != MTB_MASTER and not re.search(r"MTB (stays stopped|may be stopped)",
+                                                      errs[0]):
+                v = f"MASTER left {master:#x} without saying so"
+        else:
+            v = f"exit {r.returncode}, not the good run's output nor one line"
+        failed += judge(f"mtb ({proxy.requests[at - 1][:12].decode()})", fault, at, v, r,
+                        took, RUN_LIMIT_S, p)
+    return failed
+
+
+def main(argv):
+    sections = set(argv) or {"crash", "gdbserver", "mtb", "calls", "top"}
+    failed = 0
+    if sections & {"crash", "gdbserver", "mtb"}:
         elf, machine = harness.example("calls", "m3")
         qemus = [halted_qemu(elf, machine) for _ in range(2)]
         try:
@@ -273,6 +381,8 @@ def main(argv):
                 failed += crash_faults(elf, qemus)
             if "gdbserver" in sections:
                 failed += gdbserver_faults(elf, qemus)
+            if "mtb" in sections:
+                failed += mtb_faults(elf, qemus)
         finally:
             for q in qemus:
                 q.close()

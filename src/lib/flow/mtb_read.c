@@ -55,7 +55,9 @@ bool spoor_mtb_read(spoor_mem *mem, uint32_t regs_addr, const spoor_mtb_frozen *
     spoor_flow_read_begin(); /* a read that fails says why only when live */
     for (unsigned i = 0; i < 4; i++)
         if (!spoor_mem_read_u32(mem, regs_addr + 4u * i, &w[i]))
-            return spoor_flow_connection_failed(input, what, "nothing of the MTB was read")
+            return spoor_flow_connection_failed(input, what,
+                                                frozen ? "MTB_MASTER was read, for --freeze"
+                                                       : "nothing of the MTB was read")
                        ? false
                        : (spoor_set_error(
                               SPOOR_ERR_UNAVAILABLE,
@@ -122,7 +124,20 @@ bool spoor_mtb_freeze(spoor_mem *mem, uint32_t regs_addr, const char *input, spo
                                        "restarted: %s",
                                        input, out->master, stopped, why),
                        false;
-            return spoor_set_error(st, "%s: --freeze: cannot stop the MTB: %s", input, why), false;
+            /* refused: read MASTER back, as a server can refuse a write it did (E01 after
+             * the write went through): a stopped MTB is frozen all the same */
+            uint32_t now;
+            spoor_mem_invalidate(mem);
+            if (!spoor_mem_read_u32(mem, out->master_at, &now))
+                return spoor_set_error(st,
+                                       "%s: --freeze: the stop (MTB_MASTER 0x%08x -> 0x%08x) was "
+                                       "refused and MTB_MASTER cannot be read back: the MTB may "
+                                       "be stopped: %s",
+                                       input, out->master, stopped, why),
+                       false;
+            if (now != stopped)
+                return spoor_set_error(st, "%s: --freeze: cannot stop the MTB: %s", input, why),
+                       false;
         }
         out->written = true;
     }
