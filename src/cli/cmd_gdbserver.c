@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "spoor/dump.h"
 #include "spoor/elf.h"
+#include "spoor/gdb_remote.h"
 #include "spoor/gdb_rsp.h"
 #include "spoor/rtos.h"
 #include "spoor/snapshot.h"
@@ -66,17 +67,34 @@ static void refuse_second_client(int lfd)
     cli_note("gdbserver", "refused a second client (one session at a time)");
 }
 
+/* With --gdb: the live target's connection failed (closed, silent, garbled). Said once, when
+ * it happens; GDB is served on (what the dump of registers and the ELF hold; the target's
+ * memory answers E01, as memory that cannot be read: a GDB that lost its server mid-command
+ * is not always robust) and the exit status is 2. */
+static bool live_lost(spoor_gdb *live, int *rc)
+{
+    if (!live || spoor_gdb_alive(live))
+        return false;
+    if (*rc == SPOOR_EXIT_OK)
+        *rc = cli_error("gdbserver", "%s; GDB is told the target's memory cannot be read",
+                        spoor_last_error());
+    return true;
+}
+
 /* Serves one connection until detach or EOF; *spoken is set once the client sent a packet.
  * A connection to the listening socket meanwhile is refused, unless this client has not said
  * anything yet (a port scan that has not closed, an idle probe): then the new client replaces
- * it (*next is its socket; the caller closes this one). */
-static int serve(int fd, int lfd, const spoor_rsp_target *t, bool *spoken, int *next)
+ * it (*next is its socket; the caller closes this one). live: the --gdb connection memory
+ * comes through (NULL for a dump): once it fails, the session's exit status is 2. */
+static int serve(int fd, int lfd, const spoor_rsp_target *t, spoor_gdb *live, bool *spoken,
+                 int *next)
 {
     static spoor_rsp_parser parser;
     static char reply[SPOOR_RSP_MAX_PACKET + 1], frame[2 * SPOOR_RSP_MAX_PACKET + 8];
     size_t frame_len = 0;
+    int lost = SPOOR_EXIT_OK;
     spoor_rsp_init(&parser);
-    uint8_t in[4096];
+    static uint8_t in[8192]; /* what one recv gives, then what came while a reply was made */
     for (;;) {
         struct pollfd fds[2] = {{.fd = fd, .events = POLLIN}, {.fd = lfd, .events = POLLIN}};
         if (poll(fds, 2, -1) < 0) {
@@ -95,23 +113,33 @@ static int serve(int fd, int lfd, const spoor_rsp_target *t, bool *spoken, int *
         }
         if (!(fds[0].revents & (POLLIN | POLLHUP | POLLERR)))
             continue;
-        ssize_t n = recv(fd, in, sizeof in, 0);
+        ssize_t n = recv(fd, in, sizeof in / 2, 0);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
-            return n == 0 ? SPOOR_EXIT_OK
-                          : cli_error("gdbserver", "connection lost: %s", strerror(errno));
+            return n == 0 ? lost : cli_error("gdbserver", "connection lost: %s", strerror(errno));
+        /* '-' from GDB before this point was sent while it waited for a reply not yet sent
+         * (its timeout, remotetimeout, is shorter than a slow target's): not a refusal of the
+         * reply it then gets, which must not go out twice */
+        ssize_t stale = 0;
         for (ssize_t i = 0; i < n; i++) {
             switch (spoor_rsp_feed(&parser, in[i])) {
             case SPOOR_RSP_PACKET: {
                 bool detach;
                 *spoken = true;
+                if (!send_all(fd, "+", 1)) /* at once: GDB resends a packet not acknowledged */
+                    return cli_error("gdbserver", "connection lost");
                 size_t len = spoor_rsp_handle(t, parser.packet, reply, sizeof reply, &detach);
+                live_lost(live, &lost);
+                ssize_t more = recv(fd, in + n, sizeof in - (size_t)n, MSG_DONTWAIT);
+                if (more > 0)
+                    n += more;
+                stale = n;
                 frame_len = spoor_rsp_frame(reply, len, frame, sizeof frame);
-                if (!send_all(fd, "+", 1) || !send_all(fd, frame, frame_len))
+                if (!send_all(fd, frame, frame_len))
                     return cli_error("gdbserver", "connection lost while replying");
                 if (detach)
-                    return SPOOR_EXIT_OK;
+                    return lost;
                 break;
             }
             case SPOOR_RSP_BAD_CHECKSUM:
@@ -119,7 +147,7 @@ static int serve(int fd, int lfd, const spoor_rsp_target *t, bool *spoken, int *
                     return cli_error("gdbserver", "connection lost");
                 break;
             case SPOOR_RSP_NACK:
-                if (frame_len && !send_all(fd, frame, frame_len))
+                if (frame_len && i >= stale && !send_all(fd, frame, frame_len))
                     return cli_error("gdbserver", "connection lost");
                 break;
             case SPOOR_RSP_INTERRUPT: /* already stopped: repeat the stop reply */
@@ -240,6 +268,11 @@ int cmd_gdbserver(int argc, char **argv)
         if (!t.nthreads)
             t.threads = NULL;
     }
+    if (snap->gdb && !spoor_gdb_alive(snap->gdb)) { /* while the fault status or threads
+                                                       were read: nothing to serve */
+        rc = cli_fail("gdbserver");
+        goto out;
+    }
 
     struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -266,7 +299,7 @@ int cmd_gdbserver(int argc, char **argv)
         }
         setsockopt(cfd, IPPROTO_TCP, 1 /* TCP_NODELAY */, &one, sizeof one);
         bool spoken = false;
-        rc = serve(cfd, lfd, &t, &spoken, &next);
+        rc = serve(cfd, lfd, &t, snap->gdb, &spoken, &next);
         close(cfd);
         cfd = -1;
         if (spoken || once) {

@@ -120,6 +120,16 @@ class CallsErrors(unittest.TestCase):
         path.write_bytes(data[:len(data) // 2])
         self.fails_with(spoor_calls("-e", self.elf, path), r"truncated")
 
+    def test_empty_stream_with_stats(self):
+        # an ITM capture with nothing in it, --stats: no function to sort (it once passed
+        # NULL to qsort, undefined behaviour the sanitizer build stops at); the empty table
+        # and the "0 records" note, exit 0
+        empty = Path(self.tmp.name) / "empty.itm"
+        empty.write_bytes(b"")
+        p = spoor_calls("-e", self.elf, "--itm", empty, "--port", 5, "--stats")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("runtime error", p.stderr)
+        self.assertIn("0 records", p.stdout)
 
 if __name__ == "__main__":
     unittest.main()

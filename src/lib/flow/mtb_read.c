@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flow/flow_read_internal.h"
 #include "spoor/mtb_decode.h"
 
 #define MTB_MASTER_EN (1u << 31)
@@ -44,29 +45,19 @@ bool spoor_mtb_from_dump(const spoor_dump *d, const char *input, spoor_mtb_trace
     return true;
 }
 
-/* After a failed read: when the live target's connection broke (the error's status says so),
- * sets the error to that, with no advice to give an image instead, and returns false; else
- * true (the caller sets its own error). */
-static bool connection_broke(const char *input, const char *what, uint32_t addr)
-{
-    spoor_status st = spoor_last_status();
-    if (st != SPOOR_ERR_IO && st != SPOOR_ERR_PROTOCOL)
-        return false;
-    char why[256];
-    snprintf(why, sizeof why, "%s", spoor_last_error());
-    spoor_set_error(st, "%s: cannot read %s at 0x%08x: %s", input, what, addr, why);
-    return true;
-}
-
 bool spoor_mtb_read(spoor_mem *mem, uint32_t regs_addr, const spoor_mtb_frozen *frozen,
                     const char *input, spoor_mtb_trace *out)
 {
     memset(out, 0, sizeof *out);
     uint32_t w[4];
-    spoor_set_error(SPOOR_OK, "%s", ""); /* a read that fails says why only when live */
+    char what[96];
+    snprintf(what, sizeof what, "the MTB registers (0x%08x+16)", regs_addr);
+    spoor_flow_read_begin(); /* a read that fails says why only when live */
     for (unsigned i = 0; i < 4; i++)
         if (!spoor_mem_read_u32(mem, regs_addr + 4u * i, &w[i]))
-            return connection_broke(input, "the MTB registers", regs_addr)
+            return spoor_flow_connection_failed(input, what,
+                                                frozen ? "MTB_MASTER was read, for --freeze"
+                                                       : "nothing of the MTB was read")
                        ? false
                        : (spoor_set_error(
                               SPOOR_ERR_UNAVAILABLE,
@@ -81,8 +72,9 @@ bool spoor_mtb_read(spoor_mem *mem, uint32_t regs_addr, const spoor_mtb_frozen *
     out->owned = malloc(l->size);
     if (!out->owned)
         return spoor_set_error(SPOOR_ERR_NOMEM, "out of memory"), false;
+    snprintf(what, sizeof what, "the trace buffer (0x%08x+%u)", l->address, l->size);
     if (!spoor_mem_read(mem, l->address, out->owned, l->size))
-        return connection_broke(input, "the trace buffer", l->address)
+        return spoor_flow_connection_failed(input, what, "the MTB registers were read")
                    ? false
                    : (spoor_set_error(
                           SPOOR_ERR_UNAVAILABLE,
@@ -132,7 +124,20 @@ bool spoor_mtb_freeze(spoor_mem *mem, uint32_t regs_addr, const char *input, spo
                                        "restarted: %s",
                                        input, out->master, stopped, why),
                        false;
-            return spoor_set_error(st, "%s: --freeze: cannot stop the MTB: %s", input, why), false;
+            /* refused: read MASTER back, as a server can refuse a write it did (E01 after
+             * the write went through): a stopped MTB is frozen all the same */
+            uint32_t now;
+            spoor_mem_invalidate(mem);
+            if (!spoor_mem_read_u32(mem, out->master_at, &now))
+                return spoor_set_error(st,
+                                       "%s: --freeze: the stop (MTB_MASTER 0x%08x -> 0x%08x) was "
+                                       "refused and MTB_MASTER cannot be read back: the MTB may "
+                                       "be stopped: %s",
+                                       input, out->master, stopped, why),
+                       false;
+            if (now != stopped)
+                return spoor_set_error(st, "%s: --freeze: cannot stop the MTB: %s", input, why),
+                       false;
         }
         out->written = true;
     }

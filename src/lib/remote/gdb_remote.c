@@ -279,7 +279,11 @@ static bool exchange(spoor_gdb *g, const char *payload, bool first)
         if (r == 0) {
             char ms[16];
             snprintf(ms, sizeof ms, "%u", g->timeout_ms);
-            return broken(g, SPOOR_ERR_IO, "no reply within %s ms", ms);
+            return broken(g, SPOOR_ERR_IO,
+                          g->raw_in_packet || g->raw_sum_left
+                              ? "a reply that did not end within %s ms"
+                              : "no reply within %s ms",
+                          ms);
         }
         if (r < 0)
             return broken(g, first ? SPOOR_ERR_PROTOCOL : SPOOR_ERR_IO,
@@ -483,10 +487,21 @@ static bool handshake(spoor_gdb *g)
     if (!exchange(g, "qSupported:xmlRegisters=arm;swbreak+;hwbreak+", true))
         return false;
     /* QEMU's gdbstub stops a running machine when a client connects and announces it with an
-     * unsolicited stop reply ("T02"): the reply to qSupported is the packet after it. */
-    for (int i = 0; i < 2 && is_stop_reply(g->reply, g->reply_len); i++)
+     * unsolicited stop reply ("T02"): the reply to qSupported is the packet after it. Console
+     * output ('O') the running target printed may come before it; all of it within one
+     * timeout. */
+    int stops = 0, sig = 0;
+    int64_t until = now_ms() + g->timeout_ms;
+    for (;;) {
+        bool stop = is_stop_reply(g->reply, g->reply_len);
+        if (stop ? ++stops > 2 : spoor_gdb_parse_stop_reply(g->reply, g->reply_len, &sig) != 'O')
+            break;
+        if (now_ms() > until)
+            return broken(g, SPOOR_ERR_PROTOCOL, "console output but no reply within %s",
+                          "the timeout");
         if (!exchange(g, NULL, false))
             return false;
+    }
     gdb_supported sup;
     if (!spoor_gdb_parse_supported(g->reply, g->reply_len, &sup)) {
         char detail[200];
@@ -505,9 +520,11 @@ static bool handshake(spoor_gdb *g)
         return false;
     if (!exchange(g, "?", false))
         return false;
-    int sig = 0;
     char kind = spoor_gdb_parse_stop_reply(g->reply, g->reply_len, &sig);
-    for (int i = 0; kind == 'O' && i < 64; i++) { /* console output before the stop reply */
+    for (until = now_ms() + g->timeout_ms; kind == 'O';) { /* console output before the stop */
+        if (now_ms() > until)
+            return broken(g, SPOOR_ERR_PROTOCOL, "console output but no reply within %s",
+                          "the timeout");
         if (!exchange(g, NULL, false))
             return false;
         kind = spoor_gdb_parse_stop_reply(g->reply, g->reply_len, &sig);

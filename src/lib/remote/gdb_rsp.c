@@ -280,6 +280,13 @@ static size_t read_memory(const spoor_rsp_target *t, const char *args, char *rep
     if (len > (cap - 1) / 2)
         len = (cap - 1) / 2;
     size_t n = 0;
+    uint8_t bytes[SPOOR_RSP_MAX_PACKET / 2];
+    if (len && len <= sizeof bytes && addr + len - 1 <= 0xffffffffUL &&
+        t->read(t->ctx, (uint32_t)addr, bytes, len)) { /* all of it at once: one read */
+        for (; n < len; n++)
+            sprintf(reply + 2 * n, "%02x", bytes[n]);
+        return 2 * n;
+    }
     for (unsigned long i = 0; i < len; i++) { /* as much as is known, from the start */
         uint8_t b;
         if (addr + i > 0xffffffffUL || !read_byte(t, (uint32_t)(addr + i), &b))

@@ -115,7 +115,14 @@ bool spoor_openocd_receive(spoor_openocd *o, int64_t deadline)
     int64_t left = deadline - spoor_openocd_now_ms();
     struct pollfd p = {.fd = o->fd, .events = POLLIN};
     if (left <= 0 || poll(&p, 1, (int)left) <= 0) {
-        spoor_set_error(SPOOR_ERR_PROTOCOL, "%s: no reply within %u ms", o->where, o->timeout_ms);
+        if (o->len) /* a peer that drips, or talks on without ever ending its reply */
+            spoor_set_error(SPOOR_ERR_PROTOCOL,
+                            "%s: a reply that did not end within %u ms (%zu bytes came, no end "
+                            "of reply)",
+                            o->where, o->timeout_ms, o->len);
+        else
+            spoor_set_error(SPOOR_ERR_PROTOCOL, "%s: no reply within %u ms", o->where,
+                            o->timeout_ms);
     } else if (o->len + 4096 > OPENOCD_REPLY_MAX) {
         spoor_set_error(SPOOR_ERR_TOO_LARGE, "%s: a reply longer than %u bytes", o->where,
                         OPENOCD_REPLY_MAX);

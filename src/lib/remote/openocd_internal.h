@@ -46,7 +46,9 @@ bool spoor_openocd_send(spoor_openocd *o, const void *data, size_t len);
 
 /* Appends what arrives to buf[len..] (kept NUL terminated); false with the error set when
  * nothing arrives before deadline (now_ms() based), the peer closes, or the reply grows past
- * OPENOCD_REPLY_MAX. Each failure breaks the connection. */
+ * OPENOCD_REPLY_MAX. Each failure breaks the connection. The transports set the deadline once
+ * per request, for the whole reply: a peer that drips it, or talks on without ever ending it,
+ * gets no new wait per byte. */
 bool spoor_openocd_receive(spoor_openocd *o, int64_t deadline);
 
 /* Milliseconds of a monotonic clock, for deadlines. */
