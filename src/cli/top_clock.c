@@ -4,6 +4,12 @@
 
 #include "top_cli.h"
 
+/* A live stream is taken to carry no timestamps (ITM_TCR.TSENA 0) after this many packets, or
+ * this long after its first packet, without one; with TSENA set a local timestamp follows the
+ * first packets within microseconds. */
+#define UNDATED_PACKETS 16
+#define UNDATED_NS 100000000u
+
 static uint64_t host_ns(void)
 {
     struct timespec ts;
@@ -11,20 +17,22 @@ static uint64_t host_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* The host's clock since the first packet, in cycles of -F. */
-static uint64_t host_cycles(top_clock *k)
+/* The host's clock at now_ns since the stream's first packet, in cycles of -F. */
+static uint64_t host_cycles(const top_clock *k, uint64_t now_ns)
 {
-    if (!k->host_started) {
-        k->host_start_ns = host_ns();
-        k->host_started = true;
-    }
-    uint64_t ns = host_ns() - k->host_start_ns;
-    return (uint64_t)((double)ns * (double)k->hz / 1e9);
+    return (uint64_t)((double)(now_ns - k->first_ns) * (double)k->hz / 1e9);
 }
 
 void top_clock_init(top_clock *k, bool live, uint64_t hz, uint32_t prescaler)
 {
     *k = (top_clock){.live = live, .hz = hz, .prescaler = prescaler > 1 ? prescaler : 1};
+}
+
+static uint64_t later(top_clock *k, uint64_t t)
+{
+    if (t > k->last)
+        k->last = t;
+    return k->last;
 }
 
 uint64_t top_clock_packet(top_clock *k, const spoor_itm_packet *p)
@@ -34,25 +42,30 @@ uint64_t top_clock_packet(top_clock *k, const spoor_itm_packet *p)
         k->stream = k->stream || stamped;
         return p->time * k->prescaler;
     }
+    uint64_t now = host_ns();
+    if (!k->first_ns)
+        k->first_ns = now;
     if (stamped && !k->stream) {
         /* from here on the stream's clock, continuing from where the host's clock was */
         k->stream = true;
-        k->offset = k->last;
+        k->offset = k->used_host ? k->last : 0;
     }
-    uint64_t t = k->stream ? p->time * k->prescaler + k->offset : host_cycles(k);
-    k->used_host = k->used_host || !k->stream;
-    if (t > k->last)
-        k->last = t;
-    return k->last;
+    if (k->stream)
+        return later(k, p->time * k->prescaler + k->offset);
+    if (!k->used_host && p->type != SPOOR_ITM_SYNC &&
+        (++k->undated >= UNDATED_PACKETS || now - k->first_ns >= UNDATED_NS))
+        k->used_host = true;
+    return later(k, k->used_host ? host_cycles(k, now) : 0);
 }
 
 bool top_clock_idle(top_clock *k, uint64_t *now)
 {
-    if (k->stream || !k->live || !k->host_started)
+    if (!k->live || k->stream || !k->first_ns)
         return false;
-    uint64_t t = host_cycles(k);
-    if (t > k->last)
-        k->last = t;
-    *now = k->last;
+    uint64_t ns = host_ns();
+    if (!k->used_host && ns - k->first_ns < UNDATED_NS)
+        return false;
+    k->used_host = true;
+    *now = later(k, host_cycles(k, ns));
     return true;
 }
