@@ -278,6 +278,7 @@ struct walker {
     size_t nfiles;
     bool warned;    /* a DIE of the unit was unreadable: said once */
     bool tentative; /* the fast walk: a problem is not warned but stops it (bailed) */
+    int mangling;   /* mangling_language's answer, -1: not asked yet */
     bool bailed;
 };
 
@@ -319,21 +320,28 @@ struct scope_attrs {
     bool has[SCOPE_ATTRS];
 };
 
+/* Which of the scope attributes attribute name is, -1: none. */
+static int scope_attr_kind(uint64_t name)
+{
+    switch (name) {
+    case DW_AT_linkage_name: return LINKAGE_NAME;
+    case DW_AT_MIPS_linkage_name: return MIPS_LINKAGE_NAME;
+    case DW_AT_name: return NAME;
+    case DW_AT_abstract_origin: return ORIGIN;
+    case DW_AT_specification: return SPECIFICATION;
+    case DW_AT_decl_file: return DECL_FILE;
+    case DW_AT_call_file: return CALL_FILE;
+    case DW_AT_call_line: return CALL_LINE;
+    default: return -1;
+    }
+}
+
 static int gather_attr(Dwarf_Attribute *attr, void *arg)
 {
     struct scope_attrs *a = arg;
-    int k;
-    switch (dwarf_whatattr(attr)) {
-    case DW_AT_linkage_name: k = LINKAGE_NAME; break;
-    case DW_AT_MIPS_linkage_name: k = MIPS_LINKAGE_NAME; break;
-    case DW_AT_name: k = NAME; break;
-    case DW_AT_abstract_origin: k = ORIGIN; break;
-    case DW_AT_specification: k = SPECIFICATION; break;
-    case DW_AT_decl_file: k = DECL_FILE; break;
-    case DW_AT_call_file: k = CALL_FILE; break;
-    case DW_AT_call_line: k = CALL_LINE; break;
-    default: return DWARF_CB_OK;
-    }
+    int k = scope_attr_kind(dwarf_whatattr(attr));
+    if (k < 0)
+        return DWARF_CB_OK;
     if (!a->has[k]) { /* the first of a kind, as dwarf_attr finds it */
         a->attr[k] = *attr;
         a->has[k] = true;
@@ -421,12 +429,9 @@ static void check_origin(struct walker *w, Dwarf_Die *die, struct scope_attrs *o
 
 /* Whether a unit's language names its functions by mangled symbols (C++, Rust, ...): binutils'
  * list of languages without mangling (dwarf2.c, mangle_style), the rest has it. */
-static bool mangling_language(Dwarf_Die *die)
+static bool unit_mangles(Dwarf_Die *cu)
 {
-    Dwarf_Die cu;
-    if (!dwarf_diecu(die, &cu, NULL, NULL))
-        return true;
-    switch (dwarf_srclang(&cu)) {
+    switch (dwarf_srclang(cu)) {
     case DW_LANG_C89:
     case DW_LANG_C:
     case DW_LANG_C99:
@@ -442,6 +447,18 @@ static bool mangling_language(Dwarf_Die *die)
     case 0x31: /* DW_LANG_Assembly */ return false;
     default: return true;
     }
+}
+
+/* unit_mangles for the walker's unit, asked once. */
+static bool mangling_language(struct walker *w)
+{
+    if (w->mangling >= 0)
+        return w->mangling;
+    Dwarf_Die cu;
+    w->mangling = 1;
+    if (dwarf_offdie(spoor_elf_libdw(w->e), w->u->die, &cu))
+        w->mangling = unit_mangles(&cu);
+    return w->mangling;
 }
 
 /* A function's name as addr2line gives it without -C: its linkage name (the DIE's, or that of
@@ -461,7 +478,7 @@ static const char *scope_name(struct walker *w, Dwarf_Die *die, int tag, uint32_
     name = string_attr(w, die, names, NAME);
     if (tag == DW_TAG_subprogram) {
         const struct elf_symbol *sym = spoor_elf_symbol_at(w->e, lo);
-        if (sym && sym->start == lo && (!name || strcmp(sym->name, name)) && mangling_language(die))
+        if (sym && sym->start == lo && (!name || strcmp(sym->name, name)) && mangling_language(w))
             return sym->name;
     }
     return name;
@@ -648,6 +665,7 @@ struct abbrev_code {
 struct abbrev_attr {
     uint32_t name; /* names past 32 bits saturate: only known ones are looked at */
     uint32_t form; /* a known form (abbrev_problem checks) */
+    int64_t value; /* DW_FORM_implicit_const's */
 };
 
 struct abbrevs {
@@ -711,8 +729,14 @@ static const char *abbrev_problem(const spoor_elf *e, Dwarf_Off off, struct abbr
                          known_form(form) ? "no section for" : "unknown", (unsigned long long)form);
                 return buf;
             }
-            if (form == DW_FORM_implicit_const)
-                abbrev_leb(&p, end, &bad);
+            int64_t value = 0;
+            if (form == DW_FORM_implicit_const) { /* a signed LEB128 */
+                const uint8_t *v = p;
+                value = (int64_t)abbrev_leb(&p, end, &bad);
+                size_t bits = 7 * (size_t)(p - v);
+                if (!bad && bits < 64 && (p[-1] & 0x40))
+                    value = (int64_t)((uint64_t)value | ~(uint64_t)0 << bits);
+            }
             if (indexed) {
                 if (spoor_grow((void **)&a->attrs, &a->cap_attrs, a->nattrs + 1,
                                sizeof *a->attrs)) {
@@ -723,7 +747,7 @@ static const char *abbrev_problem(const spoor_elf *e, Dwarf_Off off, struct abbr
                 if (name == DW_AT_sibling && sibling < 0)
                     sibling = (int32_t)(a->nattrs - first);
                 a->attrs[a->nattrs++] = (struct abbrev_attr){
-                    name > UINT32_MAX ? UINT32_MAX : (uint32_t)name, (uint32_t)form};
+                    name > UINT32_MAX ? UINT32_MAX : (uint32_t)name, (uint32_t)form, value};
             }
         }
         if (bad)
@@ -851,7 +875,9 @@ static bool skip_form(const uint64_t str_size[2], const uint8_t **p, const uint8
 struct die_reader {
     const uint8_t *base, *hdr, *end; /* .debug_info, the unit's header, the unit's end */
     unsigned version, addr_size;
-    uint64_t str_size[2]; /* see skip_form */
+    uint64_t str_size[2];  /* see skip_form */
+    const uint8_t *str[2]; /* .debug_str's and .debug_line_str's bytes, NULL when absent */
+    uint8_t *starts;       /* bit o: a DIE (not an end-of-siblings marker) at unit offset o */
 };
 
 /* False when the unit cannot be read so (libdw checks what is wrong then). */
@@ -873,6 +899,9 @@ static bool die_reader_init(const spoor_elf *e, const struct dw_unit *u, struct 
                              *line_str = spoor_elf_debug_section(e, ".debug_line_str");
     r->str_size[0] = str ? str->size : UINT64_MAX;
     r->str_size[1] = line_str ? line_str->size : UINT64_MAX;
+    r->str[0] = str ? str->data : NULL;
+    r->str[1] = line_str ? line_str->data : NULL;
+    r->starts = NULL;
     for (size_t i = 0; i < a->ncodes; i++) { /* the DIEs whose values are skipped at once */
         struct abbrev_code *c = &a->codes[i];
         int32_t fixed = 0;
@@ -996,6 +1025,10 @@ static const char *die_tree_problem(const struct die_reader *r, const spoor_elf 
             break;
         }
         const struct abbrev_code *c = &a->codes[code - 1];
+        if (r->starts) {
+            size_t o = (size_t)(r->base + *at - r->hdr);
+            r->starts[o >> 3] |= (uint8_t)(1u << (o & 7));
+        }
         if (!skip_attrs(r, a, c, &p, depth ? &sibling : NULL, &problem)) {
             problem = "a DIE runs past the unit's end";
             break;
@@ -1069,6 +1102,160 @@ static int die_pc(const struct die_reader *r, const struct abbrevs *a, const str
     return 1;
 }
 
+/* A scope attribute of a DIE as the fast walk reads it: where its value is (NULL: absent). */
+struct raw_attr {
+    const uint8_t *at;
+    uint32_t form;
+    int64_t value; /* DW_FORM_implicit_const's */
+};
+
+/* The scope attributes of a DIE of abbreviation c whose values start at p into own[], the first
+ * of each kind as gather_attr takes it; false when the values run past the unit's end. */
+static bool raw_scope_attrs(const struct die_reader *r, const struct abbrevs *a,
+                            const struct abbrev_code *c, const uint8_t *p,
+                            struct raw_attr own[SCOPE_ATTRS])
+{
+    const char *unchecked = NULL;
+    memset(own, 0, SCOPE_ATTRS * sizeof *own);
+    for (uint32_t i = 0; i < c->count; i++) {
+        const struct abbrev_attr *at = &a->attrs[c->first + i];
+        int k = scope_attr_kind(at->name);
+        if (k >= 0 && !own[k].at)
+            own[k] = (struct raw_attr){p, at->form, at->value};
+        if (!skip_form(r->str_size, &p, r->end, at->form, r->version, r->addr_size, &unchecked))
+            return false;
+    }
+    return true;
+}
+
+/* The DIE a unit-relative reference names, as dwarf_formref_die finds it: its abbreviation in *c
+ * and its values at *p. False when it is no such reference to a DIE the scan found (libdw
+ * decides then). */
+static bool raw_ref(const struct die_reader *r, const struct abbrevs *a, const struct raw_attr *ref,
+                    const struct abbrev_code **c, const uint8_t **p)
+{
+    uint64_t off, code;
+    if (!r->starts || !unit_ref(ref->at, r->end, ref->form, &off) ||
+        off >= (uint64_t)(r->end - r->hdr) || !(r->starts[off >> 3] >> (off & 7) & 1))
+        return false;
+    *p = r->hdr + off;
+    if (!spoor_uleb128(p, r->end, &code) || !code || code > a->ncodes ||
+        !a->codes[code - 1].defined)
+        return false;
+    *c = &a->codes[code - 1];
+    return true;
+}
+
+/* The string of a name attribute, as dwarf_formstring reads it; false when it is not read so. */
+static bool raw_string(const struct die_reader *r, const struct raw_attr *at, const char **s)
+{
+    if (at->form == DW_FORM_string) { /* skip_form found its end */
+        *s = (const char *)at->at;
+        return true;
+    }
+    if (at->form != DW_FORM_strp && at->form != DW_FORM_line_strp)
+        return false;
+    unsigned line = at->form == DW_FORM_line_strp;
+    uint64_t off = spoor_le32(at->at);
+    if (!r->str[line] || off >= r->str_size[line] ||
+        !memchr(r->str[line] + off, 0, (size_t)(r->str_size[line] - off)))
+        return false;
+    *s = (const char *)r->str[line] + off;
+    return true;
+}
+
+/* The value of a file or line attribute, as dwarf_formudata reads it; false when not read so. */
+static bool raw_udata(const struct die_reader *r, const struct raw_attr *at, uint64_t *v)
+{
+    const uint8_t *p = at->at;
+    switch (at->form) {
+    case DW_FORM_data1: *v = p[0]; return true;
+    case DW_FORM_data2: *v = spoor_le16(p); return true;
+    case DW_FORM_implicit_const: *v = (uint64_t)at->value; return true;
+    case DW_FORM_udata: return spoor_uleb128(&p, r->end, v);
+    default: return false;
+    }
+}
+
+/* add_scope for the fast walk, for a DIE of abbreviation c whose values start at p and whose code
+ * is pc[0] to pc[1] (die_pc): the same scope read with the unit's abbreviations instead of
+ * through libdw. 3 when it is not read so: a form or reference it does not read, or a problem
+ * (add_scope through libdw decides then, and warns). */
+static int add_scope_raw(struct walker *w, const struct die_reader *r, const struct abbrevs *a,
+                         const struct abbrev_code *c, const uint8_t *p, int tag, int32_t parent,
+                         int depth, const Dwarf_Addr pc[2])
+{
+    struct symbol_tables *t = w->t;
+    struct dw_unit *u = w->u;
+    struct raw_attr own[SCOPE_ATTRS], level[SCOPE_ATTRS], names[NAME + 1];
+    const struct abbrev_code *tc;
+    const uint8_t *tp;
+    if (!raw_scope_attrs(r, a, c, p, own))
+        return 3;
+    for (int k = ORIGIN; k <= SPECIFICATION; k++) /* check_origin */
+        if (own[k].at && !raw_ref(r, a, &own[k], &tc, &tp))
+            return 3;
+    if (pc[0] >= pc[1] || pc[1] > UINT32_MAX || (pc[0] == 0 && !t->keep_zero))
+        return -2;
+    memcpy(names, own, sizeof names); /* scope_attrs */
+    memcpy(level, own, sizeof level);
+    for (int chain = 16; chain-- > 0;) {
+        if (names[LINKAGE_NAME].at && names[MIPS_LINKAGE_NAME].at && names[NAME].at)
+            break;
+        const struct raw_attr *ref = level[ORIGIN].at          ? &level[ORIGIN]
+                                     : level[SPECIFICATION].at ? &level[SPECIFICATION]
+                                                               : NULL;
+        if (!ref)
+            break;
+        if (!raw_ref(r, a, ref, &tc, &tp) || !raw_scope_attrs(r, a, tc, tp, level))
+            return 3;
+        for (int k = LINKAGE_NAME; k <= NAME; k++)
+            if (!names[k].at && level[k].at)
+                names[k] = level[k];
+    }
+    const char *name = NULL; /* scope_name: the first of the names there is */
+    int from = NAME;
+    for (int k = LINKAGE_NAME; k <= NAME && !name; k++) {
+        if (names[k].at && !raw_string(r, &names[k], &name))
+            return 3;
+        from = k;
+    }
+    uint64_t file = 0, line = 0;
+    const char *call_file = NULL;
+    if (w->files && own[DECL_FILE].at &&
+        (!raw_udata(r, &own[DECL_FILE], &file) || file >= w->nfiles))
+        return 3;
+    if (tag == DW_TAG_inlined_subroutine) {
+        if (w->files && own[CALL_FILE].at) {
+            if (!raw_udata(r, &own[CALL_FILE], &file) || file >= w->nfiles)
+                return 3;
+            call_file = w->files[file];
+        }
+        if (own[CALL_LINE].at && !raw_udata(r, &own[CALL_LINE], &line))
+            return 3;
+    }
+    if (from == NAME && tag == DW_TAG_subprogram) {
+        const struct elf_symbol *sym = spoor_elf_symbol_at(w->e, (uint32_t)pc[0]);
+        if (sym && sym->start == pc[0] && (!name || strcmp(sym->name, name)) &&
+            mangling_language(w))
+            name = sym->name;
+    }
+    if (spoor_grow((void **)&u->ranges, &w->cap_ranges, u->nranges + 1, sizeof *u->ranges) ||
+        spoor_grow((void **)&t->scopes, &t->cap_scopes, t->nscopes + 1, sizeof *t->scopes))
+        return -1;
+    int32_t idx = (int32_t)t->nscopes;
+    u->ranges[u->nranges] =
+        (struct dw_range){(uint32_t)pc[0], (uint32_t)pc[1], (uint32_t)pc[0],     idx,
+                          depth,           w->unit,         (uint32_t)u->nranges};
+    u->nranges++;
+    struct dw_scope *s = &t->scopes[t->nscopes++];
+    s->name = name;
+    s->parent = parent;
+    s->call_file = call_file;
+    s->call_line = (unsigned)line;
+    return idx;
+}
+
 /* A DIE open in the fast walk: whether its children are walked, and as walk() would walk them. */
 struct walk_frame {
     bool walked, in_function;
@@ -1116,14 +1303,16 @@ static int fast_walk(struct walker *w, const struct die_reader *r, const struct 
             bool descend = may_hold_code(tag);
             if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
                 Dwarf_Die die;
-                if (!dwarf_offdie(dwarf, (Dwarf_Off)(die_at - r->base), &die)) {
+                Dwarf_Addr pc[2];
+                int32_t parent = tag == DW_TAG_subprogram ? -1 : top->scope;
+                int known = die_pc(r, a, c, p, pc);
+                int got = known ? add_scope_raw(w, r, a, c, p, tag, parent, top->depth, pc) : 3;
+                if (got == 3 && !dwarf_offdie(dwarf, (Dwarf_Off)(die_at - r->base), &die)) {
                     result = 1;
                     break;
                 }
-                Dwarf_Addr pc[2];
-                int known = die_pc(r, a, c, p, pc);
-                int got = add_scope(w, &die, tag, tag == DW_TAG_subprogram ? -1 : top->scope,
-                                    top->depth, known ? pc : NULL);
+                if (got == 3)
+                    got = add_scope(w, &die, tag, parent, top->depth, known ? pc : NULL);
                 if (got == -1 || w->bailed) {
                     result = got == -1 ? -1 : 1;
                     break;
@@ -1180,11 +1369,11 @@ int spoor_dwarf_unit_build(const spoor_elf *e, struct symbol_tables *t, size_t u
     struct unit_lines lines = {0};
     struct unit_claims code = {0}; /* the DIE's ranges decide which line rows are kept */
     size_t cap_rows = 0;
-    struct walker w = {.e = e, .t = t, .u = u, .unit = (uint32_t)unit};
+    struct walker w = {.e = e, .t = t, .u = u, .unit = (uint32_t)unit, .mangling = -1};
     size_t nscopes = t->nscopes;
     char buf[96];
     struct abbrevs ab = {0};
-    struct die_reader reader;
+    struct die_reader reader = {0};
     bool scannable = false, siblings_ok = false;
     int oom = 0;
     const char *abbrevs = abbrev_problem(e, u->abbrev, &ab, buf, sizeof buf, &oom), *tree = NULL;
@@ -1196,7 +1385,8 @@ int spoor_dwarf_unit_build(const spoor_elf *e, struct symbol_tables *t, size_t u
                        (unsigned long long)u->header, (unsigned long long)u->abbrev, abbrevs);
         u->damaged = true;
     } else if (!oom && (scannable = die_reader_init(e, u, &ab, &reader)) &&
-               (tree = die_tree_problem(&reader, e, u, &ab, &at, &siblings_ok)) != NULL) {
+               (reader.starts = calloc((size_t)(reader.end - reader.hdr) / 8 + 1, 1),
+                (tree = die_tree_problem(&reader, e, u, &ab, &at, &siblings_ok)) != NULL)) {
         spoor_elf_warn(e,
                        ".debug_info unit at 0x%llx: DIE at 0x%llx: %s (invalid DWARF): the "
                        "unit's functions and names may be wrong",
@@ -1204,6 +1394,7 @@ int spoor_dwarf_unit_build(const spoor_elf *e, struct symbol_tables *t, size_t u
         u->damaged = true;
     }
     bool fast = !abbrevs && !oom && scannable && !tree && siblings_ok;
+
     int claims = die_claims(e, u->header, &cu, t->keep_zero, &code), rows = 0, walked = 0;
     if (claims >= 0)
         rows = spoor_line_rows(e, &t->names, &cu, &code, t->keep_zero, &lines, &u->rows, &u->nrows,
@@ -1220,6 +1411,7 @@ int spoor_dwarf_unit_build(const spoor_elf *e, struct symbol_tables *t, size_t u
         }
     }
     abbrevs_free(&ab);
+    free(reader.starts);
     spoor_unit_lines_free(&lines);
     free(code.ranges);
     if (claims < 0 || rows < 0 || walked < 0) { /* out of memory: the unit stays unbuilt */
