@@ -1177,13 +1177,16 @@ static bool raw_udata(const struct die_reader *r, const struct raw_attr *at, uin
     }
 }
 
+/* Ranges add_scope_raw takes at most (more: add_scope does it). */
+#define RAW_RANGES 16
+
 /* add_scope for the fast walk, for a DIE of abbreviation c whose values start at p and whose code
- * is pc[0] to pc[1] (die_pc): the same scope read with the unit's abbreviations instead of
- * through libdw. 3 when it is not read so: a form or reference it does not read, or a problem
- * (add_scope through libdw decides then, and warns). */
+ * is the n ranges pc[2 i] to pc[2 i + 1] (die_pc's, or dwarf_ranges'): the same scope read with
+ * the unit's abbreviations instead of through libdw. 3 when it is not read so: a form or
+ * reference it does not read, or a problem (add_scope through libdw decides then, and warns). */
 static int add_scope_raw(struct walker *w, const struct die_reader *r, const struct abbrevs *a,
                          const struct abbrev_code *c, const uint8_t *p, int tag, int32_t parent,
-                         int depth, const Dwarf_Addr pc[2])
+                         int depth, const Dwarf_Addr *pc, size_t n)
 {
     struct symbol_tables *t = w->t;
     struct dw_unit *u = w->u;
@@ -1195,7 +1198,16 @@ static int add_scope_raw(struct walker *w, const struct die_reader *r, const str
     for (int k = ORIGIN; k <= SPECIFICATION; k++) /* check_origin */
         if (own[k].at && !raw_ref(r, a, &own[k], &tc, &tp))
             return 3;
-    if (pc[0] >= pc[1] || pc[1] > UINT32_MAX || (pc[0] == 0 && !t->keep_zero))
+    size_t any = 0; /* the ranges kept, as add_scope keeps them, moved to the front */
+    Dwarf_Addr kept[2 * RAW_RANGES];
+    for (size_t i = 0; i < n; i++) {
+        if (pc[2 * i] >= pc[2 * i + 1] || pc[2 * i + 1] > UINT32_MAX ||
+            (pc[2 * i] == 0 && !t->keep_zero))
+            continue;
+        kept[2 * any] = pc[2 * i];
+        kept[2 * any++ + 1] = pc[2 * i + 1];
+    }
+    if (!any)
         return -2;
     memcpy(names, own, sizeof names); /* scope_attrs */
     memcpy(level, own, sizeof level);
@@ -1235,19 +1247,20 @@ static int add_scope_raw(struct walker *w, const struct die_reader *r, const str
             return 3;
     }
     if (from == NAME && tag == DW_TAG_subprogram) {
-        const struct elf_symbol *sym = spoor_elf_symbol_at(w->e, (uint32_t)pc[0]);
-        if (sym && sym->start == pc[0] && (!name || strcmp(sym->name, name)) &&
+        const struct elf_symbol *sym = spoor_elf_symbol_at(w->e, (uint32_t)kept[0]);
+        if (sym && sym->start == kept[0] && (!name || strcmp(sym->name, name)) &&
             mangling_language(w))
             name = sym->name;
     }
-    if (spoor_grow((void **)&u->ranges, &w->cap_ranges, u->nranges + 1, sizeof *u->ranges) ||
+    if (spoor_grow((void **)&u->ranges, &w->cap_ranges, u->nranges + any, sizeof *u->ranges) ||
         spoor_grow((void **)&t->scopes, &t->cap_scopes, t->nscopes + 1, sizeof *t->scopes))
         return -1;
     int32_t idx = (int32_t)t->nscopes;
-    u->ranges[u->nranges] =
-        (struct dw_range){(uint32_t)pc[0], (uint32_t)pc[1], (uint32_t)pc[0],     idx,
-                          depth,           w->unit,         (uint32_t)u->nranges};
-    u->nranges++;
+    for (size_t i = 0; i < any; i++, u->nranges++) {
+        uint32_t lo = (uint32_t)kept[2 * i], hi = (uint32_t)kept[2 * i + 1];
+        u->ranges[u->nranges] =
+            (struct dw_range){lo, hi, lo, idx, depth, w->unit, (uint32_t)u->nranges};
+    }
     struct dw_scope *s = &t->scopes[t->nscopes++];
     s->name = name;
     s->parent = parent;
@@ -1303,11 +1316,30 @@ static int fast_walk(struct walker *w, const struct die_reader *r, const struct 
             bool descend = may_hold_code(tag);
             if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
                 Dwarf_Die die;
-                Dwarf_Addr pc[2];
+                Dwarf_Addr pc[2 * RAW_RANGES];
                 int32_t parent = tag == DW_TAG_subprogram ? -1 : top->scope;
-                int known = die_pc(r, a, c, p, pc);
-                int got = known ? add_scope_raw(w, r, a, c, p, tag, parent, top->depth, pc) : 3;
-                if (got == 3 && !dwarf_offdie(dwarf, (Dwarf_Off)(die_at - r->base), &die)) {
+                int known = die_pc(r, a, c, p, pc), got = 3;
+                bool have_die = false;
+                size_t n = (size_t)known;
+                if (!known) { /* DW_AT_ranges: read by libdw */
+                    Dwarf_Addr base, lo, hi;
+                    ptrdiff_t off = 0;
+                    if (!dwarf_offdie(dwarf, (Dwarf_Off)(die_at - r->base), &die)) {
+                        result = 1;
+                        break;
+                    }
+                    have_die = true;
+                    while (n < RAW_RANGES && (off = dwarf_ranges(&die, off, &base, &lo, &hi)) > 0) {
+                        pc[2 * n] = lo;
+                        pc[2 * n++ + 1] = hi;
+                    }
+                    if (off) /* unreadable, or more than RAW_RANGES */
+                        n = 0;
+                }
+                if (n)
+                    got = add_scope_raw(w, r, a, c, p, tag, parent, top->depth, pc, n);
+                if (got == 3 && !have_die &&
+                    !dwarf_offdie(dwarf, (Dwarf_Off)(die_at - r->base), &die)) {
                     result = 1;
                     break;
                 }

@@ -123,11 +123,14 @@ static int build_segments(const struct dw_range *ranges, size_t n, struct dw_seg
         free(segments);
         return -1;
     }
-    for (size_t i = 0; i < n; i++) {
-        bounds[2 * i] = ranges[i].lo;
-        bounds[2 * i + 1] = ranges[i].hi;
-    }
-    qsort(bounds, 2 * n, sizeof *bounds, cmp_u32);
+    /* every lo and hi in order: the los are (the ranges are sorted by lo), the his are sorted
+     * behind them, and the two runs merged */
+    uint32_t *his = bounds + n;
+    for (size_t i = 0; i < n; i++)
+        his[i] = ranges[i].hi;
+    sort_if_needed(his, n, sizeof *his, cmp_u32);
+    for (size_t i = 0, j = 0, k = 0; k < 2 * n; k++) /* k = i + j: never past a hi unread */
+        bounds[k] = i < n && (j >= n || ranges[i].lo <= his[j]) ? ranges[i++].lo : his[j++];
     size_t sp = 0, ri = 0, ns = 0;
     for (size_t i = 0; i < 2 * n; i++) {
         uint32_t p = bounds[i];
