@@ -279,6 +279,13 @@ struct walker {
     bool warned;    /* a DIE of the unit was unreadable: said once */
     bool tentative; /* the fast walk: a problem is not warned but stops it (bailed) */
     int mangling;   /* mangling_language's answer, -1: not asked yet */
+    /* add_scope_raw before the line table is read (die_tree_problem's walk): the file numbers
+     * are checked (max_file) and the call files looked up (call_files, number + 1 per scope from
+     * first_scope, 0: none) once it is */
+    bool defer_files, any_file;
+    uint64_t max_file;
+    uint32_t *call_files;
+    size_t first_scope, cap_call_files;
     bool bailed;
 };
 
@@ -875,9 +882,16 @@ static bool skip_form(const uint64_t str_size[2], const uint8_t **p, const uint8
 struct die_reader {
     const uint8_t *base, *hdr, *end; /* .debug_info, the unit's header, the unit's end */
     unsigned version, addr_size;
-    uint64_t str_size[2];  /* see skip_form */
-    const uint8_t *str[2]; /* .debug_str's and .debug_line_str's bytes, NULL when absent */
-    uint8_t *starts;       /* bit o: a DIE (not an end-of-siblings marker) at unit offset o */
+    uint64_t str_size[2];     /* see skip_form */
+    const uint8_t *str[2];    /* .debug_str's and .debug_line_str's bytes, NULL when absent */
+    uint8_t *starts;          /* bit o: a DIE (not an end-of-siblings marker) at unit offset o */
+    struct later_refs *later; /* not NULL while the scan walks: see raw_ref */
+};
+
+/* References raw_ref took to DIEs the scan had not reached: each must be a DIE once it has. */
+struct later_refs {
+    uint64_t *off;
+    size_t n, cap;
 };
 
 /* False when the unit cannot be read so (libdw checks what is wrong then). */
@@ -902,6 +916,7 @@ static bool die_reader_init(const spoor_elf *e, const struct dw_unit *u, struct 
     r->str[0] = str ? str->data : NULL;
     r->str[1] = line_str ? line_str->data : NULL;
     r->starts = NULL;
+    r->later = NULL;
     for (size_t i = 0; i < a->ncodes; i++) { /* the DIEs whose values are skipped at once */
         struct abbrev_code *c = &a->codes[i];
         int32_t fixed = 0;
@@ -981,84 +996,6 @@ static bool skip_attrs(const struct die_reader *r, const struct abbrevs *a,
     return true;
 }
 
-/* Every DIE of the unit read as binutils' addr2line reads them (the walk through libdw reads
- * only those that can hold code, and skips the rest by their sibling references): each
- * abbreviation code in the unit's table, no DIE or string offset past its section, and the tree
- * ending where the unit ends (no DIE past the end, no end-of-siblings marker missing, nothing but
- * padding left after it). NULL when all is well, else what is wrong, and *at the DIE. Also
- * *siblings_ok: every DW_AT_sibling names the DIE after the subtree of its own, as the fast walk
- * (which follows them as libdw does) needs. */
-static const char *die_tree_problem(const struct die_reader *r, const spoor_elf *e,
-                                    const struct dw_unit *u, const struct abbrevs *a, uint64_t *at,
-                                    bool *siblings_ok)
-{
-    const uint8_t *p = r->base + u->die, *end = r->end;
-    const char *problem = NULL;
-    uint64_t *expect = NULL; /* per open DIE with children: where its DW_AT_sibling points */
-    size_t depth = 0, cap = 0;
-    (void)e;
-    *siblings_ok = true;
-    do {
-        uint64_t code, sibling;
-        *at = (uint64_t)(p - r->base);
-        if (p >= end) {
-            problem = "the DIE tree runs past the unit's end (an end-of-siblings marker missing)";
-            break;
-        }
-        if (!spoor_uleb128(&p, end, &code)) {
-            problem = "a DIE runs past the unit's end";
-            break;
-        }
-        if (!code) {
-            if (!depth) { /* the unit DIE itself */
-                problem = "an end-of-siblings marker where the unit DIE should be";
-                break;
-            }
-            depth--;
-            if (*siblings_ok && expect[depth] != UINT64_MAX &&
-                expect[depth] != (uint64_t)(p - r->base))
-                *siblings_ok = false;
-            continue;
-        }
-        if (code > a->ncodes || !a->codes[code - 1].defined) {
-            problem = "abbreviation code not in the unit's table";
-            break;
-        }
-        const struct abbrev_code *c = &a->codes[code - 1];
-        if (r->starts) {
-            size_t o = (size_t)(r->base + *at - r->hdr);
-            r->starts[o >> 3] |= (uint8_t)(1u << (o & 7));
-        }
-        if (!skip_attrs(r, a, c, &p, depth ? &sibling : NULL, &problem)) {
-            problem = "a DIE runs past the unit's end";
-            break;
-        }
-        if (problem)
-            break;
-        if (!depth)
-            sibling = UINT64_MAX; /* the unit DIE's is not followed */
-        else if (c->sibling >= 0 && sibling == UINT64_MAX)
-            *siblings_ok = false; /* not a unit-relative reference */
-        if (c->children) {
-            if (*siblings_ok && spoor_grow((void **)&expect, &cap, depth + 1, sizeof *expect))
-                *siblings_ok = false;
-            if (*siblings_ok)
-                expect[depth] = sibling;
-            depth++;
-        } else if (sibling != UINT64_MAX && sibling != (uint64_t)(p - r->base)) {
-            *siblings_ok = false;
-        }
-    } while (depth);
-    free(expect);
-    if (problem)
-        return problem;
-    *at = (uint64_t)(p - r->base);
-    for (; p < end; p++)
-        if (*p)
-            return "bytes after the end of the DIE tree (an end-of-siblings marker too early)";
-    return NULL;
-}
-
 /* The code range of a DIE of abbreviation c whose values start at p, read as dwarf_ranges reads
  * a low_pc (DW_FORM_addr) and high_pc (an address, or a constant: the size): 1 with it in pc; 1
  * with the empty range when the DIE has none of low_pc, high_pc and ranges (no code); 0 when
@@ -1136,8 +1073,14 @@ static bool raw_ref(const struct die_reader *r, const struct abbrevs *a, const s
 {
     uint64_t off, code;
     if (!r->starts || !unit_ref(ref->at, r->end, ref->form, &off) ||
-        off >= (uint64_t)(r->end - r->hdr) || !(r->starts[off >> 3] >> (off & 7) & 1))
+        off >= (uint64_t)(r->end - r->hdr))
         return false;
+    if (!(r->starts[off >> 3] >> (off & 7) & 1)) { /* not (yet) found a DIE by the scan */
+        struct later_refs *l = r->later;
+        if (!l || spoor_grow((void **)&l->off, &l->cap, l->n + 1, sizeof *l->off))
+            return false;
+        l->off[l->n++] = off;
+    }
     *p = r->hdr + off;
     if (!spoor_uleb128(p, r->end, &code) || !code || code > a->ncodes ||
         !a->codes[code - 1].defined)
@@ -1234,10 +1177,25 @@ static int add_scope_raw(struct walker *w, const struct die_reader *r, const str
     }
     uint64_t file = 0, line = 0;
     const char *call_file = NULL;
-    if (w->files && own[DECL_FILE].at &&
-        (!raw_udata(r, &own[DECL_FILE], &file) || file >= w->nfiles))
+    uint32_t call_number = 0;
+    if (w->defer_files) {
+        for (int k = DECL_FILE; k <= CALL_FILE; k++) {
+            if (!own[k].at || (k == CALL_FILE && tag != DW_TAG_inlined_subroutine))
+                continue;
+            if (!raw_udata(r, &own[k], &file) || file >= UINT32_MAX)
+                return 3;
+            w->max_file = w->any_file && w->max_file > file ? w->max_file : file;
+            w->any_file = true;
+            if (k == CALL_FILE)
+                call_number = (uint32_t)file + 1;
+        }
+        if (tag == DW_TAG_inlined_subroutine && own[CALL_LINE].at &&
+            !raw_udata(r, &own[CALL_LINE], &line))
+            return 3;
+    } else if (w->files && own[DECL_FILE].at &&
+               (!raw_udata(r, &own[DECL_FILE], &file) || file >= w->nfiles))
         return 3;
-    if (tag == DW_TAG_inlined_subroutine) {
+    if (tag == DW_TAG_inlined_subroutine && !w->defer_files) {
         if (w->files && own[CALL_FILE].at) {
             if (!raw_udata(r, &own[CALL_FILE], &file) || file >= w->nfiles)
                 return 3;
@@ -1253,8 +1211,12 @@ static int add_scope_raw(struct walker *w, const struct die_reader *r, const str
             name = sym->name;
     }
     if (spoor_grow((void **)&u->ranges, &w->cap_ranges, u->nranges + any, sizeof *u->ranges) ||
-        spoor_grow((void **)&t->scopes, &t->cap_scopes, t->nscopes + 1, sizeof *t->scopes))
+        spoor_grow((void **)&t->scopes, &t->cap_scopes, t->nscopes + 1, sizeof *t->scopes) ||
+        (w->defer_files && spoor_grow((void **)&w->call_files, &w->cap_call_files,
+                                      t->nscopes + 1 - w->first_scope, sizeof *w->call_files)))
         return -1;
+    if (w->defer_files)
+        w->call_files[t->nscopes - w->first_scope] = call_number;
     int32_t idx = (int32_t)t->nscopes;
     for (size_t i = 0; i < any; i++, u->nranges++) {
         uint32_t lo = (uint32_t)kept[2 * i], hi = (uint32_t)kept[2 * i + 1];
@@ -1276,6 +1238,167 @@ struct walk_frame {
     int depth;
 };
 
+/* One DIE of abbreviation c at die_at (its values at p) under the open DIE top, as walk() takes
+ * it: its scope added when it is a function or inlined instance, and into *child how its own
+ * children are walked. With libdw false, a DIE add_scope_raw does not read is not read through
+ * libdw either. 0: done; -1 without memory; 1: a problem (w->bailed, nothing warned); 3: not
+ * read (libdw false). */
+static int walk_child(struct walker *w, const struct die_reader *r, const struct abbrevs *a,
+                      const struct abbrev_code *c, const uint8_t *die_at, const uint8_t *p,
+                      const struct walk_frame *top, struct walk_frame *child, bool libdw)
+{
+    int tag = (int)c->tag;
+    *child = (struct walk_frame){false, false, top->scope, top->depth};
+    if (!top->walked)
+        return 0;
+    bool descend = may_hold_code(tag);
+    if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
+        Dwarf *dwarf = spoor_elf_libdw(w->e);
+        Dwarf_Die die;
+        Dwarf_Addr pc[2 * RAW_RANGES];
+        int32_t parent = tag == DW_TAG_subprogram ? -1 : top->scope;
+        int known = die_pc(r, a, c, p, pc), got = 3;
+        bool have_die = false;
+        size_t n = (size_t)known;
+        if (!known) { /* DW_AT_ranges: read by libdw */
+            Dwarf_Addr base, lo, hi;
+            ptrdiff_t off = 0;
+            if (!dwarf_offdie(dwarf, (Dwarf_Off)(die_at - r->base), &die))
+                return libdw ? 1 : 3;
+            have_die = true;
+            while (n < RAW_RANGES && (off = dwarf_ranges(&die, off, &base, &lo, &hi)) > 0) {
+                pc[2 * n] = lo;
+                pc[2 * n++ + 1] = hi;
+            }
+            if (off) /* unreadable, or more than RAW_RANGES */
+                n = 0;
+        }
+        if (n)
+            got = add_scope_raw(w, r, a, c, p, tag, parent, top->depth, pc, n);
+        if (got == 3 && !libdw)
+            return 3;
+        if (got == 3 && !have_die && !dwarf_offdie(dwarf, (Dwarf_Off)(die_at - r->base), &die))
+            return 1;
+        if (got == 3)
+            got = add_scope(w, &die, tag, parent, top->depth, known ? pc : NULL);
+        if (got == -1 || w->bailed)
+            return got == -1 ? -1 : 1;
+        if (got == -2 && c->skips)
+            descend = false; /* a declaration, or code the linker discarded */
+        else if (got >= 0) {
+            child->scope = got;
+            child->depth = top->depth + 1;
+        }
+    } else if ((tag == DW_TAG_class_type || tag == DW_TAG_structure_type ||
+                tag == DW_TAG_union_type) &&
+               !top->in_function) {
+        descend = false;
+    }
+    child->walked = descend;
+    child->in_function =
+        tag == DW_TAG_subprogram || tag == DW_TAG_lexical_block || tag == DW_TAG_inlined_subroutine;
+    return 0;
+}
+
+/* Every DIE of the unit read as binutils' addr2line reads them (the walk through libdw reads
+ * only those that can hold code, and skips the rest by their sibling references): each
+ * abbreviation code in the unit's table, no DIE or string offset past its section, and the tree
+ * ending where the unit ends (no DIE past the end, no end-of-siblings marker missing, nothing but
+ * padding left after it). NULL when all is well, else what is wrong, and *at the DIE. Also
+ * *siblings_ok: every DW_AT_sibling names the DIE after the subtree of its own, as the fast walk
+ * (which follows them as libdw does) needs. With w not NULL, the DIEs are walked on the way as
+ * fast_walk walks them (add_scope_raw with the files deferred: w->defer_files): *walked 0 when
+ * all the scopes were taken so (they count only when the tree is whole and the siblings are
+ * right), else fast_walk must do it (-1 without memory). */
+static const char *die_tree_problem(const struct die_reader *r, const struct dw_unit *u,
+                                    const struct abbrevs *a, uint64_t *at, bool *siblings_ok,
+                                    struct walker *w, int *walked)
+{
+    const uint8_t *p = r->base + u->die, *end = r->end;
+    const char *problem = NULL;
+    uint64_t *expect = NULL; /* per open DIE with children: where its DW_AT_sibling points */
+    size_t depth = 0, cap = 0, cap_frames = 0;
+    struct walk_frame *frames = NULL; /* per open DIE with children: how the walk takes it */
+    *siblings_ok = true;
+    *walked = w ? 0 : 1;
+    do {
+        uint64_t code, sibling;
+        *at = (uint64_t)(p - r->base);
+        if (p >= end) {
+            problem = "the DIE tree runs past the unit's end (an end-of-siblings marker missing)";
+            break;
+        }
+        if (!spoor_uleb128(&p, end, &code)) {
+            problem = "a DIE runs past the unit's end";
+            break;
+        }
+        if (!code) {
+            if (!depth) { /* the unit DIE itself */
+                problem = "an end-of-siblings marker where the unit DIE should be";
+                break;
+            }
+            depth--;
+            if (*siblings_ok && expect[depth] != UINT64_MAX &&
+                expect[depth] != (uint64_t)(p - r->base))
+                *siblings_ok = false;
+            continue;
+        }
+        if (code > a->ncodes || !a->codes[code - 1].defined) {
+            problem = "abbreviation code not in the unit's table";
+            break;
+        }
+        const struct abbrev_code *c = &a->codes[code - 1];
+        if (r->starts) {
+            size_t o = (size_t)(r->base + *at - r->hdr);
+            r->starts[o >> 3] |= (uint8_t)(1u << (o & 7));
+        }
+        if (!*walked) {
+            struct walk_frame child = {c->children && may_hold_code((int)c->tag), false, -1, 0};
+            if (depth)
+                *walked =
+                    walk_child(w, r, a, c, r->base + *at, p, &frames[depth - 1], &child, false);
+            if (!*walked && c->children &&
+                spoor_grow((void **)&frames, &cap_frames, depth + 1, sizeof *frames))
+                *walked = -1;
+            if (!*walked && c->children)
+                frames[depth] = child;
+        }
+        if (!skip_attrs(r, a, c, &p, depth ? &sibling : NULL, &problem)) {
+            problem = "a DIE runs past the unit's end";
+            break;
+        }
+        if (problem)
+            break;
+        if (!depth)
+            sibling = UINT64_MAX; /* the unit DIE's is not followed */
+        else if (c->sibling >= 0 && sibling == UINT64_MAX)
+            *siblings_ok = false; /* not a unit-relative reference */
+        if (c->children) {
+            if (*siblings_ok && spoor_grow((void **)&expect, &cap, depth + 1, sizeof *expect))
+                *siblings_ok = false;
+            if (*siblings_ok)
+                expect[depth] = sibling;
+            depth++;
+        } else if (sibling != UINT64_MAX && sibling != (uint64_t)(p - r->base)) {
+            *siblings_ok = false;
+        }
+    } while (depth);
+    free(expect);
+    free(frames);
+    for (size_t i = 0; !*walked && r->later && i < r->later->n; i++) {
+        uint64_t off = r->later->off[i];
+        if (!(r->starts[off >> 3] >> (off & 7) & 1))
+            *walked = 3; /* a reference into the middle of a DIE */
+    }
+    if (problem)
+        return problem;
+    *at = (uint64_t)(p - r->base);
+    for (; p < end; p++)
+        if (*p)
+            return "bytes after the end of the DIE tree (an end-of-siblings marker too early)";
+    return NULL;
+}
+
 /* walk() over the unit's DIEs read with its abbreviations instead of through libdw, for a unit
  * die_tree_problem found whole (so every code is in the table and every sibling reference
  * right): the same scopes in the same order, each through add_scope on libdw's DIE. Subtrees
@@ -1283,7 +1406,6 @@ struct walk_frame {
  * memory; 1: add_scope found a problem (w->bailed, nothing warned): walk() must do it. */
 static int fast_walk(struct walker *w, const struct die_reader *r, const struct abbrevs *a)
 {
-    Dwarf *dwarf = spoor_elf_libdw(w->e);
     const uint8_t *p = r->base + w->u->die;
     uint64_t code, sibling;
     struct walk_frame *stack = NULL;
@@ -1309,60 +1431,11 @@ static int fast_walk(struct walker *w, const struct die_reader *r, const struct 
             continue;
         }
         c = &a->codes[code - 1];
-        const struct walk_frame *top = &stack[depth - 1];
-        int tag = (int)c->tag;
-        struct walk_frame child = {false, false, top->scope, top->depth};
-        if (top->walked) {
-            bool descend = may_hold_code(tag);
-            if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
-                Dwarf_Die die;
-                Dwarf_Addr pc[2 * RAW_RANGES];
-                int32_t parent = tag == DW_TAG_subprogram ? -1 : top->scope;
-                int known = die_pc(r, a, c, p, pc), got = 3;
-                bool have_die = false;
-                size_t n = (size_t)known;
-                if (!known) { /* DW_AT_ranges: read by libdw */
-                    Dwarf_Addr base, lo, hi;
-                    ptrdiff_t off = 0;
-                    if (!dwarf_offdie(dwarf, (Dwarf_Off)(die_at - r->base), &die)) {
-                        result = 1;
-                        break;
-                    }
-                    have_die = true;
-                    while (n < RAW_RANGES && (off = dwarf_ranges(&die, off, &base, &lo, &hi)) > 0) {
-                        pc[2 * n] = lo;
-                        pc[2 * n++ + 1] = hi;
-                    }
-                    if (off) /* unreadable, or more than RAW_RANGES */
-                        n = 0;
-                }
-                if (n)
-                    got = add_scope_raw(w, r, a, c, p, tag, parent, top->depth, pc, n);
-                if (got == 3 && !have_die &&
-                    !dwarf_offdie(dwarf, (Dwarf_Off)(die_at - r->base), &die)) {
-                    result = 1;
-                    break;
-                }
-                if (got == 3)
-                    got = add_scope(w, &die, tag, parent, top->depth, known ? pc : NULL);
-                if (got == -1 || w->bailed) {
-                    result = got == -1 ? -1 : 1;
-                    break;
-                }
-                if (got == -2 && c->skips)
-                    descend = false; /* a declaration, or code the linker discarded */
-                else if (got >= 0) {
-                    child.scope = got;
-                    child.depth = top->depth + 1;
-                }
-            } else if ((tag == DW_TAG_class_type || tag == DW_TAG_structure_type ||
-                        tag == DW_TAG_union_type) &&
-                       !top->in_function) {
-                descend = false;
-            }
-            child.walked = descend;
-            child.in_function = tag == DW_TAG_subprogram || tag == DW_TAG_lexical_block ||
-                                tag == DW_TAG_inlined_subroutine;
+        struct walk_frame child;
+        int got = walk_child(w, r, a, c, die_at, p, &stack[depth - 1], &child, true);
+        if (got) {
+            result = got;
+            break;
         }
         if (!skip_attrs(r, a, c, &p, &sibling, NULL)) {
             result = 1;
@@ -1401,13 +1474,15 @@ int spoor_dwarf_unit_build(const spoor_elf *e, struct symbol_tables *t, size_t u
     struct unit_lines lines = {0};
     struct unit_claims code = {0}; /* the DIE's ranges decide which line rows are kept */
     size_t cap_rows = 0;
-    struct walker w = {.e = e, .t = t, .u = u, .unit = (uint32_t)unit, .mangling = -1};
     size_t nscopes = t->nscopes;
+    struct walker w = {
+        .e = e, .t = t, .u = u, .unit = (uint32_t)unit, .mangling = -1, .first_scope = nscopes};
     char buf[96];
     struct abbrevs ab = {0};
     struct die_reader reader = {0};
     bool scannable = false, siblings_ok = false;
-    int oom = 0;
+    int oom = 0, scanned = 1;
+    struct later_refs later = {0};
     const char *abbrevs = abbrev_problem(e, u->abbrev, &ab, buf, sizeof buf, &oom), *tree = NULL;
     uint64_t at = 0;
     if (abbrevs) { /* the walk goes on: libdw stops at the first DIE it cannot read */
@@ -1418,7 +1493,9 @@ int spoor_dwarf_unit_build(const spoor_elf *e, struct symbol_tables *t, size_t u
         u->damaged = true;
     } else if (!oom && (scannable = die_reader_init(e, u, &ab, &reader)) &&
                (reader.starts = calloc((size_t)(reader.end - reader.hdr) / 8 + 1, 1),
-                (tree = die_tree_problem(&reader, e, u, &ab, &at, &siblings_ok)) != NULL)) {
+                w.defer_files = true, reader.later = &later,
+                (tree = die_tree_problem(&reader, u, &ab, &at, &siblings_ok, &w, &scanned)) !=
+                    NULL)) {
         spoor_elf_warn(e,
                        ".debug_info unit at 0x%llx: DIE at 0x%llx: %s (invalid DWARF): the "
                        "unit's functions and names may be wrong",
@@ -1426,7 +1503,15 @@ int spoor_dwarf_unit_build(const spoor_elf *e, struct symbol_tables *t, size_t u
         u->damaged = true;
     }
     bool fast = !abbrevs && !oom && scannable && !tree && siblings_ok;
-
+    if (!fast || scanned) { /* the scan's walk does not count */
+        t->nscopes = nscopes;
+        u->nranges = 0;
+    }
+    w.defer_files = false;
+    reader.later = NULL;
+    dwarf_errno(); /* what libdw said in the scan's walk is no unit warning's (it said nothing
+                    * before: the unit DIE was read) */
+    free(later.off);
     int claims = die_claims(e, u->header, &cu, t->keep_zero, &code), rows = 0, walked = 0;
     if (claims >= 0)
         rows = spoor_line_rows(e, &t->names, &cu, &code, t->keep_zero, &lines, &u->rows, &u->nrows,
@@ -1434,7 +1519,16 @@ int spoor_dwarf_unit_build(const spoor_elf *e, struct symbol_tables *t, size_t u
     if (claims >= 0 && rows >= 0) {
         w.files = lines.nfiles ? lines.files : NULL;
         w.nfiles = lines.nfiles;
-        walked = fast ? fast_walk(&w, &reader, &ab) : 1;
+        if (fast && !scanned && w.files && w.any_file && w.max_file >= w.nfiles) {
+            t->nscopes = nscopes; /* a file number past the table: fast_walk finds it */
+            u->nranges = 0;
+            scanned = 1;
+        }
+        for (size_t i = nscopes; fast && !scanned && i < t->nscopes; i++) {
+            uint32_t k = w.call_files[i - nscopes];
+            t->scopes[i].call_file = w.files && k ? w.files[k - 1] : NULL;
+        }
+        walked = !fast ? 1 : !scanned ? 0 : fast_walk(&w, &reader, &ab);
         if (walked == 1) { /* not read so, or a problem for walk() to warn about */
             t->nscopes = nscopes;
             u->nranges = 0;
@@ -1444,6 +1538,7 @@ int spoor_dwarf_unit_build(const spoor_elf *e, struct symbol_tables *t, size_t u
     }
     abbrevs_free(&ab);
     free(reader.starts);
+    free(w.call_files);
     spoor_unit_lines_free(&lines);
     free(code.ranges);
     if (claims < 0 || rows < 0 || walked < 0) { /* out of memory: the unit stays unbuilt */
