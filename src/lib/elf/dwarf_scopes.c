@@ -673,7 +673,22 @@ struct abbrev_attr {
     uint32_t name; /* names past 32 bits saturate: only known ones are looked at */
     uint32_t form; /* a known form (abbrev_problem checks) */
     int64_t value; /* DW_FORM_implicit_const's */
+    uint8_t kind;  /* enum scope_attr, or one of the code attributes (ATTR_LOW_PC ...) */
 };
+
+/* abbrev_attr.kind past the scope attributes */
+enum { ATTR_LOW_PC = SCOPE_ATTRS, ATTR_HIGH_PC, ATTR_RANGES, ATTR_OTHER };
+
+/* The kind of attribute name. */
+static uint8_t attr_kind(uint64_t name)
+{
+    int k = scope_attr_kind(name);
+    return k >= 0                  ? (uint8_t)k
+           : name == DW_AT_low_pc  ? ATTR_LOW_PC
+           : name == DW_AT_high_pc ? ATTR_HIGH_PC
+           : name == DW_AT_ranges  ? ATTR_RANGES
+                                   : ATTR_OTHER;
+}
 
 struct abbrevs {
     struct abbrev_code *codes;
@@ -753,8 +768,9 @@ static const char *abbrev_problem(const spoor_elf *e, Dwarf_Off off, struct abbr
                 skips |= name == DW_AT_declaration || name == DW_AT_low_pc || name == DW_AT_ranges;
                 if (name == DW_AT_sibling && sibling < 0)
                     sibling = (int32_t)(a->nattrs - first);
-                a->attrs[a->nattrs++] = (struct abbrev_attr){
-                    name > UINT32_MAX ? UINT32_MAX : (uint32_t)name, (uint32_t)form, value};
+                a->attrs[a->nattrs++] =
+                    (struct abbrev_attr){name > UINT32_MAX ? UINT32_MAX : (uint32_t)name,
+                                         (uint32_t)form, value, attr_kind(name)};
             }
         }
         if (bad)
@@ -996,49 +1012,6 @@ static bool skip_attrs(const struct die_reader *r, const struct abbrevs *a,
     return true;
 }
 
-/* The code range of a DIE of abbreviation c whose values start at p, read as dwarf_ranges reads
- * a low_pc (DW_FORM_addr) and high_pc (an address, or a constant: the size): 1 with it in pc; 1
- * with the empty range when the DIE has none of low_pc, high_pc and ranges (no code); 0 when
- * dwarf_ranges must read it (DW_AT_ranges without low_pc and high_pc, other forms). */
-static int die_pc(const struct die_reader *r, const struct abbrevs *a, const struct abbrev_code *c,
-                  const uint8_t *p, Dwarf_Addr pc[2])
-{
-    const uint8_t *low = NULL, *high = NULL;
-    uint32_t high_form = 0;
-    bool ranges = false;
-    const char *unchecked = NULL;
-    for (uint32_t i = 0; i < c->count; i++) {
-        const struct abbrev_attr *at = &a->attrs[c->first + i];
-        if (at->name == DW_AT_low_pc && !low) {
-            if (at->form != DW_FORM_addr || r->addr_size != 4)
-                return 0;
-            low = p;
-        } else if (at->name == DW_AT_high_pc && !high) {
-            high = p;
-            high_form = at->form;
-        } else if (at->name == DW_AT_ranges) {
-            ranges = true;
-        }
-        if (!skip_form(r->str_size, &p, r->end, at->form, r->version, r->addr_size, &unchecked))
-            return 0;
-    }
-    if (low && high) {
-        int size = form_size(high_form, r->version, r->addr_size);
-        bool constant = high_form == DW_FORM_data1 || high_form == DW_FORM_data2 ||
-                        high_form == DW_FORM_data4 || high_form == DW_FORM_data8;
-        if (high_form != DW_FORM_addr && !constant)
-            return 0;
-        pc[0] = spoor_le32(low);
-        pc[1] = high_form == DW_FORM_addr ? spoor_le32(high)
-                                          : pc[0] + spoor_le_bytes(high, (unsigned)size);
-        return 1;
-    }
-    if (ranges || low || high)
-        return 0;
-    pc[0] = pc[1] = 0; /* no code: as dwarf_ranges finds none */
-    return 1;
-}
-
 /* A scope attribute of a DIE as the fast walk reads it: where its value is (NULL: absent). */
 struct raw_attr {
     const uint8_t *at;
@@ -1047,20 +1020,56 @@ struct raw_attr {
 };
 
 /* The scope attributes of a DIE of abbreviation c whose values start at p into own[], the first
- * of each kind as gather_attr takes it; false when the values run past the unit's end. */
-static bool raw_scope_attrs(const struct die_reader *r, const struct abbrevs *a,
-                            const struct abbrev_code *c, const uint8_t *p,
-                            struct raw_attr own[SCOPE_ATTRS])
+ * of each kind as gather_attr takes it, and when pc is not NULL its code range as dwarf_ranges
+ * reads a low_pc (DW_FORM_addr) and high_pc (an address, or a constant: the size): *known 1 with
+ * it in pc, 1 with the empty range when the DIE has none of low_pc, high_pc and ranges (no code),
+ * 0 when dwarf_ranges must read it (DW_AT_ranges without low_pc and high_pc, other forms). False
+ * when the values run past the unit's end. */
+static bool raw_die(const struct die_reader *r, const struct abbrevs *a,
+                    const struct abbrev_code *c, const uint8_t *p, struct raw_attr own[SCOPE_ATTRS],
+                    Dwarf_Addr pc[2], int *known)
 {
     const char *unchecked = NULL;
+    const uint8_t *low = NULL, *high = NULL;
+    uint32_t high_form = 0;
+    bool ranges = false, odd_low = false;
     memset(own, 0, SCOPE_ATTRS * sizeof *own);
     for (uint32_t i = 0; i < c->count; i++) {
         const struct abbrev_attr *at = &a->attrs[c->first + i];
-        int k = scope_attr_kind(at->name);
-        if (k >= 0 && !own[k].at)
-            own[k] = (struct raw_attr){p, at->form, at->value};
+        unsigned k = at->kind;
+        if (k < SCOPE_ATTRS) {
+            if (!own[k].at)
+                own[k] = (struct raw_attr){p, at->form, at->value};
+        } else if (k == ATTR_LOW_PC && !low && !odd_low) {
+            odd_low = at->form != DW_FORM_addr || r->addr_size != 4;
+            low = p;
+        } else if (k == ATTR_HIGH_PC && !high) {
+            high = p;
+            high_form = at->form;
+        } else if (k == ATTR_RANGES) {
+            ranges = true;
+        }
         if (!skip_form(r->str_size, &p, r->end, at->form, r->version, r->addr_size, &unchecked))
             return false;
+    }
+    if (!pc)
+        return true;
+    *known = 0;
+    if (odd_low)
+        return true;
+    if (low && high) {
+        int size = form_size(high_form, r->version, r->addr_size);
+        bool constant = high_form == DW_FORM_data1 || high_form == DW_FORM_data2 ||
+                        high_form == DW_FORM_data4 || high_form == DW_FORM_data8;
+        if (high_form != DW_FORM_addr && !constant)
+            return true;
+        pc[0] = spoor_le32(low);
+        pc[1] = high_form == DW_FORM_addr ? spoor_le32(high)
+                                          : pc[0] + spoor_le_bytes(high, (unsigned)size);
+        *known = 1;
+    } else if (!ranges && !low && !high) {
+        pc[0] = pc[1] = 0; /* no code: as dwarf_ranges finds none */
+        *known = 1;
     }
     return true;
 }
@@ -1128,16 +1137,14 @@ static bool raw_udata(const struct die_reader *r, const struct raw_attr *at, uin
  * the unit's abbreviations instead of through libdw. 3 when it is not read so: a form or
  * reference it does not read, or a problem (add_scope through libdw decides then, and warns). */
 static int add_scope_raw(struct walker *w, const struct die_reader *r, const struct abbrevs *a,
-                         const struct abbrev_code *c, const uint8_t *p, int tag, int32_t parent,
-                         int depth, const Dwarf_Addr *pc, size_t n)
+                         const struct raw_attr own[SCOPE_ATTRS], int tag, int32_t parent, int depth,
+                         const Dwarf_Addr *pc, size_t n)
 {
     struct symbol_tables *t = w->t;
     struct dw_unit *u = w->u;
-    struct raw_attr own[SCOPE_ATTRS], level[SCOPE_ATTRS], names[NAME + 1];
+    struct raw_attr level[SCOPE_ATTRS], names[NAME + 1];
     const struct abbrev_code *tc;
     const uint8_t *tp;
-    if (!raw_scope_attrs(r, a, c, p, own))
-        return 3;
     for (int k = ORIGIN; k <= SPECIFICATION; k++) /* check_origin */
         if (own[k].at && !raw_ref(r, a, &own[k], &tc, &tp))
             return 3;
@@ -1153,7 +1160,7 @@ static int add_scope_raw(struct walker *w, const struct die_reader *r, const str
     if (!any)
         return -2;
     memcpy(names, own, sizeof names); /* scope_attrs */
-    memcpy(level, own, sizeof level);
+    memcpy(level, own, SCOPE_ATTRS * sizeof *own);
     for (int chain = 16; chain-- > 0;) {
         if (names[LINKAGE_NAME].at && names[MIPS_LINKAGE_NAME].at && names[NAME].at)
             break;
@@ -1162,7 +1169,7 @@ static int add_scope_raw(struct walker *w, const struct die_reader *r, const str
                                                                : NULL;
         if (!ref)
             break;
-        if (!raw_ref(r, a, ref, &tc, &tp) || !raw_scope_attrs(r, a, tc, tp, level))
+        if (!raw_ref(r, a, ref, &tc, &tp) || !raw_die(r, a, tc, tp, level, NULL, NULL))
             return 3;
         for (int k = LINKAGE_NAME; k <= NAME; k++)
             if (!names[k].at && level[k].at)
@@ -1257,10 +1264,11 @@ static int walk_child(struct walker *w, const struct die_reader *r, const struct
         Dwarf_Die die;
         Dwarf_Addr pc[2 * RAW_RANGES];
         int32_t parent = tag == DW_TAG_subprogram ? -1 : top->scope;
-        int known = die_pc(r, a, c, p, pc), got = 3;
-        bool have_die = false;
+        struct raw_attr own[SCOPE_ATTRS];
+        int known = 0, got = 3;
+        bool readable = raw_die(r, a, c, p, own, pc, &known), have_die = false;
         size_t n = (size_t)known;
-        if (!known) { /* DW_AT_ranges: read by libdw */
+        if (readable && !known) { /* DW_AT_ranges: read by libdw */
             Dwarf_Addr base, lo, hi;
             ptrdiff_t off = 0;
             if (!dwarf_offdie(dwarf, (Dwarf_Off)(die_at - r->base), &die))
@@ -1274,7 +1282,7 @@ static int walk_child(struct walker *w, const struct die_reader *r, const struct
                 n = 0;
         }
         if (n)
-            got = add_scope_raw(w, r, a, c, p, tag, parent, top->depth, pc, n);
+            got = add_scope_raw(w, r, a, own, tag, parent, top->depth, pc, n);
         if (got == 3 && !libdw)
             return 3;
         if (got == 3 && !have_die && !dwarf_offdie(dwarf, (Dwarf_Off)(die_at - r->base), &die))
@@ -1354,9 +1362,13 @@ static const char *die_tree_problem(const struct die_reader *r, const struct dw_
         }
         if (!*walked) {
             struct walk_frame child = {c->children && may_hold_code((int)c->tag), false, -1, 0};
-            if (depth)
-                *walked =
-                    walk_child(w, r, a, c, r->base + *at, p, &frames[depth - 1], &child, false);
+            const struct walk_frame *top = depth ? &frames[depth - 1] : NULL;
+            if (top && top->walked &&
+                (c->children || c->tag == DW_TAG_subprogram ||
+                 c->tag == DW_TAG_inlined_subroutine)) /* else only its frame matters, if any */
+                *walked = walk_child(w, r, a, c, r->base + *at, p, top, &child, false);
+            else if (top)
+                child = (struct walk_frame){false, false, top->scope, top->depth};
             if (!*walked && c->children &&
                 spoor_grow((void **)&frames, &cap_frames, depth + 1, sizeof *frames))
                 *walked = -1;
