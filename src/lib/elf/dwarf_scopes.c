@@ -674,6 +674,8 @@ struct abbrev_attr {
     uint32_t form; /* a known form (abbrev_problem checks) */
     int64_t value; /* DW_FORM_implicit_const's */
     uint8_t kind;  /* enum scope_attr, or one of the code attributes (ATTR_LOW_PC ...) */
+    int8_t size;   /* the value's size when fixed, else -1 (die_reader_init sets it) */
+    uint8_t str;   /* 1: a strp value, 2: a line_strp one, else 0 */
 };
 
 /* abbrev_attr.kind past the scope attributes */
@@ -694,13 +696,54 @@ struct abbrevs {
     struct abbrev_code *codes;
     struct abbrev_attr *attrs;
     size_t ncodes, cap_codes, nattrs, cap_attrs;
-    bool unindexed; /* a code past MAX_ABBREV_CODE: the DIEs are not scanned */
+    bool unindexed;              /* a code past MAX_ABBREV_CODE: the DIEs are not scanned */
+    unsigned version, addr_size; /* what the attributes' sizes were found for */
 };
 
 static void abbrevs_free(struct abbrevs *a)
 {
     free(a->codes);
     free(a->attrs);
+}
+
+/* The size of an attribute value of the form given when it is fixed (32-bit DWARF), else -1. */
+static inline __attribute__((always_inline)) int form_size(uint64_t form, unsigned version,
+                                                           unsigned addr_size)
+{
+    switch (form) {
+    case DW_FORM_flag_present:
+    case DW_FORM_implicit_const: return 0;
+    case DW_FORM_addr: return (int)addr_size;
+    case DW_FORM_ref_addr: return version == 2 ? (int)addr_size : 4;
+    case DW_FORM_data1:
+    case DW_FORM_ref1:
+    case DW_FORM_flag:
+    case DW_FORM_strx1:
+    case DW_FORM_addrx1: return 1;
+    case DW_FORM_data2:
+    case DW_FORM_ref2:
+    case DW_FORM_strx2:
+    case DW_FORM_addrx2: return 2;
+    case DW_FORM_strx3:
+    case DW_FORM_addrx3: return 3;
+    case DW_FORM_strp:
+    case DW_FORM_line_strp:
+    case DW_FORM_data4:
+    case DW_FORM_ref4:
+    case DW_FORM_sec_offset:
+    case DW_FORM_strx4:
+    case DW_FORM_addrx4:
+    case DW_FORM_ref_sup4:
+    case DW_FORM_strp_sup:
+    case DW_FORM_GNU_ref_alt:
+    case DW_FORM_GNU_strp_alt: return 4;
+    case DW_FORM_data8:
+    case DW_FORM_ref8:
+    case DW_FORM_ref_sig8:
+    case DW_FORM_ref_sup8: return 8;
+    case DW_FORM_data16: return 16;
+    default: return -1;
+    }
 }
 
 /* Codes above this are not indexed (GCC, clang and IAR number them from 1 up): such a unit's
@@ -714,6 +757,7 @@ static void abbrevs_free(struct abbrevs *a)
 static const char *abbrev_problem(const spoor_elf *e, Dwarf_Off off, struct abbrevs *a, char *buf,
                                   size_t len, int *oom)
 {
+    unsigned version = a->version, addr_size = a->addr_size; /* the unit header's, as told */
     const struct elf_section *sec = spoor_elf_debug_section(e, ".debug_abbrev");
     if (!sec) /* absent (libdw finds no DIE then) or compressed: libdw checks */
         return NULL;
@@ -770,7 +814,13 @@ static const char *abbrev_problem(const spoor_elf *e, Dwarf_Off off, struct abbr
                     sibling = (int32_t)(a->nattrs - first);
                 a->attrs[a->nattrs++] =
                     (struct abbrev_attr){name > UINT32_MAX ? UINT32_MAX : (uint32_t)name,
-                                         (uint32_t)form, value, attr_kind(name)};
+                                         (uint32_t)form,
+                                         value,
+                                         attr_kind(name),
+                                         (int8_t)form_size(form, version, addr_size),
+                                         form == DW_FORM_strp        ? 1
+                                         : form == DW_FORM_line_strp ? 2
+                                                                     : 0};
             }
         }
         if (bad)
@@ -794,46 +844,6 @@ static const char *abbrev_problem(const spoor_elf *e, Dwarf_Off off, struct abbr
         }
     }
     return bad ? "abbreviations run past the end of .debug_abbrev" : NULL;
-}
-
-/* The size of an attribute value of the form given when it is fixed (32-bit DWARF), else -1. */
-static inline __attribute__((always_inline)) int form_size(uint64_t form, unsigned version,
-                                                           unsigned addr_size)
-{
-    switch (form) {
-    case DW_FORM_flag_present:
-    case DW_FORM_implicit_const: return 0;
-    case DW_FORM_addr: return (int)addr_size;
-    case DW_FORM_ref_addr: return version == 2 ? (int)addr_size : 4;
-    case DW_FORM_data1:
-    case DW_FORM_ref1:
-    case DW_FORM_flag:
-    case DW_FORM_strx1:
-    case DW_FORM_addrx1: return 1;
-    case DW_FORM_data2:
-    case DW_FORM_ref2:
-    case DW_FORM_strx2:
-    case DW_FORM_addrx2: return 2;
-    case DW_FORM_strx3:
-    case DW_FORM_addrx3: return 3;
-    case DW_FORM_strp:
-    case DW_FORM_line_strp:
-    case DW_FORM_data4:
-    case DW_FORM_ref4:
-    case DW_FORM_sec_offset:
-    case DW_FORM_strx4:
-    case DW_FORM_addrx4:
-    case DW_FORM_ref_sup4:
-    case DW_FORM_strp_sup:
-    case DW_FORM_GNU_ref_alt:
-    case DW_FORM_GNU_strp_alt: return 4;
-    case DW_FORM_data8:
-    case DW_FORM_ref8:
-    case DW_FORM_ref_sig8:
-    case DW_FORM_ref_sup8: return 8;
-    case DW_FORM_data16: return 16;
-    default: return -1;
-    }
 }
 
 /* Moves *p past an attribute value of the form given (32-bit DWARF); false when it runs past
@@ -954,6 +964,27 @@ static bool die_reader_init(const spoor_elf *e, const struct dw_unit *u, struct 
         }
         c->fixed = fixed;
     }
+    for (size_t k = 0; (a->version != r->version || a->addr_size != r->addr_size) && k < a->nattrs;
+         k++) { /* each value's size, unless abbrev_problem was told the unit header's right */
+        struct abbrev_attr *at = &a->attrs[k];
+        at->size = (int8_t)form_size(at->form, r->version, r->addr_size);
+        at->str = at->form == DW_FORM_strp ? 1 : at->form == DW_FORM_line_strp ? 2 : 0;
+    }
+    return true;
+}
+
+/* skip_form for the value of attribute at, a fixed-size one without a call. */
+static inline bool skip_value(const struct die_reader *r, const struct abbrev_attr *at,
+                              const uint8_t **p, const char **problem)
+{
+    if (at->size < 0)
+        return skip_form(r->str_size, p, r->end, at->form, r->version, r->addr_size, problem);
+    if ((size_t)(r->end - *p) < (size_t)at->size)
+        return false;
+    if (at->str && spoor_le32(*p) >= r->str_size[at->str - 1] && !*problem)
+        *problem = at->str == 1 ? "a .debug_str offset past the section"
+                                : "a .debug_line_str offset past the section";
+    *p += at->size;
     return true;
 }
 
@@ -1006,7 +1037,7 @@ static bool skip_attrs(const struct die_reader *r, const struct abbrevs *a,
         const struct abbrev_attr *at = &a->attrs[c->first + i];
         if (sibling && (int32_t)i == c->sibling && unit_ref(*p, r->end, at->form, &ref))
             *sibling = (uint64_t)(r->hdr - r->base) + ref;
-        if (!skip_form(r->str_size, p, r->end, at->form, r->version, r->addr_size, problem))
+        if (!skip_value(r, at, p, problem))
             return false;
     }
     return true;
@@ -1049,7 +1080,7 @@ static bool raw_die(const struct die_reader *r, const struct abbrevs *a,
         } else if (k == ATTR_RANGES) {
             ranges = true;
         }
-        if (!skip_form(r->str_size, &p, r->end, at->form, r->version, r->addr_size, &unchecked))
+        if (!skip_value(r, at, &p, &unchecked))
             return false;
     }
     if (!pc)
@@ -1495,6 +1526,12 @@ int spoor_dwarf_unit_build(const spoor_elf *e, struct symbol_tables *t, size_t u
     bool scannable = false, siblings_ok = false;
     int oom = 0, scanned = 1;
     struct later_refs later = {0};
+    const struct elf_section *info = spoor_elf_debug_section(e, ".debug_info");
+    if (info && u->header + 11 <= info->size) { /* as die_reader_init reads it */
+        const uint8_t *hdr = info->data + u->header;
+        ab.version = spoor_le16(hdr + 4);
+        ab.addr_size = ab.version >= 5 ? hdr[7] : hdr[10];
+    }
     const char *abbrevs = abbrev_problem(e, u->abbrev, &ab, buf, sizeof buf, &oom), *tree = NULL;
     uint64_t at = 0;
     if (abbrevs) { /* the walk goes on: libdw stops at the first DIE it cannot read */
