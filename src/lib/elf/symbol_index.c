@@ -511,9 +511,21 @@ static void build_merged(const spoor_elf *e, struct symbol_tables *t)
     if (t->merged)
         return;
     struct content c = {0}; /* in unit order, as the units are in the file */
+    size_t nranges = 0, nrows = 0;
+    for (size_t i = 0; i < t->nunits; i++) { /* first every unit, to make room at once */
+        if (spoor_dwarf_unit_build(e, t, i))
+            goto fail;
+        nranges += t->units[i].nranges;
+        nrows += t->units[i].nrows;
+    }
+    if (spoor_grow((void **)&c.ranges, &c.cap_ranges, nranges, sizeof *c.ranges) ||
+        spoor_grow((void **)&c.rows, &c.cap_rows, nrows, sizeof *c.rows)) {
+        free(c.ranges);
+        goto fail;
+    }
     for (size_t i = 0; i < t->nunits; i++) {
         struct dw_unit *u = &t->units[i];
-        if (spoor_dwarf_unit_build(e, t, i) || unit_content(t, i, false, &c)) {
+        if (unit_content(t, i, false, &c)) {
             free(c.ranges);
             free(c.rows);
             goto fail;
