@@ -1514,7 +1514,8 @@ int spoor_dwarf_unit_build(const spoor_elf *e, struct symbol_tables *t, size_t u
         t->units_built++;
         return 0;
     }
-    struct unit_lines lines = {0};
+    struct unit_lines lines = t->lines; /* its arrays reused, empty */
+    lines.nfiles = lines.ndirs = lines.nrows = 0;
     struct unit_claims code = {0}; /* the DIE's ranges decide which line rows are kept */
     size_t cap_rows = 0;
     size_t nscopes = t->nscopes;
@@ -1588,7 +1589,7 @@ int spoor_dwarf_unit_build(const spoor_elf *e, struct symbol_tables *t, size_t u
     abbrevs_free(&ab);
     free(reader.starts);
     free(w.call_files);
-    spoor_unit_lines_free(&lines);
+    t->lines = lines;
     free(code.ranges);
     if (claims < 0 || rows < 0 || walked < 0) { /* out of memory: the unit stays unbuilt */
         free(u->ranges);
@@ -1616,4 +1617,5 @@ void spoor_dwarf_units_free(struct symbol_tables *t)
     free(t->units);
     free(t->scopes);
     free_names(t->names);
+    spoor_unit_lines_free(&t->lines);
 }
