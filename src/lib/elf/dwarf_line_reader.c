@@ -542,17 +542,9 @@ static bool claim_before(const void *ctx, size_t i) /* the claim ends at or belo
     return k->c->ranges[i][1] <= k->addr;
 }
 
-/* *hint: the claim that held the last row kept (rows mostly follow each other in a claim),
- * tried before the search. */
-static bool keep_row(const struct unit_claims *c, bool keep_zero, uint32_t addr, bool end,
-                     size_t *hint)
+/* The claim addr lies in, into *hint; false when there is none. */
+static bool find_claim(const struct unit_claims *c, uint32_t addr, size_t *hint)
 {
-    if (!c->known)
-        return addr != 0 || keep_zero;
-    if (end && addr)
-        addr--;
-    if (*hint < c->n && addr >= c->ranges[*hint][0] && addr < c->ranges[*hint][1])
-        return true; /* the claims are sorted and disjoint: the search would find this one */
     const struct claim_key key = {c, addr};
     size_t lo = spoor_partition_point(0, c->n, claim_before, &key);
     if (lo < c->n && addr >= c->ranges[lo][0]) {
@@ -560,6 +552,20 @@ static bool keep_row(const struct unit_claims *c, bool keep_zero, uint32_t addr,
         return true;
     }
     return false;
+}
+
+/* *hint: the claim that held the last row kept (rows mostly follow each other in a claim),
+ * tried before the search. */
+static inline bool keep_row(const struct unit_claims *c, bool keep_zero, uint32_t addr, bool end,
+                            size_t *hint)
+{
+    if (!c->known)
+        return addr != 0 || keep_zero;
+    if (end && addr)
+        addr--;
+    if (*hint < c->n && addr >= c->ranges[*hint][0] && addr < c->ranges[*hint][1])
+        return true; /* the claims are sorted and disjoint: the search would find this one */
+    return find_claim(c, addr, hint);
 }
 
 static line_status add_row(struct dw_line **rows, size_t *nrows, size_t *cap, uint32_t addr,
