@@ -42,8 +42,28 @@ spoor_merge_runs(void *v, size_t n, size_t size, bool (*less)(const void *a, con
         size_t out = 0;
         for (size_t k = 0; k < nruns; k += 2) {
             size_t i = bounds[k], mid = bounds[k + 1], end = k + 2 <= nruns ? bounds[k + 2] : mid;
-            size_t j = mid, o = i;
-            for (; i < mid && j < end; o++)
+            size_t j = mid, o = i, lo, hi, b_end = end;
+            if (j < end) { /* runs that barely interleave: the parts that do not, as blocks */
+                for (lo = i, hi = mid; lo < hi;) { /* the first of A after B's first */
+                    size_t m = lo + (hi - lo) / 2;
+                    if (less(src + mid * size, src + m * size))
+                        hi = m;
+                    else
+                        lo = m + 1;
+                }
+                memcpy(dst + o * size, src + i * size, (lo - i) * size);
+                o += lo - i;
+                i = lo;
+                for (lo = mid, hi = end; lo < hi;) { /* the first of B not before A's last */
+                    size_t m = lo + (hi - lo) / 2;
+                    if (less(src + m * size, src + (mid - 1) * size))
+                        lo = m + 1;
+                    else
+                        hi = m;
+                }
+                b_end = lo; /* B from there on comes after all of A */
+            }
+            for (; i < mid && j < b_end; o++)
                 memcpy(dst + o * size,
                        less(src + j * size, src + i * size) ? src + j++ * size : src + i++ * size,
                        size);
