@@ -542,15 +542,30 @@ static bool claim_before(const void *ctx, size_t i) /* the claim ends at or belo
     return k->c->ranges[i][1] <= k->addr;
 }
 
-static bool keep_row(const struct unit_claims *c, bool keep_zero, uint32_t addr, bool end)
+/* The claim addr lies in, into *hint; false when there is none. */
+static bool find_claim(const struct unit_claims *c, uint32_t addr, size_t *hint)
+{
+    const struct claim_key key = {c, addr};
+    size_t lo = spoor_partition_point(0, c->n, claim_before, &key);
+    if (lo < c->n && addr >= c->ranges[lo][0]) {
+        *hint = lo;
+        return true;
+    }
+    return false;
+}
+
+/* *hint: the claim that held the last row kept (rows mostly follow each other in a claim),
+ * tried before the search. */
+static inline bool keep_row(const struct unit_claims *c, bool keep_zero, uint32_t addr, bool end,
+                            size_t *hint)
 {
     if (!c->known)
         return addr != 0 || keep_zero;
     if (end && addr)
         addr--;
-    const struct claim_key key = {c, addr};
-    size_t lo = spoor_partition_point(0, c->n, claim_before, &key); /* sorted and disjoint */
-    return lo < c->n && addr >= c->ranges[lo][0];
+    if (*hint < c->n && addr >= c->ranges[*hint][0] && addr < c->ranges[*hint][1])
+        return true; /* the claims are sorted and disjoint: the search would find this one */
+    return find_claim(c, addr, hint);
 }
 
 static line_status add_row(struct dw_line **rows, size_t *nrows, size_t *cap, uint32_t addr,
@@ -588,6 +603,7 @@ static line_status libdw_rows(const spoor_elf *e, uint64_t off, Dwarf_Die *cu,
                        (unsigned long long)off, dwarf_errmsg(-1));
         return LINE_UNREADABLE;
     }
+    size_t hint = 0;
     for (size_t i = 0; i < n; i++) {
         Dwarf_Line *l = dwarf_onesrcline(lines, i);
         Dwarf_Addr addr;
@@ -597,7 +613,7 @@ static line_status libdw_rows(const spoor_elf *e, uint64_t off, Dwarf_Die *cu,
             continue;
         dwarf_lineno(l, &line);
         dwarf_lineendsequence(l, &end);
-        if (keep_row(claims, keep_zero, (uint32_t)addr, end) &&
+        if (keep_row(claims, keep_zero, (uint32_t)addr, end, &hint) &&
             add_row(rows, nrows, cap, (uint32_t)addr, line, end, dwarf_linesrc(l, NULL, NULL)))
             return LINE_NOMEM;
     }
@@ -636,11 +652,13 @@ line_status spoor_line_rows(const spoor_elf *e, struct name_block **names, Dwarf
                        (unsigned long long)stmt_list, u->problem);
         return LINE_UNREADABLE;
     }
-    for (size_t i = 0; i < u->nrows; i++) {
+    if (spoor_grow((void **)rows, cap_rows, *nrows + u->nrows, sizeof **rows))
+        return LINE_NOMEM;
+    size_t hint = 0;
+    for (size_t i = 0; i < u->nrows; i++) { /* room made above: add_row does not fail */
         const struct raw_line *l = &u->rows[i];
-        if (keep_row(claims, keep_zero, l->addr, l->end) &&
-            add_row(rows, nrows, cap_rows, l->addr, l->line, l->end, u->files[l->file]))
-            return LINE_NOMEM;
+        if (keep_row(claims, keep_zero, l->addr, l->end, &hint))
+            add_row(rows, nrows, cap_rows, l->addr, l->line, l->end, u->files[l->file]);
     }
     return LINE_DONE;
 }

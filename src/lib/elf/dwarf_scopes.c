@@ -278,6 +278,14 @@ struct walker {
     size_t nfiles;
     bool warned;    /* a DIE of the unit was unreadable: said once */
     bool tentative; /* the fast walk: a problem is not warned but stops it (bailed) */
+    int mangling;   /* mangling_language's answer, -1: not asked yet */
+    /* add_scope_raw before the line table is read (die_tree_problem's walk): the file numbers
+     * are checked (max_file) and the call files looked up (call_files, number + 1 per scope from
+     * first_scope, 0: none) once it is */
+    bool defer_files, any_file;
+    uint64_t max_file;
+    uint32_t *call_files;
+    size_t first_scope, cap_call_files;
     bool bailed;
 };
 
@@ -319,21 +327,28 @@ struct scope_attrs {
     bool has[SCOPE_ATTRS];
 };
 
+/* Which of the scope attributes attribute name is, -1: none. */
+static int scope_attr_kind(uint64_t name)
+{
+    switch (name) {
+    case DW_AT_linkage_name: return LINKAGE_NAME;
+    case DW_AT_MIPS_linkage_name: return MIPS_LINKAGE_NAME;
+    case DW_AT_name: return NAME;
+    case DW_AT_abstract_origin: return ORIGIN;
+    case DW_AT_specification: return SPECIFICATION;
+    case DW_AT_decl_file: return DECL_FILE;
+    case DW_AT_call_file: return CALL_FILE;
+    case DW_AT_call_line: return CALL_LINE;
+    default: return -1;
+    }
+}
+
 static int gather_attr(Dwarf_Attribute *attr, void *arg)
 {
     struct scope_attrs *a = arg;
-    int k;
-    switch (dwarf_whatattr(attr)) {
-    case DW_AT_linkage_name: k = LINKAGE_NAME; break;
-    case DW_AT_MIPS_linkage_name: k = MIPS_LINKAGE_NAME; break;
-    case DW_AT_name: k = NAME; break;
-    case DW_AT_abstract_origin: k = ORIGIN; break;
-    case DW_AT_specification: k = SPECIFICATION; break;
-    case DW_AT_decl_file: k = DECL_FILE; break;
-    case DW_AT_call_file: k = CALL_FILE; break;
-    case DW_AT_call_line: k = CALL_LINE; break;
-    default: return DWARF_CB_OK;
-    }
+    int k = scope_attr_kind(dwarf_whatattr(attr));
+    if (k < 0)
+        return DWARF_CB_OK;
     if (!a->has[k]) { /* the first of a kind, as dwarf_attr finds it */
         a->attr[k] = *attr;
         a->has[k] = true;
@@ -421,12 +436,9 @@ static void check_origin(struct walker *w, Dwarf_Die *die, struct scope_attrs *o
 
 /* Whether a unit's language names its functions by mangled symbols (C++, Rust, ...): binutils'
  * list of languages without mangling (dwarf2.c, mangle_style), the rest has it. */
-static bool mangling_language(Dwarf_Die *die)
+static bool unit_mangles(Dwarf_Die *cu)
 {
-    Dwarf_Die cu;
-    if (!dwarf_diecu(die, &cu, NULL, NULL))
-        return true;
-    switch (dwarf_srclang(&cu)) {
+    switch (dwarf_srclang(cu)) {
     case DW_LANG_C89:
     case DW_LANG_C:
     case DW_LANG_C99:
@@ -442,6 +454,18 @@ static bool mangling_language(Dwarf_Die *die)
     case 0x31: /* DW_LANG_Assembly */ return false;
     default: return true;
     }
+}
+
+/* unit_mangles for the walker's unit, asked once. */
+static bool mangling_language(struct walker *w)
+{
+    if (w->mangling >= 0)
+        return w->mangling;
+    Dwarf_Die cu;
+    w->mangling = 1;
+    if (dwarf_offdie(spoor_elf_libdw(w->e), w->u->die, &cu))
+        w->mangling = unit_mangles(&cu);
+    return w->mangling;
 }
 
 /* A function's name as addr2line gives it without -C: its linkage name (the DIE's, or that of
@@ -461,7 +485,7 @@ static const char *scope_name(struct walker *w, Dwarf_Die *die, int tag, uint32_
     name = string_attr(w, die, names, NAME);
     if (tag == DW_TAG_subprogram) {
         const struct elf_symbol *sym = spoor_elf_symbol_at(w->e, lo);
-        if (sym && sym->start == lo && (!name || strcmp(sym->name, name)) && mangling_language(die))
+        if (sym && sym->start == lo && (!name || strcmp(sym->name, name)) && mangling_language(w))
             return sym->name;
     }
     return name;
@@ -648,105 +672,38 @@ struct abbrev_code {
 struct abbrev_attr {
     uint32_t name; /* names past 32 bits saturate: only known ones are looked at */
     uint32_t form; /* a known form (abbrev_problem checks) */
+    int64_t value; /* DW_FORM_implicit_const's */
+    uint8_t kind;  /* enum scope_attr, or one of the code attributes (ATTR_LOW_PC ...) */
+    int8_t size;   /* the value's size when fixed, else -1 (die_reader_init sets it) */
+    uint8_t str;   /* 1: a strp value, 2: a line_strp one, else 0 */
 };
+
+/* abbrev_attr.kind past the scope attributes */
+enum { ATTR_LOW_PC = SCOPE_ATTRS, ATTR_HIGH_PC, ATTR_RANGES, ATTR_OTHER };
+
+/* The kind of attribute name. */
+static uint8_t attr_kind(uint64_t name)
+{
+    int k = scope_attr_kind(name);
+    return k >= 0                  ? (uint8_t)k
+           : name == DW_AT_low_pc  ? ATTR_LOW_PC
+           : name == DW_AT_high_pc ? ATTR_HIGH_PC
+           : name == DW_AT_ranges  ? ATTR_RANGES
+                                   : ATTR_OTHER;
+}
 
 struct abbrevs {
     struct abbrev_code *codes;
     struct abbrev_attr *attrs;
     size_t ncodes, cap_codes, nattrs, cap_attrs;
-    bool unindexed; /* a code past MAX_ABBREV_CODE: the DIEs are not scanned */
+    bool unindexed;              /* a code past MAX_ABBREV_CODE: the DIEs are not scanned */
+    unsigned version, addr_size; /* what the attributes' sizes were found for */
 };
 
 static void abbrevs_free(struct abbrevs *a)
 {
     free(a->codes);
     free(a->attrs);
-}
-
-/* Codes above this are not indexed (GCC, clang and IAR number them from 1 up): such a unit's
- * DIEs are not scanned. */
-#define MAX_ABBREV_CODE 65536
-
-/* The unit's abbreviations at off checked (as binutils reads every DIE, while the walk reads only
- * the DIEs that can hold code) and read into *a (a->ncodes 0 when they cannot be indexed): a form
- * nobody defines, or one whose section is missing, makes the DIEs that use it unreadable. NULL
- * when all is well, else what is wrong; -1 in *oom without memory. */
-static const char *abbrev_problem(const spoor_elf *e, Dwarf_Off off, struct abbrevs *a, char *buf,
-                                  size_t len, int *oom)
-{
-    const struct elf_section *sec = spoor_elf_debug_section(e, ".debug_abbrev");
-    if (!sec) /* absent (libdw finds no DIE then) or compressed: libdw checks */
-        return NULL;
-    if (off >= sec->size)
-        return "abbreviations past the end of .debug_abbrev";
-    const uint8_t *p = sec->data + off, *end = sec->data + sec->size;
-    bool bad = false, line_str = spoor_elf_debug_section(e, ".debug_line_str") != NULL;
-    for (;;) {
-        uint64_t code = abbrev_leb(&p, end, &bad);
-        if (bad || !code)
-            break;
-        uint64_t tag = abbrev_leb(&p, end, &bad);
-        bool children = p < end && *p;
-        if (p++ >= end) /* children */
-            bad = true;
-        bool indexed = code <= MAX_ABBREV_CODE;
-        a->unindexed |= !indexed;
-        if (indexed && code > a->ncodes) {
-            if (spoor_grow((void **)&a->codes, &a->cap_codes, code, sizeof *a->codes)) {
-                *oom = -1;
-                return NULL;
-            }
-            memset(&a->codes[a->ncodes], 0, (code - a->ncodes) * sizeof *a->codes);
-            a->ncodes = code;
-        }
-        size_t first = a->nattrs;
-        bool skips = false;
-        int32_t sibling = -1;
-        for (;;) {
-            uint64_t name = abbrev_leb(&p, end, &bad), form = abbrev_leb(&p, end, &bad);
-            if (bad || (!name && !form))
-                break;
-            if (!known_form(form) || (form == DW_FORM_line_strp && !line_str)) {
-                snprintf(buf, len, "abbreviation %llu: %s form 0x%llx", (unsigned long long)code,
-                         known_form(form) ? "no section for" : "unknown", (unsigned long long)form);
-                return buf;
-            }
-            if (form == DW_FORM_implicit_const)
-                abbrev_leb(&p, end, &bad);
-            if (indexed) {
-                if (spoor_grow((void **)&a->attrs, &a->cap_attrs, a->nattrs + 1,
-                               sizeof *a->attrs)) {
-                    *oom = -1;
-                    return NULL;
-                }
-                skips |= name == DW_AT_declaration || name == DW_AT_low_pc || name == DW_AT_ranges;
-                if (name == DW_AT_sibling && sibling < 0)
-                    sibling = (int32_t)(a->nattrs - first);
-                a->attrs[a->nattrs++] = (struct abbrev_attr){
-                    name > UINT32_MAX ? UINT32_MAX : (uint32_t)name, (uint32_t)form};
-            }
-        }
-        if (bad)
-            break;
-        if (indexed) {
-            if (a->codes[code - 1].defined) /* a code defined twice: libdw takes the first */
-                a->nattrs = first;
-            else
-                a->codes[code - 1] = (struct abbrev_code){(uint32_t)first,
-                                                          (uint32_t)(a->nattrs - first),
-                                                          tag > UINT32_MAX ? 0 : (uint32_t)tag,
-                                                          -1,
-                                                          -1,
-                                                          0,
-                                                          0,
-                                                          {0},
-                                                          true,
-                                                          children,
-                                                          skips,
-                                                          sibling};
-        }
-    }
-    return bad ? "abbreviations run past the end of .debug_abbrev" : NULL;
 }
 
 /* The size of an attribute value of the form given when it is fixed (32-bit DWARF), else -1. */
@@ -787,6 +744,106 @@ static inline __attribute__((always_inline)) int form_size(uint64_t form, unsign
     case DW_FORM_data16: return 16;
     default: return -1;
     }
+}
+
+/* Codes above this are not indexed (GCC, clang and IAR number them from 1 up): such a unit's
+ * DIEs are not scanned. */
+#define MAX_ABBREV_CODE 65536
+
+/* The unit's abbreviations at off checked (as binutils reads every DIE, while the walk reads only
+ * the DIEs that can hold code) and read into *a (a->ncodes 0 when they cannot be indexed): a form
+ * nobody defines, or one whose section is missing, makes the DIEs that use it unreadable. NULL
+ * when all is well, else what is wrong; -1 in *oom without memory. */
+static const char *abbrev_problem(const spoor_elf *e, Dwarf_Off off, struct abbrevs *a, char *buf,
+                                  size_t len, int *oom)
+{
+    unsigned version = a->version, addr_size = a->addr_size; /* the unit header's, as told */
+    const struct elf_section *sec = spoor_elf_debug_section(e, ".debug_abbrev");
+    if (!sec) /* absent (libdw finds no DIE then) or compressed: libdw checks */
+        return NULL;
+    if (off >= sec->size)
+        return "abbreviations past the end of .debug_abbrev";
+    const uint8_t *p = sec->data + off, *end = sec->data + sec->size;
+    bool bad = false, line_str = spoor_elf_debug_section(e, ".debug_line_str") != NULL;
+    for (;;) {
+        uint64_t code = abbrev_leb(&p, end, &bad);
+        if (bad || !code)
+            break;
+        uint64_t tag = abbrev_leb(&p, end, &bad);
+        bool children = p < end && *p;
+        if (p++ >= end) /* children */
+            bad = true;
+        bool indexed = code <= MAX_ABBREV_CODE;
+        a->unindexed |= !indexed;
+        if (indexed && code > a->ncodes) {
+            if (spoor_grow((void **)&a->codes, &a->cap_codes, code, sizeof *a->codes)) {
+                *oom = -1;
+                return NULL;
+            }
+            memset(&a->codes[a->ncodes], 0, (code - a->ncodes) * sizeof *a->codes);
+            a->ncodes = code;
+        }
+        size_t first = a->nattrs;
+        bool skips = false;
+        int32_t sibling = -1;
+        for (;;) {
+            uint64_t name = abbrev_leb(&p, end, &bad), form = abbrev_leb(&p, end, &bad);
+            if (bad || (!name && !form))
+                break;
+            if (!known_form(form) || (form == DW_FORM_line_strp && !line_str)) {
+                snprintf(buf, len, "abbreviation %llu: %s form 0x%llx", (unsigned long long)code,
+                         known_form(form) ? "no section for" : "unknown", (unsigned long long)form);
+                return buf;
+            }
+            int64_t value = 0;
+            if (form == DW_FORM_implicit_const) { /* a signed LEB128 */
+                const uint8_t *v = p;
+                value = (int64_t)abbrev_leb(&p, end, &bad);
+                size_t bits = 7 * (size_t)(p - v);
+                if (!bad && bits < 64 && (p[-1] & 0x40))
+                    value = (int64_t)((uint64_t)value | ~(uint64_t)0 << bits);
+            }
+            if (indexed) {
+                if (spoor_grow((void **)&a->attrs, &a->cap_attrs, a->nattrs + 1,
+                               sizeof *a->attrs)) {
+                    *oom = -1;
+                    return NULL;
+                }
+                skips |= name == DW_AT_declaration || name == DW_AT_low_pc || name == DW_AT_ranges;
+                if (name == DW_AT_sibling && sibling < 0)
+                    sibling = (int32_t)(a->nattrs - first);
+                a->attrs[a->nattrs++] =
+                    (struct abbrev_attr){name > UINT32_MAX ? UINT32_MAX : (uint32_t)name,
+                                         (uint32_t)form,
+                                         value,
+                                         attr_kind(name),
+                                         (int8_t)form_size(form, version, addr_size),
+                                         form == DW_FORM_strp        ? 1
+                                         : form == DW_FORM_line_strp ? 2
+                                                                     : 0};
+            }
+        }
+        if (bad)
+            break;
+        if (indexed) {
+            if (a->codes[code - 1].defined) /* a code defined twice: libdw takes the first */
+                a->nattrs = first;
+            else
+                a->codes[code - 1] = (struct abbrev_code){(uint32_t)first,
+                                                          (uint32_t)(a->nattrs - first),
+                                                          tag > UINT32_MAX ? 0 : (uint32_t)tag,
+                                                          -1,
+                                                          -1,
+                                                          0,
+                                                          0,
+                                                          {0},
+                                                          true,
+                                                          children,
+                                                          skips,
+                                                          sibling};
+        }
+    }
+    return bad ? "abbreviations run past the end of .debug_abbrev" : NULL;
 }
 
 /* Moves *p past an attribute value of the form given (32-bit DWARF); false when it runs past
@@ -851,7 +908,16 @@ static bool skip_form(const uint64_t str_size[2], const uint8_t **p, const uint8
 struct die_reader {
     const uint8_t *base, *hdr, *end; /* .debug_info, the unit's header, the unit's end */
     unsigned version, addr_size;
-    uint64_t str_size[2]; /* see skip_form */
+    uint64_t str_size[2];     /* see skip_form */
+    const uint8_t *str[2];    /* .debug_str's and .debug_line_str's bytes, NULL when absent */
+    uint8_t *starts;          /* bit o: a DIE (not an end-of-siblings marker) at unit offset o */
+    struct later_refs *later; /* not NULL while the scan walks: see raw_ref */
+};
+
+/* References raw_ref took to DIEs the scan had not reached: each must be a DIE once it has. */
+struct later_refs {
+    uint64_t *off;
+    size_t n, cap;
 };
 
 /* False when the unit cannot be read so (libdw checks what is wrong then). */
@@ -873,6 +939,10 @@ static bool die_reader_init(const spoor_elf *e, const struct dw_unit *u, struct 
                              *line_str = spoor_elf_debug_section(e, ".debug_line_str");
     r->str_size[0] = str ? str->size : UINT64_MAX;
     r->str_size[1] = line_str ? line_str->size : UINT64_MAX;
+    r->str[0] = str ? str->data : NULL;
+    r->str[1] = line_str ? line_str->data : NULL;
+    r->starts = NULL;
+    r->later = NULL;
     for (size_t i = 0; i < a->ncodes; i++) { /* the DIEs whose values are skipped at once */
         struct abbrev_code *c = &a->codes[i];
         int32_t fixed = 0;
@@ -894,6 +964,27 @@ static bool die_reader_init(const spoor_elf *e, const struct dw_unit *u, struct 
         }
         c->fixed = fixed;
     }
+    for (size_t k = 0; (a->version != r->version || a->addr_size != r->addr_size) && k < a->nattrs;
+         k++) { /* each value's size, unless abbrev_problem was told the unit header's right */
+        struct abbrev_attr *at = &a->attrs[k];
+        at->size = (int8_t)form_size(at->form, r->version, r->addr_size);
+        at->str = at->form == DW_FORM_strp ? 1 : at->form == DW_FORM_line_strp ? 2 : 0;
+    }
+    return true;
+}
+
+/* skip_form for the value of attribute at, a fixed-size one without a call. */
+static inline bool skip_value(const struct die_reader *r, const struct abbrev_attr *at,
+                              const uint8_t **p, const char **problem)
+{
+    if (at->size < 0)
+        return skip_form(r->str_size, p, r->end, at->form, r->version, r->addr_size, problem);
+    if ((size_t)(r->end - *p) < (size_t)at->size)
+        return false;
+    if (at->str && spoor_le32(*p) >= r->str_size[at->str - 1] && !*problem)
+        *problem = at->str == 1 ? "a .debug_str offset past the section"
+                                : "a .debug_line_str offset past the section";
+    *p += at->size;
     return true;
 }
 
@@ -946,10 +1037,306 @@ static bool skip_attrs(const struct die_reader *r, const struct abbrevs *a,
         const struct abbrev_attr *at = &a->attrs[c->first + i];
         if (sibling && (int32_t)i == c->sibling && unit_ref(*p, r->end, at->form, &ref))
             *sibling = (uint64_t)(r->hdr - r->base) + ref;
-        if (!skip_form(r->str_size, p, r->end, at->form, r->version, r->addr_size, problem))
+        if (!skip_value(r, at, p, problem))
             return false;
     }
     return true;
+}
+
+/* A scope attribute of a DIE as the fast walk reads it: where its value is (NULL: absent). */
+struct raw_attr {
+    const uint8_t *at;
+    uint32_t form;
+    int64_t value; /* DW_FORM_implicit_const's */
+};
+
+/* The scope attributes of a DIE of abbreviation c whose values start at p into own[], the first
+ * of each kind as gather_attr takes it, and when pc is not NULL its code range as dwarf_ranges
+ * reads a low_pc (DW_FORM_addr) and high_pc (an address, or a constant: the size): *known 1 with
+ * it in pc, 1 with the empty range when the DIE has none of low_pc, high_pc and ranges (no code),
+ * 0 when dwarf_ranges must read it (DW_AT_ranges without low_pc and high_pc, other forms). False
+ * when the values run past the unit's end. */
+static bool raw_die(const struct die_reader *r, const struct abbrevs *a,
+                    const struct abbrev_code *c, const uint8_t *p, struct raw_attr own[SCOPE_ATTRS],
+                    Dwarf_Addr pc[2], int *known)
+{
+    const char *unchecked = NULL;
+    const uint8_t *low = NULL, *high = NULL;
+    uint32_t high_form = 0;
+    bool ranges = false, odd_low = false;
+    memset(own, 0, SCOPE_ATTRS * sizeof *own);
+    for (uint32_t i = 0; i < c->count; i++) {
+        const struct abbrev_attr *at = &a->attrs[c->first + i];
+        unsigned k = at->kind;
+        if (k < SCOPE_ATTRS) {
+            if (!own[k].at)
+                own[k] = (struct raw_attr){p, at->form, at->value};
+        } else if (k == ATTR_LOW_PC && !low && !odd_low) {
+            odd_low = at->form != DW_FORM_addr || r->addr_size != 4;
+            low = p;
+        } else if (k == ATTR_HIGH_PC && !high) {
+            high = p;
+            high_form = at->form;
+        } else if (k == ATTR_RANGES) {
+            ranges = true;
+        }
+        if (!skip_value(r, at, &p, &unchecked))
+            return false;
+    }
+    if (!pc)
+        return true;
+    *known = 0;
+    if (odd_low)
+        return true;
+    if (low && high) {
+        int size = form_size(high_form, r->version, r->addr_size);
+        bool constant = high_form == DW_FORM_data1 || high_form == DW_FORM_data2 ||
+                        high_form == DW_FORM_data4 || high_form == DW_FORM_data8;
+        if (high_form != DW_FORM_addr && !constant)
+            return true;
+        pc[0] = spoor_le32(low);
+        pc[1] = high_form == DW_FORM_addr ? spoor_le32(high)
+                                          : pc[0] + spoor_le_bytes(high, (unsigned)size);
+        *known = 1;
+    } else if (!ranges && !low && !high) {
+        pc[0] = pc[1] = 0; /* no code: as dwarf_ranges finds none */
+        *known = 1;
+    }
+    return true;
+}
+
+/* The DIE a unit-relative reference names, as dwarf_formref_die finds it: its abbreviation in *c
+ * and its values at *p. False when it is no such reference to a DIE the scan found (libdw
+ * decides then). */
+static bool raw_ref(const struct die_reader *r, const struct abbrevs *a, const struct raw_attr *ref,
+                    const struct abbrev_code **c, const uint8_t **p)
+{
+    uint64_t off, code;
+    if (!r->starts || !unit_ref(ref->at, r->end, ref->form, &off) ||
+        off >= (uint64_t)(r->end - r->hdr))
+        return false;
+    if (!(r->starts[off >> 3] >> (off & 7) & 1)) { /* not (yet) found a DIE by the scan */
+        struct later_refs *l = r->later;
+        if (!l || spoor_grow((void **)&l->off, &l->cap, l->n + 1, sizeof *l->off))
+            return false;
+        l->off[l->n++] = off;
+    }
+    *p = r->hdr + off;
+    if (!spoor_uleb128(p, r->end, &code) || !code || code > a->ncodes ||
+        !a->codes[code - 1].defined)
+        return false;
+    *c = &a->codes[code - 1];
+    return true;
+}
+
+/* The string of a name attribute, as dwarf_formstring reads it; false when it is not read so. */
+static bool raw_string(const struct die_reader *r, const struct raw_attr *at, const char **s)
+{
+    if (at->form == DW_FORM_string) { /* skip_form found its end */
+        *s = (const char *)at->at;
+        return true;
+    }
+    if (at->form != DW_FORM_strp && at->form != DW_FORM_line_strp)
+        return false;
+    unsigned line = at->form == DW_FORM_line_strp;
+    uint64_t off = spoor_le32(at->at);
+    if (!r->str[line] || off >= r->str_size[line] ||
+        !memchr(r->str[line] + off, 0, (size_t)(r->str_size[line] - off)))
+        return false;
+    *s = (const char *)r->str[line] + off;
+    return true;
+}
+
+/* The value of a file or line attribute, as dwarf_formudata reads it; false when not read so. */
+static bool raw_udata(const struct die_reader *r, const struct raw_attr *at, uint64_t *v)
+{
+    const uint8_t *p = at->at;
+    switch (at->form) {
+    case DW_FORM_data1: *v = p[0]; return true;
+    case DW_FORM_data2: *v = spoor_le16(p); return true;
+    case DW_FORM_implicit_const: *v = (uint64_t)at->value; return true;
+    case DW_FORM_udata: return spoor_uleb128(&p, r->end, v);
+    default: return false;
+    }
+}
+
+/* Ranges add_scope_raw takes at most (more: add_scope does it). */
+#define RAW_RANGES 16
+
+/* add_scope for the fast walk, for a DIE of abbreviation c whose values start at p and whose code
+ * is the n ranges pc[2 i] to pc[2 i + 1] (die_pc's, or dwarf_ranges'): the same scope read with
+ * the unit's abbreviations instead of through libdw. 3 when it is not read so: a form or
+ * reference it does not read, or a problem (add_scope through libdw decides then, and warns). */
+static int add_scope_raw(struct walker *w, const struct die_reader *r, const struct abbrevs *a,
+                         const struct raw_attr own[SCOPE_ATTRS], int tag, int32_t parent, int depth,
+                         const Dwarf_Addr *pc, size_t n)
+{
+    struct symbol_tables *t = w->t;
+    struct dw_unit *u = w->u;
+    struct raw_attr level[SCOPE_ATTRS], names[NAME + 1];
+    const struct abbrev_code *tc;
+    const uint8_t *tp;
+    for (int k = ORIGIN; k <= SPECIFICATION; k++) /* check_origin */
+        if (own[k].at && !raw_ref(r, a, &own[k], &tc, &tp))
+            return 3;
+    size_t any = 0; /* the ranges kept, as add_scope keeps them, moved to the front */
+    Dwarf_Addr kept[2 * RAW_RANGES];
+    for (size_t i = 0; i < n; i++) {
+        if (pc[2 * i] >= pc[2 * i + 1] || pc[2 * i + 1] > UINT32_MAX ||
+            (pc[2 * i] == 0 && !t->keep_zero))
+            continue;
+        kept[2 * any] = pc[2 * i];
+        kept[2 * any++ + 1] = pc[2 * i + 1];
+    }
+    if (!any)
+        return -2;
+    memcpy(names, own, sizeof names); /* scope_attrs */
+    memcpy(level, own, SCOPE_ATTRS * sizeof *own);
+    for (int chain = 16; chain-- > 0;) {
+        if (names[LINKAGE_NAME].at && names[MIPS_LINKAGE_NAME].at && names[NAME].at)
+            break;
+        const struct raw_attr *ref = level[ORIGIN].at          ? &level[ORIGIN]
+                                     : level[SPECIFICATION].at ? &level[SPECIFICATION]
+                                                               : NULL;
+        if (!ref)
+            break;
+        if (!raw_ref(r, a, ref, &tc, &tp) || !raw_die(r, a, tc, tp, level, NULL, NULL))
+            return 3;
+        for (int k = LINKAGE_NAME; k <= NAME; k++)
+            if (!names[k].at && level[k].at)
+                names[k] = level[k];
+    }
+    const char *name = NULL; /* scope_name: the first of the names there is */
+    int from = NAME;
+    for (int k = LINKAGE_NAME; k <= NAME && !name; k++) {
+        if (names[k].at && !raw_string(r, &names[k], &name))
+            return 3;
+        from = k;
+    }
+    uint64_t file = 0, line = 0;
+    const char *call_file = NULL;
+    uint32_t call_number = 0;
+    if (w->defer_files) {
+        for (int k = DECL_FILE; k <= CALL_FILE; k++) {
+            if (!own[k].at || (k == CALL_FILE && tag != DW_TAG_inlined_subroutine))
+                continue;
+            if (!raw_udata(r, &own[k], &file) || file >= UINT32_MAX)
+                return 3;
+            w->max_file = w->any_file && w->max_file > file ? w->max_file : file;
+            w->any_file = true;
+            if (k == CALL_FILE)
+                call_number = (uint32_t)file + 1;
+        }
+        if (tag == DW_TAG_inlined_subroutine && own[CALL_LINE].at &&
+            !raw_udata(r, &own[CALL_LINE], &line))
+            return 3;
+    } else if (w->files && own[DECL_FILE].at &&
+               (!raw_udata(r, &own[DECL_FILE], &file) || file >= w->nfiles))
+        return 3;
+    if (tag == DW_TAG_inlined_subroutine && !w->defer_files) {
+        if (w->files && own[CALL_FILE].at) {
+            if (!raw_udata(r, &own[CALL_FILE], &file) || file >= w->nfiles)
+                return 3;
+            call_file = w->files[file];
+        }
+        if (own[CALL_LINE].at && !raw_udata(r, &own[CALL_LINE], &line))
+            return 3;
+    }
+    if (from == NAME && tag == DW_TAG_subprogram) {
+        const struct elf_symbol *sym = spoor_elf_symbol_at(w->e, (uint32_t)kept[0]);
+        if (sym && sym->start == kept[0] && (!name || strcmp(sym->name, name)) &&
+            mangling_language(w))
+            name = sym->name;
+    }
+    if (spoor_grow((void **)&u->ranges, &w->cap_ranges, u->nranges + any, sizeof *u->ranges) ||
+        spoor_grow((void **)&t->scopes, &t->cap_scopes, t->nscopes + 1, sizeof *t->scopes) ||
+        (w->defer_files && spoor_grow((void **)&w->call_files, &w->cap_call_files,
+                                      t->nscopes + 1 - w->first_scope, sizeof *w->call_files)))
+        return -1;
+    if (w->defer_files)
+        w->call_files[t->nscopes - w->first_scope] = call_number;
+    int32_t idx = (int32_t)t->nscopes;
+    for (size_t i = 0; i < any; i++, u->nranges++) {
+        uint32_t lo = (uint32_t)kept[2 * i], hi = (uint32_t)kept[2 * i + 1];
+        u->ranges[u->nranges] =
+            (struct dw_range){lo, hi, lo, idx, depth, w->unit, (uint32_t)u->nranges};
+    }
+    struct dw_scope *s = &t->scopes[t->nscopes++];
+    s->name = name;
+    s->parent = parent;
+    s->call_file = call_file;
+    s->call_line = (unsigned)line;
+    return idx;
+}
+
+/* A DIE open in the fast walk: whether its children are walked, and as walk() would walk them. */
+struct walk_frame {
+    bool walked, in_function;
+    int32_t scope;
+    int depth;
+};
+
+/* One DIE of abbreviation c at die_at (its values at p) under the open DIE top, as walk() takes
+ * it: its scope added when it is a function or inlined instance, and into *child how its own
+ * children are walked. With libdw false, a DIE add_scope_raw does not read is not read through
+ * libdw either. 0: done; -1 without memory; 1: a problem (w->bailed, nothing warned); 3: not
+ * read (libdw false). */
+static int walk_child(struct walker *w, const struct die_reader *r, const struct abbrevs *a,
+                      const struct abbrev_code *c, const uint8_t *die_at, const uint8_t *p,
+                      const struct walk_frame *top, struct walk_frame *child, bool libdw)
+{
+    int tag = (int)c->tag;
+    *child = (struct walk_frame){false, false, top->scope, top->depth};
+    if (!top->walked)
+        return 0;
+    bool descend = may_hold_code(tag);
+    if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
+        Dwarf *dwarf = spoor_elf_libdw(w->e);
+        Dwarf_Die die;
+        Dwarf_Addr pc[2 * RAW_RANGES];
+        int32_t parent = tag == DW_TAG_subprogram ? -1 : top->scope;
+        struct raw_attr own[SCOPE_ATTRS];
+        int known = 0, got = 3;
+        bool readable = raw_die(r, a, c, p, own, pc, &known), have_die = false;
+        size_t n = (size_t)known;
+        if (readable && !known) { /* DW_AT_ranges: read by libdw */
+            Dwarf_Addr base, lo, hi;
+            ptrdiff_t off = 0;
+            if (!dwarf_offdie(dwarf, (Dwarf_Off)(die_at - r->base), &die))
+                return libdw ? 1 : 3;
+            have_die = true;
+            while (n < RAW_RANGES && (off = dwarf_ranges(&die, off, &base, &lo, &hi)) > 0) {
+                pc[2 * n] = lo;
+                pc[2 * n++ + 1] = hi;
+            }
+            if (off) /* unreadable, or more than RAW_RANGES */
+                n = 0;
+        }
+        if (n)
+            got = add_scope_raw(w, r, a, own, tag, parent, top->depth, pc, n);
+        if (got == 3 && !libdw)
+            return 3;
+        if (got == 3 && !have_die && !dwarf_offdie(dwarf, (Dwarf_Off)(die_at - r->base), &die))
+            return 1;
+        if (got == 3)
+            got = add_scope(w, &die, tag, parent, top->depth, known ? pc : NULL);
+        if (got == -1 || w->bailed)
+            return got == -1 ? -1 : 1;
+        if (got == -2 && c->skips)
+            descend = false; /* a declaration, or code the linker discarded */
+        else if (got >= 0) {
+            child->scope = got;
+            child->depth = top->depth + 1;
+        }
+    } else if ((tag == DW_TAG_class_type || tag == DW_TAG_structure_type ||
+                tag == DW_TAG_union_type) &&
+               !top->in_function) {
+        descend = false;
+    }
+    child->walked = descend;
+    child->in_function =
+        tag == DW_TAG_subprogram || tag == DW_TAG_lexical_block || tag == DW_TAG_inlined_subroutine;
+    return 0;
 }
 
 /* Every DIE of the unit read as binutils' addr2line reads them (the walk through libdw reads
@@ -958,17 +1345,21 @@ static bool skip_attrs(const struct die_reader *r, const struct abbrevs *a,
  * ending where the unit ends (no DIE past the end, no end-of-siblings marker missing, nothing but
  * padding left after it). NULL when all is well, else what is wrong, and *at the DIE. Also
  * *siblings_ok: every DW_AT_sibling names the DIE after the subtree of its own, as the fast walk
- * (which follows them as libdw does) needs. */
-static const char *die_tree_problem(const struct die_reader *r, const spoor_elf *e,
-                                    const struct dw_unit *u, const struct abbrevs *a, uint64_t *at,
-                                    bool *siblings_ok)
+ * (which follows them as libdw does) needs. With w not NULL, the DIEs are walked on the way as
+ * fast_walk walks them (add_scope_raw with the files deferred: w->defer_files): *walked 0 when
+ * all the scopes were taken so (they count only when the tree is whole and the siblings are
+ * right), else fast_walk must do it (-1 without memory). */
+static const char *die_tree_problem(const struct die_reader *r, const struct dw_unit *u,
+                                    const struct abbrevs *a, uint64_t *at, bool *siblings_ok,
+                                    struct walker *w, int *walked)
 {
     const uint8_t *p = r->base + u->die, *end = r->end;
     const char *problem = NULL;
     uint64_t *expect = NULL; /* per open DIE with children: where its DW_AT_sibling points */
-    size_t depth = 0, cap = 0;
-    (void)e;
+    size_t depth = 0, cap = 0, cap_frames = 0;
+    struct walk_frame *frames = NULL; /* per open DIE with children: how the walk takes it */
     *siblings_ok = true;
+    *walked = w ? 0 : 1;
     do {
         uint64_t code, sibling;
         *at = (uint64_t)(p - r->base);
@@ -996,6 +1387,25 @@ static const char *die_tree_problem(const struct die_reader *r, const spoor_elf 
             break;
         }
         const struct abbrev_code *c = &a->codes[code - 1];
+        if (r->starts) {
+            size_t o = (size_t)(r->base + *at - r->hdr);
+            r->starts[o >> 3] |= (uint8_t)(1u << (o & 7));
+        }
+        if (!*walked) {
+            struct walk_frame child = {c->children && may_hold_code((int)c->tag), false, -1, 0};
+            const struct walk_frame *top = depth ? &frames[depth - 1] : NULL;
+            if (top && top->walked &&
+                (c->children || c->tag == DW_TAG_subprogram ||
+                 c->tag == DW_TAG_inlined_subroutine)) /* else only its frame matters, if any */
+                *walked = walk_child(w, r, a, c, r->base + *at, p, top, &child, false);
+            else if (top)
+                child = (struct walk_frame){false, false, top->scope, top->depth};
+            if (!*walked && c->children &&
+                spoor_grow((void **)&frames, &cap_frames, depth + 1, sizeof *frames))
+                *walked = -1;
+            if (!*walked && c->children)
+                frames[depth] = child;
+        }
         if (!skip_attrs(r, a, c, &p, depth ? &sibling : NULL, &problem)) {
             problem = "a DIE runs past the unit's end";
             break;
@@ -1017,6 +1427,12 @@ static const char *die_tree_problem(const struct die_reader *r, const spoor_elf 
         }
     } while (depth);
     free(expect);
+    free(frames);
+    for (size_t i = 0; !*walked && r->later && i < r->later->n; i++) {
+        uint64_t off = r->later->off[i];
+        if (!(r->starts[off >> 3] >> (off & 7) & 1))
+            *walked = 3; /* a reference into the middle of a DIE */
+    }
     if (problem)
         return problem;
     *at = (uint64_t)(p - r->base);
@@ -1026,56 +1442,6 @@ static const char *die_tree_problem(const struct die_reader *r, const spoor_elf 
     return NULL;
 }
 
-/* The code range of a DIE of abbreviation c whose values start at p, read as dwarf_ranges reads
- * a low_pc (DW_FORM_addr) and high_pc (an address, or a constant: the size): 1 with it in pc; 1
- * with the empty range when the DIE has none of low_pc, high_pc and ranges (no code); 0 when
- * dwarf_ranges must read it (DW_AT_ranges without low_pc and high_pc, other forms). */
-static int die_pc(const struct die_reader *r, const struct abbrevs *a, const struct abbrev_code *c,
-                  const uint8_t *p, Dwarf_Addr pc[2])
-{
-    const uint8_t *low = NULL, *high = NULL;
-    uint32_t high_form = 0;
-    bool ranges = false;
-    const char *unchecked = NULL;
-    for (uint32_t i = 0; i < c->count; i++) {
-        const struct abbrev_attr *at = &a->attrs[c->first + i];
-        if (at->name == DW_AT_low_pc && !low) {
-            if (at->form != DW_FORM_addr || r->addr_size != 4)
-                return 0;
-            low = p;
-        } else if (at->name == DW_AT_high_pc && !high) {
-            high = p;
-            high_form = at->form;
-        } else if (at->name == DW_AT_ranges) {
-            ranges = true;
-        }
-        if (!skip_form(r->str_size, &p, r->end, at->form, r->version, r->addr_size, &unchecked))
-            return 0;
-    }
-    if (low && high) {
-        int size = form_size(high_form, r->version, r->addr_size);
-        bool constant = high_form == DW_FORM_data1 || high_form == DW_FORM_data2 ||
-                        high_form == DW_FORM_data4 || high_form == DW_FORM_data8;
-        if (high_form != DW_FORM_addr && !constant)
-            return 0;
-        pc[0] = spoor_le32(low);
-        pc[1] = high_form == DW_FORM_addr ? spoor_le32(high)
-                                          : pc[0] + spoor_le_bytes(high, (unsigned)size);
-        return 1;
-    }
-    if (ranges || low || high)
-        return 0;
-    pc[0] = pc[1] = 0; /* no code: as dwarf_ranges finds none */
-    return 1;
-}
-
-/* A DIE open in the fast walk: whether its children are walked, and as walk() would walk them. */
-struct walk_frame {
-    bool walked, in_function;
-    int32_t scope;
-    int depth;
-};
-
 /* walk() over the unit's DIEs read with its abbreviations instead of through libdw, for a unit
  * die_tree_problem found whole (so every code is in the table and every sibling reference
  * right): the same scopes in the same order, each through add_scope on libdw's DIE. Subtrees
@@ -1083,7 +1449,6 @@ struct walk_frame {
  * memory; 1: add_scope found a problem (w->bailed, nothing warned): walk() must do it. */
 static int fast_walk(struct walker *w, const struct die_reader *r, const struct abbrevs *a)
 {
-    Dwarf *dwarf = spoor_elf_libdw(w->e);
     const uint8_t *p = r->base + w->u->die;
     uint64_t code, sibling;
     struct walk_frame *stack = NULL;
@@ -1109,39 +1474,11 @@ static int fast_walk(struct walker *w, const struct die_reader *r, const struct 
             continue;
         }
         c = &a->codes[code - 1];
-        const struct walk_frame *top = &stack[depth - 1];
-        int tag = (int)c->tag;
-        struct walk_frame child = {false, false, top->scope, top->depth};
-        if (top->walked) {
-            bool descend = may_hold_code(tag);
-            if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
-                Dwarf_Die die;
-                if (!dwarf_offdie(dwarf, (Dwarf_Off)(die_at - r->base), &die)) {
-                    result = 1;
-                    break;
-                }
-                Dwarf_Addr pc[2];
-                int known = die_pc(r, a, c, p, pc);
-                int got = add_scope(w, &die, tag, tag == DW_TAG_subprogram ? -1 : top->scope,
-                                    top->depth, known ? pc : NULL);
-                if (got == -1 || w->bailed) {
-                    result = got == -1 ? -1 : 1;
-                    break;
-                }
-                if (got == -2 && c->skips)
-                    descend = false; /* a declaration, or code the linker discarded */
-                else if (got >= 0) {
-                    child.scope = got;
-                    child.depth = top->depth + 1;
-                }
-            } else if ((tag == DW_TAG_class_type || tag == DW_TAG_structure_type ||
-                        tag == DW_TAG_union_type) &&
-                       !top->in_function) {
-                descend = false;
-            }
-            child.walked = descend;
-            child.in_function = tag == DW_TAG_subprogram || tag == DW_TAG_lexical_block ||
-                                tag == DW_TAG_inlined_subroutine;
+        struct walk_frame child;
+        int got = walk_child(w, r, a, c, die_at, p, &stack[depth - 1], &child, true);
+        if (got) {
+            result = got;
+            break;
         }
         if (!skip_attrs(r, a, c, &p, &sibling, NULL)) {
             result = 1;
@@ -1177,16 +1514,25 @@ int spoor_dwarf_unit_build(const spoor_elf *e, struct symbol_tables *t, size_t u
         t->units_built++;
         return 0;
     }
-    struct unit_lines lines = {0};
+    struct unit_lines lines = t->lines; /* its arrays reused, empty */
+    lines.nfiles = lines.ndirs = lines.nrows = 0;
     struct unit_claims code = {0}; /* the DIE's ranges decide which line rows are kept */
     size_t cap_rows = 0;
-    struct walker w = {.e = e, .t = t, .u = u, .unit = (uint32_t)unit};
     size_t nscopes = t->nscopes;
+    struct walker w = {
+        .e = e, .t = t, .u = u, .unit = (uint32_t)unit, .mangling = -1, .first_scope = nscopes};
     char buf[96];
     struct abbrevs ab = {0};
-    struct die_reader reader;
+    struct die_reader reader = {0};
     bool scannable = false, siblings_ok = false;
-    int oom = 0;
+    int oom = 0, scanned = 1;
+    struct later_refs later = {0};
+    const struct elf_section *info = spoor_elf_debug_section(e, ".debug_info");
+    if (info && u->header + 11 <= info->size) { /* as die_reader_init reads it */
+        const uint8_t *hdr = info->data + u->header;
+        ab.version = spoor_le16(hdr + 4);
+        ab.addr_size = ab.version >= 5 ? hdr[7] : hdr[10];
+    }
     const char *abbrevs = abbrev_problem(e, u->abbrev, &ab, buf, sizeof buf, &oom), *tree = NULL;
     uint64_t at = 0;
     if (abbrevs) { /* the walk goes on: libdw stops at the first DIE it cannot read */
@@ -1196,7 +1542,10 @@ int spoor_dwarf_unit_build(const spoor_elf *e, struct symbol_tables *t, size_t u
                        (unsigned long long)u->header, (unsigned long long)u->abbrev, abbrevs);
         u->damaged = true;
     } else if (!oom && (scannable = die_reader_init(e, u, &ab, &reader)) &&
-               (tree = die_tree_problem(&reader, e, u, &ab, &at, &siblings_ok)) != NULL) {
+               (reader.starts = calloc((size_t)(reader.end - reader.hdr) / 8 + 1, 1),
+                w.defer_files = true, reader.later = &later,
+                (tree = die_tree_problem(&reader, u, &ab, &at, &siblings_ok, &w, &scanned)) !=
+                    NULL)) {
         spoor_elf_warn(e,
                        ".debug_info unit at 0x%llx: DIE at 0x%llx: %s (invalid DWARF): the "
                        "unit's functions and names may be wrong",
@@ -1204,6 +1553,15 @@ int spoor_dwarf_unit_build(const spoor_elf *e, struct symbol_tables *t, size_t u
         u->damaged = true;
     }
     bool fast = !abbrevs && !oom && scannable && !tree && siblings_ok;
+    if (!fast || scanned) { /* the scan's walk does not count */
+        t->nscopes = nscopes;
+        u->nranges = 0;
+    }
+    w.defer_files = false;
+    reader.later = NULL;
+    dwarf_errno(); /* what libdw said in the scan's walk is no unit warning's (it said nothing
+                    * before: the unit DIE was read) */
+    free(later.off);
     int claims = die_claims(e, u->header, &cu, t->keep_zero, &code), rows = 0, walked = 0;
     if (claims >= 0)
         rows = spoor_line_rows(e, &t->names, &cu, &code, t->keep_zero, &lines, &u->rows, &u->nrows,
@@ -1211,7 +1569,16 @@ int spoor_dwarf_unit_build(const spoor_elf *e, struct symbol_tables *t, size_t u
     if (claims >= 0 && rows >= 0) {
         w.files = lines.nfiles ? lines.files : NULL;
         w.nfiles = lines.nfiles;
-        walked = fast ? fast_walk(&w, &reader, &ab) : 1;
+        if (fast && !scanned && w.files && w.any_file && w.max_file >= w.nfiles) {
+            t->nscopes = nscopes; /* a file number past the table: fast_walk finds it */
+            u->nranges = 0;
+            scanned = 1;
+        }
+        for (size_t i = nscopes; fast && !scanned && i < t->nscopes; i++) {
+            uint32_t k = w.call_files[i - nscopes];
+            t->scopes[i].call_file = w.files && k ? w.files[k - 1] : NULL;
+        }
+        walked = !fast ? 1 : !scanned ? 0 : fast_walk(&w, &reader, &ab);
         if (walked == 1) { /* not read so, or a problem for walk() to warn about */
             t->nscopes = nscopes;
             u->nranges = 0;
@@ -1220,7 +1587,9 @@ int spoor_dwarf_unit_build(const spoor_elf *e, struct symbol_tables *t, size_t u
         }
     }
     abbrevs_free(&ab);
-    spoor_unit_lines_free(&lines);
+    free(reader.starts);
+    free(w.call_files);
+    t->lines = lines;
     free(code.ranges);
     if (claims < 0 || rows < 0 || walked < 0) { /* out of memory: the unit stays unbuilt */
         free(u->ranges);
@@ -1248,4 +1617,5 @@ void spoor_dwarf_units_free(struct symbol_tables *t)
     free(t->units);
     free(t->scopes);
     free_names(t->names);
+    spoor_unit_lines_free(&t->lines);
 }

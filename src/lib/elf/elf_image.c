@@ -11,6 +11,7 @@
 
 #include "base/byteorder.h"
 #include "base/input_file.h"
+#include "base/merge_runs.h"
 #include "base/partition_point.h"
 #include "elf/elf_internal.h"
 #include "spoor/elf_dir.h"
@@ -116,6 +117,11 @@ static int cmp_symbol(const void *a, const void *b)
     if (x->size != y->size)
         return x->size > y->size ? -1 : 1;
     return x->index > y->index ? -1 : x->index < y->index;
+}
+
+static bool symbol_before(const void *a, const void *b)
+{
+    return cmp_symbol(a, b) < 0;
 }
 
 #define ELF32_SYM_SIZE 16
@@ -235,8 +241,10 @@ static int load_symbols(spoor_elf *e)
                        unnamed, e->strtab->name);
         e->damaged = true;
     }
-    if (e->nsymbols)
-        qsort(e->symbols, e->nsymbols, sizeof *e->symbols, cmp_symbol);
+    /* a symbol table holds runs in address order (an object file's symbols, mostly) */
+    if (e->nsymbols &&
+        spoor_merge_runs(e->symbols, e->nsymbols, sizeof *e->symbols, symbol_before, NULL))
+        qsort(e->symbols, e->nsymbols, sizeof *e->symbols, cmp_symbol); /* no memory for it */
     return 0;
 }
 

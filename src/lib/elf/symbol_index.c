@@ -18,6 +18,7 @@
  * code), only the merged table is used, uncut. */
 #include <string.h>
 
+#include "base/merge_runs.h"
 #include "elf/symbols_internal.h"
 
 /* From `start` up to the next segment's start, the innermost scope is `scope` (-1: none)
@@ -88,22 +89,14 @@ static int cmp_range(const void *a, const void *b)
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* DWARF mostly lists code in address order already: check before sorting. */
-static void sort_if_needed(void *base, size_t n, size_t size,
-                           int (*cmp)(const void *, const void *))
+static bool range_before(const void *a, const void *b)
 {
-    const char *p = base;
-    for (size_t i = 1; i < n; i++)
-        if (cmp(p + (i - 1) * size, p + i * size) > 0) {
-            qsort(base, n, size, cmp);
-            return;
-        }
+    return cmp_range(a, b) < 0;
 }
 
-static int cmp_u32(const void *a, const void *b)
+static bool u32_before(const void *a, const void *b)
 {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return x < y ? -1 : x > y;
+    return *(const uint32_t *)a < *(const uint32_t *)b;
 }
 
 /* Sweeps the sorted ranges into segments whose scope is the innermost covering range. */
@@ -123,11 +116,19 @@ static int build_segments(const struct dw_range *ranges, size_t n, struct dw_seg
         free(segments);
         return -1;
     }
-    for (size_t i = 0; i < n; i++) {
-        bounds[2 * i] = ranges[i].lo;
-        bounds[2 * i + 1] = ranges[i].hi;
+    /* every lo and hi in order: the los are (the ranges are sorted by lo), the his are sorted
+     * behind them, and the two runs merged */
+    uint32_t *his = bounds + n;
+    for (size_t i = 0; i < n; i++)
+        his[i] = ranges[i].hi;
+    if (spoor_merge_runs(his, n, sizeof *his, u32_before, NULL)) {
+        free(bounds);
+        free(stack);
+        free(segments);
+        return -1;
     }
-    qsort(bounds, 2 * n, sizeof *bounds, cmp_u32);
+    for (size_t i = 0, j = 0, k = 0; k < 2 * n; k++) /* k = i + j: never past a hi unread */
+        bounds[k] = i < n && (j >= n || ranges[i].lo <= his[j]) ? ranges[i++].lo : his[j++];
     size_t sp = 0, ri = 0, ns = 0;
     for (size_t i = 0; i < 2 * n; i++) {
         uint32_t p = bounds[i];
@@ -180,54 +181,9 @@ static int cmp_line(const struct dw_line *x, const struct dw_line *y)
     return 0;
 }
 
-/* Orders the rows by address into *sorted, which takes over rows (or frees it). libdw hands
- * out each unit's rows in address order, so the rows are a few ordered runs: merge neighbouring
- * runs pairwise until one is left (O(n log runs), and no worse on hostile input). */
-static int flatten_lines(struct dw_line *rows, size_t nrows, struct dw_line **sorted)
+static bool line_before(const void *a, const void *b)
 {
-    size_t nb = 2, nruns = 0;
-    size_t *bounds = malloc(nb * sizeof *bounds); /* run k is [bounds[k], bounds[k+1]) */
-    struct dw_line *tmp = NULL;
-    if (!bounds)
-        goto oom;
-    bounds[0] = 0;
-    for (size_t i = 1; i <= nrows; i++)
-        if (i == nrows || cmp_line(&rows[i - 1], &rows[i]) > 0) {
-            if (spoor_grow((void **)&bounds, &nb, nruns + 2, sizeof *bounds))
-                goto oom;
-            bounds[++nruns] = i;
-        }
-    if (nruns > 1 && !(tmp = malloc(nrows * sizeof *tmp)))
-        goto oom;
-    struct dw_line *src = rows, *dst = tmp;
-    while (nruns > 1) {
-        size_t out = 0;
-        for (size_t k = 0; k < nruns; k += 2) {
-            size_t i = bounds[k], mid = bounds[k + 1], end = k + 2 <= nruns ? bounds[k + 2] : mid;
-            size_t j = mid, o = i;
-            while (i < mid && j < end)
-                dst[o++] = cmp_line(&src[j], &src[i]) < 0 ? src[j++] : src[i++];
-            while (i < mid)
-                dst[o++] = src[i++];
-            while (j < end)
-                dst[o++] = src[j++];
-            bounds[out++] = bounds[k];
-        }
-        bounds[out] = nrows;
-        nruns = out;
-        struct dw_line *t = src;
-        src = dst;
-        dst = t;
-    }
-    *sorted = src;
-    free(dst);
-    free(bounds);
-    return 0;
-oom:
-    free(bounds);
-    free(tmp);
-    free(rows);
-    return -1;
+    return cmp_line(a, b) < 0;
 }
 
 /* Merges the segments and the sorted line rows into spans: at every address where either
@@ -346,21 +302,19 @@ static struct lookup_table *build_table(const struct symbol_tables *t, struct dw
     size_t nsegments = 0;
     if (!tab)
         goto fail;
-    sort_if_needed(ranges, nranges, sizeof *ranges, cmp_range);
-    if (build_segments(ranges, nranges, &segments, &nsegments) ||
+    if (spoor_merge_runs(ranges, nranges, sizeof *ranges, range_before, NULL) ||
+        build_segments(ranges, nranges, &segments, &nsegments) ||
         build_functions(t, ranges, nranges, tab))
         goto fail;
     free(ranges);
     ranges = NULL;
-    if (nrows) {
-        int failed = flatten_lines(rows, nrows, &lines); /* takes over rows */
-        rows = NULL;
-        if (failed)
+    if (nrows) { /* libdw hands out each unit's rows in address order: a few runs */
+        if (spoor_merge_runs(rows, nrows, sizeof *rows, line_before, (void **)&lines))
             goto fail;
     } else { /* room for rows, none kept (all outside the unit's regions) */
         free(rows);
-        rows = NULL;
     }
+    rows = NULL;
     tab->nlines = nrows;
     if (build_spans(segments, nsegments, lines, nrows, tab))
         goto fail;
@@ -557,9 +511,21 @@ static void build_merged(const spoor_elf *e, struct symbol_tables *t)
     if (t->merged)
         return;
     struct content c = {0}; /* in unit order, as the units are in the file */
+    size_t nranges = 0, nrows = 0;
+    for (size_t i = 0; i < t->nunits; i++) { /* first every unit, to make room at once */
+        if (spoor_dwarf_unit_build(e, t, i))
+            goto fail;
+        nranges += t->units[i].nranges;
+        nrows += t->units[i].nrows;
+    }
+    if (spoor_grow((void **)&c.ranges, &c.cap_ranges, nranges, sizeof *c.ranges) ||
+        spoor_grow((void **)&c.rows, &c.cap_rows, nrows, sizeof *c.rows)) {
+        free(c.ranges);
+        goto fail;
+    }
     for (size_t i = 0; i < t->nunits; i++) {
         struct dw_unit *u = &t->units[i];
-        if (spoor_dwarf_unit_build(e, t, i) || unit_content(t, i, false, &c)) {
+        if (unit_content(t, i, false, &c)) {
             free(c.ranges);
             free(c.rows);
             goto fail;

@@ -122,6 +122,7 @@ struct symbol_tables {
     struct dw_scope *scopes;
     size_t nscopes, cap_scopes;
     struct name_block *names; /* file names the line-table reader composed (dir/name) */
+    struct unit_lines lines;  /* the line-table reader's arrays, kept for the next unit */
     struct dw_unit *units;
     size_t nunits;
     size_t units_built;
