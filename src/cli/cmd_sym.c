@@ -132,7 +132,7 @@ static void memo_keep(struct memo *m, uint64_t key, struct memo_slot *at, const 
         at = NULL;
     }
     struct memo_slot *s = at && !at->key ? at : memo_find(m->slot, m->mask, key);
-    memcpy(m->text + m->used, text, len);
+    ob_put_short(m->text + m->used, text, len); /* inline: answers are short */
     m->count += !s->key;
     s->key = key;
     s->len = (uint32_t)len;
@@ -280,11 +280,15 @@ static void answer_new(struct sym_ctx *c, uint32_t addr, uint64_t key, struct me
     size_t start = c->out.len;
     unsigned long flushes = c->out.flushes;
     spoor_location frames[MAX_FRAMES];
-    spoor_frame ret = {.kind = SPOOR_FRAME_CALL, .pc = addr & ~1u, .pc_is_return = true};
-    size_t n = c->return_addresses ? spoor_frame_symbolize(c->elf, &ret, frames, MAX_FRAMES)
-                                   : spoor_elf_symbolize(c->elf, addr, frames, MAX_FRAMES);
-    if (c->return_addresses && n && frames[0].has_offset) /* as spoor crash counts it */
-        frames[0].offset = spoor_frame_function_offset(c->elf, &ret, &frames[0]);
+    size_t n;
+    if (c->return_addresses) {
+        spoor_frame ret = {.kind = SPOOR_FRAME_CALL, .pc = addr & ~1u, .pc_is_return = true};
+        n = spoor_frame_symbolize(c->elf, &ret, frames, MAX_FRAMES);
+        if (n && frames[0].has_offset) /* as spoor crash counts it */
+            frames[0].offset = spoor_frame_function_offset(c->elf, &ret, &frames[0]);
+    } else {
+        n = spoor_elf_symbolize(c->elf, addr, frames, MAX_FRAMES);
+    }
     bool partial = false;
     size_t warnings = spoor_elf_warnings(c->elf, NULL);
     if (warnings) { /* a damaged ELF: the rare case */
