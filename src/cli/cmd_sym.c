@@ -398,11 +398,14 @@ static int symbolize_stdin(struct sym_ctx *c)
             uint64_t key = 0;
             struct memo_slot *at = NULL; /* where key goes in the memo: the token is whole */
             const char *q_key = p;       /* where the token ends */
-            if (p[0] == '0' && (p[1] | 0x20) == 'x') { /* the common case: 0x and 1-8 digits */
+            uint16_t head;
+            memcpy(&head, p, 2);                       /* p[1] is in the buffer: in[end] is a 0 */
+            if ((head | 0x2000) == ('0' | 'x' << 8)) { /* the common case: 0x and 1-8 digits */
                 unsigned len;
                 key = token_key(p + 2, &len);
                 const char *q = q_key = p + 2 + len;
-                if ((unsigned char)*q <= ' ' && (q < end || n == 0)) { /* the whole token */
+                /* below 8 digits, *q is the byte <= ' ' token_key stopped at */
+                if ((len < 8 || (unsigned char)*q <= ' ') && (q < end || n == 0)) { /* whole */
                     const struct memo_slot *m = at = memo_find(slot, mask, key);
                     if (m->len && m->key == key) { /* seen before: no need to read it */
                         if (o > o_limit) {
