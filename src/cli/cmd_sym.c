@@ -358,9 +358,8 @@ static inline uint64_t token_key(const char *s, unsigned *len)
         *len = 8;
         return w;
     }
-    unsigned n = (unsigned)__builtin_ctzll(ends) / 8;
-    *len = n;
-    return w & ((1ull << (8 * n)) - 1);
+    *len = (unsigned)__builtin_ctzll(ends) / 8;
+    return w & (((ends & (0 - ends)) >> 7) - 1); /* the bytes below the first end */
 }
 
 /* Reads white-space separated tokens from stdin in blocks. Unless stdin is a regular file,
@@ -414,15 +413,16 @@ static int symbolize_stdin(struct sym_ctx *c)
                             o = c->out.buf + c->out.len;
                         }
                         const char *src = text + m->off;
+                        size_t len_answer = m->len;    /* read once: the stores may alias it */
                         for (size_t i = 0;; i += 64) { /* most answers: one or two pieces */
                             memcpy(o + i, src + i, 16);
                             memcpy(o + i + 16, src + i + 16, 16);
                             memcpy(o + i + 32, src + i + 32, 16);
                             memcpy(o + i + 48, src + i + 48, 16);
-                            if (i + 64 >= m->len)
+                            if (i + 64 >= len_answer)
                                 break;
                         }
-                        o += m->len;
+                        o += len_answer;
                         p = q + (q < end); /* past the white space that ends the token */
                         continue;
                     }
