@@ -333,8 +333,8 @@ static inline bool key_value(uint64_t w, unsigned len, uint32_t *v)
     uint64_t digit = (w + 0x50 * ones) & ~(w + 0x46 * ones) & high; /* '0' to '9' */
     uint64_t lower = w | 0x20 * ones;
     uint64_t letter = (lower + 0x1f * ones) & ~(lower + 0x19 * ones) & high; /* a-f, A-F */
-    uint64_t want = len < 8 ? high & ((1ull << (8 * len)) - 1) : high;
-    if (!len || ((digit | letter) & want) != want)
+    uint64_t want = (w + 0x7f * ones) & high; /* the digits: the bytes not zero (all < 0x80) */
+    if (!want || ((digit | letter) & want) != want)
         return false;
     uint64_t x = (w & 0x0f * ones) + 9 * (letter >> 7); /* each byte its digit's value */
     x = __builtin_bswap64(x) >> (8 * (8 - len));        /* the last digit in the lowest byte */
