@@ -148,7 +148,7 @@ struct sym_ctx {
     struct {
         const char *s;
         size_t len;
-    } lengths[1024]; /* strlen of the names and files printed, by address of the string */
+    } lengths[4096]; /* strlen of the names and files printed, by address of the string */
     outbuf out;
     json_out jout; /* JSON writer onto out */
     size_t warned; /* the ELF's warnings printed so far */
@@ -158,7 +158,7 @@ struct sym_ctx {
 /* strlen(s), remembered: the symbolizer hands out the same few thousand strings again and again. */
 static size_t length_of(struct sym_ctx *c, const char *s)
 {
-    size_t h = (size_t)(((uint64_t)(uintptr_t)s * 0x9e3779b97f4a7c15u) >> 54); /* 10 bits */
+    size_t h = (size_t)(((uint64_t)(uintptr_t)s * 0x9e3779b97f4a7c15u) >> 52); /* 12 bits */
     if (c->lengths[h].s != s) {
         c->lengths[h].s = s;
         c->lengths[h].len = strlen(s);
