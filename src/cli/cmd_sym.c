@@ -132,7 +132,7 @@ static void memo_keep(struct memo *m, uint64_t key, struct memo_slot *at, const 
         at = NULL;
     }
     struct memo_slot *s = at && !at->key ? at : memo_find(m->slot, m->mask, key);
-    memcpy(m->text + m->used, text, len);
+    ob_put_short(m->text + m->used, text, len); /* inline: answers are short */
     m->count += !s->key;
     s->key = key;
     s->len = (uint32_t)len;
@@ -148,7 +148,7 @@ struct sym_ctx {
     struct {
         const char *s;
         size_t len;
-    } lengths[1024]; /* strlen of the names and files printed, by address of the string */
+    } lengths[4096]; /* strlen of the names and files printed, by address of the string */
     outbuf out;
     json_out jout; /* JSON writer onto out */
     size_t warned; /* the ELF's warnings printed so far */
@@ -158,7 +158,7 @@ struct sym_ctx {
 /* strlen(s), remembered: the symbolizer hands out the same few thousand strings again and again. */
 static size_t length_of(struct sym_ctx *c, const char *s)
 {
-    size_t h = (size_t)(((uint64_t)(uintptr_t)s * 0x9e3779b97f4a7c15u) >> 54); /* 10 bits */
+    size_t h = (size_t)(((uint64_t)(uintptr_t)s * 0x9e3779b97f4a7c15u) >> 52); /* 12 bits */
     if (c->lengths[h].s != s) {
         c->lengths[h].s = s;
         c->lengths[h].len = strlen(s);
@@ -280,11 +280,15 @@ static void answer_new(struct sym_ctx *c, uint32_t addr, uint64_t key, struct me
     size_t start = c->out.len;
     unsigned long flushes = c->out.flushes;
     spoor_location frames[MAX_FRAMES];
-    spoor_frame ret = {.kind = SPOOR_FRAME_CALL, .pc = addr & ~1u, .pc_is_return = true};
-    size_t n = c->return_addresses ? spoor_frame_symbolize(c->elf, &ret, frames, MAX_FRAMES)
-                                   : spoor_elf_symbolize(c->elf, addr, frames, MAX_FRAMES);
-    if (c->return_addresses && n && frames[0].has_offset) /* as spoor crash counts it */
-        frames[0].offset = spoor_frame_function_offset(c->elf, &ret, &frames[0]);
+    size_t n;
+    if (c->return_addresses) {
+        spoor_frame ret = {.kind = SPOOR_FRAME_CALL, .pc = addr & ~1u, .pc_is_return = true};
+        n = spoor_frame_symbolize(c->elf, &ret, frames, MAX_FRAMES);
+        if (n && frames[0].has_offset) /* as spoor crash counts it */
+            frames[0].offset = spoor_frame_function_offset(c->elf, &ret, &frames[0]);
+    } else {
+        n = spoor_elf_symbolize(c->elf, addr, frames, MAX_FRAMES);
+    }
     bool partial = false;
     size_t warnings = spoor_elf_warnings(c->elf, NULL);
     if (warnings) { /* a damaged ELF: the rare case */
@@ -329,8 +333,8 @@ static inline bool key_value(uint64_t w, unsigned len, uint32_t *v)
     uint64_t digit = (w + 0x50 * ones) & ~(w + 0x46 * ones) & high; /* '0' to '9' */
     uint64_t lower = w | 0x20 * ones;
     uint64_t letter = (lower + 0x1f * ones) & ~(lower + 0x19 * ones) & high; /* a-f, A-F */
-    uint64_t want = len < 8 ? high & ((1ull << (8 * len)) - 1) : high;
-    if (!len || ((digit | letter) & want) != want)
+    uint64_t want = (w + 0x7f * ones) & high; /* the digits: the bytes not zero (all < 0x80) */
+    if (!want || ((digit | letter) & want) != want)
         return false;
     uint64_t x = (w & 0x0f * ones) + 9 * (letter >> 7); /* each byte its digit's value */
     x = __builtin_bswap64(x) >> (8 * (8 - len));        /* the last digit in the lowest byte */
@@ -354,9 +358,8 @@ static inline uint64_t token_key(const char *s, unsigned *len)
         *len = 8;
         return w;
     }
-    unsigned n = (unsigned)__builtin_ctzll(ends) / 8;
-    *len = n;
-    return w & ((1ull << (8 * n)) - 1);
+    *len = (unsigned)__builtin_ctzll(ends) / 8;
+    return w & (((ends & (0 - ends)) >> 7) - 1); /* the bytes below the first end */
 }
 
 /* Reads white-space separated tokens from stdin in blocks. Unless stdin is a regular file,
@@ -394,11 +397,14 @@ static int symbolize_stdin(struct sym_ctx *c)
             uint64_t key = 0;
             struct memo_slot *at = NULL; /* where key goes in the memo: the token is whole */
             const char *q_key = p;       /* where the token ends */
-            if (p[0] == '0' && (p[1] | 0x20) == 'x') { /* the common case: 0x and 1-8 digits */
+            uint16_t head;
+            memcpy(&head, p, 2);                       /* p[1] is in the buffer: in[end] is a 0 */
+            if ((head | 0x2000) == ('0' | 'x' << 8)) { /* the common case: 0x and 1-8 digits */
                 unsigned len;
                 key = token_key(p + 2, &len);
                 const char *q = q_key = p + 2 + len;
-                if ((unsigned char)*q <= ' ' && (q < end || n == 0)) { /* the whole token */
+                /* below 8 digits, *q is the byte <= ' ' token_key stopped at */
+                if ((len < 8 || (unsigned char)*q <= ' ') && (q < end || n == 0)) { /* whole */
                     const struct memo_slot *m = at = memo_find(slot, mask, key);
                     if (m->len && m->key == key) { /* seen before: no need to read it */
                         if (o > o_limit) {
@@ -407,15 +413,16 @@ static int symbolize_stdin(struct sym_ctx *c)
                             o = c->out.buf + c->out.len;
                         }
                         const char *src = text + m->off;
+                        size_t len_answer = m->len;    /* read once: the stores may alias it */
                         for (size_t i = 0;; i += 64) { /* most answers: one or two pieces */
                             memcpy(o + i, src + i, 16);
                             memcpy(o + i + 16, src + i + 16, 16);
                             memcpy(o + i + 32, src + i + 32, 16);
                             memcpy(o + i + 48, src + i + 48, 16);
-                            if (i + 64 >= m->len)
+                            if (i + 64 >= len_answer)
                                 break;
                         }
-                        o += m->len;
+                        o += len_answer;
                         p = q + (q < end); /* past the white space that ends the token */
                         continue;
                     }

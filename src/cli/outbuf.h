@@ -154,7 +154,11 @@ static inline char *ob_put_short(char *p, const char *s, size_t n)
 {
     if (n >= 16) {
         size_t i = 0;
-        for (; i + 16 < n; i += 16)
+        for (; i + 32 < n; i += 32) {
+            memcpy(p + i, s + i, 16);
+            memcpy(p + i + 16, s + i + 16, 16);
+        }
+        if (i + 16 < n)
             memcpy(p + i, s + i, 16);
         memcpy(p + n - 16, s + n - 16, 16);
     } else if (n >= 8) {
