@@ -1,7 +1,6 @@
 /* Loading a firmware ELF: checks, sections, function symbols, build-id, memory image. The
  * symbolizer (symbols_internal.h) builds on this and is never called from here. */
 #include <dwarf.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -449,15 +448,11 @@ bool spoor_elf_build_id(const spoor_elf *e, const uint8_t **id, size_t *len)
     return true;
 }
 
-static const spoor_elf *by_name_elf; /* the ELF qsort's comparison reads (one sort at a time) */
-
 static int cmp_by_name(const void *a, const void *b)
 {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    const char *nx = symbol_name(by_name_elf, raw_symbol(by_name_elf, x).name);
-    const char *ny = symbol_name(by_name_elf, raw_symbol(by_name_elf, y).name);
-    int c = strcmp(nx, ny);
-    return c ? c : (x > y) - (x < y);
+    const struct elf_named_symbol *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : (x->index > y->index) - (x->index < y->index);
 }
 
 /* The defined, named symbols by name (the first in the table first among equal names). */
@@ -469,38 +464,33 @@ static void make_by_name(spoor_elf *e)
         return;
     for (size_t i = 0; i < e->nsymtab; i++) {
         struct raw_symbol sym = raw_symbol(e, i);
-        if (sym.shndx != SHN_UNDEF && symbol_name(e, sym.name))
-            e->by_name[e->nby_name++] = (uint32_t)i;
+        const char *name = sym.shndx != SHN_UNDEF ? symbol_name(e, sym.name) : NULL;
+        if (name)
+            e->by_name[e->nby_name++] = (struct elf_named_symbol){name, (uint32_t)i};
     }
-    static pthread_mutex_t sorting = PTHREAD_MUTEX_INITIALIZER;
-    pthread_mutex_lock(&sorting);
-    by_name_elf = e;
     qsort(e->by_name, e->nby_name, sizeof *e->by_name, cmp_by_name);
-    pthread_mutex_unlock(&sorting);
 }
 
 struct name_key {
-    const spoor_elf *e;
+    const struct elf_named_symbol *by_name;
     const char *name;
 };
 
 static bool name_before(const void *ctx, size_t i)
 {
     const struct name_key *k = ctx;
-    return strcmp(symbol_name(k->e, raw_symbol(k->e, k->e->by_name[i]).name), k->name) < 0;
+    return strcmp(k->by_name[i].name, k->name) < 0;
 }
 
 bool spoor_elf_symbol(const spoor_elf *e, const char *name, uint32_t *addr, uint32_t *size)
 {
     if (!e->by_name_made)
         make_by_name((spoor_elf *)e); /* the handle's own cache: not shared between threads */
-    struct name_key key = {e, name};
+    struct name_key key = {e->by_name, name};
     size_t i = spoor_partition_point(0, e->nby_name, name_before, &key);
-    if (i == e->nby_name)
+    if (i == e->nby_name || strcmp(e->by_name[i].name, name) != 0)
         return false;
-    struct raw_symbol sym = raw_symbol(e, e->by_name[i]);
-    if (strcmp(symbol_name(e, sym.name), name) != 0)
-        return false;
+    struct raw_symbol sym = raw_symbol(e, e->by_name[i].index);
     uint32_t v = sym.value;
     if (ELF32_ST_TYPE(sym.info) == STT_FUNC)
         v &= ~1u;

@@ -49,9 +49,12 @@ struct spoor_elf {
     const uint8_t *symtab;            /* the symbol table's Elf32_Sym entries, NULL when none */
     size_t nsymtab;                   /* how many */
     const struct elf_section *strtab; /* the string table it names */
-    /* spoor_elf_symbol's index, made at its first call: the defined symbols' table indices
-     * sorted by name, then index (a handle is used by one thread at a time) */
-    uint32_t *by_name;
+    /* spoor_elf_symbol's index, made at its first call: the defined symbols sorted by name, then
+     * table index (a handle is used by one thread at a time) */
+    struct elf_named_symbol {
+        const char *name;
+        uint32_t index; /* in the symbol table */
+    } * by_name;
     size_t nby_name;
     bool by_name_made;
 
