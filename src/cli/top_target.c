@@ -55,6 +55,16 @@ void top_read_idle(struct top_cli *c)
  * so on a live target it runs then, and its saved context is stale until it is switched out. */
 #define ENTRY_TRIES 3
 
+/* Whether the thread of tcb runs now (the RTOS's current-thread pointer names it): 1 it does,
+ * 0 it does not, -1 the pointer cannot be read. A read through the memory view's page cache. */
+static int runs_now(struct top_cli *c, uint32_t tcb)
+{
+    uint32_t current;
+    if (!spoor_rtos_read_current(c->rtos, spoor_mem_reader, c->mem, &current))
+        return -1;
+    return current == tcb;
+}
+
 /* The entry function of thread t: the TCB's, or its initial stack frame's, else (a FreeRTOS
  * task whose initial frame is overwritten) the outermost frame of its backtrace: from its saved
  * context when it is not running, from the CPU's registers (--gdb) when it is. NULL when none
@@ -63,12 +73,12 @@ static const char *entry_function(struct top_cli *c, top_thread_info *info,
                                   const spoor_rtos_thread *t)
 {
     const char *func = NULL;
-    uint32_t entry = t->entry, current;
+    uint32_t entry = t->entry;
     bool known = t->has_entry;
-    if (!known && info->entry_tries < ENTRY_TRIES &&
-        spoor_rtos_read_current(c->rtos, spoor_mem_reader, c->mem, &current)) {
+    int runs = known || info->entry_tries >= ENTRY_TRIES ? -1 : runs_now(c, t->tcb);
+    if (runs >= 0) {
         spoor_regs cpu;
-        bool running = current == t->tcb;
+        bool running = runs == 1;
         if (!running || c->gdb) { /* else: tried when it has been switched out */
             info->entry_tries++;
             known = (!running || spoor_gdb_read_registers(c->gdb, &cpu, NULL, 0)) &&
@@ -88,9 +98,7 @@ static void read_stack(struct top_cli *c, top_thread_info *info, const spoor_rto
         return;
     if (c->fills < 0)
         c->fills = spoor_stack_usage_rtos_fills(c->rtos, spoor_mem_reader, c->mem);
-    uint32_t current;
-    bool running =
-        !spoor_rtos_read_current(c->rtos, spoor_mem_reader, c->mem, &current) || current == t->tcb;
+    bool running = runs_now(c, t->tcb) != 0; /* unknown: its saved SP may be stale */
     spoor_stack_usage_thread(c->rtos, spoor_mem_reader, c->mem, t, t->has_sp && !running, t->sp,
                              c->fills == 1, &info->stack);
     info->has_stack = true;
