@@ -93,9 +93,9 @@ static void errors_name_the_problem(void **state)
     expect_error("{\"pc\": 1.5}",
                  "regs.json: line 1: value of \"pc\" must be a hex string like \"0x20001000\"");
     expect_error("{\"pc\" \"0x1\"}", "regs.json: line 1: expected ':'");
-    expect_error("{\"pc\": \"0x1\"", "regs.json: line 1: expected '}'");
+    expect_error("{\"pc\": \"0x1\"", "regs.json: line 1: expected ',' or '}'");
     expect_error("[1, 2]", "regs.json: line 1: expected '{'");
-    expect_error("{\"pc\": \"0x1\"} x", "regs.json: line 1: unexpected text after the object");
+    expect_error("{\"pc\": \"0x1\"} x", "regs.json: line 1: more after the end of the document");
     expect_error("{\"pc", "regs.json: line 1: unterminated string");
     expect_error("", "regs.json: line 1: expected '{'");
     /* hardening: the documented form only, pc and sp required, no key twice */
@@ -114,7 +114,17 @@ static void errors_name_the_problem(void **state)
     spoor_dump d;
     assert_false(spoor_regs_json_parse("{}x", 3, "snap/cpu.json", &d));
     assert_string_equal(spoor_last_error(),
-                        "snap/cpu.json: line 1: unexpected text after the object");
+                        "snap/cpu.json: line 1: more after the end of the document");
+    /* a nested value is refused by its member; escapes are JSON and read as such */
+    expect_error("{\"pc\": {\"x\": 1}}",
+                 "regs.json: line 1: value of \"pc\" must be a hex string like \"0x20001000\"");
+    expect_error("{\"pc\": [\"0x1\"]}",
+                 "regs.json: line 1: value of \"pc\" must be a hex string like \"0x20001000\"");
+    expect_error("{\"p\\u0000c\": \"0x1\"}", "regs.json: line 1: unknown register \"p\"");
+    expect_error("{\"pc\": \"0x1\\u0000\", \"sp\": \"0x2\"}",
+                 "regs.json: line 1: value of \"pc\" is not a 32-bit hex number: \"0x1\"");
+    assert_true(parse("{\"\\u0070c\": \"0x\\u0031\", \"sp\": \"0x2\"}", &d));
+    assert_int_equal(d.regs.r[15], 1);
 }
 
 static char *write_temp(const char *name, const void *bytes, size_t len)

@@ -1,6 +1,7 @@
 /* The regs.json reader: one flat JSON object of register names to hex strings, e.g.
  *   {"r0": "0x00000000", "sp": "0x20001fd0", "pc": "0x000001a4", "cfsr": "0x00020000"}
- * A small hand-written parser for exactly that shape (no nesting, no arrays). */
+ * The text is read by spoor's JSON reader (spoor/json.h); this file checks the shape (one
+ * object, no nesting) and each member's name and value. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -8,13 +9,8 @@
 
 #include "spoor/dump.h"
 #include "spoor/error.h"
+#include "spoor/json.h"
 #include "spoor/number.h"
-
-typedef struct json_cursor {
-    const char *p, *end;
-    unsigned line;
-    const char *name; /* the file, for messages */
-} json_cursor;
 
 typedef enum reg_group {
     GROUP_CORE,
@@ -30,55 +26,6 @@ typedef struct reg_slot {
     reg_group group;
     uint32_t fault_bit;
 } reg_slot;
-
-static bool fail(const json_cursor *c, const char *what)
-{
-    spoor_set_error(SPOOR_ERR_FORMAT, "%s: line %u: %s", c->name, c->line, what);
-    return false;
-}
-
-static void skip_space(json_cursor *c)
-{
-    while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' || *c->p == '\r' || *c->p == '\n')) {
-        if (*c->p == '\n')
-            c->line++;
-        c->p++;
-    }
-}
-
-static bool expect(json_cursor *c, char ch)
-{
-    skip_space(c);
-    if (c->p < c->end && *c->p == ch) {
-        c->p++;
-        return true;
-    }
-    char msg[48];
-    snprintf(msg, sizeof msg, "expected '%c'", ch);
-    return fail(c, msg);
-}
-
-/* A JSON string without escapes (register names and hex numbers need none). */
-static bool read_string(json_cursor *c, char *out, size_t cap)
-{
-    if (!expect(c, '"'))
-        return false;
-    size_t n = 0;
-    while (c->p < c->end && *c->p != '"') {
-        if (*c->p == '\\')
-            return fail(c, "escapes are not supported in register names or values");
-        if ((unsigned char)*c->p < 0x20)
-            return fail(c, "unterminated string");
-        if (n + 1 >= cap)
-            return fail(c, "string too long");
-        out[n++] = *c->p++;
-    }
-    if (c->p >= c->end)
-        return fail(c, "unterminated string");
-    c->p++;
-    out[n] = '\0';
-    return true;
-}
 
 static bool find_slot(spoor_dump *d, const char *name, reg_slot *slot)
 {
@@ -130,146 +77,147 @@ static bool find_slot(spoor_dump *d, const char *name, reg_slot *slot)
     return false;
 }
 
-/* A value: a hex string, a non-negative JSON integer, or null (*known = false). */
-static bool read_value(json_cursor *c, const char *key, uint32_t *out, bool *known)
+typedef struct regs_reader {
+    spoor_dump *d;
+    uint32_t *seen[64];
+    size_t nseen;
+    bool any_core, any_fault;
+    char msg[160];
+} regs_reader;
+
+/* A member's value: a hex string, a non-negative JSON integer, or null (*known = false). NULL
+ * when it is one, else the message. */
+static const char *read_value(regs_reader *rr, const spoor_json_item *it, uint32_t *out,
+                              bool *known)
 {
-    char text[64], msg[160];
-    skip_space(c);
-    *known = true;
-    if (c->p < c->end && *c->p == '"') {
-        if (!read_string(c, text, sizeof text))
-            return false;
+    *known = it->type != SPOOR_JSON_NULL;
+    if (it->type == SPOOR_JSON_NULL)
+        return NULL;
+    if (it->type == SPOOR_JSON_STRING) {
         /* only the documented form: "0x" and hex digits ("304" would be read as 0x304 by a
          * hex reader and as 304 by a human) */
-        if (!(text[0] == '0' && (text[1] == 'x' || text[1] == 'X'))) {
-            snprintf(msg, sizeof msg,
-                     "value of \"%s\" must be a hex string starting with 0x, got \"%s\"", key,
-                     text);
-            return fail(c, msg);
+        if (!(it->text[0] == '0' && (it->text[1] == 'x' || it->text[1] == 'X'))) {
+            snprintf(rr->msg, sizeof rr->msg,
+                     "value of \"%s\" must be a hex string starting with 0x, got \"%.40s\"",
+                     it->key, it->text);
+            return rr->msg;
         }
-        if (!spoor_parse_u32z(text, SPOOR_NUM_HEX, out)) {
-            snprintf(msg, sizeof msg, "value of \"%s\" is not a 32-bit hex number: \"%s\"", key,
-                     text);
-            return fail(c, msg);
+        if (strlen(it->text) != it->len || !spoor_parse_u32z(it->text, SPOOR_NUM_HEX, out)) {
+            snprintf(rr->msg, sizeof rr->msg,
+                     "value of \"%s\" is not a 32-bit hex number: \"%.40s\"", it->key, it->text);
+            return rr->msg;
         }
-        return true;
+        return NULL;
     }
-    if (c->end - c->p >= 4 && memcmp(c->p, "null", 4) == 0) {
-        c->p += 4;
-        *known = false;
-        return true;
-    }
-    uint64_t v = 0;
-    const char *start = c->p;
-    while (c->p < c->end && *c->p >= '0' && *c->p <= '9' && v <= 0xFFFFFFFFull)
-        v = v * 10 + (uint64_t)(*c->p++ - '0');
-    if (c->p == start || v > 0xFFFFFFFFull ||
-        (c->p < c->end && (*c->p == '.' || *c->p == 'e' || *c->p == 'E'))) {
-        snprintf(msg, sizeof msg, "value of \"%s\" must be a hex string like \"0x20001000\"", key);
-        return fail(c, msg);
-    }
-    *out = (uint32_t)v;
-    return true;
+    /* a JSON integer as written: digits only (no sign, fraction or exponent), at most 2^32-1 */
+    if (it->type == SPOOR_JSON_NUMBER && strspn(it->text, "0123456789") == it->len &&
+        spoor_parse_u32z(it->text, SPOOR_NUM_AUTO, out))
+        return NULL;
+    snprintf(rr->msg, sizeof rr->msg, "value of \"%s\" must be a hex string like \"0x20001000\"",
+             it->key);
+    return rr->msg;
 }
 
-static bool seen_slot(uint32_t *const *seen, size_t n, const uint32_t *slot)
+static bool seen_slot(const regs_reader *rr, const uint32_t *slot)
 {
-    for (size_t i = 0; i < n; i++)
-        if (seen[i] == slot)
+    for (size_t i = 0; i < rr->nseen; i++)
+        if (rr->seen[i] == slot)
             return true;
     return false;
 }
 
+static void mark(regs_reader *rr, const reg_slot *slot)
+{
+    spoor_regs *r = &rr->d->regs;
+    switch (slot->group) {
+    case GROUP_CORE: rr->any_core = true; break;
+    case GROUP_BANKED:
+        rr->any_core = true;
+        r->have |= SPOOR_HAVE_BANKED_SP;
+        break;
+    case GROUP_EXC_RETURN:
+        rr->any_core = true;
+        r->have |= SPOOR_HAVE_EXC_RETURN;
+        break;
+    case GROUP_FP:
+        r->flags |= SPOOR_REGS_FP_VALID;
+        r->have |= SPOOR_HAVE_FP;
+        break;
+    case GROUP_LIMIT:
+        r->flags |= SPOOR_REGS_HAS_LIMITS;
+        r->have |= SPOOR_HAVE_LIMITS;
+        break;
+    case GROUP_FAULT:
+        rr->any_fault = true;
+        rr->d->fault.valid |= slot->fault_bit;
+        break;
+    }
+}
+
+static const char *on_item(void *ctx, const spoor_json_item *it)
+{
+    regs_reader *rr = ctx;
+    if (it->type == SPOOR_JSON_END)
+        return NULL;
+    if (it->depth == 0)
+        return it->type == SPOOR_JSON_OBJECT ? NULL : "expected '{'";
+    reg_slot slot;
+    if (strlen(it->key) != it->key_len || !find_slot(rr->d, it->key, &slot)) {
+        snprintf(rr->msg, sizeof rr->msg, "unknown register \"%.40s\"", it->key);
+        return rr->msg;
+    }
+    if (seen_slot(rr, slot.value)) {
+        snprintf(rr->msg, sizeof rr->msg, "register \"%s\" given twice", it->key);
+        return rr->msg;
+    }
+    if (rr->nseen < sizeof rr->seen / sizeof *rr->seen)
+        rr->seen[rr->nseen++] = slot.value;
+    uint32_t value = 0;
+    bool known;
+    const char *bad = read_value(rr, it, &value, &known);
+    if (bad)
+        return bad;
+    if (!known && (slot.value == &rr->d->regs.r[13] || slot.value == &rr->d->regs.r[15])) {
+        snprintf(rr->msg, sizeof rr->msg, "\"%s\" is required and cannot be null", it->key);
+        return rr->msg;
+    }
+    if (known) {
+        *slot.value = value;
+        mark(rr, &slot);
+    }
+    return NULL;
+}
+
 bool spoor_regs_json_parse(const char *text, size_t len, const char *name, spoor_dump *d)
 {
-    json_cursor c = {text, text + len, 1, name ? name : "regs.json"};
-    uint32_t *seen[64];
-    size_t nseen = 0;
+    regs_reader rr = {.d = d};
+    name = name ? name : "regs.json";
     memset(&d->regs, 0, sizeof d->regs);
     memset(&d->fault, 0, sizeof d->fault);
     d->regs.r[14] = 0xFFFFFFFFu;
-    bool any_core = false, any_fault = false;
-
-    if (!expect(&c, '{'))
-        return false;
-    skip_space(&c);
-    if (c.p < c.end && *c.p == '}') {
-        c.p++;
-    } else {
-        for (;;) {
-            char key[32];
-            char msg[96];
-            if (!read_string(&c, key, sizeof key))
-                return false;
-            reg_slot slot;
-            if (!find_slot(d, key, &slot)) {
-                snprintf(msg, sizeof msg, "unknown register \"%s\"", key);
-                return fail(&c, msg);
-            }
-            for (size_t i = 0; i < nseen; i++)
-                if (seen[i] == slot.value) {
-                    snprintf(msg, sizeof msg, "register \"%s\" given twice", key);
-                    return fail(&c, msg);
-                }
-            if (nseen < sizeof seen / sizeof *seen)
-                seen[nseen++] = slot.value;
-            if (!expect(&c, ':'))
-                return false;
-            uint32_t value = 0;
-            bool known;
-            if (!read_value(&c, key, &value, &known))
-                return false;
-            if (!known && (slot.value == &d->regs.r[13] || slot.value == &d->regs.r[15])) {
-                snprintf(msg, sizeof msg, "\"%s\" is required and cannot be null", key);
-                return fail(&c, msg);
-            }
-            if (known) {
-                *slot.value = value;
-                switch (slot.group) {
-                case GROUP_CORE: any_core = true; break;
-                case GROUP_BANKED:
-                    any_core = true;
-                    d->regs.have |= SPOOR_HAVE_BANKED_SP;
-                    break;
-                case GROUP_EXC_RETURN:
-                    any_core = true;
-                    d->regs.have |= SPOOR_HAVE_EXC_RETURN;
-                    break;
-                case GROUP_FP:
-                    d->regs.flags |= SPOOR_REGS_FP_VALID;
-                    d->regs.have |= SPOOR_HAVE_FP;
-                    break;
-                case GROUP_LIMIT:
-                    d->regs.flags |= SPOOR_REGS_HAS_LIMITS;
-                    d->regs.have |= SPOOR_HAVE_LIMITS;
-                    break;
-                case GROUP_FAULT:
-                    any_fault = true;
-                    d->fault.valid |= slot.fault_bit;
-                    break;
-                }
-            }
-            skip_space(&c);
-            if (c.p < c.end && *c.p == ',') {
-                c.p++;
-                continue;
-            }
-            if (!expect(&c, '}'))
-                return false;
-            break;
-        }
+    spoor_json_error err;
+    size_t lead = 0; /* an empty file: "expected '{'", as for any other text that is no object */
+    while (lead < len && strchr(" \t\r\n", text[lead]) && text[lead])
+        lead++;
+    if (lead == len) {
+        err = (spoor_json_error){.offset = len, .message = "expected '{'"};
+    } else if (spoor_json_read(text, len, 2, on_item, &rr, &err)) {
+        err.message[0] = 0;
     }
-    skip_space(&c);
-    if (c.p != c.end)
-        return fail(&c, "unexpected text after the object");
-    if (any_core &&
-        (!seen_slot(seen, nseen, &d->regs.r[13]) || !seen_slot(seen, nseen, &d->regs.r[15]))) {
-        spoor_set_error(SPOOR_ERR_FORMAT, "%s: \"pc\" and \"sp\" are required", c.name);
+    if (err.message[0]) {
+        unsigned line = 1;
+        for (size_t i = 0; i < err.offset && i < len; i++)
+            line += text[i] == '\n';
+        spoor_set_error(SPOOR_ERR_FORMAT, "%s: line %u: %s", name, line, err.message);
         return false;
     }
-    d->has_registers = any_core;
-    if (any_core)
+    if (rr.any_core && (!seen_slot(&rr, &d->regs.r[13]) || !seen_slot(&rr, &d->regs.r[15]))) {
+        spoor_set_error(SPOOR_ERR_FORMAT, "%s: \"pc\" and \"sp\" are required", name);
+        return false;
+    }
+    d->has_registers = rr.any_core;
+    if (rr.any_core)
         d->regs.have |= SPOOR_HAVE_CORE;
-    d->has_fault = any_fault;
+    d->has_fault = rr.any_fault;
     return true;
 }
