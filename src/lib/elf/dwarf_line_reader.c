@@ -642,11 +642,22 @@ line_status spoor_line_rows(const spoor_elf *e, struct name_block **names, Dwarf
                        dwarf_errmsg(-1));
         return LINE_UNREADABLE;
     }
+    return spoor_line_rows_at(e, names, stmt_list, comp_dir, cu, claims, keep_zero, u, rows, nrows,
+                              cap_rows);
+}
+
+line_status spoor_line_rows_at(const spoor_elf *e, struct name_block **names, uint64_t stmt_list,
+                               const char *comp_dir, Dwarf_Die *cu,
+                               const struct unit_claims *claims, bool keep_zero,
+                               struct unit_lines *u, struct dw_line **rows, size_t *nrows,
+                               size_t *cap_rows)
+{
     line_status own = spoor_line_program_read(e, names, stmt_list, comp_dir, u);
     if (own == LINE_NOMEM)
         return LINE_NOMEM;
     if (own == LINE_NOT_HANDLED)
-        return libdw_rows(e, stmt_list, cu, claims, keep_zero, u, rows, nrows, cap_rows);
+        return cu ? libdw_rows(e, stmt_list, cu, claims, keep_zero, u, rows, nrows, cap_rows)
+                  : LINE_NOT_HANDLED;
     if (own == LINE_MALFORMED) {
         spoor_elf_warn(e, ".debug_line unit at 0x%llx: %s: line rows of this unit ignored",
                        (unsigned long long)stmt_list, u->problem);
