@@ -63,6 +63,39 @@ static inline void ob_commit(outbuf *ob, char *end)
 extern const char ob_hex_pairs[];     /* "000102..ff" */
 extern const char ob_decimal_pairs[]; /* "000102..99" */
 
+#if defined(__SSE2__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#include <emmintrin.h>
+
+/* The 8 hex digits of v (lowercase) as they lie in memory, the first in the lowest byte: the
+ * bytes of v split into their nibbles and turned into ASCII at once, in one SSE2 register. */
+static inline uint64_t ob_hex_word(uint32_t v)
+{
+    __m128i b = _mm_cvtsi32_si128((int)__builtin_bswap32(v)); /* the first byte lowest */
+    __m128i nibble = _mm_set1_epi8(0x0f);
+    __m128i d = _mm_unpacklo_epi8(_mm_and_si128(_mm_srli_epi16(b, 4), nibble),
+                                  _mm_and_si128(b, nibble)); /* high nibble, then low */
+    __m128i letters =
+        _mm_and_si128(_mm_cmpgt_epi8(d, _mm_set1_epi8(9)), _mm_set1_epi8('a' - '0' - 10));
+    return (uint64_t)_mm_cvtsi128_si64(_mm_add_epi8(_mm_add_epi8(d, _mm_set1_epi8('0')), letters));
+}
+
+static inline char *ob_put_hex8(char *p, uint32_t v) /* 0x%08x: 10 bytes */
+{
+    uint64_t w = ob_hex_word(v);
+    memcpy(p, "0x", 2);
+    memcpy(p + 2, &w, 8);
+    return p + 10;
+}
+
+static inline char *ob_put_hex(char *p, uint32_t v) /* 0x%x: 2 to 10 bytes (10 written) */
+{
+    size_t n = v ? (35 - (size_t)__builtin_clz(v)) / 4 : 1; /* digits */
+    uint64_t w = ob_hex_word(v) >> (8 * (8 - n));           /* without the leading zeros */
+    memcpy(p, "0x", 2);
+    memcpy(p + 2, &w, 8);
+    return p + 2 + n;
+}
+#else
 static inline char *ob_put_hex8(char *p, uint32_t v) /* 0x%08x: 10 bytes */
 {
     p[0] = '0';
@@ -74,7 +107,7 @@ static inline char *ob_put_hex8(char *p, uint32_t v) /* 0x%08x: 10 bytes */
     return p + 10;
 }
 
-static inline char *ob_put_hex(char *p, uint32_t v) /* 0x%x: 2 to 10 bytes */
+static inline char *ob_put_hex(char *p, uint32_t v) /* 0x%x: 2 to 10 bytes (10 written) */
 {
     size_t n = v ? (35 - (size_t)__builtin_clz(v)) / 4 : 1; /* digits */
     p[0] = '0';
@@ -85,6 +118,7 @@ static inline char *ob_put_hex(char *p, uint32_t v) /* 0x%x: 2 to 10 bytes */
     while (v >>= 4);
     return end;
 }
+#endif
 
 static inline char *ob_put_u32(char *p, uint32_t v) /* %u: at most 10 bytes */
 {

@@ -366,6 +366,7 @@ struct line_state {
     int64_t line;
     bool emit, end;    /* the opcode just run appends a row; it ends a sequence */
     bool dropped_high; /* a row above 32 bits was left out */
+    size_t last;       /* the row last in libdw's order so far (see end_last_row) */
 };
 
 /* Runs the extended opcode at op_at (r past its 0 byte). 0: done; 1: not handled here;
@@ -438,6 +439,9 @@ static line_status emit_row(struct line_state *s, struct unit_lines *u)
             return LINE_NOT_HANDLED;
         if (spoor_grow((void **)&u->rows, &u->cap_rows, u->nrows + 1, sizeof *u->rows))
             return LINE_NOMEM;
+        const struct raw_line *m = &u->rows[s->last];
+        if (u->nrows && (s->addr > m->addr || (s->addr == m->addr && (!s->end || m->end))))
+            s->last = u->nrows; /* later than the last so far in libdw's order */
         u->rows[u->nrows++] =
             (struct raw_line){(uint32_t)s->addr, (uint32_t)s->file, (int)s->line, s->end};
     } else if (s->emit) {
@@ -452,9 +456,10 @@ static line_status emit_row(struct line_state *s, struct unit_lines *u)
 }
 
 /* Runs the line program from r->p to the unit's end into u's rows; *dropped_high when a row
- * above 32 bits was left out. 0: done; 1: not handled here; 2: malformed; -1: out of memory. */
+ * above 32 bits was left out, else *last the row last in libdw's order. 0: done; 1: not handled
+ * here; 2: malformed; -1: out of memory. */
 static line_status run_line_program(struct line_reader *r, const struct line_header *h,
-                                    struct unit_lines *u, bool *dropped_high)
+                                    struct unit_lines *u, bool *dropped_high, size_t *last)
 {
     struct line_state s = {.addr = 0, .file = 1, .line = 1};
     while (r->p < r->end) {
@@ -480,22 +485,17 @@ static line_status run_line_program(struct line_reader *r, const struct line_hea
             return got;
     }
     *dropped_high = s.dropped_high;
+    *last = s.last;
     return LINE_DONE;
 }
 
 /* libdw marks the last row in its order (highest address; there, the last row that does not
- * end a sequence, else the last that does) as ending a sequence: so does the reader. */
-static void end_last_row(struct unit_lines *u)
+ * end a sequence, else the last that does) as ending a sequence: so does the reader, with the
+ * row emit_row found. */
+static void end_last_row(struct unit_lines *u, size_t last)
 {
-    if (!u->nrows)
-        return;
-    size_t last = 0;
-    for (size_t k = 1; k < u->nrows; k++) {
-        const struct raw_line *x = &u->rows[k], *m = &u->rows[last];
-        if (x->addr > m->addr || (x->addr == m->addr && (!x->end || m->end)))
-            last = k;
-    }
-    u->rows[last].end = true;
+    if (u->nrows)
+        u->rows[last].end = true;
 }
 
 line_status spoor_line_program_read(const spoor_elf *e, struct name_block **names, uint64_t off,
@@ -519,10 +519,11 @@ line_status spoor_line_program_read(const spoor_elf *e, struct name_block **name
                          (unsigned long long)h.header_length);
     r.p = h.program;
     bool dropped_high = false;
-    if ((got = run_line_program(&r, &h, u, &dropped_high)) != LINE_DONE)
+    size_t last = 0;
+    if ((got = run_line_program(&r, &h, u, &dropped_high, &last)) != LINE_DONE)
         return got;
     if (!dropped_high)
-        end_last_row(u);
+        end_last_row(u, last);
     return LINE_DONE;
 }
 
@@ -642,11 +643,22 @@ line_status spoor_line_rows(const spoor_elf *e, struct name_block **names, Dwarf
                        dwarf_errmsg(-1));
         return LINE_UNREADABLE;
     }
+    return spoor_line_rows_at(e, names, stmt_list, comp_dir, cu, claims, keep_zero, u, rows, nrows,
+                              cap_rows);
+}
+
+line_status spoor_line_rows_at(const spoor_elf *e, struct name_block **names, uint64_t stmt_list,
+                               const char *comp_dir, Dwarf_Die *cu,
+                               const struct unit_claims *claims, bool keep_zero,
+                               struct unit_lines *u, struct dw_line **rows, size_t *nrows,
+                               size_t *cap_rows)
+{
     line_status own = spoor_line_program_read(e, names, stmt_list, comp_dir, u);
     if (own == LINE_NOMEM)
         return LINE_NOMEM;
     if (own == LINE_NOT_HANDLED)
-        return libdw_rows(e, stmt_list, cu, claims, keep_zero, u, rows, nrows, cap_rows);
+        return cu ? libdw_rows(e, stmt_list, cu, claims, keep_zero, u, rows, nrows, cap_rows)
+                  : LINE_NOT_HANDLED;
     if (own == LINE_MALFORMED) {
         spoor_elf_warn(e, ".debug_line unit at 0x%llx: %s: line rows of this unit ignored",
                        (unsigned long long)stmt_list, u->problem);
@@ -655,11 +667,14 @@ line_status spoor_line_rows(const spoor_elf *e, struct name_block **names, Dwarf
     if (spoor_grow((void **)rows, cap_rows, *nrows + u->nrows, sizeof **rows))
         return LINE_NOMEM;
     size_t hint = 0;
-    for (size_t i = 0; i < u->nrows; i++) { /* room made above: add_row does not fail */
+    struct dw_line *out = *rows + *nrows; /* room made above */
+    for (size_t i = 0; i < u->nrows; i++) {
         const struct raw_line *l = &u->rows[i];
         if (keep_row(claims, keep_zero, l->addr, l->end, &hint))
-            add_row(rows, nrows, cap_rows, l->addr, l->line, l->end, u->files[l->file]);
+            *out++ = (struct dw_line){l->addr, l->line > 0 ? (unsigned)l->line : 0, l->end,
+                                      u->files[l->file]};
     }
+    *nrows = (size_t)(out - *rows);
     return LINE_DONE;
 }
 

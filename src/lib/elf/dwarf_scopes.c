@@ -268,6 +268,142 @@ int spoor_dwarf_units(const spoor_elf *e, struct symbol_tables *t)
     return 0;
 }
 
+/* The unit DIE's attributes the build reads, read with the unit's abbreviations (read_cu_die)
+ * instead of through libdw, whose first look at a unit DIE reads the unit's abbreviations into
+ * its own tables. */
+struct cu_die {
+    bool has_low, has_high, has_ranges, has_stmt_list;
+    uint64_t low, high; /* high: the address past the code (a constant high_pc added to low) */
+    uint64_t base;      /* the unit's base address as libdw takes it: low_pc, entry_pc or 0 */
+    uint64_t ranges, stmt_list; /* offsets in .debug_ranges/.debug_rnglists, .debug_line */
+    const char *comp_dir;       /* NULL: none */
+    int language;               /* -1: none (as dwarf_srclang) */
+};
+
+/* A range list (DW_AT_ranges) read as libdw's dwarf_ranges reads it, for 4-byte addresses:
+ * DWARF 2 to 4 .debug_ranges pairs (a base address selection, the end pair), DWARF 5
+ * .debug_rnglists entries without an address index (offset pair, base address, start and end or
+ * length, end of list). */
+struct range_list {
+    const uint8_t *p, *end;
+    uint64_t base;
+    bool v5;
+};
+
+/* False when the list is not read so (no such section, an offset past it): libdw decides. */
+static bool range_list_start(const spoor_elf *e, unsigned version, uint64_t off, uint64_t base,
+                             struct range_list *l)
+{
+    const struct elf_section *s =
+        spoor_elf_debug_section(e, version >= 5 ? ".debug_rnglists" : ".debug_ranges");
+    if (!s || off >= s->size)
+        return false;
+    *l = (struct range_list){s->data + off, s->data + s->size, base, version >= 5};
+    return true;
+}
+
+/* A LEB128 number of at most 5 bytes (a 32-bit address or length); false otherwise. */
+static bool range_leb(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+    *v = 0;
+    for (unsigned shift = 0; shift < 35 && *p < end; shift += 7) {
+        uint8_t b = *(*p)++;
+        *v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            return true;
+    }
+    return false;
+}
+
+/* The next range of the list into *lo, *hi: 1; 0 at its end; -1 when it is not read so (libdw
+ * decides: an entry it reads otherwise or not at all, data past the section). */
+static int range_list_next(struct range_list *l, uint64_t *lo, uint64_t *hi)
+{
+    for (;;) {
+        if (!l->v5) {
+            if (l->end - l->p < 8)
+                return -1;
+            uint64_t b = spoor_le32(l->p), x = spoor_le32(l->p + 4);
+            l->p += 8;
+            if (b == 0xffffffffu) { /* a base address selection */
+                if (x == 0xffffffffu)
+                    return -1;
+                l->base = x;
+                continue;
+            }
+            if (!b && !x)
+                return 0;
+            *lo = b + l->base;
+            *hi = x + l->base;
+            return 1;
+        }
+        if (l->p >= l->end)
+            return -1;
+        uint64_t a, b;
+        switch (*l->p++) {
+        case DW_RLE_end_of_list: return 0;
+        case DW_RLE_offset_pair:
+            if (!range_leb(&l->p, l->end, &a) || !range_leb(&l->p, l->end, &b))
+                return -1;
+            *lo = a + l->base;
+            *hi = b + l->base;
+            return 1;
+        case DW_RLE_base_address:
+            if (l->end - l->p < 4)
+                return -1;
+            l->base = spoor_le32(l->p);
+            l->p += 4;
+            continue;
+        case DW_RLE_start_end:
+            if (l->end - l->p < 8)
+                return -1;
+            *lo = spoor_le32(l->p);
+            *hi = spoor_le32(l->p + 4);
+            l->p += 8;
+            return 1;
+        case DW_RLE_start_length:
+            if (l->end - l->p < 4)
+                return -1;
+            *lo = spoor_le32(l->p);
+            l->p += 4;
+            if (!range_leb(&l->p, l->end, &b))
+                return -1;
+            *hi = *lo + b;
+            return 1;
+        default: return -1;
+        }
+    }
+}
+
+/* die_claims from the unit DIE read_cu_die read: 0: read; -1 without memory; 2: not read so
+ * (die_claims must). */
+static int cu_claims(const spoor_elf *e, unsigned version, const struct cu_die *d, bool keep_zero,
+                     struct unit_claims *c)
+{
+    size_t cap = 0;
+    c->n = 0;
+    if (d->has_low && d->has_high) { /* as dwarf_ranges takes low_pc and high_pc first */
+        if (add_claim(c, &cap, d->low, d->high, keep_zero))
+            return -1;
+    } else if (d->has_ranges) {
+        struct range_list l;
+        uint64_t lo, hi;
+        int got;
+        if (!range_list_start(e, version, d->ranges, d->base, &l))
+            return 2;
+        while ((got = range_list_next(&l, &lo, &hi)) > 0)
+            if (add_claim(c, &cap, lo, hi, keep_zero))
+                return -1;
+        if (got < 0) {
+            c->n = 0;
+            return 2;
+        }
+    }
+    c->known = d->has_ranges || d->has_low;
+    join_claims(c);
+    return 0;
+}
+
 struct walker {
     const spoor_elf *e;
     struct symbol_tables *t;
@@ -287,6 +423,7 @@ struct walker {
     uint32_t *call_files;
     size_t first_scope, cap_call_files;
     bool bailed;
+    const struct cu_die *cu; /* the unit DIE as read_cu_die read it, NULL: through libdw */
 };
 
 /* Warns (once per unit) that DIE die of the unit cannot be read: what is wrong, why (libdw's
@@ -436,9 +573,9 @@ static void check_origin(struct walker *w, Dwarf_Die *die, struct scope_attrs *o
 
 /* Whether a unit's language names its functions by mangled symbols (C++, Rust, ...): binutils'
  * list of languages without mangling (dwarf2.c, mangle_style), the rest has it. */
-static bool unit_mangles(Dwarf_Die *cu)
+static bool language_mangles(int language)
 {
-    switch (dwarf_srclang(cu)) {
+    switch (language) {
     case DW_LANG_C89:
     case DW_LANG_C:
     case DW_LANG_C99:
@@ -464,7 +601,7 @@ static bool mangling_language(struct walker *w)
     Dwarf_Die cu;
     w->mangling = 1;
     if (dwarf_offdie(spoor_elf_libdw(w->e), w->u->die, &cu))
-        w->mangling = unit_mangles(&cu);
+        w->mangling = language_mangles(dwarf_srclang(&cu));
     return w->mangling;
 }
 
@@ -697,6 +834,7 @@ struct abbrevs {
     struct abbrev_attr *attrs;
     size_t ncodes, cap_codes, nattrs, cap_attrs;
     bool unindexed;              /* a code past MAX_ABBREV_CODE: the DIEs are not scanned */
+    bool twice;                  /* a code defined twice (libdw may not read the unit DIE) */
     unsigned version, addr_size; /* what the attributes' sizes were found for */
 };
 
@@ -826,9 +964,10 @@ static const char *abbrev_problem(const spoor_elf *e, Dwarf_Off off, struct abbr
         if (bad)
             break;
         if (indexed) {
-            if (a->codes[code - 1].defined) /* a code defined twice: libdw takes the first */
+            if (a->codes[code - 1].defined) { /* a code defined twice: libdw takes the first */
                 a->nattrs = first;
-            else
+                a->twice = true;
+            } else
                 a->codes[code - 1] = (struct abbrev_code){(uint32_t)first,
                                                           (uint32_t)(a->nattrs - first),
                                                           tag > UINT32_MAX ? 0 : (uint32_t)tag,
@@ -1058,10 +1197,11 @@ struct raw_attr {
  * when the values run past the unit's end. */
 static bool raw_die(const struct die_reader *r, const struct abbrevs *a,
                     const struct abbrev_code *c, const uint8_t *p, struct raw_attr own[SCOPE_ATTRS],
-                    Dwarf_Addr pc[2], int *known)
+                    Dwarf_Addr pc[2], int *known, struct raw_attr *ranges_only)
 {
     const char *unchecked = NULL;
     const uint8_t *low = NULL, *high = NULL;
+    struct raw_attr ranges_at = {0};
     uint32_t high_form = 0;
     bool ranges = false, odd_low = false;
     memset(own, 0, SCOPE_ATTRS * sizeof *own);
@@ -1078,6 +1218,8 @@ static bool raw_die(const struct die_reader *r, const struct abbrevs *a,
             high = p;
             high_form = at->form;
         } else if (k == ATTR_RANGES) {
+            if (!ranges)
+                ranges_at = (struct raw_attr){p, at->form, 0};
             ranges = true;
         }
         if (!skip_value(r, at, &p, &unchecked))
@@ -1086,6 +1228,8 @@ static bool raw_die(const struct die_reader *r, const struct abbrevs *a,
     if (!pc)
         return true;
     *known = 0;
+    if (ranges_only)
+        *ranges_only = !low && !high && !odd_low ? ranges_at : (struct raw_attr){0};
     if (odd_low)
         return true;
     if (low && high) {
@@ -1160,6 +1304,111 @@ static bool raw_udata(const struct die_reader *r, const struct raw_attr *at, uin
     }
 }
 
+/* The first value of an attribute read_cu_die reads as a 4-byte number into *value (*has set);
+ * false when the first one's form is not read so. */
+static bool first_u32(bool *has, uint64_t *value, bool form_ok, const uint8_t *v)
+{
+    if (*has)
+        return true;
+    *has = true;
+    if (form_ok) /* a 4-byte value */
+        *value = spoor_le32(v);
+    return form_ok;
+}
+
+/* The unit DIE's attributes into *d (struct cu_die), read as libdw reads them (the first of each
+ * name); false when the DIE is not read so: no compile or partial unit, a form of those
+ * attributes libdw reads otherwise or that is not read here, an attribute that makes libdw look
+ * elsewhere (an abstract origin or specification, a split unit's or a base attribute), a string
+ * or line program offset past its section. libdw reads the unit DIE then. */
+static bool read_cu_die(const spoor_elf *e, const struct die_reader *r, const struct abbrevs *a,
+                        const struct dw_unit *u, struct cu_die *d)
+{
+    const uint8_t *p = r->base + u->die;
+    uint64_t code, entry = 0;
+    bool has_entry = false, has_language = false, high_constant = false;
+    const char *unchecked = NULL;
+    memset(d, 0, sizeof *d);
+    d->language = -1;
+    if (r->addr_size != 4 || !spoor_uleb128(&p, r->end, &code) || !code || code > a->ncodes ||
+        !a->codes[code - 1].defined)
+        return false;
+    const struct abbrev_code *c = &a->codes[code - 1];
+    if (c->tag != DW_TAG_compile_unit && c->tag != DW_TAG_partial_unit)
+        return false;
+    const struct elf_section *line = spoor_elf_debug_section(e, ".debug_line");
+    for (uint32_t i = 0; i < c->count; i++) {
+        const struct abbrev_attr *at = &a->attrs[c->first + i];
+        const uint8_t *v = p;
+        if (!skip_value(r, at, &p, &unchecked))
+            return false;
+        bool offset =
+            at->form == DW_FORM_sec_offset || (at->form == DW_FORM_data4 && r->version < 4);
+        switch (at->name) {
+        case DW_AT_low_pc:
+            if (!first_u32(&d->has_low, &d->low, at->form == DW_FORM_addr, v))
+                return false;
+            break;
+        case DW_AT_high_pc:
+            if (d->has_high)
+                break;
+            if (at->form == DW_FORM_addr) {
+                d->high = spoor_le32(v);
+            } else if (at->form == DW_FORM_data1 || at->form == DW_FORM_data2 ||
+                       at->form == DW_FORM_data4 || at->form == DW_FORM_data8) {
+                d->high = spoor_le_bytes(v, (unsigned)at->size);
+                high_constant = true;
+            } else {
+                return false;
+            }
+            d->has_high = true;
+            break;
+        case DW_AT_entry_pc:
+            if (!first_u32(&has_entry, &entry, at->form == DW_FORM_addr, v))
+                return false;
+            break;
+        case DW_AT_ranges:
+            if (!first_u32(&d->has_ranges, &d->ranges, offset, v))
+                return false;
+            break;
+        case DW_AT_stmt_list:
+            if (!first_u32(&d->has_stmt_list, &d->stmt_list,
+                           offset && line && spoor_le32(v) <= line->size, v))
+                return false;
+            break;
+        case DW_AT_comp_dir:
+            if (!d->comp_dir &&
+                !raw_string(r, &(struct raw_attr){v, at->form, at->value}, &d->comp_dir))
+                return false;
+            break;
+        case DW_AT_language:
+            if (!has_language && at->form != DW_FORM_data1 && at->form != DW_FORM_data2)
+                return false;
+            if (!has_language)
+                d->language = (int)spoor_le_bytes(v, (unsigned)at->size);
+            has_language = true;
+            break;
+        case DW_AT_abstract_origin:
+        case DW_AT_specification:
+        case DW_AT_str_offsets_base:
+        case DW_AT_addr_base:
+        case DW_AT_rnglists_base:
+        case DW_AT_dwo_name:
+        case DW_AT_GNU_dwo_name:
+        case DW_AT_GNU_dwo_id:
+        case DW_AT_GNU_ranges_base:
+        case DW_AT_GNU_addr_base: return false;
+        default: break;
+        }
+    }
+    if (high_constant && d->has_low)
+        d->high += d->low;
+    else if (high_constant)
+        d->has_high = false; /* dwarf_highpc cannot add it to a low_pc */
+    d->base = d->has_low ? d->low : has_entry ? entry : 0;
+    return true;
+}
+
 /* Ranges add_scope_raw takes at most (more: add_scope does it). */
 #define RAW_RANGES 16
 
@@ -1200,7 +1449,7 @@ static int add_scope_raw(struct walker *w, const struct die_reader *r, const str
                                                                : NULL;
         if (!ref)
             break;
-        if (!raw_ref(r, a, ref, &tc, &tp) || !raw_die(r, a, tc, tp, level, NULL, NULL))
+        if (!raw_ref(r, a, ref, &tc, &tp) || !raw_die(r, a, tc, tp, level, NULL, NULL, NULL))
             return 3;
         for (int k = LINKAGE_NAME; k <= NAME; k++)
             if (!names[k].at && level[k].at)
@@ -1269,6 +1518,29 @@ static int add_scope_raw(struct walker *w, const struct die_reader *r, const str
     return idx;
 }
 
+/* The ranges of a DIE whose code ranges are its DW_AT_ranges alone (no low_pc, no high_pc), read
+ * as dwarf_ranges reads them, into pc (as walk_child collects them); 0 when they are not read so
+ * (then libdw does it), or when there are RAW_RANGES or more (libdw's loop gives up there). */
+static size_t own_ranges(const struct walker *w, const struct die_reader *r,
+                         const struct raw_attr *ranges, Dwarf_Addr *pc)
+{
+    struct range_list l;
+    uint64_t lo, hi;
+    int got;
+    size_t n = 0;
+    if (!(ranges->form == DW_FORM_sec_offset ||
+          (ranges->form == DW_FORM_data4 && r->version < 4)) ||
+        !range_list_start(w->e, r->version, spoor_le32(ranges->at), w->cu->base, &l))
+        return 0;
+    while ((got = range_list_next(&l, &lo, &hi)) > 0) {
+        if (n == RAW_RANGES - 1)
+            return 0;
+        pc[2 * n] = lo;
+        pc[2 * n++ + 1] = hi;
+    }
+    return got < 0 ? 0 : n;
+}
+
 /* A DIE open in the fast walk: whether its children are walked, and as walk() would walk them. */
 struct walk_frame {
     bool walked, in_function;
@@ -1295,11 +1567,13 @@ static int walk_child(struct walker *w, const struct die_reader *r, const struct
         Dwarf_Die die;
         Dwarf_Addr pc[2 * RAW_RANGES];
         int32_t parent = tag == DW_TAG_subprogram ? -1 : top->scope;
-        struct raw_attr own[SCOPE_ATTRS];
+        struct raw_attr own[SCOPE_ATTRS], ranges = {0};
         int known = 0, got = 3;
-        bool readable = raw_die(r, a, c, p, own, pc, &known), have_die = false;
+        bool readable = raw_die(r, a, c, p, own, pc, &known, &ranges), have_die = false;
         size_t n = (size_t)known;
-        if (readable && !known) { /* DW_AT_ranges: read by libdw */
+        if (readable && !known && w->cu && ranges.at) /* DW_AT_ranges alone: read here */
+            n = own_ranges(w, r, &ranges, pc);
+        if (readable && !known && !n) { /* DW_AT_ranges: read by libdw */
             Dwarf_Addr base, lo, hi;
             ptrdiff_t off = 0;
             if (!dwarf_offdie(dwarf, (Dwarf_Off)(die_at - r->base), &die))
@@ -1501,19 +1775,20 @@ static int fast_walk(struct walker *w, const struct die_reader *r, const struct 
     return result;
 }
 
+/* The unit DIE through libdw into *cu, once (*have); NULL when libdw cannot read it. */
+static Dwarf_Die *libdw_cu(const spoor_elf *e, const struct dw_unit *u, Dwarf_Die *cu, bool *have)
+{
+    if (!*have)
+        *have = dwarf_offdie(spoor_elf_libdw(e), u->die, cu) && dwarf_tag(cu) != DW_TAG_invalid;
+    return *have ? cu : NULL;
+}
+
 int spoor_dwarf_unit_build(const spoor_elf *e, struct symbol_tables *t, size_t unit)
 {
     struct dw_unit *u = &t->units[unit];
     if (u->built)
         return 0;
-    Dwarf_Die cu;
-    dwarf_errno(); /* no stale message in this unit's warnings */
-    if (!dwarf_offdie(spoor_elf_libdw(e), u->die, &cu) || dwarf_tag(&cu) == DW_TAG_invalid) {
-        unit_die_unreadable(e, u); /* nothing to take from the unit */
-        u->built = true;
-        t->units_built++;
-        return 0;
-    }
+    dwarf_errno();                      /* no stale message in this unit's warnings */
     struct unit_lines lines = t->lines; /* its arrays reused, empty */
     lines.nfiles = lines.ndirs = lines.nrows = 0;
     struct unit_claims code = {0}; /* the DIE's ranges decide which line rows are kept */
@@ -1535,17 +1810,33 @@ int spoor_dwarf_unit_build(const spoor_elf *e, struct symbol_tables *t, size_t u
     }
     const char *abbrevs = abbrev_problem(e, u->abbrev, &ab, buf, sizeof buf, &oom), *tree = NULL;
     uint64_t at = 0;
+    /* the unit DIE read with the abbreviations when they are whole, else through libdw (its
+     * first look at a unit DIE reads all of them again): nothing to take from the unit when
+     * libdw cannot read it */
+    Dwarf_Die cu;
+    bool have_cu = false;
+    struct cu_die own_cu;
+    scannable = !abbrevs && !oom && die_reader_init(e, u, &ab, &reader);
+    if (scannable && !ab.twice && read_cu_die(e, &reader, &ab, u, &own_cu)) {
+        w.cu = &own_cu;
+        w.mangling = language_mangles(own_cu.language);
+    } else if (!libdw_cu(e, u, &cu, &have_cu)) {
+        unit_die_unreadable(e, u);
+        abbrevs_free(&ab);
+        u->built = true;
+        t->units_built++;
+        return 0;
+    }
     if (abbrevs) { /* the walk goes on: libdw stops at the first DIE it cannot read */
         spoor_elf_warn(e,
                        ".debug_info unit at 0x%llx: .debug_abbrev at 0x%llx: %s: DIEs using it "
                        "unreadable",
                        (unsigned long long)u->header, (unsigned long long)u->abbrev, abbrevs);
         u->damaged = true;
-    } else if (!oom && (scannable = die_reader_init(e, u, &ab, &reader)) &&
-               (reader.starts = calloc((size_t)(reader.end - reader.hdr) / 8 + 1, 1),
-                w.defer_files = true, reader.later = &later,
-                (tree = die_tree_problem(&reader, u, &ab, &at, &siblings_ok, &w, &scanned)) !=
-                    NULL)) {
+    } else if (scannable && (reader.starts = calloc((size_t)(reader.end - reader.hdr) / 8 + 1, 1),
+                             w.defer_files = true, reader.later = &later,
+                             (tree = die_tree_problem(&reader, u, &ab, &at, &siblings_ok, &w,
+                                                      &scanned)) != NULL)) {
         spoor_elf_warn(e,
                        ".debug_info unit at 0x%llx: DIE at 0x%llx: %s (invalid DWARF): the "
                        "unit's functions and names may be wrong",
@@ -1562,10 +1853,26 @@ int spoor_dwarf_unit_build(const spoor_elf *e, struct symbol_tables *t, size_t u
     dwarf_errno(); /* what libdw said in the scan's walk is no unit warning's (it said nothing
                     * before: the unit DIE was read) */
     free(later.off);
-    int claims = die_claims(e, u->header, &cu, t->keep_zero, &code), rows = 0, walked = 0;
-    if (claims >= 0)
-        rows = spoor_line_rows(e, &t->names, &cu, &code, t->keep_zero, &lines, &u->rows, &u->nrows,
-                               &cap_rows);
+    /* the clean case (the scan's walk took the scopes) reads the unit DIE's claims and line
+     * program as read_cu_die read them; else, and where they are not read so, libdw does */
+    bool own = w.cu && fast && !scanned;
+    int claims = own ? cu_claims(e, reader.version, w.cu, t->keep_zero, &code) : 2, rows = 0,
+        walked = 0;
+    if (claims == 2)
+        claims = libdw_cu(e, u, &cu, &have_cu) ? die_claims(e, u->header, &cu, t->keep_zero, &code)
+                                               : (unit_die_unreadable(e, u), 1);
+    if (claims >= 0 && own && !w.cu->has_stmt_list)
+        lines.nfiles = 0; /* a unit without a line program */
+    else if (claims >= 0 && own)
+        rows = spoor_line_rows_at(e, &t->names, w.cu->stmt_list, w.cu->comp_dir, NULL, &code,
+                                  t->keep_zero, &lines, &u->rows, &u->nrows, &cap_rows);
+    else if (claims >= 0)
+        rows = LINE_NOT_HANDLED;
+    if (rows == LINE_NOT_HANDLED)
+        rows = libdw_cu(e, u, &cu, &have_cu)
+                   ? spoor_line_rows(e, &t->names, &cu, &code, t->keep_zero, &lines, &u->rows,
+                                     &u->nrows, &cap_rows)
+                   : (unit_die_unreadable(e, u), LINE_UNREADABLE);
     if (claims >= 0 && rows >= 0) {
         w.files = lines.nfiles ? lines.files : NULL;
         w.nfiles = lines.nfiles;
@@ -1583,7 +1890,10 @@ int spoor_dwarf_unit_build(const spoor_elf *e, struct symbol_tables *t, size_t u
             t->nscopes = nscopes;
             u->nranges = 0;
             w.bailed = false;
-            walked = walk(&w, &cu, -1, 0);
+            if (libdw_cu(e, u, &cu, &have_cu))
+                walked = walk(&w, &cu, -1, 0);
+            else
+                unit_die_unreadable(e, u);
         }
     }
     abbrevs_free(&ab);

@@ -266,6 +266,56 @@ static const char *split_unit(Dwarf *dwarf)
     return NULL;
 }
 
+/* Whether no unit can be a split one, found without libdw (whose first look at a unit DIE reads
+ * the unit's abbreviations into its tables, most of the cost of opening a large ELF): every unit
+ * header is a compile or partial unit's (DWARF 2 to 5, 32-bit), and its DIE's abbreviation, the
+ * first of its code in the unit's table, is of a compile or partial unit and names none of
+ * DW_AT_dwo_name, DW_AT_GNU_dwo_name and DW_AT_GNU_dwo_id (without which libdw sees no skeleton
+ * and split_unit finds no .dwo name). False when that is not certain: split_unit decides. */
+static bool surely_not_split(const spoor_elf *e)
+{
+    const struct elf_section *info = spoor_elf_debug_section(e, ".debug_info"),
+                             *abbrev = spoor_elf_debug_section(e, ".debug_abbrev");
+    if (!info || !abbrev)
+        return false;
+    const uint8_t *const aend = abbrev->data + abbrev->size;
+    for (uint64_t off = 0; off < info->size;) {
+        const uint8_t *h = info->data + off;
+        if (info->size - off < 12)
+            return false;
+        uint64_t length = spoor_le32(h), code, acode, value;
+        unsigned version = spoor_le16(h + 4);
+        if (length >= 0xfffffff0u || length > info->size - off - 4 || version < 2 || version > 5)
+            return false;
+        if (version == 5 && h[6] != DW_UT_compile && h[6] != DW_UT_partial)
+            return false;
+        uint64_t table = spoor_le32(h + (version == 5 ? 8 : 6));
+        const uint8_t *die = h + (version == 5 ? 12 : 11), *uend = h + 4 + length;
+        if (die >= uend || table >= abbrev->size || !spoor_uleb128(&die, uend, &code) || !code)
+            return false;
+        const uint8_t *a = abbrev->data + table;
+        for (bool found = false; !found;) {
+            uint64_t tag, name, form;
+            if (!spoor_uleb128(&a, aend, &acode) || !acode || !spoor_uleb128(&a, aend, &tag) ||
+                a++ >= aend) /* its children flag */
+                return false;
+            found = acode == code;
+            if (found && tag != DW_TAG_compile_unit && tag != DW_TAG_partial_unit)
+                return false;
+            do {
+                if (!spoor_uleb128(&a, aend, &name) || !spoor_uleb128(&a, aend, &form) ||
+                    (form == DW_FORM_implicit_const && !spoor_uleb128(&a, aend, &value)))
+                    return false;
+                if (found && (name == DW_AT_dwo_name || name == DW_AT_GNU_dwo_name ||
+                              name == DW_AT_GNU_dwo_id))
+                    return false;
+            } while (name || form);
+        }
+        off += 4 + length;
+    }
+    return true;
+}
+
 spoor_elf *spoor_elf_open(const char *path)
 {
     elf_version(EV_CURRENT);
@@ -321,7 +371,7 @@ spoor_elf *spoor_elf_open(const char *path)
                        dwarf_errmsg(-1));
         e->damaged = true;
     }
-    const char *dwo = e->dwarf ? split_unit(e->dwarf) : NULL;
+    const char *dwo = e->dwarf && !surely_not_split(e) ? split_unit(e->dwarf) : NULL;
     if (dwo) {
         spoor_set_error(SPOOR_ERR_UNSUPPORTED,
                         "%s: split DWARF (-gsplit-dwarf) is not supported: functions and inlined "

@@ -82,6 +82,15 @@ line_status spoor_line_rows(const spoor_elf *e, struct name_block **names, Dwarf
                             const struct unit_claims *claims, bool keep_zero, struct unit_lines *u,
                             struct dw_line **rows, size_t *nrows, size_t *cap_rows);
 
+/* spoor_line_rows for a unit DIE read without libdw: its DW_AT_stmt_list and DW_AT_comp_dir
+ * (NULL: none) given. With cu NULL, a program spoor's reader does not handle gives
+ * LINE_NOT_HANDLED (the caller goes through libdw) instead of libdw's rows. */
+line_status spoor_line_rows_at(const spoor_elf *e, struct name_block **names, uint64_t stmt_list,
+                               const char *comp_dir, Dwarf_Die *cu,
+                               const struct unit_claims *claims, bool keep_zero,
+                               struct unit_lines *u, struct dw_line **rows, size_t *nrows,
+                               size_t *cap_rows);
+
 void spoor_unit_lines_free(struct unit_lines *u);
 
 /* ---- dwarf_scopes.c ---- */
