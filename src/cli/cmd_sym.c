@@ -572,8 +572,11 @@ int cmd_sym(int argc, char **argv)
         {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
     const char *elf_path = NULL;
     bool demangle = true;
-    static struct sym_ctx c;
-    memset(&c, 0, sizeof c);
+    static struct sym_ctx c; /* zero at the first call; cleared again for a later one */
+    static bool used;
+    if (used)
+        memset(&c, 0, sizeof c);
+    used = true;
     ob_init(&c.out, 1);
     json_init(&c.jout, &c.out);
     int opt;

@@ -760,11 +760,16 @@ line_status spoor_line_rows_at(const spoor_elf *e, struct name_block **names, ui
         return LINE_NOMEM;
     size_t hint = 0;
     struct dw_line *out = *rows + *nrows; /* room made above */
-    for (size_t i = 0; i < u->nrows; i++) {
-        const struct raw_line *l = &u->rows[i];
-        if (keep_row(claims, keep_zero, l->addr, l->end, &hint))
-            *out++ = (struct dw_line){l->addr, l->line > 0 ? (unsigned)l->line : 0, l->end,
-                                      u->files[l->file]};
+    const char *const *files = u->files;
+    for (const struct raw_line *l = u->rows, *end = l + u->nrows; l < end; l++) {
+        if (keep_row(claims, keep_zero, l->addr, l->end, &hint)) {
+            struct dw_line row; /* made whole in registers, then stored at once */
+            row.addr = l->addr;
+            row.line = l->line > 0 ? (unsigned)l->line : 0;
+            row.end_sequence = l->end;
+            row.file = files[l->file];
+            *out++ = row;
+        }
     }
     *nrows = (size_t)(out - *rows);
     return LINE_DONE;
