@@ -13,6 +13,13 @@
 #include "spoor/unwind.h"
 
 #define MAX_FRAMES 64
+#define STDIN_BLOCK (1 << 16) /* bytes read from stdin at once */
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define MEMO_AVX 1 /* kept answers copied with AVX moves where the processor has them */
+#else
+#define MEMO_AVX 0
+#endif
 
 static const char sym_usage[] =
     "usage: spoor sym -e FW.elf [--json] [--no-demangle] [-r] [ADDR ...]\n"
@@ -74,14 +81,38 @@ static struct memo_slot memo_none; /* the slot of a memo that is off: always emp
 
 /* The slot of key, or the empty one where it would go. The digits' bytes are folded before the
  * multiplication, so that the last digits (the high bytes) move the slot as much as the first. */
+static inline uint32_t memo_hash(uint64_t key)
+{
+    return (uint32_t)(((key ^ key >> 29) * 0x9e3779b97f4a7c15u) >> (64 - MEMO_BITS));
+}
+
 static inline struct memo_slot *memo_find(struct memo_slot *slot, uint32_t mask, uint64_t key)
 {
-    uint32_t i = (uint32_t)(((key ^ key >> 29) * 0x9e3779b97f4a7c15u) >> (64 - MEMO_BITS));
+    uint32_t i = memo_hash(key);
     for (;; i++) {
         struct memo_slot *s = &slot[i & mask];
         if (s->key == key || !s->key)
             return s;
     }
+}
+
+/* Copies a kept answer of len bytes from src to o, by 32 bytes, with AVX moves (avx) or pairs of
+ * SSE2 ones: up to 31 bytes past len are written too (MEMO_PAD: slack after each). */
+static inline __attribute__((always_inline)) void memo_copy(char *o, const char *src, size_t len,
+                                                            bool avx)
+{
+    if (avx) { /* GCC's vector type: one AVX move each in a function compiled for AVX */
+        typedef char v32 __attribute__((vector_size(32), aligned(1), may_alias));
+        *(v32 *)o = *(const v32 *)src;
+        *(v32 *)(o + 32) = *(const v32 *)(src + 32);
+        for (size_t i = 64; i < len; i += 32)
+            *(v32 *)(o + i) = *(const v32 *)(src + i);
+        return;
+    }
+    memcpy(o, src, 32);
+    memcpy(o + 32, src + 32, 32);
+    for (size_t i = 64; i < len; i += 32)
+        memcpy(o + i, src + i, 32);
 }
 
 static void memo_init(struct memo *m, bool on)
@@ -275,7 +306,8 @@ __attribute__((noinline, cold)) static void print_new_warnings(struct sym_ctx *c
 }
 
 /* Looks addr up and prints its answer (and keeps it in the memo under key, unless 0). */
-static void answer_new(struct sym_ctx *c, uint32_t addr, uint64_t key, struct memo_slot *at)
+__attribute__((noinline)) static void answer_new(struct sym_ctx *c, uint32_t addr, uint64_t key,
+                                                 struct memo_slot *at)
 {
     size_t start = c->out.len;
     unsigned long flushes = c->out.flushes;
@@ -362,6 +394,143 @@ static inline uint64_t token_key(const char *s, unsigned *len)
     return w & (((ends & (0 - ends)) >> 7) - 1); /* the bytes below the first end */
 }
 
+/* The token at p (p < end, not white space) in the general case: its answer from the memo, or
+ * looked up and printed (and kept), or the error of a token that is no address. Returns where
+ * the token ends, or NULL when the end of the block cuts it (last: the block is the input's
+ * last), to be finished after the next read. Writes at c->out (the caller's position stored). */
+__attribute__((noinline)) static const char *symbolize_token_at(struct sym_ctx *c, const char *p,
+                                                                const char *end, bool last)
+{
+    const char *tok = p;
+    uint64_t key = 0;
+    struct memo_slot *at = NULL; /* where key goes in the memo: the token is whole */
+    const char *q_key = p;       /* where the token ends */
+    uint16_t head;
+    memcpy(&head, p, 2);                       /* p[1] is in the buffer: *end is a 0 */
+    if ((head | 0x2000) == ('0' | 'x' << 8)) { /* 0x and 1-8 digits */
+        unsigned len;
+        key = token_key(p + 2, &len);
+        const char *q = q_key = p + 2 + len;
+        /* below 8 digits, *q is the byte <= ' ' token_key stopped at */
+        if ((len < 8 || (unsigned char)*q <= ' ') && (q < end || last)) { /* whole */
+            const struct memo_slot *m = at = memo_find(c->memo.slot, c->memo.mask, key);
+            if (m->len && m->key == key) { /* seen before: no need to read it */
+                char *o = ob_reserve(&c->out, m->len + MEMO_PAD);
+                memo_copy(o, c->memo.text + m->off, m->len, false);
+                ob_commit(&c->out, o + m->len);
+                return q;
+            }
+        }
+    }
+    uint32_t v;
+    if (at && key_value(key, (unsigned)(q_key - p - 2), &v)) { /* whole, not seen */
+        answer_new(c, v, key, at);
+        return q_key;
+    }
+    while ((unsigned char)*p > ' ')
+        p++;
+    if (p == end && !last && (size_t)(end - tok) < STDIN_BLOCK)
+        return NULL; /* cut by the end of the block: finished after the next read */
+    symbolize_token(c, tok, (size_t)(p - tok));
+    return p;
+}
+
+/* The tokens of in[0, end) (*end a 0), answered: returns where the block's last token, cut by
+ * its end, starts (end when none is). The common case, a token of 0x and 1 to 7 hex digits ended
+ * by white space whose answer the memo keeps in the slot a lookup probes first, is done here,
+ * the answer copied from the memo; every other token by symbolize_token_at. The memo and the
+ * output position are kept in locals (the compiler cannot keep c's fields in registers across
+ * the stores of the copies): written back to c before symbolize_token_at, read again after. */
+static inline __attribute__((always_inline)) const char *
+symbolize_block_body(struct sym_ctx *c, const char *p, const char *end, bool last, bool avx)
+{
+    const uint64_t ones = 0x0101010101010101u, high = 0x80 * ones;
+    struct memo_slot *slot = c->memo.slot;
+    uint32_t mask = c->memo.mask;
+    const char *text = c->memo.text;
+    char *o = c->out.buf + c->out.len;
+    char *const o_limit = c->out.buf + sizeof c->out.buf - (MEMO_MAX_ANSWER + MEMO_PAD);
+    for (;;) {
+        while ((unsigned char)*p <= ' ') { /* *end is a 0: no need to test p first */
+            if (p == end)
+                goto out;
+            p++;
+        }
+        uint16_t head;
+        memcpy(&head, p, 2); /* p[1] is in the buffer: *end is a 0 */
+        if ((head | 0x2000) == ('0' | 'x' << 8)) {
+            uint64_t w; /* token_key's work: the first byte <= ' ' of the 8 after 0x ends it */
+            memcpy(&w, p + 2, 8);
+            uint64_t ends = (w - 0x21 * ones) & ~w & high;
+            uint64_t first = ends & (0 - ends);
+            const char *q = p + 2 + (unsigned)__builtin_ctzll(first | 1ull << 63) / 8;
+            uint64_t key = w & ((first >> 7) - 1);
+            /* first > 0x80: an end in the 8 bytes, after at least one digit */
+            if (first > 0x80 && q < end) { /* a whole token: its key is as memo_find's */
+                uint32_t i = memo_hash(key);
+                struct memo_slot *m = &slot[i & mask];
+                while (m->key != key) {
+                    if (!m->key) { /* not seen: looked up and printed (and kept at m) */
+                        uint32_t v;
+                        if (!key_value(key, (unsigned)(q - p - 2), &v))
+                            goto general;
+                        c->out.len = (size_t)(o - c->out.buf);
+                        answer_new(c, v, key, m);
+                        slot = c->memo.slot;
+                        mask = c->memo.mask;
+                        text = c->memo.text;
+                        o = c->out.buf + c->out.len;
+                        p = q;
+                        goto next;
+                    }
+                    m = &slot[++i & mask];
+                }
+                if (o > o_limit) {
+                    c->out.len = (size_t)(o - c->out.buf);
+                    ob_flush(&c->out);
+                    o = c->out.buf + c->out.len;
+                }
+                const char *src = text + m->off;
+                size_t len = m->len;
+                memo_copy(o, src, len, avx);
+                o += len;
+                p = q + 1; /* past the white space that ends the token */
+                continue;
+            }
+        }
+    general:
+        c->out.len = (size_t)(o - c->out.buf);
+        const char *next = symbolize_token_at(c, p, end, last);
+        slot = c->memo.slot;
+        mask = c->memo.mask;
+        text = c->memo.text;
+        o = c->out.buf + c->out.len;
+        if (!next)
+            break;
+        p = next;
+    next:;
+    }
+out:
+    c->out.len = (size_t)(o - c->out.buf);
+    return p;
+}
+
+typedef const char *symbolize_block_fn(struct sym_ctx *, const char *, const char *, bool);
+
+static const char *symbolize_block(struct sym_ctx *c, const char *p, const char *end, bool last)
+{
+    return symbolize_block_body(c, p, end, last, false);
+}
+
+#if MEMO_AVX
+/* The same with the answers copied by 32-byte AVX moves (where the processor has them). */
+__attribute__((target("avx"))) static const char *
+symbolize_block_avx(struct sym_ctx *c, const char *p, const char *end, bool last)
+{
+    return symbolize_block_body(c, p, end, last, true);
+}
+#endif
+
 /* Reads white-space separated tokens from stdin in blocks. Unless stdin is a regular file,
  * output is flushed after each block read, so that spoor sym can serve as a coprocess (one
  * address written, its answer read back) like addr2line. */
@@ -369,85 +538,23 @@ static int symbolize_stdin(struct sym_ctx *c)
 {
     struct stat st;
     int flush = !(fstat(0, &st) == 0 && S_ISREG(st.st_mode));
-    enum { BLOCK = 1 << 16 };
-    static char in[BLOCK + 16]; /* in[end] = 0 ends the last token of a block; token_key reads on */
-    size_t kept = 0;            /* bytes of a token cut by the end of the previous block */
+    static char in[STDIN_BLOCK + 16]; /* in[end] = 0 ends the last token; token_key reads on */
+    size_t kept = 0;                  /* bytes of a token cut by the end of the previous block */
+    symbolize_block_fn *block = symbolize_block;
+#if MEMO_AVX
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx"))
+        block = symbolize_block_avx;
+#endif
     for (;;) {
-        ssize_t n = read(0, in + kept, BLOCK - kept);
+        ssize_t n = read(0, in + kept, STDIN_BLOCK - kept);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
             return cli_error("sym", "cannot read standard input: %s", strerror(errno));
-        const char *end = in + kept + n, *p = in, *tok;
+        const char *end = in + kept + n;
         in[kept + (size_t)n] = 0;
-        /* The memo and the output position in locals while answers are copied from the memo (the
-         * compiler cannot keep c's fields in registers across the char stores): written back to
-         * c before anything else writes output, and read again after it. */
-        struct memo_slot *slot = c->memo.slot;
-        uint32_t mask = c->memo.mask;
-        const char *text = c->memo.text;
-        char *o = c->out.buf + c->out.len;
-        char *const o_limit = c->out.buf + sizeof c->out.buf - (MEMO_MAX_ANSWER + MEMO_PAD);
-        for (;;) {
-            while (p < end && (unsigned char)*p <= ' ')
-                p++;
-            if (p == end)
-                break;
-            tok = p;
-            uint64_t key = 0;
-            struct memo_slot *at = NULL; /* where key goes in the memo: the token is whole */
-            const char *q_key = p;       /* where the token ends */
-            uint16_t head;
-            memcpy(&head, p, 2);                       /* p[1] is in the buffer: in[end] is a 0 */
-            if ((head | 0x2000) == ('0' | 'x' << 8)) { /* the common case: 0x and 1-8 digits */
-                unsigned len;
-                key = token_key(p + 2, &len);
-                const char *q = q_key = p + 2 + len;
-                /* below 8 digits, *q is the byte <= ' ' token_key stopped at */
-                if ((len < 8 || (unsigned char)*q <= ' ') && (q < end || n == 0)) { /* whole */
-                    const struct memo_slot *m = at = memo_find(slot, mask, key);
-                    if (m->len && m->key == key) { /* seen before: no need to read it */
-                        if (o > o_limit) {
-                            c->out.len = (size_t)(o - c->out.buf);
-                            ob_flush(&c->out);
-                            o = c->out.buf + c->out.len;
-                        }
-                        const char *src = text + m->off;
-                        size_t len_answer = m->len;    /* read once: the stores may alias it */
-                        for (size_t i = 0;; i += 64) { /* most answers: one or two pieces */
-                            memcpy(o + i, src + i, 16);
-                            memcpy(o + i + 16, src + i + 16, 16);
-                            memcpy(o + i + 32, src + i + 32, 16);
-                            memcpy(o + i + 48, src + i + 48, 16);
-                            if (i + 64 >= len_answer)
-                                break;
-                        }
-                        o += len_answer;
-                        p = q + (q < end); /* past the white space that ends the token */
-                        continue;
-                    }
-                }
-            }
-            c->out.len = (size_t)(o - c->out.buf);
-            uint32_t v;
-            if (at && key_value(key, (unsigned)(q_key - p - 2), &v)) { /* whole, not seen */
-                answer_new(c, v, key, at);
-                p = q_key;
-            } else {
-                while ((unsigned char)*p > ' ')
-                    p++;
-                if (p == end && n != 0 && (size_t)(end - tok) < BLOCK) {
-                    p = tok; /* cut by the end of the block: finished after the next read */
-                    break;
-                }
-                symbolize_token(c, tok, (size_t)(p - tok));
-            }
-            slot = c->memo.slot;
-            mask = c->memo.mask;
-            text = c->memo.text;
-            o = c->out.buf + c->out.len;
-        }
-        c->out.len = (size_t)(o - c->out.buf);
+        const char *p = block(c, in, end, n == 0);
         if (n == 0)
             return SPOOR_EXIT_OK;
         kept = (size_t)(end - p);
@@ -465,8 +572,11 @@ int cmd_sym(int argc, char **argv)
         {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
     const char *elf_path = NULL;
     bool demangle = true;
-    static struct sym_ctx c;
-    memset(&c, 0, sizeof c);
+    static struct sym_ctx c; /* zero at the first call; cleared again for a later one */
+    static bool used;
+    if (used)
+        memset(&c, 0, sizeof c);
+    used = true;
     ob_init(&c.out, 1);
     json_init(&c.jout, &c.out);
     int opt;

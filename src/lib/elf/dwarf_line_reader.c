@@ -457,35 +457,127 @@ static line_status emit_row(struct line_state *s, struct unit_lines *u)
 
 /* Runs the line program from r->p to the unit's end into u's rows; *dropped_high when a row
  * above 32 bits was left out, else *last the row last in libdw's order. 0: done; 1: not handled
- * here; 2: malformed; -1: out of memory. */
+ * here; 2: malformed; -1: out of memory. The common opcodes (special ones, DW_LNS_copy, the
+ * standard ones with operands of one byte) and their rows are run here, with the registers in
+ * locals; every other case, and any row that is not plain (above 32 bits, a file the header
+ * lacks, a line past 32 bits, no room left), by the functions above, which say what is wrong. */
 static line_status run_line_program(struct line_reader *r, const struct line_header *h,
                                     struct unit_lines *u, bool *dropped_high, size_t *last)
 {
     struct line_state s = {.addr = 0, .file = 1, .line = 1};
-    while (r->p < r->end) {
-        const uint8_t *op_at = r->p;
-        unsigned op = *r->p++;
-        line_status got = LINE_DONE;
-        s.emit = s.end = false;
-        if (op >= h->opcode_base) {
-            unsigned adj = op - h->opcode_base;
-            s.addr += (uint64_t)(adj / h->line_range) * h->min_inst;
-            s.line += h->line_base + (int)(adj % h->line_range);
-            s.emit = true;
-        } else if (op == 0) {
-            got = extended_opcode(r, h, op_at, &s, u);
-        } else {
-            got = standard_opcode(r, h, op, op_at, &s, u);
+    const uint8_t *p = r->p, *const end = r->end;
+    const unsigned base = h->opcode_base, range = h->line_range;
+    const uint64_t min_inst = h->min_inst;
+    const uint64_t const_add = (uint64_t)((255 - base) / range) * min_inst;
+    const int line_base = h->line_base;
+    const size_t nfiles = u->nfiles;
+    uint64_t addr = 0, file = 1;
+    int64_t line = 1;
+    struct raw_line *rows = u->rows;
+    size_t n = u->nrows, cap = u->cap_rows;
+    size_t last_row = 0;    /* s.last */
+    uint32_t last_addr = 0; /* rows[last_row].addr, when n */
+    while (p < end) {
+        const uint8_t *op_at = p;
+        unsigned op = *p++;
+        if (op >= base) {
+            unsigned adj = op - base;
+            addr += (uint64_t)(adj / range) * min_inst;
+            line += line_base + (int)(adj % range);
+            goto emit;
         }
-        if (got != LINE_DONE)
-            return got;
-        if (r->bad)
-            return malformed(u, true, "the program ends inside an opcode");
-        if ((got = emit_row(&s, u)) != LINE_DONE)
-            return got;
+        switch (op) {
+        case DW_LNS_copy: goto emit;
+        case DW_LNS_advance_pc:
+            if (p < end && *p < 0x80) {
+                addr += *p++ * min_inst;
+                continue;
+            }
+            break;
+        case DW_LNS_advance_line:
+            if (p < end && *p < 0x80) { /* a signed LEB128 of one byte: bit 6 its sign */
+                line += (int64_t)(*p & 0x3f) - (int64_t)(*p & 0x40);
+                p++;
+                continue;
+            }
+            break;
+        case DW_LNS_set_file:
+            if (p < end && *p < 0x80 && *p < nfiles) {
+                file = *p++;
+                continue;
+            }
+            break;
+        case DW_LNS_const_add_pc: addr += const_add; continue;
+        case 0:
+        case DW_LNS_fixed_advance_pc: break;
+        default: /* other standard opcodes: skip their operands (of one byte here) */
+            if (h->op_lengths[op - 1] == 0)
+                continue;
+            if (h->op_lengths[op - 1] == 1 && p < end && *p < 0x80) {
+                p++;
+                continue;
+            }
+            break;
+        }
+        { /* the general case, by the functions above */
+            line_status got;
+            r->p = op_at + 1;
+            s.addr = addr;
+            s.file = file;
+            s.line = line;
+            s.last = last_row;
+            s.emit = s.end = false;
+            u->nrows = n;
+            if (op == 0)
+                got = extended_opcode(r, h, op_at, &s, u);
+            else
+                got = standard_opcode(r, h, op, op_at, &s, u);
+            if (got != LINE_DONE)
+                return got;
+            if (r->bad)
+                return malformed(u, true, "the program ends inside an opcode");
+            if ((got = emit_row(&s, u)) != LINE_DONE)
+                return got;
+            goto synced;
+        }
+    emit: /* a row that does not end a sequence */
+        if (addr <= UINT32_MAX && file < nfiles && line >= INT32_MIN && line <= INT32_MAX &&
+            n < cap) {
+            if (!n || addr >= last_addr) { /* later than the last so far in libdw's order */
+                last_row = n;
+                last_addr = (uint32_t)addr;
+            }
+            rows[n++] = (struct raw_line){(uint32_t)addr, (uint32_t)file, (int)line, false};
+            continue;
+        }
+        {
+            line_status got;
+            r->p = p;
+            s.addr = addr;
+            s.file = file;
+            s.line = line;
+            s.last = last_row;
+            s.emit = true;
+            s.end = false;
+            u->nrows = n;
+            if ((got = emit_row(&s, u)) != LINE_DONE)
+                return got;
+        }
+    synced: /* the registers back from s and u */
+        p = r->p;
+        addr = s.addr;
+        file = s.file;
+        line = s.line;
+        last_row = s.last;
+        rows = u->rows;
+        n = u->nrows;
+        cap = u->cap_rows;
+        if (n)
+            last_addr = rows[last_row].addr;
     }
+    u->nrows = n;
     *dropped_high = s.dropped_high;
-    *last = s.last;
+    *last = last_row;
     return LINE_DONE;
 }
 
@@ -668,11 +760,16 @@ line_status spoor_line_rows_at(const spoor_elf *e, struct name_block **names, ui
         return LINE_NOMEM;
     size_t hint = 0;
     struct dw_line *out = *rows + *nrows; /* room made above */
-    for (size_t i = 0; i < u->nrows; i++) {
-        const struct raw_line *l = &u->rows[i];
-        if (keep_row(claims, keep_zero, l->addr, l->end, &hint))
-            *out++ = (struct dw_line){l->addr, l->line > 0 ? (unsigned)l->line : 0, l->end,
-                                      u->files[l->file]};
+    const char *const *files = u->files;
+    for (const struct raw_line *l = u->rows, *end = l + u->nrows; l < end; l++) {
+        if (keep_row(claims, keep_zero, l->addr, l->end, &hint)) {
+            struct dw_line row; /* made whole in registers, then stored at once */
+            row.addr = l->addr;
+            row.line = l->line > 0 ? (unsigned)l->line : 0;
+            row.end_sequence = l->end;
+            row.file = files[l->file];
+            *out++ = row;
+        }
     }
     *nrows = (size_t)(out - *rows);
     return LINE_DONE;

@@ -414,12 +414,34 @@ static int unit_content(const struct symbol_tables *t, size_t unit, bool breaks,
             return -1;
     if (spoor_grow((void **)&c->rows, &c->cap_rows, c->nrows + u->nrows, sizeof *c->rows))
         return -1;
-    size_t k = 0;
-    for (size_t i = 0; i < u->nrows; i++) {
-        const struct dw_line *row = &u->rows[i];
-        if (!cut || in_region(t, unit, row->addr - (row->end_sequence && row->addr), &k))
-            c->rows[c->nrows++] = *row;
+    struct dw_line *out = c->rows + c->nrows; /* room made above */
+    if (!cut) {
+        if (u->nrows)
+            memcpy(out, u->rows, u->nrows * sizeof *out);
+        c->nrows += u->nrows;
+        return 0;
     }
+    /* in_region's answer is that of the claim with the highest start at or below the address:
+     * the same for every address from that start to the next claim's, [lo, hi) */
+    uint64_t lo = 1, hi = 0; /* none yet */
+    bool mine = false;
+    size_t k = 0;
+    for (const struct dw_line *row = u->rows, *end = row + u->nrows; row < end; row++) {
+        uint32_t addr = row->addr - (row->end_sequence && row->addr);
+        if (addr < lo || addr >= hi) {
+            mine = in_region(t, unit, addr, &k);
+            if (k < t->nclaims && t->claims[k].lo <= addr) { /* the claim in force */
+                lo = t->claims[k].lo;
+                hi = k + 1 < t->nclaims ? t->claims[k + 1].lo : (uint64_t)UINT32_MAX + 1;
+            } else { /* below every claim */
+                lo = 0;
+                hi = t->nclaims ? t->claims[0].lo : (uint64_t)UINT32_MAX + 1;
+            }
+        }
+        if (mine)
+            *out++ = *row;
+    }
+    c->nrows = (size_t)(out - c->rows);
     return 0;
 }
 
