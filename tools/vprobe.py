@@ -648,13 +648,25 @@ def log_lines(fd, between_chunks, copy, bridge=None):
         yield rest.decode("latin-1")
 
 
-def register_log_events(fd, between_chunks, copy, code):
-    """QEMU's register log (-d cpu,nochain,int, no debugger) read in chunks as the events of
-    qemu_log.CpuLog; a record cut by a chunk's end waits for the next chunk."""
+def register_log_events(fd, between_chunks, copy, code, bridge=None):
+    """QEMU's register log (-d cpu,nochain,int) read in chunks as the events of
+    qemu_log.CpuLog; a record cut by a chunk's end waits for the next chunk. With a bridge, the
+    debugger's accesses ('debugger' events) where QEMU stopped for them; one that brings
+    QEMU's registers at the stop first settles whether the last record ran (CpuLog.stopped)."""
     reader = qemu_log.CpuLog(code)
     rest = b""
     while True:
-        chunk = os.read(fd, PIPE_SIZE)
+        if bridge is None:
+            chunk = os.read(fd, PIPE_SIZE)
+        else:
+            readable, _, _ = select.select([fd, bridge.wake_r], [], [])
+            if bridge.wake_r in readable:
+                os.read(bridge.wake_r, 4096)
+            if fd not in readable:
+                if not rest:  # stopped: QEMU writes whole records
+                    yield from debugger_events(bridge.due(), reader)
+                continue
+            chunk = bridge.read_log(PIPE_SIZE)
         if not chunk:
             break
         if copy:
@@ -670,6 +682,8 @@ def register_log_events(fd, between_chunks, copy, code):
         except ValueError as e:
             raise SystemExit(f"spoor vprobe: {e}")
         between_chunks()
+        if bridge is not None and not rest:
+            yield from debugger_events(bridge.due(), reader)
         if len(chunk) < PIPE_SIZE // 2:
             time.sleep(0.002)  # let the pipe fill: QEMU's writes then wake no reader
     if rest:
@@ -677,7 +691,15 @@ def register_log_events(fd, between_chunks, copy, code):
     yield from reader.end()
 
 
+def debugger_events(requests, reader):
+    for request in requests:
+        if request[1]["registers"] is not None:
+            yield from reader.stopped(request[1]["registers"])
+        yield request
+
+
 PIPE_SIZE = 1 << 20
+FULL_FLAGS = "exec,nochain,int,cpu"
 
 
 def enlarge_pipe(fd):
@@ -736,6 +758,7 @@ def parse_args(argv):
     ap.add_argument("--wait-client", action="store_true")
     ap.add_argument("--stats")
     ap.add_argument("--keep-log")
+    ap.add_argument("--full-log", action="store_true")
     ap.add_argument("-q", "--quiet", action="store_true")
     args = ap.parse_args(own)
     if not qemu:
@@ -822,10 +845,10 @@ def run(argv):
     probe = Probe(code, sinks, link, args.initial, args.arch, args.comparators)
     read_fd, write_fd = os.pipe()
     enlarge_pipe(read_fd)
-    # Without a debugger the register log (qemu_log.CpuLog: one write a record, no "Trace"
-    # line); with one the full log, whose "Trace" and "Stopped" lines say exactly where QEMU
-    # stopped for it (docs/vprobe.md, "QEMU's log").
-    flags = qemu_log.CPU_FLAGS if not args.gdb else "exec,nochain,int,cpu"
+    # The register log (qemu_log.CpuLog: one write a record, no "Trace" line), where QEMU's
+    # registers at a debugger's stop say whether the last record ran; --full-log: the full log,
+    # whose "Trace" and "Stopped" lines say it (docs/vprobe.md, "QEMU's log").
+    flags = FULL_FLAGS if args.full_log else qemu_log.CPU_FLAGS
     command = qemu + ["-icount", f"shift={args.shift},sleep=off", "-singlestep",
                       "-d", flags, "-D", f"/dev/fd/{write_fd}"]
     bridge = proxy = gdb_log = None
@@ -867,11 +890,11 @@ def run(argv):
             proxy.start()
         copy = open(args.keep_log, "wb") if args.keep_log else None
         try:
-            if args.gdb:
+            if args.full_log:
                 events = qemu_log.events(log_lines(read_fd, sinks.push, copy, bridge),
                                          probe.wants_regs)
             else:
-                events = register_log_events(read_fd, sinks.push, copy, code)
+                events = register_log_events(read_fd, sinks.push, copy, code, bridge)
             for ev in events:
                 probe.event(ev)
         except KeyboardInterrupt:
