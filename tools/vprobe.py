@@ -4,7 +4,7 @@ QEMU, live on TCP and/or in a file. `spoor vprobe` runs this tool; docs/vprobe.m
 
 QEMU emulates neither the ITM nor the DWT: it ignores the firmware's writes to their registers.
 This tool runs QEMU with -icount (an instruction is one cycle of a CPU clock of 1e9 / 2^shift
-Hz, deterministic), -singlestep and -d cpu,nochain,int (with a GDB port exec,nochain,int,cpu)
+Hz, deterministic), -singlestep and -d cpu,nochain,int (with --full-log exec,nochain,int,cpu)
 into a pipe, reads that log with tools/qemu_log.py (the reader the virtual MTB uses), follows
 the firmware's stores to the ITM and DWT registers (address and value from the logged register
 state and the decoded Thumb store, tools/vprobe_stores.py) and emits what that configuration
@@ -39,7 +39,7 @@ Runs QEMU (a Cortex-M machine, the firmware as -kernel) and emulates the ITM and
 the ITM/DWT stream the firmware's own configuration (or --set) asks for, served on TCP like
 OpenOCD's SWO port and/or written to a file. Time is QEMU's instruction count (-icount): one
 instruction is one cycle of a 1e9/2^shift Hz clock. Adds -icount, -singlestep, -d, -D and -gdb
-to the QEMU command (do not give them); --gdb 0 is faster (QEMU writes a smaller log).
+to the QEMU command (do not give them).
 Exit status: QEMU's (0 when the firmware exited 0), 2 for bad usage.
 
   -p, --port N       serve the stream on 127.0.0.1:N (default 46000; 0: no server)
@@ -64,7 +64,9 @@ Exit status: QEMU's (0 when the firmware exited 0), 2 for bad usage.
       --wait-client  start QEMU only once a TCP client is connected (it then sees everything)
       --stats FILE   write a JSON summary at the end (instructions, packets, drops)
       --keep-log FILE  also copy QEMU's log to FILE (large: about 240 bytes an instruction,
-                     310 with a GDB port)
+                     310 with --full-log)
+      --full-log     QEMU writes its full log (-d exec,nochain,int,cpu), whose exec lines say
+                     which instructions ran: slower; exact also at a branch to itself (B .)
   -q, --quiet        no start and end lines on stderr
   -h, --help         this text
 """
