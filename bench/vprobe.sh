@@ -91,8 +91,9 @@ echo "QEMU, -d cpu,nochain,int to file:              $(rate "$registers")"
 echo "spoor vprobe --gdb 0 (tracing on):             $(rate "$probe"), $(ratio "$probe")"
 echo "spoor vprobe, GDB port, no debugger:           $(rate "$gport"), $(ratio "$gport")"
 if [ -n "$halted" ]; then
-  stops=$(grep -c "^Breakpoint 1,\|^Program received\|^0x" "$tmp/halts.out" || true)
-  echo "spoor vprobe, GDB port, gdb halts it:          $(rate "$halted" "$hinsns"), $(ratio "$halted" "$hinsns") ($hinsns instructions; gdb showed $stops stops)"
+  grep -q "^Program received signal SIGINT" "$tmp/halts.out" ||
+    echo "bench/vprobe.sh: gdb's interrupt did not land: $(tail -3 "$tmp/halts.out")" >&2
+  echo "spoor vprobe, GDB port, gdb halts it:          $(rate "$halted" "$hinsns"), $(ratio "$halted" "$hinsns") ($hinsns instructions; 20 breakpoint stops, stepi 20, an interrupt)"
 fi
 echo "spoor vprobe, GDB port, --full-log:            $(rate "$fullport"), $(ratio "$fullport")"
 python3 -c "print(f'ratio: spoor vprobe runs at {$logged / $probe:.2f}x (--gdb 0) and {$logged / $gport:.2f}x (GDB port, the default) the rate of QEMU writing the full log to a file (baseline; goal >= 1x), {$registers / $probe:.2f}x QEMU writing the register log it reads')"
