@@ -259,6 +259,18 @@ class CpuLog:
             self._records(data[pos:], out)
         return out
 
+    def stopped(self, registers):
+        """QEMU is stopped for a debugger, the log complete up to here; registers: its r0..r15
+        now (the gdbstub's). The events that completes: the last record ran unless QEMU's
+        registers are still the ones it logged (it stopped before running it and logs it
+        again when it does). A branch to itself looks the same either way: taken as not run."""
+        out = []
+        if self.pending is not None:
+            if record_registers(self.pending)[:16] != tuple(registers[:16]):
+                out.append(("insns", [self.pending[RECORD_PC]], [self.pending]))
+            self.pending, self.pending_again = None, False
+        return out
+
     def end(self):
         """The events after the last line: the last record ran."""
         out = []

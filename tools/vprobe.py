@@ -4,7 +4,7 @@ QEMU, live on TCP and/or in a file. `spoor vprobe` runs this tool; docs/vprobe.m
 
 QEMU emulates neither the ITM nor the DWT: it ignores the firmware's writes to their registers.
 This tool runs QEMU with -icount (an instruction is one cycle of a CPU clock of 1e9 / 2^shift
-Hz, deterministic), -singlestep and -d cpu,nochain,int (with a GDB port exec,nochain,int,cpu)
+Hz, deterministic), -singlestep and -d cpu,nochain,int (with --full-log exec,nochain,int,cpu)
 into a pipe, reads that log with tools/qemu_log.py (the reader the virtual MTB uses), follows
 the firmware's stores to the ITM and DWT registers (address and value from the logged register
 state and the decoded Thumb store, tools/vprobe_stores.py) and emits what that configuration
@@ -39,7 +39,7 @@ Runs QEMU (a Cortex-M machine, the firmware as -kernel) and emulates the ITM and
 the ITM/DWT stream the firmware's own configuration (or --set) asks for, served on TCP like
 OpenOCD's SWO port and/or written to a file. Time is QEMU's instruction count (-icount): one
 instruction is one cycle of a 1e9/2^shift Hz clock. Adds -icount, -singlestep, -d, -D and -gdb
-to the QEMU command (do not give them); --gdb 0 is faster (QEMU writes a smaller log).
+to the QEMU command (do not give them).
 Exit status: QEMU's (0 when the firmware exited 0), 2 for bad usage.
 
   -p, --port N       serve the stream on 127.0.0.1:N (default 46000; 0: no server)
@@ -64,7 +64,9 @@ Exit status: QEMU's (0 when the firmware exited 0), 2 for bad usage.
       --wait-client  start QEMU only once a TCP client is connected (it then sees everything)
       --stats FILE   write a JSON summary at the end (instructions, packets, drops)
       --keep-log FILE  also copy QEMU's log to FILE (large: about 240 bytes an instruction,
-                     310 with a GDB port)
+                     310 with --full-log)
+      --full-log     QEMU writes its full log (-d exec,nochain,int,cpu), whose exec lines say
+                     which instructions ran: slower; exact also at a branch to itself (B .)
   -q, --quiet        no start and end lines on stderr
   -h, --help         this text
 """
@@ -648,13 +650,25 @@ def log_lines(fd, between_chunks, copy, bridge=None):
         yield rest.decode("latin-1")
 
 
-def register_log_events(fd, between_chunks, copy, code):
-    """QEMU's register log (-d cpu,nochain,int, no debugger) read in chunks as the events of
-    qemu_log.CpuLog; a record cut by a chunk's end waits for the next chunk."""
+def register_log_events(fd, between_chunks, copy, code, bridge=None):
+    """QEMU's register log (-d cpu,nochain,int) read in chunks as the events of
+    qemu_log.CpuLog; a record cut by a chunk's end waits for the next chunk. With a bridge, the
+    debugger's accesses ('debugger' events) where QEMU stopped for them; one that brings
+    QEMU's registers at the stop first settles whether the last record ran (CpuLog.stopped)."""
     reader = qemu_log.CpuLog(code)
     rest = b""
     while True:
-        chunk = os.read(fd, PIPE_SIZE)
+        if bridge is None:
+            chunk = os.read(fd, PIPE_SIZE)
+        else:
+            readable, _, _ = select.select([fd, bridge.wake_r], [], [])
+            if bridge.wake_r in readable:
+                os.read(bridge.wake_r, 4096)
+            if fd not in readable:
+                if not rest:  # stopped: QEMU writes whole records
+                    yield from debugger_events(bridge.due(), reader)
+                continue
+            chunk = bridge.read_log(PIPE_SIZE)
         if not chunk:
             break
         if copy:
@@ -670,6 +684,8 @@ def register_log_events(fd, between_chunks, copy, code):
         except ValueError as e:
             raise SystemExit(f"spoor vprobe: {e}")
         between_chunks()
+        if bridge is not None and not rest:
+            yield from debugger_events(bridge.due(), reader)
         if len(chunk) < PIPE_SIZE // 2:
             time.sleep(0.002)  # let the pipe fill: QEMU's writes then wake no reader
     if rest:
@@ -677,7 +693,15 @@ def register_log_events(fd, between_chunks, copy, code):
     yield from reader.end()
 
 
+def debugger_events(requests, reader):
+    for request in requests:
+        if request[1]["registers"] is not None:
+            yield from reader.stopped(request[1]["registers"])
+        yield request
+
+
 PIPE_SIZE = 1 << 20
+FULL_FLAGS = "exec,nochain,int,cpu"
 
 
 def enlarge_pipe(fd):
@@ -736,6 +760,7 @@ def parse_args(argv):
     ap.add_argument("--wait-client", action="store_true")
     ap.add_argument("--stats")
     ap.add_argument("--keep-log")
+    ap.add_argument("--full-log", action="store_true")
     ap.add_argument("-q", "--quiet", action="store_true")
     args = ap.parse_args(own)
     if not qemu:
@@ -822,10 +847,10 @@ def run(argv):
     probe = Probe(code, sinks, link, args.initial, args.arch, args.comparators)
     read_fd, write_fd = os.pipe()
     enlarge_pipe(read_fd)
-    # Without a debugger the register log (qemu_log.CpuLog: one write a record, no "Trace"
-    # line); with one the full log, whose "Trace" and "Stopped" lines say exactly where QEMU
-    # stopped for it (docs/vprobe.md, "QEMU's log").
-    flags = qemu_log.CPU_FLAGS if not args.gdb else "exec,nochain,int,cpu"
+    # The register log (qemu_log.CpuLog: one write a record, no "Trace" line), where QEMU's
+    # registers at a debugger's stop say whether the last record ran; --full-log: the full log,
+    # whose "Trace" and "Stopped" lines say it (docs/vprobe.md, "QEMU's log").
+    flags = FULL_FLAGS if args.full_log else qemu_log.CPU_FLAGS
     command = qemu + ["-icount", f"shift={args.shift},sleep=off", "-singlestep",
                       "-d", flags, "-D", f"/dev/fd/{write_fd}"]
     bridge = proxy = gdb_log = None
@@ -867,11 +892,11 @@ def run(argv):
             proxy.start()
         copy = open(args.keep_log, "wb") if args.keep_log else None
         try:
-            if args.gdb:
+            if args.full_log:
                 events = qemu_log.events(log_lines(read_fd, sinks.push, copy, bridge),
                                          probe.wants_regs)
             else:
-                events = register_log_events(read_fd, sinks.push, copy, code)
+                events = register_log_events(read_fd, sinks.push, copy, code, bridge)
             for ev in events:
                 probe.event(ev)
         except KeyboardInterrupt:

@@ -201,6 +201,16 @@ def full_log_command(elf, log):
                                 "exec,nochain,int,cpu", "-D", str(log)]
 
 
+def full_log_of(qemu, log):
+    """QEMU's full log of the run a probe made of this QEMU command, with no debugger and -S
+    taken out: under -icount a debugger's halts change neither what runs nor when (the
+    machine's clock stands still while it is stopped), so this is the probe's run."""
+    command = [a for a in qemu if a != "-S"] + ["-icount", f"shift={SHIFT},sleep=off",
+                                                "-singlestep", "-d", "exec,nochain,int,cpu",
+                                                "-D", str(log)]
+    subprocess.run(command, check=True, capture_output=True, timeout=300)
+
+
 def vprobe(elf, *args, wait_client=None, timeout=300):
     """Runs spoor vprobe on the example; with wait_client a `spoor itm -j` client on TCP."""
     port = harness.free_port()

@@ -10,7 +10,8 @@ run.
 Ground truth, independent of spoor: the register encodings below, from the manuals' field
 definitions (ARMv7-M ARM DDI0403: DEMCR C1.6.5, ITM_TCR C1.7.6, DWT_CTRL C1.8.7, DWT_FUNCTIONn
 C1.8.17; ARMv8-M ARM DDI0553: DWT_FUNCTIONn; CoreSight: the lock access key); the schedule
-from QEMU's log kept by the probe, read with test_vprobe.py's reader (stores found with
+from QEMU's full log of the same run (QEMU run again without the debugger: -icount makes it
+the same), read with test_vprobe.py's reader (stores found with
 arm-none-eabi-objdump's disassembly); sched_current's address from arm-none-eabi-nm; names,
 priorities and entry functions from gdb-multiarch; for the ARMv8-M stream, a packet walker of
 this file's own (ARMv8-M ARM appendix, DWT/ITM packet protocol), not spoor itm.
@@ -54,7 +55,7 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
-from test_vprobe import ground_truth, objdump, wait_listening  # noqa: E402
+from test_vprobe import full_log_of, ground_truth, objdump, wait_listening  # noqa: E402
 from test_vprobe_top_live import CYCLES, HZ, INTERVAL_MS, check_intervals, gdb_tasks  # noqa: E402
 
 SPOOR = os.environ.get("SPOOR_BIN", "spoor")
@@ -145,11 +146,11 @@ def run_setup(test, d, core, setup, *vprobe_args, top_args=()):
     accesses, stream bytes, kept log path, probe status and stderr)."""
     elf, machine = harness.example("sched", core)
     stream, log, accesses_file = d / f"{core}.itm", d / f"{core}.log", d / f"{core}.gdb"
+    qemu = qemu_command(machine, elf)
     port, gdb_port = harness.free_port(), harness.free_port()
     probe = subprocess.Popen(
         [SPOOR, "vprobe", "-q", "--gdb", str(gdb_port), "--gdb-log", accesses_file, "-p",
-         str(port), "-o", stream, "--keep-log", log, *vprobe_args, "--",
-         *qemu_command(machine, elf)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+         str(port), "-o", stream, *vprobe_args, "--", *qemu], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         start_new_session=True)
     try:
         wait_listening(port, probe, "trace stream")
@@ -169,14 +170,16 @@ def run_setup(test, d, core, setup, *vprobe_args, top_args=()):
     intervals = ([json.loads(line) for line in jsonl.read_text().splitlines()]
                  if jsonl.exists() else [])
     return {"elf": elf, "top": top, "intervals": intervals, "accesses": gdb_log(accesses_file),
-            "stream": stream.read_bytes(), "log": log, "probe_status": probe.returncode,
-            "probe_err": probe_err}
+            "stream": stream.read_bytes(), "log": log, "qemu": qemu,
+            "probe_status": probe.returncode, "probe_err": probe_err}
 
 
 def schedule(run):
-    """(switches [(cycle, tcb)], exception entries, instructions, sched_current) from the log:
-    every store to sched_current (the debugger's set-up came before the first instruction)."""
+    """(switches [(cycle, tcb)], exception entries, instructions, sched_current) from QEMU's
+    full log of the run: every store to sched_current (the debugger's set-up came before the
+    first instruction)."""
     current = harness.symbol_addresses(run["elf"])["sched_current"]
+    full_log_of(run["qemu"], run["log"])
     pcs, stores, entries, _ = ground_truth(run["log"], objdump(run["elf"]))
     run["log"].unlink()  # large
     return [(i + 1, v) for i, a, s, v in stores if a == current], entries, len(pcs), current
@@ -273,8 +276,8 @@ class SetupV8M(unittest.TestCase, PlanChecks):
         stream, log = d / "gdb.itm", d / "gdb.log"
         gdb_port = harness.free_port()
         probe = subprocess.Popen(
-            [SPOOR, "vprobe", "-q", "--gdb", str(gdb_port), "-p", "0", "-o", stream,
-             "--keep-log", log, "--", *qemu_command(machine, elf)],
+            [SPOOR, "vprobe", "-q", "--gdb", str(gdb_port), "-p", "0", "-o", stream, "--",
+             *qemu_command(machine, elf)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
         function = V8_MATCH_DATA_ADDRESS_WRITES | V8_ACTION_DATA_TRACE << 4 | DATAVSIZE_WORD << 10
         sets = [(DEMCR, TRCENA), (ITM_TCR, ITMENA | TSENA | SYNCENA | TXENA | 1 << 16),
@@ -295,6 +298,7 @@ class SetupV8M(unittest.TestCase, PlanChecks):
                 os.killpg(probe.pid, signal.SIGKILL)
                 probe.wait()
         current = harness.symbol_addresses(elf)["sched_current"]
+        full_log_of(qemu_command(machine, elf), log)
         _, stores, _, _ = ground_truth(log, objdump(elf))
         log.unlink()
         return {"gdb": gdb, "function": function, "stream": stream.read_bytes(),

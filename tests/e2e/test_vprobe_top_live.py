@@ -8,7 +8,9 @@ comparator 1 on sched_current, exception trace). QEMU starts frozen (-S): spoor 
 the gdbstub (the target halted), then to the stream, and lets the target run; each new thread
 and each interval's priorities are read by halting it (0x03), reading, continuing it ('c').
 
-Ground truth, independent of spoor: the schedule from QEMU's log kept by the probe (the stores
+Ground truth, independent of spoor: the schedule from QEMU's full log of the same run (QEMU run
+again without the debugger: -icount makes it the same; the probe itself reads the register
+log and QEMU's registers at each halt, docs/vprobe.md "QEMU's log") (the stores
 to sched_current once comparator 1 watches it, evaluated from arm-none-eabi-objdump's
 disassembly on the logged registers, and the log's exception entries: test_vprobe.py's reader),
 and each task's name, priority, entry function and TCB address as gdb-multiarch prints them from
@@ -36,7 +38,8 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
-from test_vprobe import ground_truth, interval_truth, objdump, wait_listening  # noqa: E402
+from test_vprobe import (full_log_of, ground_truth, interval_truth, objdump,  # noqa: E402
+                         wait_listening)
 
 SPOOR = os.environ.get("SPOOR_BIN", "spoor")
 TICKS = 12
@@ -103,7 +106,7 @@ class TopOnRunningTarget(unittest.TestCase):
         port, gdb_port = harness.free_port(), harness.free_port()
         probe = subprocess.Popen(
             [SPOOR, "vprobe", "-q", "--gdb", str(gdb_port), "-p", str(port), "-o",
-             cls.live_stream, "--keep-log", log, "--", *qemu_command(cls.elf, frozen=True)],
+             cls.live_stream, "--", *qemu_command(cls.elf, frozen=True)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             wait_listening(port, probe, "trace stream")
@@ -123,6 +126,7 @@ class TopOnRunningTarget(unittest.TestCase):
         cls.intervals = ([json.loads(line) for line in jsonl.read_text().splitlines()]
                          if jsonl.exists() else [])
         symbols = harness.symbol_addresses(cls.elf)
+        full_log_of(qemu_command(cls.elf, frozen=True), log)
         cls.pcs, stores, cls.entries, _ = ground_truth(log, objdump(cls.elf))
         log.unlink()  # large
         start = max(i for i, a, s, v in stores if a == DWT_FUNCTION1 and v)
