@@ -1054,9 +1054,11 @@ static inline __attribute__((target("avx2"))) __m256i load32(const void *p)
 }
 
 /* next[k] for k in [0, n) (n a multiple of 32): k + the bytes of the packet whose header would
- * be p[k], when the stats loop takes it, else k + STATS_STOP. Reads p[0, n + 4). */
-static __attribute__((target("avx2"))) void packet_next(const uint8_t *restrict p,
-                                                        uint16_t *restrict next, size_t n)
+ * be p[k], when the stats loop takes it, else k + STATS_STOP; and where p[k] and the three
+ * headers after it are 1-byte software packets, k + 8 and kind[k] = STATS_QUAD (kind[k] = p[k]
+ * otherwise). Reads p[0, n + 6). */
+static __attribute__((target("avx2"))) void
+packet_next(const uint8_t *restrict p, uint16_t *restrict next, uint8_t *restrict kind, size_t n)
 {
     const __m256i rows_low = load32(stats_rows_low), rows_high = load32(stats_rows_high);
     const __m256i bits = load32(stats_bits), fixed = load32(stats_fixed);
@@ -1066,6 +1068,8 @@ static __attribute__((target("avx2"))) void packet_next(const uint8_t *restrict 
     const __m256i wide = _mm256_set1_epi16((short)0x80FF); /* -128 sign-extended: STATS_STOP */
     const __m256i gts1 = _mm256_set1_epi8((char)0x94), exc = _mm256_set1_epi8(0x0E);
     const __m256i sleep = _mm256_set1_epi8(0x15), step = _mm256_set1_epi16(32);
+    const __m256i seven = _mm256_set1_epi8(7), one = _mm256_set1_epi8(1);
+    const __m256i eight = _mm256_set1_epi8(8), quad = _mm256_set1_epi8(STATS_QUAD);
     __m256i at = _mm256_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     const __m256i half = _mm256_set1_epi16(16);
     for (size_t k = 0; k < n; k += 32) {
@@ -1098,6 +1102,15 @@ static __attribute__((target("avx2"))) void packet_next(const uint8_t *restrict 
         bad = _mm256_or_si256(
             bad, _mm256_andnot_si256(_mm256_cmpeq_epi8(b1, zero), _mm256_cmpeq_epi8(h, sleep)));
         size = _mm256_blendv_epi8(stop, size, _mm256_andnot_si256(bad, takes));
+        /* four 1-byte software packets (0bAAAAA001 and a byte each) */
+        __m256i b6 = load32(p + k + 6);
+        __m256i four =
+            _mm256_and_si256(_mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(h, seven), one),
+                                              _mm256_cmpeq_epi8(_mm256_and_si256(b2, seven), one)),
+                             _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(b4, seven), one),
+                                              _mm256_cmpeq_epi8(_mm256_and_si256(b6, seven), one)));
+        size = _mm256_blendv_epi8(size, eight, four);
+        _mm256_storeu_si256((__m256i *)(kind + k), _mm256_blendv_epi8(h, quad, four));
         /* k + size, as 16-bit indices (a stop, -128, sign-extended to 0xFF80: STATS_STOP) */
         __m256i n0 = _mm256_and_si256(_mm256_cvtepi8_epi16(_mm256_castsi256_si128(size)), wide);
         __m256i n1 =
@@ -1109,48 +1122,97 @@ static __attribute__((target("avx2"))) void packet_next(const uint8_t *restrict 
     }
 }
 
-/* The delta of a local timestamp of `size` bytes with header h, v the four bytes after it
- * (local_timestamp_decode without branches: format 1 or 2 varies from packet to packet). */
-static inline uint32_t lts_delta(uint8_t h, uint32_t v, unsigned size)
+/* Zeroes the n bytes at p (n a multiple of 32, p 32-byte aligned). */
+static inline __attribute__((target("avx2"))) void stats_clear(uint8_t *p, size_t n)
 {
-    static const uint32_t format1[8] = {0, 0, 0x7F, 0x3FFF, 0x1FFFFF, 0xFFFFFFF, 0, 0};
-    uint32_t bits = (v & 0x7F) | (v >> 1 & 0x3F80) | (v >> 2 & 0x1FC000) | (v >> 3 & 0xFE00000);
-    return (bits & format1[size & 7]) | itm_stats_by_header.lts2_delta[h];
+    for (size_t k = 0; k < n; k += 32)
+        _mm256_store_si256((__m256i *)(p + k), _mm256_setzero_si256());
 }
 
-/* The local timestamps and GTS1 packets of a block so far. */
+/* The local timestamps and GTS1 packets so far: the time, their counts, the last GTS1's
+ * offset in data (SIZE_MAX: none), and the same of the GTS1 packets before the last local
+ * timestamp (those a timestamp released). */
 struct stats_events {
     uint64_t time, n_lts, n_gts, committed_gts;
     size_t last_gts, committed_gts_at;
-    int last_lts; /* the block's last local timestamp, -1 when none */
 };
 
-/* Takes the events ev[from, to) of the block at data[b]: each local timestamp adds its delta
- * and dates (commits) what came before it. */
-static inline void stats_events(struct stats_events *restrict e, const uint8_t *restrict blk,
-                                size_t b, const uint16_t *restrict next,
-                                const uint16_t *restrict ev, unsigned from, unsigned to)
+/* Takes the events ev[0, n) of the walk over the block at data[b] (blk), in stream order:
+ * eight at a time, each local timestamp's delta (local_timestamp_decode's, without branches:
+ * the kinds vary from packet to packet) added to the time. Returns the index of the last
+ * local timestamp, -1 when there is none. Reads ev[0, n + 8) and next[0, BLOCK + 2). */
+static __attribute__((target("avx2"))) int stats_events(struct stats_events *restrict e,
+                                                        const uint8_t *restrict blk, size_t b,
+                                                        const uint16_t *restrict next,
+                                                        const uint16_t *restrict ev, unsigned n)
 {
-    for (unsigned k = from; k < to; k++) {
-        unsigned at = ev[k];
-        uint8_t h = blk[at];
-        if (h == 0x94) { /* GTS1 (fewer than the timestamps: a branch) */
-            e->n_gts++;
-            e->last_gts = b + at;
-            continue;
-        }
-        e->time += lts_delta(h, spoor_le32(blk + at + 1), next[at] - at);
-        e->n_lts++;
-        e->last_lts = (int)at;
+    static const int32_t format1[8] = {0, 0, 0x7F, 0x3FFF, 0x1FFFFF, 0xFFFFFFF, 0, 0};
+    const __m256i f1 = load32(format1), lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i byte = _mm256_set1_epi32(0xFF), half = _mm256_set1_epi32(0xFFFF);
+    const __m256i seven = _mm256_set1_epi32(7), x80 = _mm256_set1_epi32(0x80);
+    const __m256i gts1 = _mm256_set1_epi32(0x94);
+    __m256i sum = _mm256_setzero_si256();            /* four 64-bit lanes */
+    uint64_t gts[(STATS_BLOCK + 8 + 63) / 64] = {0}; /* bit k: ev[k] is a GTS1 */
+    for (unsigned k = 0; k < n; k += 8) {
+        __m256i ok = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(n - k)), lane);
+        __m256i at =
+            _mm256_and_si256(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(ev + k))), ok);
+        __m256i h = _mm256_and_si256(_mm256_i32gather_epi32((const int *)blk, at, 1), byte);
+        __m256i v = _mm256_i32gather_epi32((const int *)(blk + 1), at, 1);
+        __m256i size = _mm256_sub_epi32(
+            _mm256_and_si256(_mm256_i32gather_epi32((const int *)next, at, 2), half), at);
+        /* format 1: 7 bits a payload byte, as many bytes as the packet has */
+        __m256i bits = _mm256_or_si256(
+            _mm256_or_si256(_mm256_and_si256(v, _mm256_set1_epi32(0x7F)),
+                            _mm256_and_si256(_mm256_srli_epi32(v, 1), _mm256_set1_epi32(0x3F80))),
+            _mm256_or_si256(
+                _mm256_and_si256(_mm256_srli_epi32(v, 2), _mm256_set1_epi32(0x1FC000)),
+                _mm256_and_si256(_mm256_srli_epi32(v, 3), _mm256_set1_epi32(0xFE00000))));
+        bits = _mm256_and_si256(bits, _mm256_permutevar8x32_epi32(f1, size));
+        /* format 2 (a header below 0x80): TS in the header bits [6:4] */
+        __m256i two = _mm256_and_si256(_mm256_and_si256(_mm256_srli_epi32(h, 4), seven),
+                                       _mm256_cmpgt_epi32(x80, h));
+        __m256i g = _mm256_and_si256(_mm256_cmpeq_epi32(h, gts1), ok);
+        __m256i delta = _mm256_and_si256(_mm256_andnot_si256(g, _mm256_or_si256(bits, two)), ok);
+        sum = _mm256_add_epi64(
+            sum, _mm256_add_epi64(_mm256_cvtepu32_epi64(_mm256_castsi256_si128(delta)),
+                                  _mm256_cvtepu32_epi64(_mm256_extracti128_si256(delta, 1))));
+        gts[k / 64] |= (uint64_t)(unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(g)) << (k % 64);
+    }
+    __m128i s2 = _mm_add_epi64(_mm256_castsi256_si128(sum), _mm256_extracti128_si256(sum, 1));
+    e->time += (uint64_t)_mm_cvtsi128_si64(s2) + (uint64_t)_mm_extract_epi64(s2, 1);
+    /* the last local timestamp (the events end in GTS1 packets seldom) */
+    int last = (int)n - 1;
+    while (last >= 0 && (gts[last / 64] >> (last % 64) & 1))
+        last--;
+    unsigned n_gts = 0, words = (n + 63) / 64;
+    for (unsigned w = 0; w < words; w++)
+        n_gts += (unsigned)__builtin_popcountll(gts[w]);
+    e->n_lts += n - n_gts;
+    /* the GTS1 packets, in order (fewer than the timestamps); a local timestamp releases the
+     * ones before it, from earlier blocks too */
+    if (last >= 0) {
         e->committed_gts = e->n_gts;
         e->committed_gts_at = e->last_gts;
     }
+    for (unsigned w = 0; w < words; w++)
+        for (uint64_t m = gts[w]; m; m &= m - 1) {
+            int k = (int)(w * 64) + __builtin_ctzll(m);
+            e->n_gts++;
+            e->last_gts = b + ev[k];
+            if (k < last) {
+                e->committed_gts = e->n_gts;
+                e->committed_gts_at = e->last_gts;
+            }
+        }
+    return last;
 }
 
-/* One step of a walk: the packet at j (its header h) counted, and an event noted. */
+/* One step of a walk: the packet at j (its header, or STATS_QUAD) counted, and an event
+ * noted. */
 #define STATS_STEP(j, acc, ev, ne)                                                                 \
     do {                                                                                           \
-        uint8_t h_ = blk[j];                                                                       \
+        uint8_t h_ = kind[j];                                                                      \
         acc += tab->lane_inc[h_];                                                                  \
         ev[ne] = (uint16_t)(j);                                                                    \
         ne += tab->event[h_];                                                                      \
@@ -1169,46 +1231,61 @@ static inline void stats_events(struct stats_events *restrict e, const uint8_t *
  * first walk goes on past the middle until it lands where the second one stepped: from there
  * on, what the second one counted is right, and what it counted before is taken off (it keeps
  * its counts at each step). When the walks never meet, the first walks the rest itself. */
-static size_t stats_run(spoor_itm_decoder *d, const uint8_t *restrict data, size_t i, size_t len,
-                        size_t *stop, bool *special)
+static __attribute__((target("avx2"))) size_t stats_run(spoor_itm_decoder *d,
+                                                        const uint8_t *restrict data, size_t i,
+                                                        size_t len, size_t *stop, bool *special)
 {
     enum { MID = STATS_BLOCK / 2, SECOND = STATS_BLOCK - MID + 8 };
-    uint16_t next[STATS_BLOCK];
-    uint16_t ev_a[STATS_BLOCK], ev_b[SECOND];
-    uint16_t seen[STATS_BLOCK + 8]; /* 1 + the second walk's step at each byte it stepped on */
+    uint16_t next[STATS_BLOCK + 2];
+    uint8_t kind[STATS_BLOCK];
+    uint16_t ev_a[STATS_BLOCK + 16], ev_b[SECOND];
+    /* the second walk: seen[k] is 1 + its step at byte k (0: it did not step there), the
+     * counts before each step, and where its pieces ended at a header the loop does not take
+     * (the step there and the byte) */
+    uint8_t seen[STATS_BLOCK + 32] __attribute__((aligned(32)));
     uint64_t acc_before[SECOND + 1];
-    uint16_t ne_before[SECOND + 1];
+    uint8_t piece_step[SECOND];
+    uint16_t piece_stop[SECOND];
+    _Static_assert(SECOND < 255, "the second walk's steps fit seen[]");
     const struct itm_stats_table *tab = &itm_stats_by_header;
     uint64_t lanes[8] = {0};
     uint64_t lo = 0, hi = 0; /* 16-bit lanes: the even 8-bit lanes in lo, the odd ones in hi */
-    struct stats_events e = {d->time, 0, 0, 0, SIZE_MAX, SIZE_MAX, -1};
+    struct stats_events e = {d->time, 0, 0, 0, SIZE_MAX, SIZE_MAX};
     size_t commit = i;
     size_t b = i;
     unsigned j = 0, blocks = 0;
     *special = false;
     while (b + STATS_BLOCK + 8 <= len) {
         const uint8_t *blk = data + b;
-        packet_next(blk, next, STATS_BLOCK);
-        memset(seen, 0, sizeof seen);
+        packet_next(blk, next, kind, STATS_BLOCK);
+        stats_clear(seen, sizeof seen);
         uint64_t acc_a = 0, acc_b = 0;
-        unsigned ja = j, jb = MID, ne_a = 0, ne_b = 0, step = 0;
-        while (ja < MID && jb < STATS_BLOCK) { /* both walks */
-            unsigned na = next[ja], nb = next[jb];
-            STATS_STEP(ja, acc_a, ev_a, ne_a);
-            seen[jb] = (uint16_t)++step;
-            acc_before[step] = acc_b;
-            ne_before[step] = (uint16_t)ne_b;
-            STATS_STEP(jb, acc_b, ev_b, ne_b);
-            ja = na;
-            jb = nb;
-        }
-        while (jb < STATS_BLOCK) { /* the second walk to its end */
-            unsigned nb = next[jb];
-            seen[jb] = (uint16_t)++step;
-            acc_before[step] = acc_b;
-            ne_before[step] = (uint16_t)ne_b;
-            STATS_STEP(jb, acc_b, ev_b, ne_b);
-            jb = nb;
+        unsigned ja = j, jb = MID, ne_a = 0, ne_b = 0, step = 0, pieces = 0;
+        for (;;) {
+            while (ja < MID && jb < STATS_BLOCK) { /* both walks */
+                unsigned na = next[ja], nb = next[jb];
+                STATS_STEP(ja, acc_a, ev_a, ne_a);
+                seen[jb] = (uint8_t)++step;
+                acc_before[step] = acc_b;
+                STATS_STEP(jb, acc_b, ev_b, ne_b);
+                ja = na;
+                jb = nb;
+            }
+            while (ja >= MID && jb < STATS_BLOCK) { /* the second walk to its end */
+                unsigned nb = next[jb];
+                seen[jb] = (uint8_t)++step;
+                acc_before[step] = acc_b;
+                STATS_STEP(jb, acc_b, ev_b, ne_b);
+                jb = nb;
+            }
+            if (jb < STATS_STOP)
+                break;
+            /* the second walk came to a header the loop does not take: unless the first one
+             * meets it before, it was inside a packet; it goes on from the next byte */
+            jb -= STATS_STOP;
+            piece_step[pieces] = seen[jb];
+            piece_stop[pieces++] = (uint16_t)jb;
+            jb++;
         }
         unsigned met = 0;
         while (ja < STATS_BLOCK) { /* the first walk until it meets the second */
@@ -1218,29 +1295,32 @@ static size_t stats_run(spoor_itm_decoder *d, const uint8_t *restrict data, size
             STATS_STEP(ja, acc_a, ev_a, ne_a);
             ja = na;
         }
-        /* a walk that stopped counted the header it stopped at: not a packet of the loop */
-        if (met ? jb >= STATS_STOP : ja >= STATS_STOP) {
-            uint8_t h = blk[(met ? jb : ja) - STATS_STOP];
-            if (met) {
-                acc_b -= tab->lane_inc[h];
-                ne_b -= tab->event[h];
-            } else {
-                acc_a -= tab->lane_inc[h];
-                ne_a -= tab->event[h];
+        unsigned ne = ne_a;
+        if (met) { /* from the step `met` of the second walk on, to its end or its stop */
+            unsigned meet = ja, from = 0, to = ne_b, k = 0;
+            uint64_t acc_end = acc_b;
+            while (k < pieces && piece_step[k] < met)
+                k++;
+            if (k < pieces) {
+                acc_end = acc_before[piece_step[k]];
+                jb = piece_stop[k] + STATS_STOP;
+                for (to = 0; to < ne_b && ev_b[to] < piece_stop[k]; to++)
+                    ;
             }
-        }
-        int last_lts_before = e.last_lts;
-        e.last_lts = -1;
-        stats_events(&e, blk, b, next, ev_a, 0, ne_a);
-        if (met) {
-            acc_a += acc_b - acc_before[met];
-            stats_events(&e, blk, b, next, ev_b, ne_before[met], ne_b);
+            while (from < to && ev_b[from] < meet)
+                from++;
+            acc_a += acc_end - acc_before[met];
+            memcpy(ev_a + ne, ev_b + from, (to - from) * sizeof *ev_b);
+            ne += to - from;
             ja = jb;
+        } else if (ja >= STATS_STOP) { /* the first walk counted the header it stopped at */
+            uint8_t h = blk[ja - STATS_STOP];
+            acc_a -= tab->lane_inc[h];
+            ne -= tab->event[h];
         }
-        if (e.last_lts >= 0)
-            commit = b + next[e.last_lts];
-        else
-            e.last_lts = last_lts_before;
+        int last = stats_events(&e, blk, b, next, ev_a, ne);
+        if (last >= 0)
+            commit = b + next[ev_a[last]];
         lo += acc_a & 0x00FF00FF00FF00FFu;
         hi += acc_a >> 8 & 0x00FF00FF00FF00FFu;
         if (++blocks % 256 == 0) { /* before the 16-bit lanes can overflow */

@@ -142,9 +142,15 @@ static const struct itm_source_table {
 /* Per header byte h, what the stats loop (a consumer of the counters only) adds up for a
  * packet it takes: a source packet adds 1 to the 8-bit lane (type - SPOOR_ITM_SW) of a
  * packed counter (the source types are SPOOR_ITM_SW .. SPOOR_ITM_DWT_MATCH, eight lanes); a
- * local timestamp or a GTS1 packet is an event (its payload is read after the loop). */
+ * local timestamp or a GTS1 packet is an event (its payload is read after the loop). The
+ * loop steps over four 1-byte software packets in a row at once, as if their first header
+ * were STATS_QUAD, a header the protocol reserves (so never one the loop takes). */
+#define STATS_QUAD 0x04
 #define STATS_LANE_INC(h)                                                                          \
-    (SOURCE_TYPE(h) ? (uint64_t)1 << (8 * ((SOURCE_TYPE(h) - SPOOR_ITM_SW) & 7)) : (uint64_t)0)
+    ((h) == STATS_QUAD ? (uint64_t)4                                                               \
+     : SOURCE_TYPE(h)  ? (uint64_t)1 << (8 * ((SOURCE_TYPE(h) - SPOOR_ITM_SW) & 7))                \
+                       : (uint64_t)0)
+_Static_assert(HDR_KIND(STATS_QUAD) == HDR_RESERVED, "the stats loop's four 1-byte packets");
 #define STATS_EVENT(h)                                                                             \
     (HDR_KIND(h) == HDR_LTS1 || HDR_KIND(h) == HDR_LTS2 || HDR_KIND(h) == HDR_GTS1 ? 1 : 0)
 _Static_assert(SPOOR_ITM_DWT_MATCH - SPOOR_ITM_SW == 7 && SPOOR_ITM_EVENT_COUNTER > SPOOR_ITM_SW &&
