@@ -983,10 +983,11 @@ leave:
  * for what a table says of it, and a branch on the packet's kind is mispredicted whenever
  * the kinds do not repeat. The stats loop splits the work in two. First, for every byte of a
  * block, where the next packet would start if a header were there (packet_next: the same
- * operations on 32 bytes at a time, no branch); then a walk from packet to packet that waits
- * for one load per packet (j = next[j]) and adds each packet to packed counters, with no
- * branch on its kind. Local timestamps and GTS1 packets are noted in the walk and read after
- * it.
+ * operations on 32 bytes at a time, no branch; four 1-byte software packets in a row are one
+ * step); then a walk from packet to packet that waits for one load per packet (j = next[j];
+ * two walks at once, see stats_run) and adds each packet to packed counters, with no branch
+ * on its kind. Local timestamps and GTS1 packets are noted in the walk and read after it,
+ * eight at a time (stats_events).
  *
  * The loop takes the packets the counters need nothing else for: source packets with an
  * allowed payload, local timestamps, full GTS1 packets (what count_loop takes, but for the
@@ -1013,6 +1014,10 @@ enum {
     /* next[k] of a header the loop does not take: k + STATS_STOP, at least STATS_BLOCK, so
      * that the walk stops there */
     STATS_STOP = 0x8080,
+    /* bytes left to count_loop after a stats loop that stopped within its first block (its
+     * first pass costs a block's worth whatever it takes: where headers it does not take come
+     * every few dozen bytes, say overflows, it would cost more than it saves) */
+    STATS_BACKOFF = 16384,
 };
 
 /* Which header bytes the stats loop takes (payload rules aside), as the rows of a bit table
@@ -1381,10 +1386,12 @@ fast_count(spoor_itm_decoder *d, const uint8_t *restrict data, size_t i, size_t 
 {
 #if STATS_LOOP
     while (d->stats.released_any && d->tail == d->sealed && i + STATS_BLOCK + 8 <= len &&
-           __builtin_cpu_supports("avx2")) {
+           base + i >= d->stats_after && __builtin_cpu_supports("avx2")) {
         size_t stop;
         bool special;
         size_t c = stats_run(d, data, i, len, &stop, &special);
+        if (stop - i < STATS_BLOCK)
+            d->stats_after = base + stop + STATS_BACKOFF;
         if (!special) {
             i = c;
             break;
