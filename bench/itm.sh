@@ -10,8 +10,11 @@
 # them) to the same size.
 # For each, spoor's instructions a byte of `spoor itm --stats` (valgrind --tool=callgrind on
 # the first CALLGRIND_MB MB, default 10: repeatable, where wall-clock time on a shared machine
-# is not) beside its MB/s, and the ratio of both against the baseline the line names: cat,
-# and with SPOOR_BASELINE=/path/to/spoor another spoor binary (old vs new) on the same stream.
+# is not) beside its MB/s, by wall-clock time and by CPU time (user + system, best of three,
+# getrusage: the goal's measure), and the ratio of both against the baseline the line names:
+# cat, and with SPOOR_BASELINE=/path/to/spoor another spoor binary (old vs new) on the same
+# stream. `spoor itm --stats` runs the decoder's stats loop on a CPU with AVX2 (valgrind runs
+# it too), its counting loop elsewhere.
 # Then the printf-channel case of issue 12: 20 MB of 1-byte software packets on port 0 (mode
 # "printf": text only, no timestamp), `spoor itm -c 0,%c FILE > /dev/null` (the whole process,
 # best of 9) against `cat FILE > /dev/null` and `spoor itm --stats FILE` in the same run; the
@@ -71,6 +74,7 @@ sys.stdout.buffer.write(d * (int(sys.argv[2]) // len(d) + 1))' "$CAPTURE" $((MB 
     T_CAT=$(best cat "$FILE")
     T_WC=$(best wc -l "$FILE")
     T_STATS=$(best "$SPOOR" itm --stats "$FILE")
+    C_STATS=$(best_cpu "$SPOOR" itm --stats "$FILE")
     T_CHAN=$(best "$SPOOR" itm -c 0,%c "$FILE")
     T_JSON=$(best "$SPOOR" itm --json "$FILE")
     STATS=$("$SPOOR" itm --stats "$FILE")
@@ -81,6 +85,7 @@ sys.stdout.buffer.write(d * (int(sys.argv[2]) // len(d) + 1))' "$CAPTURE" $((MB 
     echo "baseline cat FILE > /dev/null : $(mbps "$T_CAT") MB/s ($T_CAT s)"
     echo "baseline wc -l FILE           : $(mbps "$T_WC") MB/s ($T_WC s)"
     echo "spoor itm --stats             : $(mbps "$T_STATS") MB/s, $(echo "$PACKETS $T_STATS" | awk '{printf "%.1f", $1 / $2 / 1e6}') M packets/s ($T_STATS s), $(echo "$T_WC $T_STATS" | awk '{printf "%.2f", $1 / $2}') x wc -l"
+    echo "spoor itm --stats, CPU time   : $(mbps "$C_STATS") MB/s ($C_STATS s user + system)"
     echo "spoor itm -c 0,%c > /dev/null : $(mbps "$T_CHAN") MB/s of stream, $(echo "$TEXT $T_CHAN" | awk '{printf "%.0f", $1 / $2 / 1e6}') MB/s of text ($T_CHAN s), $(echo "$T_WC $T_CHAN" | awk '{printf "%.2f", $1 / $2}') x wc -l"
     echo "spoor itm --json > /dev/null  : $(mbps "$T_JSON") MB/s, $(echo "$PACKETS $T_JSON" | awk '{printf "%.1f", $1 / $2 / 1e6}') M packets/s ($T_JSON s)"
     echo "spoor itm --stats / cat FILE  : $(echo "$T_CAT $T_STATS" | awk '{printf "%.2f", $1 / $2}') x the speed of the cat baseline"
@@ -93,9 +98,11 @@ sys.stdout.buffer.write(d * (int(sys.argv[2]) // len(d) + 1))' "$CAPTURE" $((MB 
     # SPOOR_BASELINE=/path/to/another/spoor: the same runs of that binary, in the same run
     if [ -n "${SPOOR_BASELINE:-}" ]; then
         B_STATS=$(best "$SPOOR_BASELINE" itm --stats "$FILE")
+        BC_STATS=$(best_cpu "$SPOOR_BASELINE" itm --stats "$FILE")
         B_CHAN=$(best "$SPOOR_BASELINE" itm -c 0,%c "$FILE")
         B_JSON=$(best "$SPOOR_BASELINE" itm --json "$FILE")
         echo "baseline $SPOOR_BASELINE --stats / -c 0,%c / --json: $(mbps "$B_STATS") / $(mbps "$B_CHAN") / $(mbps "$B_JSON") MB/s ($B_STATS / $B_CHAN / $B_JSON s)"
+        echo "baseline --stats, CPU time    : $(mbps "$BC_STATS") MB/s ($BC_STATS s); spoor / baseline: $(echo "$BC_STATS $C_STATS" | awk '{printf "%.2f", $1 / $2}') x the speed"
         if [ "$HAVE_VALGRIND" = yes ]; then
             I_BASE=$(ipb "$SPOOR_BASELINE" itm --stats "$TMP/head.itm")
             echo "baseline --stats              : $I_BASE instructions a byte; spoor / baseline: $(echo "$I_STATS $I_BASE" | awk '{printf "%.2f", $1 / $2}') x the instructions, $(echo "$B_STATS $T_STATS" | awk '{printf "%.2f", $1 / $2}') x the speed"

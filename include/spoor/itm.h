@@ -210,6 +210,9 @@ typedef struct spoor_itm_decoder {
     uint64_t other[SPOOR_ITM_RING + 4]; /* + 4 spare entries: see ring_spill() */
     uint32_t other_first, other_tail;
     uint32_t selected; /* bit (1u << type) per type spoor_itm_next() returns */
+    /* the counters-only consumer's stats loop is not tried again before this stream position
+     * (it stopped soon after its start: headers it does not take are frequent here) */
+    uint64_t stats_after;
     /* software-channel text (spoor_itm_select_text()): the payload bytes of the software
      * packets of the ports in text_ports, in stream order; [text_head, text_sealed)
      * released, [text_sealed, text_tail) held (they belong to held packets) */

@@ -1,7 +1,9 @@
 /* libFuzzer harness: arbitrary bytes through the ITM decoder (split at fuzzer-chosen points,
  * plain and waiting for a sync) and through the TPIU deframer into per-ID ITM decoders.
  * Checks that nothing crashes and that what comes out is consistent: packets in stream
- * order, inside the input, and errors accounting for lost bytes. */
+ * order, inside the input, and errors accounting for lost bytes; and that a consumer of the
+ * counters only (selection 0: the decoder's stats loop) counts and times exactly as one that
+ * takes every packet. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +62,40 @@ static void run_itm(const uint8_t *data, size_t len, bool require_sync, size_t s
     (void)released;
 }
 
+/* The stats of a whole run through a decoder that returns the packet types `types` (all of
+ * them or none: the counters), fed in chunks of `chunk` bytes (0: at once). */
+static spoor_itm_stats run_stats(const uint8_t *data, size_t len, uint32_t types, size_t chunk)
+{
+    static spoor_itm_decoder d;
+    spoor_itm_init(&d, false);
+    spoor_itm_select(&d, types);
+    spoor_itm_packet p;
+    size_t done = 0;
+    while (done < len) {
+        size_t n = chunk && chunk < len - done ? chunk : len - done;
+        done += spoor_itm_feed(&d, data + done, n);
+        while (spoor_itm_next(&d, &p))
+            ;
+    }
+    spoor_itm_finish(&d);
+    while (spoor_itm_next(&d, &p))
+        ;
+    return *spoor_itm_stats_get(&d);
+}
+
+/* A consumer of the counters only (its own fast loops) counts and times exactly as one that
+ * takes every packet. */
+static void check_counters(const uint8_t *data, size_t len, size_t chunk)
+{
+    spoor_itm_stats all = run_stats(data, len, SPOOR_ITM_ALL_TYPES, 0);
+    spoor_itm_stats none = run_stats(data, len, 0, chunk);
+    check(all.bytes == none.bytes && all.bytes_lost == none.bytes_lost);
+    for (int k = 0; k < SPOOR_ITM_TYPE_COUNT; k++)
+        check(all.packets[k] == none.packets[k]);
+    check(all.sw_page_unknown == none.sw_page_unknown && all.released_any == none.released_any);
+    check(all.time_first == none.time_first && all.time_last == none.time_last);
+}
+
 struct ids {
     spoor_itm_decoder dec[4];
     uint8_t id[4];
@@ -95,6 +131,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
     run_itm(data, len, false, 0);
     run_itm(data, len, false, split);
     run_itm(data, len, true, split ? split : 1);
+    check_counters(data, len, 0);
+    check_counters(data, len, split * 97 + 1);
 
     static spoor_tpiu_deframer t;
     static struct ids ids;

@@ -259,12 +259,103 @@ static void test_no_timestamps(void **state)
     }
 }
 
+/* Packets of every kind drawn one at a time (what the counters-only loop sees at its worst:
+ * the kinds do not repeat), valid ones mostly: software and hardware source packets of every
+ * size, local timestamps of both formats and every length, GTS1 and GTS2 of every length,
+ * extensions, overflows, syncs (some too short); and payloads the protocol refuses (an
+ * exception trace with FN = 0, an asleep PC sample with a payload, a local timestamp whose
+ * four payload bytes continue), reserved headers and stray zero bytes. Each such packet stops
+ * the stats loop of a counters-only consumer; the stretches between are long enough for it. */
+static void test_every_kind(void **state)
+{
+    (void)state;
+    static uint8_t data[1 << 18];
+    uint32_t x = 0x2545F491u;
+#define NEXT() (x ^= x << 13, x ^= x >> 17, x ^= x << 5, x)
+    for (int seed = 0; seed < 6; seed++) {
+        size_t i = 0;
+        /* one rare packet per `rare` packets: seed 0 none but syncs */
+        unsigned rare = seed == 0 ? 0 : 40u << seed;
+        while (i + 16 < sizeof data) {
+            uint32_t r = NEXT(), v = NEXT();
+            uint8_t *o = data + i;
+            size_t n;
+            unsigned k = r % 100;
+            if (rare && NEXT() % rare == 0) { /* something the stats loop leaves to the others */
+                static const uint8_t odd[][7] = {
+                    {3, 0x0E, 0x20, 0x00},                   /* exception, FN = 0 */
+                    {2, 0x15, 0x07},                         /* asleep with a payload */
+                    {6, 0xC0, 0x81, 0x82, 0x83, 0x84, 0x05}, /* timestamp of 4 + C */
+                    {3, 0x94, 0x81, 0x02},                   /* GTS1, 2 payload bytes */
+                    {5, 0xB4, 0x81, 0x82, 0x83, 0x01},       /* GTS2 */
+                    {2, 0x88, 0x01},                         /* extension: page 1 */
+                    {1, 0x08},                               /* extension: page 0 */
+                    {1, 0x70},                               /* overflow */
+                    {1, 0x04},                               /* reserved */
+                    {2, 0x00, 0x00},                         /* zeros: no sync */
+                };
+                const uint8_t *e = odd[v % (sizeof odd / sizeof odd[0])];
+                n = e[0];
+                memcpy(o, e + 1, n);
+            } else if (k < 30) { /* software, any port and size */
+                unsigned ss = 1 + v % 3;
+                n = ss == 3 ? 5 : ss + 1;
+                o[0] = (uint8_t)((r >> 8 & 0x1F) << 3 | ss);
+                memcpy(o + 1, &r, 4);
+            } else if (k < 42) { /* local timestamp format 1, 1-4 payload bytes */
+                n = 2 + v % 4;
+                o[0] = (uint8_t)(0xC0 | (r >> 8 & 3) << 4);
+                for (size_t b = 1; b < n; b++)
+                    o[b] = (uint8_t)((b + 1 < n ? 0x80 : 0) | (NEXT() & 0x7F));
+            } else if (k < 50) { /* local timestamp format 2 */
+                n = 1;
+                o[0] = (uint8_t)((1 + v % 6) << 4);
+            } else if (k < 53) { /* GTS1, all four payload bytes */
+                n = 5;
+                o[0] = 0x94;
+                for (size_t b = 1; b < 5; b++)
+                    o[b] = (uint8_t)((b < 4 ? 0x80 : 0) | (NEXT() & 0x7F));
+            } else if (k < 60) { /* exception trace, FN 1-3 */
+                n = 3;
+                o[0] = 0x0E;
+                o[1] = (uint8_t)v;
+                o[2] = (uint8_t)((1 + r % 3) << 4 | (v >> 8 & 1));
+            } else if (k < 66) { /* PC sample, or asleep */
+                n = v % 4 ? 5 : 2;
+                o[0] = n == 5 ? 0x17 : 0x15;
+                memcpy(o + 1, &r, 4);
+                if (n == 2)
+                    o[1] = 0;
+            } else if (k < 69) { /* event counter */
+                n = 2;
+                o[0] = 0x05;
+                o[1] = (uint8_t)(v & 0x3F);
+            } else if (k < 96) { /* data trace: PC, address, match, value of every size */
+                static const uint8_t heads[] = {0x47, 0x4E, 0x45, 0x85, 0x86,
+                                                0x87, 0x8D, 0x8E, 0x8F};
+                o[0] = (uint8_t)(heads[v % sizeof heads] | (r >> 8 & 3) << 4);
+                static const uint8_t sizes[] = {5, 3, 2, 2, 3, 5, 2, 3, 5};
+                n = sizes[v % sizeof heads];
+                memcpy(o + 1, &r, 4);
+            } else { /* sync */
+                n = 6 + v % 3;
+                memset(o, 0, n - 1);
+                o[n - 1] = 0x80;
+            }
+            i += n;
+        }
+        check_input(data, i);
+    }
+#undef NEXT
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_captures),
         cmocka_unit_test(test_random_bytes),
         cmocka_unit_test(test_no_timestamps),
+        cmocka_unit_test(test_every_kind),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

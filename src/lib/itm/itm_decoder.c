@@ -976,9 +976,432 @@ leave:
     return (size_t)(p - data);
 }
 
+/* ---- the stats loop ------------------------------------------------------------------------ */
+
+/* A consumer of the counters only spends its time finding where each packet starts: in a loop
+ * that looks at a header to step to the next one, each step waits for the byte it reads and
+ * for what a table says of it, and a branch on the packet's kind is mispredicted whenever
+ * the kinds do not repeat. The stats loop splits the work in two. First, for every byte of a
+ * block, where the next packet would start if a header were there (packet_next: the same
+ * operations on 32 bytes at a time, no branch; four 1-byte software packets in a row are one
+ * step); then a walk from packet to packet that waits for one load per packet (j = next[j];
+ * two walks at once, see stats_run) and adds each packet to packed counters, with no branch
+ * on its kind. Local timestamps and GTS1 packets are noted in the walk and read after it,
+ * eight at a time (stats_events).
+ *
+ * The loop takes the packets the counters need nothing else for: source packets with an
+ * allowed payload, local timestamps, full GTS1 packets (what count_loop takes, but for the
+ * extension and the short GTS1 forms); any other header stops the walk. It keeps no hold
+ * queue: it runs only once something was released (so a release sets only time_last, to the
+ * current time), and it applies its counts up to the last local timestamp it saw, which
+ * releases every packet before it; the packets after it are uncounted again and left to
+ * count_loop, which holds them as the general loop does. */
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define STATS_LOOP 1
+#else
+#define STATS_LOOP 0
+#endif
+
+#if STATS_LOOP
+
+enum {
+    STATS_BLOCK = 480, /* bytes a block: a multiple of 32, at most 510 (8-bit lanes) */
+    /* bytes the walk may go past its last timestamp: then it gives up (a stream without
+     * timestamps is count_loop's: the walk would count it again there) */
+    STATS_UNDATED = 1024,
+    /* next[k] of a header the loop does not take: k + STATS_STOP, at least STATS_BLOCK, so
+     * that the walk stops there */
+    STATS_STOP = 0x8080,
+    /* bytes left to count_loop after a stats loop that stopped within its first block (its
+     * first pass costs a block's worth whatever it takes: where headers it does not take come
+     * every few dozen bytes, say overflows, it would cost more than it saves) */
+    STATS_BACKOFF = 16384,
+};
+
+/* Which header bytes the stats loop takes (payload rules aside), as the rows of a bit table
+ * for a byte shuffle: bit (h >> 4) % 8 of entry (h & 15), in the first table for h < 0x80,
+ * the second for the others; each 16 entries twice (one per half of a 32-byte register). */
+#define STATS_TAKES(h)                                                                             \
+    (HDR_KIND(h) >= HDR_SW1 || HDR_KIND(h) == HDR_LTS1 || HDR_KIND(h) == HDR_LTS2 ||               \
+     HDR_KIND(h) == HDR_GTS1)
+#define STATS_ROW(lo, hi0)                                                                         \
+    (STATS_TAKES((hi0) << 4 | (lo)) | STATS_TAKES(((hi0) + 1) << 4 | (lo)) << 1 |                  \
+     STATS_TAKES(((hi0) + 2) << 4 | (lo)) << 2 | STATS_TAKES(((hi0) + 3) << 4 | (lo)) << 3 |       \
+     STATS_TAKES(((hi0) + 4) << 4 | (lo)) << 4 | STATS_TAKES(((hi0) + 5) << 4 | (lo)) << 5 |       \
+     STATS_TAKES(((hi0) + 6) << 4 | (lo)) << 6 | STATS_TAKES(((hi0) + 7) << 4 | (lo)) << 7)
+#define STATS_ROWS(hi0)                                                                            \
+    STATS_ROW(0, hi0), STATS_ROW(1, hi0), STATS_ROW(2, hi0), STATS_ROW(3, hi0), STATS_ROW(4, hi0), \
+        STATS_ROW(5, hi0), STATS_ROW(6, hi0), STATS_ROW(7, hi0), STATS_ROW(8, hi0),                \
+        STATS_ROW(9, hi0), STATS_ROW(10, hi0), STATS_ROW(11, hi0), STATS_ROW(12, hi0),             \
+        STATS_ROW(13, hi0), STATS_ROW(14, hi0), STATS_ROW(15, hi0)
+#define STATS_TWICE(...)                                                                           \
+    {                                                                                              \
+        __VA_ARGS__, __VA_ARGS__                                                                   \
+    }
+
+static const uint8_t stats_rows_low[32] = STATS_TWICE(STATS_ROWS(0));
+static const uint8_t stats_rows_high[32] = STATS_TWICE(STATS_ROWS(8));
+static const uint8_t stats_bits[32] =
+    STATS_TWICE(1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128);
+/* by the low nibble: the size of a source packet (SS = h & 3: 1, 2 or 4 payload bytes), 1 for
+ * the headers the loop takes with SS = 0 but the continuation ones (local timestamp format 2),
+ * and 0xFF where a header of the loop with bit 7 set has continuation bytes (local timestamp
+ * format 1: 0b11TT0000, GTS1: 0x94) */
+static const uint8_t stats_fixed[32] = STATS_TWICE(1, 2, 3, 5, 1, 2, 3, 5, 1, 2, 3, 5, 1, 2, 3, 5);
+static const uint8_t stats_cont[32] =
+    STATS_TWICE(0xFF, 0, 0, 0, 0xFF, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+
+static inline __attribute__((target("avx2"))) __m256i load32(const void *p)
+{
+    return _mm256_loadu_si256((const __m256i *)p);
+}
+
+/* next[k] for k in [0, n) (n a multiple of 32): k + the bytes of the packet whose header would
+ * be p[k], when the stats loop takes it, else k + STATS_STOP; and where p[k] and the three
+ * headers after it are 1-byte software packets, k + 8 and kind[k] = STATS_QUAD (kind[k] = p[k]
+ * otherwise). Reads p[0, n + 6). */
+static __attribute__((target("avx2"))) void
+packet_next(const uint8_t *restrict p, uint16_t *restrict next, uint8_t *restrict kind, size_t n)
+{
+    const __m256i rows_low = load32(stats_rows_low), rows_high = load32(stats_rows_high);
+    const __m256i bits = load32(stats_bits), fixed = load32(stats_fixed);
+    const __m256i cont_nibble = load32(stats_cont), zero = _mm256_setzero_si256();
+    const __m256i nibble = _mm256_set1_epi8(0x0F), two = _mm256_set1_epi8(2);
+    const __m256i stop = _mm256_set1_epi8(-128), fn = _mm256_set1_epi8(0x30);
+    const __m256i wide = _mm256_set1_epi16((short)0x80FF); /* -128 sign-extended: STATS_STOP */
+    const __m256i gts1 = _mm256_set1_epi8((char)0x94), exc = _mm256_set1_epi8(0x0E);
+    const __m256i sleep = _mm256_set1_epi8(0x15), step = _mm256_set1_epi16(32);
+    const __m256i seven = _mm256_set1_epi8(7), one = _mm256_set1_epi8(1);
+    const __m256i eight = _mm256_set1_epi8(8), quad = _mm256_set1_epi8(STATS_QUAD);
+    __m256i at = _mm256_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const __m256i half = _mm256_set1_epi16(16);
+    for (size_t k = 0; k < n; k += 32) {
+        __m256i h = load32(p + k), b1 = load32(p + k + 1), b2 = load32(p + k + 2);
+        __m256i b3 = load32(p + k + 3), b4 = load32(p + k + 4);
+        /* the header's row and bit in the table of the headers the loop takes */
+        __m256i lo = _mm256_and_si256(h, nibble);
+        __m256i hi = _mm256_and_si256(_mm256_srli_epi16(h, 4), nibble);
+        __m256i row = _mm256_blendv_epi8(_mm256_shuffle_epi8(rows_low, lo),
+                                         _mm256_shuffle_epi8(rows_high, lo), h);
+        __m256i bit = _mm256_shuffle_epi8(bits, hi);
+        __m256i takes = _mm256_cmpeq_epi8(_mm256_and_si256(row, bit), bit);
+        /* continuation bits C of the four bytes after the header: the payload ends at the
+         * first byte without */
+        __m256i c1 = _mm256_cmpgt_epi8(zero, b1);
+        __m256i c12 = _mm256_and_si256(c1, _mm256_cmpgt_epi8(zero, b2));
+        __m256i c123 = _mm256_and_si256(c12, _mm256_cmpgt_epi8(zero, b3));
+        __m256i c4 = _mm256_cmpgt_epi8(zero, b4);
+        __m256i cont_size = _mm256_sub_epi8(_mm256_sub_epi8(_mm256_sub_epi8(two, c1), c12), c123);
+        __m256i cont = _mm256_and_si256(_mm256_shuffle_epi8(cont_nibble, lo), h); /* sign bit */
+        __m256i size = _mm256_blendv_epi8(_mm256_shuffle_epi8(fixed, lo), cont_size, cont);
+        /* payloads the loop leaves to the others: a local timestamp or GTS1 whose four bytes
+         * have C set, a GTS1 of fewer than four payload bytes, an exception trace with FN = 0,
+         * an asleep PC sample with a payload other than 0 */
+        __m256i bad = _mm256_and_si256(_mm256_cmpgt_epi8(zero, cont), _mm256_and_si256(c123, c4));
+        bad = _mm256_or_si256(bad, _mm256_andnot_si256(c123, _mm256_cmpeq_epi8(h, gts1)));
+        bad = _mm256_or_si256(bad,
+                              _mm256_and_si256(_mm256_cmpeq_epi8(h, exc),
+                                               _mm256_cmpeq_epi8(_mm256_and_si256(b2, fn), zero)));
+        bad = _mm256_or_si256(
+            bad, _mm256_andnot_si256(_mm256_cmpeq_epi8(b1, zero), _mm256_cmpeq_epi8(h, sleep)));
+        size = _mm256_blendv_epi8(stop, size, _mm256_andnot_si256(bad, takes));
+        /* four 1-byte software packets (0bAAAAA001 and a byte each) */
+        __m256i b6 = load32(p + k + 6);
+        __m256i four =
+            _mm256_and_si256(_mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(h, seven), one),
+                                              _mm256_cmpeq_epi8(_mm256_and_si256(b2, seven), one)),
+                             _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(b4, seven), one),
+                                              _mm256_cmpeq_epi8(_mm256_and_si256(b6, seven), one)));
+        size = _mm256_blendv_epi8(size, eight, four);
+        _mm256_storeu_si256((__m256i *)(kind + k), _mm256_blendv_epi8(h, quad, four));
+        /* k + size, as 16-bit indices (a stop, -128, sign-extended to 0xFF80: STATS_STOP) */
+        __m256i n0 = _mm256_and_si256(_mm256_cvtepi8_epi16(_mm256_castsi256_si128(size)), wide);
+        __m256i n1 =
+            _mm256_and_si256(_mm256_cvtepi8_epi16(_mm256_extracti128_si256(size, 1)), wide);
+        _mm256_storeu_si256((__m256i *)(next + k), _mm256_add_epi16(n0, at));
+        _mm256_storeu_si256((__m256i *)(next + k + 16),
+                            _mm256_add_epi16(n1, _mm256_add_epi16(at, half)));
+        at = _mm256_add_epi16(at, step);
+    }
+}
+
+/* Zeroes the n bytes at p (n a multiple of 32, p 32-byte aligned). */
+static inline __attribute__((target("avx2"))) void stats_clear(uint8_t *p, size_t n)
+{
+    for (size_t k = 0; k < n; k += 32)
+        _mm256_store_si256((__m256i *)(p + k), _mm256_setzero_si256());
+}
+
+/* The local timestamps and GTS1 packets so far: the time, their counts, the last GTS1's
+ * offset in data (SIZE_MAX: none), and the same of the GTS1 packets before the last local
+ * timestamp (those a timestamp released). */
+struct stats_events {
+    uint64_t time, n_lts, n_gts, committed_gts;
+    size_t last_gts, committed_gts_at;
+};
+
+/* Takes the events ev[0, n) of the walk over the block at data[b] (blk), in stream order:
+ * eight at a time, each local timestamp's delta (local_timestamp_decode's, without branches:
+ * the kinds vary from packet to packet) added to the time. Returns the index of the last
+ * local timestamp, -1 when there is none. Reads ev[0, n + 8) and next[0, BLOCK + 2). */
+static __attribute__((target("avx2"))) int stats_events(struct stats_events *restrict e,
+                                                        const uint8_t *restrict blk, size_t b,
+                                                        const uint16_t *restrict next,
+                                                        const uint16_t *restrict ev, unsigned n)
+{
+    static const int32_t format1[8] = {0, 0, 0x7F, 0x3FFF, 0x1FFFFF, 0xFFFFFFF, 0, 0};
+    const __m256i f1 = load32(format1), lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i byte = _mm256_set1_epi32(0xFF), half = _mm256_set1_epi32(0xFFFF);
+    const __m256i seven = _mm256_set1_epi32(7), x80 = _mm256_set1_epi32(0x80);
+    const __m256i gts1 = _mm256_set1_epi32(0x94);
+    __m256i sum = _mm256_setzero_si256();            /* four 64-bit lanes */
+    uint64_t gts[(STATS_BLOCK + 8 + 63) / 64] = {0}; /* bit k: ev[k] is a GTS1 */
+    for (unsigned k = 0; k < n; k += 8) {
+        __m256i ok = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(n - k)), lane);
+        __m256i at =
+            _mm256_and_si256(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(ev + k))), ok);
+        __m256i h = _mm256_and_si256(_mm256_i32gather_epi32((const int *)blk, at, 1), byte);
+        __m256i v = _mm256_i32gather_epi32((const int *)(blk + 1), at, 1);
+        __m256i size = _mm256_sub_epi32(
+            _mm256_and_si256(_mm256_i32gather_epi32((const int *)next, at, 2), half), at);
+        /* format 1: 7 bits a payload byte, as many bytes as the packet has */
+        __m256i bits = _mm256_or_si256(
+            _mm256_or_si256(_mm256_and_si256(v, _mm256_set1_epi32(0x7F)),
+                            _mm256_and_si256(_mm256_srli_epi32(v, 1), _mm256_set1_epi32(0x3F80))),
+            _mm256_or_si256(
+                _mm256_and_si256(_mm256_srli_epi32(v, 2), _mm256_set1_epi32(0x1FC000)),
+                _mm256_and_si256(_mm256_srli_epi32(v, 3), _mm256_set1_epi32(0xFE00000))));
+        bits = _mm256_and_si256(bits, _mm256_permutevar8x32_epi32(f1, size));
+        /* format 2 (a header below 0x80): TS in the header bits [6:4] */
+        __m256i two = _mm256_and_si256(_mm256_and_si256(_mm256_srli_epi32(h, 4), seven),
+                                       _mm256_cmpgt_epi32(x80, h));
+        __m256i g = _mm256_and_si256(_mm256_cmpeq_epi32(h, gts1), ok);
+        __m256i delta = _mm256_and_si256(_mm256_andnot_si256(g, _mm256_or_si256(bits, two)), ok);
+        sum = _mm256_add_epi64(
+            sum, _mm256_add_epi64(_mm256_cvtepu32_epi64(_mm256_castsi256_si128(delta)),
+                                  _mm256_cvtepu32_epi64(_mm256_extracti128_si256(delta, 1))));
+        gts[k / 64] |= (uint64_t)(unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(g)) << (k % 64);
+    }
+    __m128i s2 = _mm_add_epi64(_mm256_castsi256_si128(sum), _mm256_extracti128_si256(sum, 1));
+    e->time += (uint64_t)_mm_cvtsi128_si64(s2) + (uint64_t)_mm_extract_epi64(s2, 1);
+    /* the last local timestamp (the events end in GTS1 packets seldom) */
+    int last = (int)n - 1;
+    while (last >= 0 && (gts[last / 64] >> (last % 64) & 1))
+        last--;
+    unsigned n_gts = 0, words = (n + 63) / 64;
+    for (unsigned w = 0; w < words; w++)
+        n_gts += (unsigned)__builtin_popcountll(gts[w]);
+    e->n_lts += n - n_gts;
+    /* the GTS1 packets, in order (fewer than the timestamps); a local timestamp releases the
+     * ones before it, from earlier blocks too */
+    if (last >= 0) {
+        e->committed_gts = e->n_gts;
+        e->committed_gts_at = e->last_gts;
+    }
+    for (unsigned w = 0; w < words; w++)
+        for (uint64_t m = gts[w]; m; m &= m - 1) {
+            int k = (int)(w * 64) + __builtin_ctzll(m);
+            e->n_gts++;
+            e->last_gts = b + ev[k];
+            if (k < last) {
+                e->committed_gts = e->n_gts;
+                e->committed_gts_at = e->last_gts;
+            }
+        }
+    return last;
+}
+
+/* One step of a walk: the packet at j (its header, or STATS_QUAD) counted, and an event
+ * noted. */
+#define STATS_STEP(j, acc, ev, ne)                                                                 \
+    do {                                                                                           \
+        uint8_t h_ = kind[j];                                                                      \
+        acc += tab->lane_inc[h_];                                                                  \
+        ev[ne] = (uint16_t)(j);                                                                    \
+        ne += tab->event[h_];                                                                      \
+    } while (0)
+
+/* The stats loop from data[i] (the parser expects a header there, the fast-loop conditions
+ * hold and something was released): applies what it counted up to its last local timestamp
+ * and returns the index after that timestamp (i when it saw none). *stop is where it stopped:
+ * a header it does not take (*special), or a stretch without timestamps, or the end of the
+ * bytes it may read.
+ *
+ * The walk waits for one load a packet; two walks at once wait half as long. In each block the
+ * first walk starts where the packets are, the second at the block's middle, where it may
+ * well be inside a packet and see payload bytes as headers; but once one of its steps lands
+ * where a packet starts, it follows the packets (a step depends on its position only). So the
+ * first walk goes on past the middle until it lands where the second one stepped: from there
+ * on, what the second one counted is right, and what it counted before is taken off (it keeps
+ * its counts at each step). When the walks never meet, the first walks the rest itself. */
+static __attribute__((target("avx2"))) size_t stats_run(spoor_itm_decoder *d,
+                                                        const uint8_t *restrict data, size_t i,
+                                                        size_t len, size_t *stop, bool *special)
+{
+    enum { MID = STATS_BLOCK / 2, SECOND = STATS_BLOCK - MID + 8 };
+    uint16_t next[STATS_BLOCK + 2];
+    uint8_t kind[STATS_BLOCK];
+    uint16_t ev_a[STATS_BLOCK + 16], ev_b[SECOND];
+    /* the second walk: seen[k] is 1 + its step at byte k (0: it did not step there), the
+     * counts before each step, and where its pieces ended at a header the loop does not take
+     * (the step there and the byte) */
+    uint8_t seen[STATS_BLOCK + 32] __attribute__((aligned(32)));
+    uint64_t acc_before[SECOND + 1];
+    uint8_t piece_step[SECOND];
+    uint16_t piece_stop[SECOND];
+    _Static_assert(SECOND < 255, "the second walk's steps fit seen[]");
+    const struct itm_stats_table *tab = &itm_stats_by_header;
+    uint64_t lanes[8] = {0};
+    uint64_t lo = 0, hi = 0; /* 16-bit lanes: the even 8-bit lanes in lo, the odd ones in hi */
+    struct stats_events e = {d->time, 0, 0, 0, SIZE_MAX, SIZE_MAX};
+    size_t commit = i;
+    size_t b = i;
+    unsigned j = 0, blocks = 0;
+    *special = false;
+    while (b + STATS_BLOCK + 8 <= len) {
+        const uint8_t *blk = data + b;
+        packet_next(blk, next, kind, STATS_BLOCK);
+        stats_clear(seen, sizeof seen);
+        uint64_t acc_a = 0, acc_b = 0;
+        unsigned ja = j, jb = MID, ne_a = 0, ne_b = 0, step = 0, pieces = 0;
+        for (;;) {
+            while (ja < MID && jb < STATS_BLOCK) { /* both walks */
+                unsigned na = next[ja], nb = next[jb];
+                STATS_STEP(ja, acc_a, ev_a, ne_a);
+                seen[jb] = (uint8_t)++step;
+                acc_before[step] = acc_b;
+                STATS_STEP(jb, acc_b, ev_b, ne_b);
+                ja = na;
+                jb = nb;
+            }
+            while (ja >= MID && jb < STATS_BLOCK) { /* the second walk to its end */
+                unsigned nb = next[jb];
+                seen[jb] = (uint8_t)++step;
+                acc_before[step] = acc_b;
+                STATS_STEP(jb, acc_b, ev_b, ne_b);
+                jb = nb;
+            }
+            if (jb < STATS_STOP)
+                break;
+            /* the second walk came to a header the loop does not take: unless the first one
+             * meets it before, it was inside a packet; it goes on from the next byte */
+            jb -= STATS_STOP;
+            piece_step[pieces] = seen[jb];
+            piece_stop[pieces++] = (uint16_t)jb;
+            jb++;
+        }
+        unsigned met = 0;
+        while (ja < STATS_BLOCK) { /* the first walk until it meets the second */
+            if ((met = seen[ja]) != 0)
+                break;
+            unsigned na = next[ja];
+            STATS_STEP(ja, acc_a, ev_a, ne_a);
+            ja = na;
+        }
+        unsigned ne = ne_a;
+        if (met) { /* from the step `met` of the second walk on, to its end or its stop */
+            unsigned meet = ja, from = 0, to = ne_b, k = 0;
+            uint64_t acc_end = acc_b;
+            while (k < pieces && piece_step[k] < met)
+                k++;
+            if (k < pieces) {
+                acc_end = acc_before[piece_step[k]];
+                jb = piece_stop[k] + STATS_STOP;
+                for (to = 0; to < ne_b && ev_b[to] < piece_stop[k]; to++)
+                    ;
+            }
+            while (from < to && ev_b[from] < meet)
+                from++;
+            acc_a += acc_end - acc_before[met];
+            memcpy(ev_a + ne, ev_b + from, (to - from) * sizeof *ev_b);
+            ne += to - from;
+            ja = jb;
+        } else if (ja >= STATS_STOP) { /* the first walk counted the header it stopped at */
+            uint8_t h = blk[ja - STATS_STOP];
+            acc_a -= tab->lane_inc[h];
+            ne -= tab->event[h];
+        }
+        int last = stats_events(&e, blk, b, next, ev_a, ne);
+        if (last >= 0)
+            commit = b + next[ev_a[last]];
+        lo += acc_a & 0x00FF00FF00FF00FFu;
+        hi += acc_a >> 8 & 0x00FF00FF00FF00FFu;
+        if (++blocks % 256 == 0) { /* before the 16-bit lanes can overflow */
+            for (int k = 0; k < 4; k++) {
+                lanes[2 * k] += lo >> (16 * k) & 0xFFFF;
+                lanes[2 * k + 1] += hi >> (16 * k) & 0xFFFF;
+            }
+            lo = hi = 0;
+        }
+        j = ja;
+        if (j >= STATS_STOP) { /* a header the loop does not take */
+            j -= STATS_STOP;
+            *special = true;
+            break;
+        }
+        b += STATS_BLOCK;
+        j -= STATS_BLOCK;
+        if (b + j - commit > STATS_UNDATED)
+            break;
+    }
+    *stop = b + j;
+    if (e.n_lts == 0)
+        return i;
+    for (int k = 0; k < 4; k++) {
+        lanes[2 * k] += lo >> (16 * k) & 0xFFFF;
+        lanes[2 * k + 1] += hi >> (16 * k) & 0xFFFF;
+    }
+    /* the packets after the last timestamp are count_loop's: source and GTS1 packets */
+    for (size_t at = commit; at < *stop;) {
+        uint8_t h = data[at];
+        if (h == 0x94) {
+            at += 5;
+            continue;
+        }
+        lanes[itm_source_by_header.type[h] - SPOOR_ITM_SW]--;
+        at += itm_source_by_header.bytes[h];
+    }
+    for (int k = 0; k < 8; k++)
+        d->stats.packets[SPOOR_ITM_SW + k] += lanes[k];
+    d->stats.packets[SPOOR_ITM_TS_LOCAL] += e.n_lts;
+    d->stats.packets[SPOOR_ITM_TS_GLOBAL1] += e.committed_gts;
+    if (e.committed_gts_at != SIZE_MAX)
+        d->gts =
+            (d->gts & ~(uint64_t)0x3FFFFFF) | gts1_bits4(spoor_le32(data + e.committed_gts_at + 1));
+    d->time = e.time;
+    d->stats.time_last = e.time;    /* note_release: released_any is set */
+    d->other_first = d->other_tail; /* the first timestamp released the held packets */
+    return commit;
+}
+
+#endif
+
+/* The counters only: the stats loop while it can take the stream, count_loop for what it
+ * leaves (the packets after its last timestamp, the header it stopped at, and the streams
+ * it does not take), the general loop for what neither takes. */
 static __attribute__((noinline)) size_t
 fast_count(spoor_itm_decoder *d, const uint8_t *restrict data, size_t i, size_t len, uint64_t base)
 {
+#if STATS_LOOP
+    while (d->stats.released_any && d->tail == d->sealed && i + STATS_BLOCK + 8 <= len &&
+           base + i >= d->stats_after && __builtin_cpu_supports("avx2")) {
+        size_t stop;
+        bool special;
+        size_t c = stats_run(d, data, i, len, &stop, &special);
+        if (stop - i < STATS_BLOCK)
+            d->stats_after = base + stop + STATS_BACKOFF;
+        if (!special) {
+            i = c;
+            break;
+        }
+        size_t e = count_loop(d, data, c, stop + 8 <= len ? stop + 8 : len, base, false);
+        if (e <= stop)
+            return e;
+        i = e;
+    }
+#endif
     return count_loop(d, data, i, len, base, false);
 }
 

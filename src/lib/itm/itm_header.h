@@ -139,6 +139,38 @@ static const struct itm_source_table {
     .type = HDR_TABLE(SOURCE_TYPE),
 };
 
+/* Per header byte h, what the stats loop (a consumer of the counters only) adds up for a
+ * packet it takes: a source packet adds 1 to the 8-bit lane (type - SPOOR_ITM_SW) of a
+ * packed counter (the source types are SPOOR_ITM_SW .. SPOOR_ITM_DWT_MATCH, eight lanes); a
+ * local timestamp or a GTS1 packet is an event (its payload is read after the loop). The
+ * loop steps over four 1-byte software packets in a row at once, as if their first header
+ * were STATS_QUAD, a header the protocol reserves (so never one the loop takes). */
+#define STATS_QUAD 0x04
+#define STATS_LANE_INC(h)                                                                          \
+    ((h) == STATS_QUAD ? (uint64_t)4                                                               \
+     : SOURCE_TYPE(h)  ? (uint64_t)1 << (8 * ((SOURCE_TYPE(h) - SPOOR_ITM_SW) & 7))                \
+                       : (uint64_t)0)
+_Static_assert(HDR_KIND(STATS_QUAD) == HDR_RESERVED, "the stats loop's four 1-byte packets");
+#define STATS_EVENT(h)                                                                             \
+    (HDR_KIND(h) == HDR_LTS1 || HDR_KIND(h) == HDR_LTS2 || HDR_KIND(h) == HDR_GTS1 ? 1 : 0)
+_Static_assert(SPOOR_ITM_DWT_MATCH - SPOOR_ITM_SW == 7 && SPOOR_ITM_EVENT_COUNTER > SPOOR_ITM_SW &&
+                   SPOOR_ITM_EXCEPTION > SPOOR_ITM_SW && SPOOR_ITM_PC_SAMPLE > SPOOR_ITM_SW &&
+                   SPOOR_ITM_DWT_PC > SPOOR_ITM_SW && SPOOR_ITM_DWT_ADDR > SPOOR_ITM_SW &&
+                   SPOOR_ITM_DWT_DATA > SPOOR_ITM_SW,
+               "the source packet types are eight in a row from SPOOR_ITM_SW");
+
+#define STATS_LTS2_DELTA(h) (HDR_KIND(h) == HDR_LTS2 ? ((h) >> 4) & 7 : 0)
+
+static const struct itm_stats_table {
+    uint64_t lane_inc[256];
+    uint8_t event[256];
+    uint8_t lts2_delta[256]; /* the delta of a local timestamp of format 2 (0 for the others) */
+} itm_stats_by_header = {
+    .lane_inc = HDR_TABLE(STATS_LANE_INC),
+    .event = HDR_TABLE(STATS_EVENT),
+    .lts2_delta = HDR_TABLE(STATS_LTS2_DELTA),
+};
+
 /* Whether a header of kind k is a software source packet (D4 'Instrumentation packet'). */
 static inline bool hdr_is_sw(unsigned k)
 {
