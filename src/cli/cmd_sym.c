@@ -134,41 +134,132 @@ static void memo_stop(struct memo *m)
     memo_init(m, false);
 }
 
-/* Keeps the answer for key, the len bytes at text (copied); key 0: not kept. at: the slot a
- * lookup of key found empty (the memo unchanged since), or NULL. */
-static void memo_keep(struct memo *m, uint64_t key, struct memo_slot *at, const char *text,
-                      size_t len)
+/* Makes room in the memo for an answer of len bytes: grows its text or, when full, empties it
+ * (*at then NULL). False when the memo stopped (no memory). */
+__attribute__((noinline)) static bool memo_room(struct memo *m, size_t len, struct memo_slot **at)
 {
-    if (!key || len > MEMO_MAX_ANSWER)
-        return;
     if (m->used + len + MEMO_PAD > m->cap) {
-        if (m->cap < MEMO_MAX_TEXT) {
-            size_t cap = m->cap ? 2 * m->cap : 1u << 20;
+        if (m->cap < MEMO_MAX_TEXT) { /* the first: enough for most runs, not touched until used */
+            size_t cap = m->cap ? 2 * m->cap : MEMO_MAX_TEXT / 8;
             char *t = realloc(m->text, cap);
             if (!t) {
                 memo_stop(m);
-                return;
+                return false;
             }
             m->text = t;
             m->cap = cap;
         } else { /* full: start again */
             memset(m->slot, 0, ((size_t)m->mask + 1) * sizeof *m->slot);
             m->used = m->count = 0;
-            at = NULL;
+            *at = NULL;
         }
     }
     if (m->count >= (m->mask + 1) / 2) { /* probes would get long: start again */
         memset(m->slot, 0, ((size_t)m->mask + 1) * sizeof *m->slot);
         m->used = m->count = 0;
-        at = NULL;
+        *at = NULL;
     }
+    return true;
+}
+
+/* Keeps the answer for key, the len bytes at text (copied); key 0: not kept. at: the slot a
+ * lookup of key found empty (the memo unchanged since), or NULL. padded: text is followed by
+ * MEMO_PAD bytes that may be read (then it is copied by 32 bytes). */
+static inline void memo_keep(struct memo *m, uint64_t key, struct memo_slot *at, const char *text,
+                             size_t len, bool padded)
+{
+    if (!key || len > MEMO_MAX_ANSWER)
+        return;
+    if ((m->used + len + MEMO_PAD > m->cap || m->count >= (m->mask + 1) / 2) &&
+        !memo_room(m, len, &at))
+        return;
     struct memo_slot *s = at && !at->key ? at : memo_find(m->slot, m->mask, key);
-    ob_put_short(m->text + m->used, text, len); /* inline: answers are short */
+    if (padded)
+        memo_copy(m->text + m->used, text, len, false);
+    else
+        ob_put_short(m->text + m->used, text, len); /* inline: answers are short */
     m->count += !s->key;
     s->key = key;
     s->len = (uint32_t)len;
     s->off = (uint32_t)m->used;
     m->used += len;
+}
+
+/* The forms of the answers printed, by spoor_elf_answer_id: addresses with one id get one
+ * answer but for the address and the function offset in it, so that the answer of a new address
+ * whose id was seen is its form's text with the two numbers written in, not looked up in full
+ * and formatted again. A form is the text of the first answer of its id with where the address
+ * (its 8 hex digits after 0x) and the offset's digits are (none: the answer has no offset). Open
+ * addressing like the memo, emptied when full; off with the memo, and with -r (the offset there
+ * is not the address minus one base). */
+#define FORM_BITS 16
+
+struct form_slot {
+    uint64_t id[2]; /* spoor_elf_answer_id's; id[0] 0: none (it names a function or a line) */
+    uint32_t off;   /* the text, at text[off] */
+    uint16_t len;   /* its bytes */
+    uint16_t at;    /* where the address's "0x%08x" is */
+    uint16_t num;   /* where the offset's digits are (len: no offset) */
+    uint16_t end;   /* where they end */
+};
+
+struct forms {
+    struct form_slot *slot; /* NULL: off */
+    uint32_t count;
+    char *text;
+    size_t used, cap;
+};
+
+static void forms_stop(struct forms *f)
+{
+    free(f->slot);
+    free(f->text);
+    memset(f, 0, sizeof *f);
+}
+
+static inline struct form_slot *form_find(struct form_slot *slot, const uint64_t id[2])
+{
+    const uint32_t mask = (1u << FORM_BITS) - 1;
+    uint64_t h = (id[0] ^ id[1] >> 4) * 0x9e3779b97f4a7c15u;
+    for (uint32_t i = (uint32_t)(h >> (64 - FORM_BITS));; i++) {
+        struct form_slot *s = &slot[i & mask];
+        if ((s->id[0] == id[0] && s->id[1] == id[1]) || !s->id[0])
+            return s;
+    }
+}
+
+/* Keeps the form of id (its slot s, empty): the answer of len bytes at text, its address at
+ * text + at, its offset's digits at [num, end) (num == end: none). */
+static void form_keep(struct forms *f, struct form_slot *s, const uint64_t id[2], const char *text,
+                      size_t len, size_t at, size_t num, size_t end)
+{
+    if (len > MEMO_MAX_ANSWER)
+        return;
+    if (f->used + len + MEMO_PAD > f->cap || f->count >= (1u << FORM_BITS) / 2) {
+        if (f->cap < MEMO_MAX_TEXT && f->count < (1u << FORM_BITS) / 2) {
+            size_t cap = f->cap ? 2 * f->cap : MEMO_MAX_TEXT / 32;
+            char *t = realloc(f->text, cap);
+            if (!t) {
+                forms_stop(f);
+                return;
+            }
+            f->text = t;
+            f->cap = cap;
+        } else { /* full: start again */
+            memset(f->slot, 0, (sizeof *f->slot) << FORM_BITS);
+            f->used = f->count = 0;
+            s = form_find(f->slot, id);
+        }
+    }
+    memcpy(f->text + f->used, text, len);
+    f->count++;
+    *s = (struct form_slot){{id[0], id[1]},
+                            (uint32_t)f->used,
+                            (uint16_t)len,
+                            (uint16_t)at,
+                            (uint16_t)(num == end ? len : num),
+                            (uint16_t)(num == end ? len : end)};
+    f->used += len;
 }
 
 struct sym_ctx {
@@ -184,6 +275,8 @@ struct sym_ctx {
     json_out jout; /* JSON writer onto out */
     size_t warned; /* the ELF's warnings printed so far */
     struct memo memo;
+    struct forms forms;
+    char *num, *num_end; /* where the last answer's offset digits went (NULL: not in one piece) */
 };
 
 /* strlen(s), remembered: the symbolizer hands out the same few thousand strings again and again. */
@@ -235,7 +328,9 @@ static inline __attribute__((always_inline)) void print_frame(struct sym_ctx *c,
     p = ob_put_short(p, fn, fn_len);
     if (has_offset) {
         *p++ = '+';
+        c->num = p;
         p = ob_put_hex(p, f->offset);
+        c->num_end = p;
     }
     if (f->file) {
         p = ob_put(p, " at ", 4);
@@ -266,14 +361,22 @@ static void json_line(json_out *j, const spoor_location *f)
         json_key_null(j, JSON_KEY("line"));
 }
 
-static void print_json(json_out *j, uint32_t addr, const spoor_location *f, size_t n, bool partial)
+static void print_json(struct sym_ctx *c, uint32_t addr, const spoor_location *f, size_t n,
+                       bool partial)
 {
+    json_out *j = &c->jout;
     json_object_begin(j, NULL);
     json_key_hex32(j, JSON_KEY("addr"), addr);
     json_key_string(j, JSON_KEY("function"), f[0].function);
-    if (f[0].has_offset)
+    if (f[0].has_offset) {
+        unsigned long flushes = c->out.flushes;
+        size_t at = c->out.len + sizeof ",\"offset\":" - 1; /* where its digits go */
         json_key_uint(j, JSON_KEY("offset"), f[0].offset);
-    else
+        if (c->out.flushes == flushes && at < c->out.len && c->out.buf[at - 1] == ':') {
+            c->num = c->out.buf + at;
+            c->num_end = c->out.buf + c->out.len;
+        }
+    } else
         json_key_null(j, JSON_KEY("offset"));
     json_key_string(j, JSON_KEY("file"), f[0].file);
     json_line(j, &f[0]);
@@ -305,12 +408,47 @@ __attribute__((noinline, cold)) static void print_new_warnings(struct sym_ctx *c
     }
 }
 
+/* Where an answer's address goes: "0x%08x " (text), {"addr":"0x%08x", (JSON). */
+#define TEXT_ADDR_AT 0
+#define JSON_ADDR_AT (sizeof "{\"addr\":\"" - 1)
+
+/* Prints the answer of addr from its form f, the offset addr - base (and keeps it in the memo under
+ * key, unless 0). */
+static void answer_from_form(struct sym_ctx *c, const struct form_slot *f, uint32_t addr,
+                             uint32_t base, uint64_t key, struct memo_slot *at)
+{
+    char *o = ob_reserve(&c->out, (size_t)f->len + 10 + MEMO_PAD); /* the offset: 10 at most */
+    const char *src = c->forms.text + f->off;
+    memo_copy(o, src, f->num, false);
+    ob_put_hex8(o + f->at, addr);
+    char *p = o + f->num;
+    if (f->num < f->len) { /* the offset, then the rest */
+        p = c->json ? ob_put_u32(p, (addr & ~1u) - base) : ob_put_hex(p, (addr & ~1u) - base);
+        memo_copy(p, src + f->end, (size_t)(f->len - f->end), false);
+        p += f->len - f->end;
+    }
+    ob_commit(&c->out, p);
+    if (!c->memo.off)
+        memo_keep(&c->memo, key, at, o, (size_t)(p - o), true);
+}
+
 /* Looks addr up and prints its answer (and keeps it in the memo under key, unless 0). */
 __attribute__((noinline)) static void answer_new(struct sym_ctx *c, uint32_t addr, uint64_t key,
                                                  struct memo_slot *at)
 {
+    uint32_t base = 0;
+    uint64_t id[2];
+    struct form_slot *form = NULL;
+    if (c->forms.slot && spoor_elf_answer_id(c->elf, addr, id, &base) && id[0]) {
+        form = form_find(c->forms.slot, id);
+        if (form->id[0]) {
+            answer_from_form(c, form, addr, base, key, at);
+            return;
+        }
+    }
     size_t start = c->out.len;
     unsigned long flushes = c->out.flushes;
+    c->num = c->num_end = NULL;
     spoor_location frames[MAX_FRAMES];
     size_t n;
     if (c->return_addresses) {
@@ -329,14 +467,26 @@ __attribute__((noinline)) static void answer_new(struct sym_ctx *c, uint32_t add
         partial = spoor_elf_partial(c->elf, spoor_lookup_pc(addr, c->return_addresses));
     }
     if (c->json)
-        print_json(&c->jout, addr, frames, n, partial);
+        print_json(c, addr, frames, n, partial);
     else
         print_text(c, addr, frames, n);
     if (c->out.flushes == flushes && !c->memo.off) { /* the answer is all in the buffer */
-        if (warnings)
+        if (warnings) {
             memo_stop(&c->memo);
-        else
-            memo_keep(&c->memo, key, at, c->out.buf + start, c->out.len - start);
+            forms_stop(&c->forms);
+            return;
+        }
+        const char *text = c->out.buf + start;
+        size_t len = c->out.len - start;
+        memo_keep(&c->memo, key, at, text, len, false);
+        size_t addr_at = c->json ? JSON_ADDR_AT : TEXT_ADDR_AT;
+        char hex[10];
+        ob_put_hex8(hex, addr);
+        if (form && frames[0].has_offset == (c->num != NULL) &&
+            (!c->num || frames[0].offset == (addr & ~1u) - base) && addr_at + 10 <= len &&
+            !memcmp(text + addr_at, hex, 10))
+            form_keep(&c->forms, form, id, text, len, addr_at, c->num ? (size_t)(c->num - text) : 0,
+                      c->num ? (size_t)(c->num_end - text) : 0);
     }
 }
 
@@ -596,6 +746,8 @@ int cmd_sym(int argc, char **argv)
         return SPOOR_EXIT_USAGE;
     spoor_elf_set_demangle(c.elf, demangle);
     memo_init(&c.memo, optind >= argc); /* for the bulk case: addresses from stdin */
+    if (!c.memo.off && !c.return_addresses)
+        c.forms.slot = calloc(1u << FORM_BITS, sizeof *c.forms.slot);
     print_new_warnings(&c);
     int rc = SPOOR_EXIT_OK;
     if (optind < argc)
@@ -605,6 +757,7 @@ int cmd_sym(int argc, char **argv)
         rc = symbolize_stdin(&c);
     spoor_elf_close(c.elf);
     memo_stop(&c.memo);
+    forms_stop(&c.forms);
     if (!ob_flush(&c.out))
         return cli_error("sym", "cannot write output: %s", strerror(errno));
     return rc ? rc : c.bad ? SPOOR_EXIT_USAGE : SPOOR_EXIT_OK;
