@@ -412,20 +412,35 @@ __attribute__((noinline, cold)) static void print_new_warnings(struct sym_ctx *c
 #define TEXT_ADDR_AT 0
 #define JSON_ADDR_AT (sizeof "{\"addr\":\"" - 1)
 
-/* Prints the answer of addr from its form f, the offset addr - base (and keeps it in the memo under
- * key, unless 0). */
+/* The 8 digits of "0x%08x" of an address from its memo key (its 1 to 8 hex digits as the token
+ * has them, see struct memo_slot): zeros put before them, upper case made lower. */
+static inline uint64_t key_hex8(uint64_t key)
+{
+    unsigned len = (unsigned)(71 - __builtin_clzll(key)) / 8; /* the digits (no zero byte) */
+    uint64_t zeros = (0x3030303030303030u >> (8 * len - 1)) >> 1;
+    return (key << (8 * (8 - len))) | zeros | 0x2020202020202020u; /* '0'-'9' keep bit 5 */
+}
+
+/* Prints the answer of addr from its form f, the offset addr - base (and keeps it in the memo
+ * under key, unless 0: then key also gives the address's digits). */
 static void answer_from_form(struct sym_ctx *c, const struct form_slot *f, uint32_t addr,
                              uint32_t base, uint64_t key, struct memo_slot *at)
 {
+    uint32_t off = (addr & ~1u) - base;
     char *o = ob_reserve(&c->out, (size_t)f->len + 10 + MEMO_PAD); /* the offset: 10 at most */
     const char *src = c->forms.text + f->off;
     memo_copy(o, src, f->num, false);
-    ob_put_hex8(o + f->at, addr);
     char *p = o + f->num;
     if (f->num < f->len) { /* the offset, then the rest */
-        p = c->json ? ob_put_u32(p, (addr & ~1u) - base) : ob_put_hex(p, (addr & ~1u) - base);
+        p = c->json ? ob_put_u32(p, off) : ob_put_hex(p, off);
         memo_copy(p, src + f->end, (size_t)(f->len - f->end), false);
         p += f->len - f->end;
+    }
+    if (key) {
+        uint64_t w = key_hex8(key);
+        memcpy(o + f->at + 2, &w, 8);
+    } else {
+        ob_put_hex8(o + f->at, addr);
     }
     ob_commit(&c->out, p);
     if (!c->memo.off)
