@@ -774,7 +774,7 @@ static bool known_form(uint64_t form)
            form == DW_FORM_GNU_ref_alt || form == DW_FORM_GNU_strp_alt;
 }
 
-static uint64_t abbrev_leb(const uint8_t **p, const uint8_t *end, bool *bad)
+static uint64_t abbrev_leb_long(const uint8_t **p, const uint8_t *end, bool *bad)
 {
     uint64_t v = 0;
     for (unsigned shift = 0; *p < end; shift += 7) {
@@ -786,6 +786,15 @@ static uint64_t abbrev_leb(const uint8_t **p, const uint8_t *end, bool *bad)
     }
     *bad = true;
     return 0;
+}
+
+/* A LEB128 number of an abbreviation; *bad when it runs past end. One byte, the common case,
+ * inline. */
+static inline uint64_t abbrev_leb(const uint8_t **p, const uint8_t *end, bool *bad)
+{
+    if (*p < end && **p < 0x80)
+        return *(*p)++;
+    return abbrev_leb_long(p, end, bad);
 }
 
 /* String offsets a DIE of fixed size is checked at without reading it form by form. */
@@ -821,6 +830,21 @@ enum { ATTR_LOW_PC = SCOPE_ATTRS, ATTR_HIGH_PC, ATTR_RANGES, ATTR_OTHER };
 /* The kind of attribute name. */
 static uint8_t attr_kind(uint64_t name)
 {
+    static const uint8_t below_0x80[0x80] = {
+        /* the kind + 1 (0: ATTR_OTHER) */
+        [DW_AT_name] = NAME + 1,
+        [DW_AT_abstract_origin] = ORIGIN + 1,
+        [DW_AT_specification] = SPECIFICATION + 1,
+        [DW_AT_decl_file] = DECL_FILE + 1,
+        [DW_AT_call_file] = CALL_FILE + 1,
+        [DW_AT_call_line] = CALL_LINE + 1,
+        [DW_AT_linkage_name] = LINKAGE_NAME + 1,
+        [DW_AT_low_pc] = ATTR_LOW_PC + 1,
+        [DW_AT_high_pc] = ATTR_HIGH_PC + 1,
+        [DW_AT_ranges] = ATTR_RANGES + 1,
+    };
+    if (name < 0x80)
+        return below_0x80[name] ? (uint8_t)(below_0x80[name] - 1) : ATTR_OTHER;
     int k = scope_attr_kind(name);
     return k >= 0                  ? (uint8_t)k
            : name == DW_AT_low_pc  ? ATTR_LOW_PC
@@ -903,6 +927,9 @@ static const char *abbrev_problem(const spoor_elf *e, Dwarf_Off off, struct abbr
         return "abbreviations past the end of .debug_abbrev";
     const uint8_t *p = sec->data + off, *end = sec->data + sec->size;
     bool bad = false, line_str = spoor_elf_debug_section(e, ".debug_line_str") != NULL;
+    int8_t sizes[DW_FORM_addrx4 + 1]; /* form_size of the standard forms, for this unit */
+    for (unsigned f = 0; f <= DW_FORM_addrx4; f++)
+        sizes[f] = (int8_t)form_size(f, version, addr_size);
     for (;;) {
         uint64_t code = abbrev_leb(&p, end, &bad);
         if (bad || !code)
@@ -928,7 +955,8 @@ static const char *abbrev_problem(const spoor_elf *e, Dwarf_Off off, struct abbr
             uint64_t name = abbrev_leb(&p, end, &bad), form = abbrev_leb(&p, end, &bad);
             if (bad || (!name && !form))
                 break;
-            if (!known_form(form) || (form == DW_FORM_line_strp && !line_str)) {
+            bool standard = form <= DW_FORM_addrx4 && form >= DW_FORM_addr && form != 0x02;
+            if ((!standard && !known_form(form)) || (form == DW_FORM_line_strp && !line_str)) {
                 snprintf(buf, len, "abbreviation %llu: %s form 0x%llx", (unsigned long long)code,
                          known_form(form) ? "no section for" : "unknown", (unsigned long long)form);
                 return buf;
@@ -950,15 +978,15 @@ static const char *abbrev_problem(const spoor_elf *e, Dwarf_Off off, struct abbr
                 skips |= name == DW_AT_declaration || name == DW_AT_low_pc || name == DW_AT_ranges;
                 if (name == DW_AT_sibling && sibling < 0)
                     sibling = (int32_t)(a->nattrs - first);
-                a->attrs[a->nattrs++] =
-                    (struct abbrev_attr){name > UINT32_MAX ? UINT32_MAX : (uint32_t)name,
-                                         (uint32_t)form,
-                                         value,
-                                         attr_kind(name),
-                                         (int8_t)form_size(form, version, addr_size),
-                                         form == DW_FORM_strp        ? 1
-                                         : form == DW_FORM_line_strp ? 2
-                                                                     : 0};
+                a->attrs[a->nattrs++] = (struct abbrev_attr){
+                    name > UINT32_MAX ? UINT32_MAX : (uint32_t)name,
+                    (uint32_t)form,
+                    value,
+                    attr_kind(name),
+                    standard ? sizes[form] : (int8_t)form_size(form, version, addr_size),
+                    form == DW_FORM_strp        ? 1
+                    : form == DW_FORM_line_strp ? 2
+                                                : 0};
             }
         }
         if (bad)
