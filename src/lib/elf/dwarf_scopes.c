@@ -813,7 +813,15 @@ struct abbrev_code {
     bool defined, children;
     bool skips;      /* DW_AT_declaration, low_pc or ranges: see walk() */
     int32_t sibling; /* which of its attributes is DW_AT_sibling, -1: none */
+    uint32_t plan;   /* where its skip plan starts in abbrevs.ops (NO_PLAN: none) */
 };
+
+/* A skip plan: how skip_attrs moves past the values of a DIE that has no fixed size, one op per
+ * run of fixed-size values (skipped with one add), per string offset (checked) and per other
+ * value (DW_AT_sibling, a form of no fixed size). An op is its kind (the low 3 bits) and a
+ * number: the run's bytes, which string section, or the attribute's index in abbrevs.attrs. */
+enum { OP_SKIP, OP_STR, OP_SIBLING, OP_VALUE, OP_END };
+#define NO_PLAN UINT32_MAX
 
 struct abbrev_attr {
     uint32_t name; /* names past 32 bits saturate: only known ones are looked at */
@@ -857,6 +865,8 @@ struct abbrevs {
     struct abbrev_code *codes;
     struct abbrev_attr *attrs;
     size_t ncodes, cap_codes, nattrs, cap_attrs;
+    uint32_t *ops; /* the skip plans of the codes (die_reader_init) */
+    size_t nops, cap_ops;
     bool unindexed;              /* a code past MAX_ABBREV_CODE: the DIEs are not scanned */
     bool twice;                  /* a code defined twice (libdw may not read the unit DIE) */
     unsigned version, addr_size; /* what the attributes' sizes were found for */
@@ -866,6 +876,7 @@ static void abbrevs_free(struct abbrevs *a)
 {
     free(a->codes);
     free(a->attrs);
+    free(a->ops);
 }
 
 /* The size of an attribute value of the form given when it is fixed (32-bit DWARF), else -1. */
@@ -1007,7 +1018,8 @@ static const char *abbrev_problem(const spoor_elf *e, Dwarf_Off off, struct abbr
                                                           true,
                                                           children,
                                                           skips,
-                                                          sibling};
+                                                          sibling,
+                                                          NO_PLAN};
         }
     }
     return bad ? "abbreviations run past the end of .debug_abbrev" : NULL;
@@ -1087,6 +1099,51 @@ struct later_refs {
     size_t n, cap;
 };
 
+/* Appends op to a's plans; false without memory. */
+static bool plan_op(struct abbrevs *a, uint32_t kind, uint64_t n)
+{
+    if (n > UINT32_MAX >> 3 ||
+        spoor_grow((void **)&a->ops, &a->cap_ops, a->nops + 1, sizeof *a->ops))
+        return false;
+    a->ops[a->nops++] = kind | (uint32_t)n << 3;
+    return true;
+}
+
+/* The skip plans of the codes whose DIEs have no fixed size, or more string offsets than the
+ * fixed size path checks (the attributes' sizes made for the unit). Without memory, codes keep
+ * NO_PLAN (their values are skipped one by one). */
+static void make_plans(struct abbrevs *a)
+{
+    a->nops = 0;
+    for (size_t i = 0; i < a->ncodes; i++) {
+        struct abbrev_code *c = &a->codes[i];
+        c->plan = NO_PLAN;
+        if (!c->defined || (c->fixed >= 0 && c->nstrings <= MAX_FIXED_STRINGS))
+            continue;
+        size_t start = a->nops;
+        uint64_t run = 0;
+        bool ok = true;
+        for (uint32_t k = 0; k < c->count && ok; k++) {
+            const struct abbrev_attr *at = &a->attrs[c->first + k];
+            if (at->size >= 0 && !at->str && (int32_t)k != c->sibling) {
+                run += (uint64_t)at->size;
+                continue;
+            }
+            ok = (!run || plan_op(a, OP_SKIP, run)) &&
+                 (at->str
+                      ? plan_op(a, OP_STR, at->str - 1u)
+                      : plan_op(a, (int32_t)k == c->sibling ? OP_SIBLING : OP_VALUE, c->first + k));
+            run = 0;
+        }
+        ok = ok && (!run || plan_op(a, OP_SKIP, run)) && plan_op(a, OP_END, 0);
+        if (!ok) {
+            a->nops = start;
+            return;
+        }
+        c->plan = (uint32_t)start;
+    }
+}
+
 /* False when the unit cannot be read so (libdw checks what is wrong then). */
 static bool die_reader_init(const spoor_elf *e, const struct dw_unit *u, struct abbrevs *a,
                             struct die_reader *r)
@@ -1137,6 +1194,7 @@ static bool die_reader_init(const spoor_elf *e, const struct dw_unit *u, struct 
         at->size = (int8_t)form_size(at->form, r->version, r->addr_size);
         at->str = at->form == DW_FORM_strp ? 1 : at->form == DW_FORM_line_strp ? 2 : 0;
     }
+    make_plans(a);
     return true;
 }
 
@@ -1157,7 +1215,7 @@ static inline bool skip_value(const struct die_reader *r, const struct abbrev_at
 
 /* The value of a unit-relative reference at p (ref1 to ref8, ref_udata); false for other forms
  * or when it runs past end. */
-static bool unit_ref(const uint8_t *p, const uint8_t *end, uint32_t form, uint64_t *v)
+static inline bool unit_ref(const uint8_t *p, const uint8_t *end, uint32_t form, uint64_t *v)
 {
     unsigned size = form == DW_FORM_ref1   ? 1
                     : form == DW_FORM_ref2 ? 2
@@ -1172,15 +1230,63 @@ static bool unit_ref(const uint8_t *p, const uint8_t *end, uint32_t form, uint64
     return true;
 }
 
-/* Moves *p past the attribute values of a DIE of abbreviation c; *sibling (when not NULL) gets
- * the offset in .debug_info its DW_AT_sibling names, UINT64_MAX when it has none or one that is
- * no unit-relative reference. False when the values run past the unit's end. */
-static bool skip_attrs(const struct die_reader *r, const struct abbrevs *a,
-                       const struct abbrev_code *c, const uint8_t **p, uint64_t *sibling,
-                       const char **problem)
+/* skip_attrs for a DIE without a fixed size (or with many string offsets): by its skip plan, else
+ * value by value. */
+__attribute__((noinline)) static bool
+skip_attrs_slow(const struct die_reader *r, const struct abbrevs *a, const struct abbrev_code *c,
+                const uint8_t **p, uint64_t *sibling, const char **problem)
 {
     uint64_t ref;
     const char *unchecked = NULL;
+    if (!problem)
+        problem = &unchecked;
+    for (const uint32_t *op = c->plan != NO_PLAN ? a->ops + c->plan : NULL; op; op++) {
+        uint32_t n = *op >> 3;
+        switch (*op & 7) {
+        case OP_SKIP:
+            if ((size_t)(r->end - *p) < n)
+                return false;
+            *p += n;
+            break;
+        case OP_STR:
+            if (r->end - *p < 4)
+                return false;
+            if (spoor_le32(*p) >= r->str_size[n] && !*problem)
+                *problem = n ? "a .debug_line_str offset past the section"
+                             : "a .debug_str offset past the section";
+            *p += 4;
+            break;
+        case OP_SIBLING:
+            if (sibling && unit_ref(*p, r->end, a->attrs[n].form, &ref))
+                *sibling = (uint64_t)(r->hdr - r->base) + ref;
+            if (!skip_value(r, &a->attrs[n], p, problem))
+                return false;
+            break;
+        case OP_VALUE:
+            if (!skip_value(r, &a->attrs[n], p, problem))
+                return false;
+            break;
+        default: return true;
+        }
+    }
+    for (uint32_t i = 0; i < c->count; i++) {
+        const struct abbrev_attr *at = &a->attrs[c->first + i];
+        if (sibling && (int32_t)i == c->sibling && unit_ref(*p, r->end, at->form, &ref))
+            *sibling = (uint64_t)(r->hdr - r->base) + ref;
+        if (!skip_value(r, at, p, problem))
+            return false;
+    }
+    return true;
+}
+
+/* Moves *p past the attribute values of a DIE of abbreviation c; *sibling (when not NULL) gets
+ * the offset in .debug_info its DW_AT_sibling names, UINT64_MAX when it has none or one that is
+ * no unit-relative reference. False when the values run past the unit's end. */
+static inline __attribute__((always_inline)) bool
+skip_attrs(const struct die_reader *r, const struct abbrevs *a, const struct abbrev_code *c,
+           const uint8_t **p, uint64_t *sibling, const char **problem)
+{
+    uint64_t ref;
     if (sibling)
         *sibling = UINT64_MAX;
     if (c->fixed >= 0 && (!problem || c->nstrings <= MAX_FIXED_STRINGS)) {
@@ -1198,16 +1304,7 @@ static bool skip_attrs(const struct die_reader *r, const struct abbrevs *a,
         *p += c->fixed;
         return true;
     }
-    if (!problem)
-        problem = &unchecked;
-    for (uint32_t i = 0; i < c->count; i++) {
-        const struct abbrev_attr *at = &a->attrs[c->first + i];
-        if (sibling && (int32_t)i == c->sibling && unit_ref(*p, r->end, at->form, &ref))
-            *sibling = (uint64_t)(r->hdr - r->base) + ref;
-        if (!skip_value(r, at, p, problem))
-            return false;
-    }
-    return true;
+    return skip_attrs_slow(r, a, c, p, sibling, problem);
 }
 
 /* A scope attribute of a DIE as the fast walk reads it: where its value is (NULL: absent). */
