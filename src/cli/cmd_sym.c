@@ -628,10 +628,10 @@ symbolize_block_body(struct sym_ctx *c, const char *p, const char *end, bool las
             memcpy(&w, p + 2, 8);
             uint64_t ends = (w - 0x21 * ones) & ~w & high;
             uint64_t first = ends & (0 - ends);
-            const char *q = p + 2 + (unsigned)__builtin_ctzll(first | 1ull << 63) / 8;
-            uint64_t key = w & ((first >> 7) - 1);
+            const char *q;
             /* first > 0x80: an end in the 8 bytes, after at least one digit */
-            if (first > 0x80 && q < end) { /* a whole token: its key is as memo_find's */
+            if (first > 0x80 && (q = p + 2 + (unsigned)__builtin_ctzll(first) / 8) < end) {
+                uint64_t key = w & ((first >> 7) - 1); /* a whole token: as memo_find's key */
                 uint32_t i = memo_hash(key);
                 struct memo_slot *m = &slot[i & mask];
                 while (m->key != key) {
@@ -689,7 +689,7 @@ static const char *symbolize_block(struct sym_ctx *c, const char *p, const char 
 
 #if MEMO_AVX
 /* The same with the answers copied by 32-byte AVX moves (where the processor has them). */
-__attribute__((target("avx"))) static const char *
+__attribute__((target("avx,bmi"))) static const char *
 symbolize_block_avx(struct sym_ctx *c, const char *p, const char *end, bool last)
 {
     return symbolize_block_body(c, p, end, last, true);
@@ -708,7 +708,7 @@ static int symbolize_stdin(struct sym_ctx *c)
     symbolize_block_fn *block = symbolize_block;
 #if MEMO_AVX
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx"))
+    if (__builtin_cpu_supports("avx") && __builtin_cpu_supports("bmi"))
         block = symbolize_block_avx;
 #endif
     for (;;) {
