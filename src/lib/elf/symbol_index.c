@@ -196,23 +196,37 @@ static int build_spans(const struct dw_segment *segments, size_t ns, const struc
     tab->spans = malloc((ns + nl) * sizeof *tab->spans);
     if (!tab->spans)
         return -1;
-    size_t i = 0, j = 0, n = 0;
-    while (i < ns || j < nl) {
-        uint32_t p = i < ns && (j == nl || segments[i].start <= lines[j].addr) ? segments[i].start
-                                                                               : lines[j].addr;
-        while (i < ns && segments[i].start <= p)
-            i++;
-        while (j < nl && lines[j].addr <= p)
-            j++;
-        struct dw_span *sp = &tab->spans[n++];
-        sp->start = p;
-        sp->scope = i ? segments[i - 1].scope : -1;
-        sp->range_start = i ? segments[i - 1].range_start : 0;
-        const struct dw_line *row = j && !lines[j - 1].end_sequence ? &lines[j - 1] : NULL;
-        sp->line = row ? row->line : 0;
-        sp->file = row ? row->file : NULL;
+    /* the next segment's and row's addresses (none: past every address), and what is in force */
+    const uint64_t none = (uint64_t)1 << 32;
+    uint64_t next_segment = ns ? segments[0].start : none, next_row = nl ? lines[0].addr : none;
+    size_t i = 0, j = 0;
+    int32_t scope = -1;
+    uint32_t range_start = 0;
+    unsigned line = 0;
+    const char *file = NULL;
+    struct dw_span *out = tab->spans;
+    for (;;) {
+        uint64_t p = next_segment < next_row ? next_segment : next_row;
+        if (p == none)
+            break;
+        if (next_segment == p) {
+            do {
+                scope = segments[i].scope;
+                range_start = segments[i].range_start;
+            } while (++i < ns && segments[i].start <= p);
+            next_segment = i < ns ? segments[i].start : none;
+        }
+        if (next_row == p) {
+            while (++j < nl && lines[j].addr <= p)
+                ;
+            const struct dw_line *row = &lines[j - 1];
+            line = row->end_sequence ? 0 : row->line;
+            file = row->end_sequence ? NULL : row->file;
+            next_row = j < nl ? lines[j].addr : none;
+        }
+        *out++ = (struct dw_span){(uint32_t)p, range_start, scope, line, file};
     }
-    tab->nspans = n;
+    tab->nspans = (size_t)(out - tab->spans);
     return 0;
 }
 
