@@ -186,12 +186,13 @@ static inline void memo_keep(struct memo *m, uint64_t key, struct memo_slot *at,
 }
 
 /* The forms of the answers printed, by spoor_elf_answer_id: addresses with one id get one
- * answer but for the address and the function offset in it, so that the answer of a new address
- * whose id was seen is its form's text with the two numbers written in, not looked up in full
- * and formatted again. A form is the text of the first answer of its id with where the address
- * (its 8 hex digits after 0x) and the offset's digits are (none: the answer has no offset). Open
- * addressing like the memo, emptied when full; off with the memo, and with -r (the offset there
- * is not the address minus one base). */
+ * answer but for the address, the function offset and the line in it, so that the answer of a
+ * new address whose id was seen is its form's text with the three numbers written in, not looked
+ * up in full and formatted again. A form is the text of the first answer of its id with where
+ * the address (its 8 hex digits after 0x), the offset's digits and the line's are (in this
+ * order; an empty place: the answer has no offset, or no line). Open addressing like the memo,
+ * emptied when full; off with the memo, and with -r (the offset there is not the address minus
+ * one base). */
 #define FORM_BITS 16
 
 struct form_slot {
@@ -199,8 +200,10 @@ struct form_slot {
     uint32_t off;   /* the text, at text[off] */
     uint16_t len;   /* its bytes */
     uint16_t at;    /* where the address's "0x%08x" is */
-    uint16_t num;   /* where the offset's digits are (len: no offset) */
+    uint16_t num;   /* where the offset's digits are (num == end: none) */
     uint16_t end;   /* where they end */
+    uint16_t lnum;  /* where the line's digits are (lnum == lend: none) */
+    uint16_t lend;  /* where they end */
 };
 
 struct forms {
@@ -229,9 +232,10 @@ static inline struct form_slot *form_find(struct form_slot *slot, const uint64_t
 }
 
 /* Keeps the form of id (its slot s, empty): the answer of len bytes at text, its address at
- * text + at, its offset's digits at [num, end) (num == end: none). */
+ * text + at, its offset's digits at [num, end) and its line's at [lnum, lend) (each empty:
+ * none). */
 static void form_keep(struct forms *f, struct form_slot *s, const uint64_t id[2], const char *text,
-                      size_t len, size_t at, size_t num, size_t end)
+                      size_t len, size_t at, size_t num, size_t end, size_t lnum, size_t lend)
 {
     if (len > MEMO_MAX_ANSWER)
         return;
@@ -253,12 +257,8 @@ static void form_keep(struct forms *f, struct form_slot *s, const uint64_t id[2]
     }
     memcpy(f->text + f->used, text, len);
     f->count++;
-    *s = (struct form_slot){{id[0], id[1]},
-                            (uint32_t)f->used,
-                            (uint16_t)len,
-                            (uint16_t)at,
-                            (uint16_t)(num == end ? len : num),
-                            (uint16_t)(num == end ? len : end)};
+    *s = (struct form_slot){{id[0], id[1]}, (uint32_t)f->used, (uint16_t)len,  (uint16_t)at,
+                            (uint16_t)num,  (uint16_t)end,     (uint16_t)lnum, (uint16_t)lend};
     f->used += len;
 }
 
@@ -276,7 +276,8 @@ struct sym_ctx {
     size_t warned; /* the ELF's warnings printed so far */
     struct memo memo;
     struct forms forms;
-    char *num, *num_end; /* where the last answer's offset digits went (NULL: not in one piece) */
+    char *num, *num_end;   /* where the last answer's offset digits went (NULL: not in one piece) */
+    char *line, *line_end; /* and its first frame's line's digits (NULL: none, or not so) */
 };
 
 /* strlen(s), remembered: the symbolizer hands out the same few thousand strings again and again. */
@@ -300,7 +301,7 @@ static size_t length_of(struct sym_ctx *c, const char *s)
 static inline __attribute__((always_inline)) void print_frame(struct sym_ctx *c, const char *head,
                                                               size_t head_len,
                                                               const spoor_location *f,
-                                                              bool has_offset)
+                                                              bool has_offset, bool first)
 {
     const char *fn = f->function ? f->function : "??";
     size_t fn_len = f->function ? length_of(c, f->function) : 2;
@@ -336,7 +337,11 @@ static inline __attribute__((always_inline)) void print_frame(struct sym_ctx *c,
         p = ob_put(p, " at ", 4);
         p = ob_put_short(p, f->file, file_len);
         *p++ = ':';
+        if (first)
+            c->line = p;
         p = ob_put_u32(p, f->line);
+        if (first)
+            c->line_end = p;
     }
     *p++ = '\n';
     ob_commit(&c->out, p);
@@ -347,9 +352,9 @@ static void print_text(struct sym_ctx *c, uint32_t addr, const spoor_location *f
     char head[11];
     ob_put_hex8(head, addr);
     head[10] = ' ';
-    print_frame(c, head, sizeof head, &f[0], f[0].function != NULL);
+    print_frame(c, head, sizeof head, &f[0], f[0].function != NULL, true);
     for (size_t i = 1; i < n; i++)
-        print_frame(c, "  inlined in ", 13, &f[i], false);
+        print_frame(c, "  inlined in ", 13, &f[i], false, false);
 }
 
 /* The line; null only when the file is unknown too (line 0: DWARF's "no line" in that file). */
@@ -361,6 +366,20 @@ static void json_line(json_out *j, const spoor_location *f)
         json_key_null(j, JSON_KEY("line"));
 }
 
+/* A member of a number after others (json_key_uint), and where its digits went into *at and *end
+ * (left alone when the output was flushed on the way). */
+static void json_number_at(struct sym_ctx *c, const char *key, size_t key_len, uint32_t value,
+                           char **at, char **end)
+{
+    unsigned long flushes = c->out.flushes;
+    size_t pos = c->out.len + 1 + key_len; /* after the comma and the key */
+    json_key_uint(&c->jout, key, key_len, value);
+    if (c->out.flushes == flushes && pos < c->out.len && c->out.buf[pos - 1] == ':') {
+        *at = c->out.buf + pos;
+        *end = c->out.buf + c->out.len;
+    }
+}
+
 static void print_json(struct sym_ctx *c, uint32_t addr, const spoor_location *f, size_t n,
                        bool partial)
 {
@@ -368,18 +387,15 @@ static void print_json(struct sym_ctx *c, uint32_t addr, const spoor_location *f
     json_object_begin(j, NULL);
     json_key_hex32(j, JSON_KEY("addr"), addr);
     json_key_string(j, JSON_KEY("function"), f[0].function);
-    if (f[0].has_offset) {
-        unsigned long flushes = c->out.flushes;
-        size_t at = c->out.len + sizeof ",\"offset\":" - 1; /* where its digits go */
-        json_key_uint(j, JSON_KEY("offset"), f[0].offset);
-        if (c->out.flushes == flushes && at < c->out.len && c->out.buf[at - 1] == ':') {
-            c->num = c->out.buf + at;
-            c->num_end = c->out.buf + c->out.len;
-        }
-    } else
+    if (f[0].has_offset)
+        json_number_at(c, JSON_KEY("offset"), f[0].offset, &c->num, &c->num_end);
+    else
         json_key_null(j, JSON_KEY("offset"));
     json_key_string(j, JSON_KEY("file"), f[0].file);
-    json_line(j, &f[0]);
+    if (f[0].file)
+        json_number_at(c, JSON_KEY("line"), f[0].line, &c->line, &c->line_end);
+    else
+        json_line(j, &f[0]);
     json_key_array_begin(j, JSON_KEY("inlined"));
     for (size_t i = 1; i < n; i++) {
         json_object_begin(j, NULL);
@@ -424,18 +440,22 @@ static inline uint64_t key_hex8(uint64_t key)
 /* Prints the answer of addr from its form f, the offset addr - base (and keeps it in the memo
  * under key, unless 0: then key also gives the address's digits). */
 static void answer_from_form(struct sym_ctx *c, const struct form_slot *f, uint32_t addr,
-                             uint32_t base, uint64_t key, struct memo_slot *at)
+                             uint32_t base, unsigned line, uint64_t key, struct memo_slot *at)
 {
     uint32_t off = (addr & ~1u) - base;
-    char *o = ob_reserve(&c->out, (size_t)f->len + 10 + MEMO_PAD); /* the offset: 10 at most */
+    /* the offset and the line: 10 digits each at most */
+    char *o = ob_reserve(&c->out, (size_t)f->len + 20 + MEMO_PAD);
     const char *src = c->forms.text + f->off;
     memo_copy(o, src, f->num, false);
     char *p = o + f->num;
-    if (f->num < f->len) { /* the offset, then the rest */
+    if (f->num < f->end)
         p = c->json ? ob_put_u32(p, off) : ob_put_hex(p, off);
-        memo_copy(p, src + f->end, (size_t)(f->len - f->end), false);
-        p += f->len - f->end;
-    }
+    memo_copy(p, src + f->end, (size_t)(f->lnum - f->end), false);
+    p += f->lnum - f->end;
+    if (f->lnum < f->lend)
+        p = ob_put_u32(p, line);
+    memo_copy(p, src + f->lend, (size_t)(f->len - f->lend), false);
+    p += f->len - f->lend;
     if (key) {
         uint64_t w = key_hex8(key);
         memcpy(o + f->at + 2, &w, 8);
@@ -452,18 +472,19 @@ __attribute__((noinline)) static void answer_new(struct sym_ctx *c, uint32_t add
                                                  struct memo_slot *at)
 {
     uint32_t base = 0;
+    unsigned line = 0;
     uint64_t id[2];
     struct form_slot *form = NULL;
-    if (c->forms.slot && spoor_elf_answer_id(c->elf, addr, id, &base) && id[0]) {
+    if (c->forms.slot && spoor_elf_answer_id(c->elf, addr, id, &base, &line) && id[0]) {
         form = form_find(c->forms.slot, id);
         if (form->id[0]) {
-            answer_from_form(c, form, addr, base, key, at);
+            answer_from_form(c, form, addr, base, line, key, at);
             return;
         }
     }
     size_t start = c->out.len;
     unsigned long flushes = c->out.flushes;
-    c->num = c->num_end = NULL;
+    c->num = c->num_end = c->line = c->line_end = NULL;
     spoor_location frames[MAX_FRAMES];
     size_t n;
     if (c->return_addresses) {
@@ -497,11 +518,17 @@ __attribute__((noinline)) static void answer_new(struct sym_ctx *c, uint32_t add
         size_t addr_at = c->json ? JSON_ADDR_AT : TEXT_ADDR_AT;
         char hex[10];
         ob_put_hex8(hex, addr);
+        /* the places in order: the address, the offset, the line */
+        size_t num = c->num ? (size_t)(c->num - text) : addr_at + 10;
+        size_t end = c->num ? (size_t)(c->num_end - text) : num;
+        size_t lnum = c->line ? (size_t)(c->line - text) : len;
+        size_t lend = c->line ? (size_t)(c->line_end - text) : len;
         if (form && frames[0].has_offset == (c->num != NULL) &&
-            (!c->num || frames[0].offset == (addr & ~1u) - base) && addr_at + 10 <= len &&
+            (!c->num || frames[0].offset == (addr & ~1u) - base) &&
+            (frames[0].file != NULL) == (c->line != NULL) && frames[0].line == line &&
+            addr_at + 10 <= num && num <= end && end <= lnum && lnum <= lend && lend <= len &&
             !memcmp(text + addr_at, hex, 10))
-            form_keep(&c->forms, form, id, text, len, addr_at, c->num ? (size_t)(c->num - text) : 0,
-                      c->num ? (size_t)(c->num_end - text) : 0);
+            form_keep(&c->forms, form, id, text, len, addr_at, num, end, lnum, lend);
     }
 }
 

@@ -131,10 +131,12 @@ static struct counts check_elf(const char *path)
 
 /* spoor_elf_answer_id's promise, on every byte of the code of every example ELF (odd addresses
  * too: the Thumb bit is ignored): addresses with the same id get the same frames but for the
- * first frame's offset, which is the address minus the base the id came with. */
+ * first frame's offset, which is the address minus the base the id came with, and its line, the
+ * line the id came with (0 without a file). */
 struct id_addr {
     uint64_t id[2];
     uint32_t addr, base;
+    unsigned line;
 };
 
 static int cmp_id_addr(const void *a, const void *b)
@@ -152,7 +154,8 @@ static size_t check_answer_ids(const char *path, size_t *nids)
     assert_non_null(e);
     uint64_t id[2];
     uint32_t base;
-    assert_false(spoor_elf_answer_id(e, 0x100, id, &base)); /* no tables of all units yet */
+    unsigned line;
+    assert_false(spoor_elf_answer_id(e, 0x100, id, &base, &line)); /* no tables of all units yet */
     spoor_symbols_build_all(e);
     struct id_addr *all = NULL;
     size_t n = 0, cap = 0;
@@ -165,7 +168,7 @@ static size_t check_answer_ids(const char *path, size_t *nids)
                 all = realloc(all, cap * sizeof *all);
                 assert_non_null(all);
             }
-            assert_true(spoor_elf_answer_id(e, a, all[n].id, &all[n].base));
+            assert_true(spoor_elf_answer_id(e, a, all[n].id, &all[n].base, &all[n].line));
             all[n++].addr = a;
         }
     qsort(all, n, sizeof *all, cmp_id_addr);
@@ -177,6 +180,8 @@ static size_t check_answer_ids(const char *path, size_t *nids)
         size_t nf = spoor_elf_symbolize(e, x->addr, f, MAX_FRAMES);
         if (f[0].has_offset && f[0].offset != (x->addr & ~1u) - x->base)
             fail_msg("%s 0x%x: offset 0x%x, base 0x%x", path, x->addr, f[0].offset, x->base);
+        if (f[0].line != x->line || (!f[0].file && x->line))
+            fail_msg("%s 0x%x: line %u, its id's %u", path, x->addr, f[0].line, x->line);
         if (!i || memcmp(x->id, all[i - 1].id, sizeof x->id)) { /* a new id */
             memcpy(first, f, sizeof f);
             nfirst = nf;
@@ -189,7 +194,7 @@ static size_t check_answer_ids(const char *path, size_t *nids)
         for (size_t k = 0; k < nf; k++)
             if (!same(f[k].function, first[k].function) || f[k].has_offset != first[k].has_offset ||
                 (k && f[k].offset != first[k].offset) || !same(f[k].file, first[k].file) ||
-                f[k].line != first[k].line)
+                (k && f[k].line != first[k].line))
                 fail_msg("%s 0x%x frame %zu: %s %s:%u, %s %s:%u at 0x%x of the same id", path,
                          x->addr, k, f[k].function, f[k].file, f[k].line, first[k].function,
                          first[k].file, first[k].line, all[i - 1].addr);

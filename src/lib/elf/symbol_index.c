@@ -710,31 +710,34 @@ size_t spoor_elf_symbolize(const spoor_elf *e, uint32_t addr, spoor_location *fr
 }
 
 /* spoor_elf_answer_id's numbers: the function (1 + a scope's index, or 1 + a symbol's with bit
- * 31 set; 0 none), the line and the file (by its string: one string per name in a unit). */
+ * 31 set; 0 none) and the file (by its string: one string per name in a unit); *line the line. */
 static inline bool pack_answer_id(const spoor_elf *e, uint64_t function, const char *file,
-                                  unsigned line, uint64_t id[2])
+                                  unsigned line, uint64_t id[2], unsigned *line_out)
 {
-    if (function >> 32 || (uint64_t)line >> 31)
+    if (function >> 32)
         return false;
-    id[0] = (uint64_t)e->raw_names << 63 | function << 31 | line;
+    id[0] = 1 | (uint64_t)e->raw_names << 1 | function << 2;
     id[1] = (uint64_t)(uintptr_t)file;
+    *line_out = line;
     return true;
 }
 
 /* spoor_elf_answer_id where the symbol table names the function (kept out of its common case). */
 __attribute__((noinline)) static bool symbol_answer_id(const spoor_elf *e, uint32_t addr,
                                                        const char *file, unsigned line,
-                                                       uint64_t id[2], uint32_t *base)
+                                                       uint64_t id[2], uint32_t *base,
+                                                       unsigned *line_out)
 {
     const struct elf_symbol *sym = spoor_elf_symbol_at(e, addr);
     *base = sym ? sym->start : addr;
     uint64_t function = sym ? (uint64_t)(sym - e->symbols) + 1 + ((uint64_t)1 << 31) : 0;
     if (sym && !file)
         file = sym->file;
-    return pack_answer_id(e, function, file, line, id);
+    return pack_answer_id(e, function, file, line, id, line_out);
 }
 
-bool spoor_elf_answer_id(const spoor_elf *e, uint32_t addr, uint64_t id[2], uint32_t *base)
+bool spoor_elf_answer_id(const spoor_elf *e, uint32_t addr, uint64_t id[2], uint32_t *base,
+                         unsigned *line)
 {
     const struct symbol_tables *t = e->symbolizer;
     if (!t || !t->merged || e->warnings.n) /* single units' tables answer: no ids yet */
@@ -745,15 +748,11 @@ bool spoor_elf_answer_id(const spoor_elf *e, uint32_t addr, uint64_t id[2], uint
     const struct dw_span *span = span_at(t->merged, addr);
     int32_t scope = span ? span->scope : -1;
     const char *file = span ? span->file : NULL;
-    unsigned line = file ? span->line : 0;
-    uint64_t function;
-    if (scope >= 0 && t->scopes[scope].name) {
-        *base = span->range_start & ~1u;
-        function = (uint64_t)scope + 1;
-    } else {
-        return symbol_answer_id(e, addr, file, line, id, base);
-    }
-    return pack_answer_id(e, function, file, line, id);
+    unsigned row_line = file ? span->line : 0;
+    if (scope < 0 || !t->scopes[scope].name)
+        return symbol_answer_id(e, addr, file, row_line, id, base, line);
+    *base = span->range_start & ~1u;
+    return pack_answer_id(e, (uint64_t)scope + 1, file, row_line, id, line);
 }
 
 bool spoor_elf_function(const spoor_elf *e, uint32_t addr, const char **name, uint32_t *start,
