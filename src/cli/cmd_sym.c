@@ -164,9 +164,10 @@ __attribute__((noinline)) static bool memo_room(struct memo *m, size_t len, stru
 
 /* Keeps the answer for key, the len bytes at text (copied); key 0: not kept. at: the slot a
  * lookup of key found empty (the memo unchanged since), or NULL. padded: text is followed by
- * MEMO_PAD bytes that may be read (then it is copied by 32 bytes). */
-static inline void memo_keep(struct memo *m, uint64_t key, struct memo_slot *at, const char *text,
-                             size_t len, bool padded)
+ * MEMO_PAD bytes that may be read (then it is copied by 32 bytes, with AVX moves when avx). */
+static inline __attribute__((always_inline)) void memo_keep(struct memo *m, uint64_t key,
+                                                            struct memo_slot *at, const char *text,
+                                                            size_t len, bool padded, bool avx)
 {
     if (!key || len > MEMO_MAX_ANSWER)
         return;
@@ -175,7 +176,7 @@ static inline void memo_keep(struct memo *m, uint64_t key, struct memo_slot *at,
         return;
     struct memo_slot *s = at && !at->key ? at : memo_find(m->slot, m->mask, key);
     if (padded)
-        memo_copy(m->text + m->used, text, len, false);
+        memo_copy(m->text + m->used, text, len, avx);
     else
         ob_put_short(m->text + m->used, text, len); /* inline: answers are short */
     m->count += !s->key;
@@ -438,23 +439,24 @@ static inline uint64_t key_hex8(uint64_t key)
 }
 
 /* Prints the answer of addr from its form f, the offset addr - base (and keeps it in the memo
- * under key, unless 0: then key also gives the address's digits). */
-static void answer_from_form(struct sym_ctx *c, const struct form_slot *f, uint32_t addr,
-                             uint32_t base, unsigned line, uint64_t key, struct memo_slot *at)
+ * under key, unless 0: then key also gives the address's digits); copies with AVX when avx. */
+static inline __attribute__((always_inline)) void
+answer_from_form(struct sym_ctx *c, const struct form_slot *f, uint32_t addr, uint32_t base,
+                 unsigned line, uint64_t key, struct memo_slot *at, bool avx)
 {
     uint32_t off = (addr & ~1u) - base;
     /* the offset and the line: 10 digits each at most */
     char *o = ob_reserve(&c->out, (size_t)f->len + 20 + MEMO_PAD);
     const char *src = c->forms.text + f->off;
-    memo_copy(o, src, f->num, false);
+    memo_copy(o, src, f->num, avx);
     char *p = o + f->num;
     if (f->num < f->end)
         p = c->json ? ob_put_u32(p, off) : ob_put_hex(p, off);
-    memo_copy(p, src + f->end, (size_t)(f->lnum - f->end), false);
+    memo_copy(p, src + f->end, (size_t)(f->lnum - f->end), avx);
     p += f->lnum - f->end;
     if (f->lnum < f->lend)
         p = ob_put_u32(p, line);
-    memo_copy(p, src + f->lend, (size_t)(f->len - f->lend), false);
+    memo_copy(p, src + f->lend, (size_t)(f->len - f->lend), avx);
     p += f->len - f->lend;
     if (key) {
         uint64_t w = key_hex8(key);
@@ -464,24 +466,16 @@ static void answer_from_form(struct sym_ctx *c, const struct form_slot *f, uint3
     }
     ob_commit(&c->out, p);
     if (!c->memo.off)
-        memo_keep(&c->memo, key, at, o, (size_t)(p - o), true);
+        memo_keep(&c->memo, key, at, o, (size_t)(p - o), true, avx);
 }
 
-/* Looks addr up and prints its answer (and keeps it in the memo under key, unless 0). */
-__attribute__((noinline)) static void answer_new(struct sym_ctx *c, uint32_t addr, uint64_t key,
-                                                 struct memo_slot *at)
+/* Looks addr up and prints its answer (and keeps it in the memo under key, unless 0), and its
+ * form at form (the slot of id, empty; NULL: none), base and line those of spoor_elf_answer_id. */
+__attribute__((noinline)) static void answer_looked_up(struct sym_ctx *c, uint32_t addr,
+                                                       uint64_t key, struct memo_slot *at,
+                                                       struct form_slot *form, const uint64_t id[2],
+                                                       uint32_t base, unsigned line)
 {
-    uint32_t base = 0;
-    unsigned line = 0;
-    uint64_t id[2];
-    struct form_slot *form = NULL;
-    if (c->forms.slot && spoor_elf_answer_id(c->elf, addr, id, &base, &line) && id[0]) {
-        form = form_find(c->forms.slot, id);
-        if (form->id[0]) {
-            answer_from_form(c, form, addr, base, line, key, at);
-            return;
-        }
-    }
     size_t start = c->out.len;
     unsigned long flushes = c->out.flushes;
     c->num = c->num_end = c->line = c->line_end = NULL;
@@ -514,7 +508,7 @@ __attribute__((noinline)) static void answer_new(struct sym_ctx *c, uint32_t add
         }
         const char *text = c->out.buf + start;
         size_t len = c->out.len - start;
-        memo_keep(&c->memo, key, at, text, len, false);
+        memo_keep(&c->memo, key, at, text, len, false, false);
         size_t addr_at = c->json ? JSON_ADDR_AT : TEXT_ADDR_AT;
         char hex[10];
         ob_put_hex8(hex, addr);
@@ -531,6 +525,44 @@ __attribute__((noinline)) static void answer_new(struct sym_ctx *c, uint32_t add
             form_keep(&c->forms, form, id, text, len, addr_at, num, end, lnum, lend);
     }
 }
+
+/* Prints the answer of addr (and keeps it in the memo under key, unless 0): from its form when
+ * one was kept, else looked up. avx: copies with AVX moves. */
+static inline __attribute__((always_inline)) void
+answer_new_body(struct sym_ctx *c, uint32_t addr, uint64_t key, struct memo_slot *at, bool avx)
+{
+    uint32_t base = 0;
+    unsigned line = 0;
+    uint64_t id[2] = {0, 0};
+    struct form_slot *form = NULL;
+    if (c->forms.slot && spoor_elf_answer_id(c->elf, addr, id, &base, &line) && id[0]) {
+        form = form_find(c->forms.slot, id);
+        if (form->id[0]) {
+            answer_from_form(c, form, addr, base, line, key, at, avx);
+            return;
+        }
+    }
+    answer_looked_up(c, addr, key, at, form, id, base, line);
+}
+
+__attribute__((noinline)) static void answer_new(struct sym_ctx *c, uint32_t addr, uint64_t key,
+                                                 struct memo_slot *at)
+{
+    answer_new_body(c, addr, key, at, false);
+}
+
+#if MEMO_AVX
+/* The same with AVX (and BMI) where the processor has them. */
+__attribute__((noinline, target("avx,bmi"))) static void
+answer_new_avx(struct sym_ctx *c, uint32_t addr, uint64_t key, struct memo_slot *at)
+{
+    answer_new_body(c, addr, key, at, true);
+}
+#define ANSWER_NEW(avx, c, addr, key, at)                                                          \
+    ((avx) ? answer_new_avx(c, addr, key, at) : answer_new(c, addr, key, at))
+#else
+#define ANSWER_NEW(avx, c, addr, key, at) answer_new(c, addr, key, at)
+#endif
 
 static void symbolize_token(struct sym_ctx *c, const char *tok, size_t len)
 {
@@ -667,7 +699,7 @@ symbolize_block_body(struct sym_ctx *c, const char *p, const char *end, bool las
                         if (!key_value(key, (unsigned)(q - p - 2), &v))
                             goto general;
                         c->out.len = (size_t)(o - c->out.buf);
-                        answer_new(c, v, key, m);
+                        ANSWER_NEW(avx, c, v, key, m);
                         slot = c->memo.slot;
                         mask = c->memo.mask;
                         text = c->memo.text;

@@ -792,9 +792,16 @@ static uint64_t abbrev_leb_long(const uint8_t **p, const uint8_t *end, bool *bad
  * inline. */
 static inline uint64_t abbrev_leb(const uint8_t **p, const uint8_t *end, bool *bad)
 {
-    if (*p < end && **p < 0x80)
-        return *(*p)++;
-    return abbrev_leb_long(p, end, bad);
+    const uint8_t *q = *p;
+    if (q < end && *q < 0x80) {
+        *p = q + 1;
+        return *q;
+    }
+    bool b = false; /* through locals of its own: the caller's stay in registers */
+    uint64_t v = abbrev_leb_long(&q, end, &b);
+    *p = q;
+    *bad |= b;
+    return v;
 }
 
 /* String offsets a DIE of fixed size is checked at without reading it form by form. */
