@@ -1314,6 +1314,14 @@ skip_attrs(const struct die_reader *r, const struct abbrevs *a, const struct abb
     return skip_attrs_slow(r, a, c, p, sibling, problem);
 }
 
+/* A DW_FORM_udata value at v (its end at or before end) of at most 4 bytes into *x, as libdw's
+ * dwarf_formudata reads it; false for a longer one (libdw decides then). */
+static bool short_udata(const uint8_t *v, const uint8_t *end, uint64_t *x)
+{
+    const uint8_t *q = v;
+    return spoor_uleb128(&q, end, x) && q - v <= 4;
+}
+
 /* A scope attribute of a DIE as the fast walk reads it: where its value is (NULL: absent). */
 struct raw_attr {
     const uint8_t *at;
@@ -1368,11 +1376,15 @@ static bool raw_die(const struct die_reader *r, const struct abbrevs *a,
         int size = form_size(high_form, r->version, r->addr_size);
         bool constant = high_form == DW_FORM_data1 || high_form == DW_FORM_data2 ||
                         high_form == DW_FORM_data4 || high_form == DW_FORM_data8;
-        if (high_form != DW_FORM_addr && !constant)
+        uint64_t udata = 0;
+        if (high_form == DW_FORM_udata && !short_udata(high, r->end, &udata))
+            return true;
+        if (high_form != DW_FORM_addr && !constant && high_form != DW_FORM_udata)
             return true;
         pc[0] = spoor_le32(low);
-        pc[1] = high_form == DW_FORM_addr ? spoor_le32(high)
-                                          : pc[0] + spoor_le_bytes(high, (unsigned)size);
+        pc[1] = high_form == DW_FORM_addr    ? spoor_le32(high)
+                : high_form == DW_FORM_udata ? pc[0] + udata
+                                             : pc[0] + spoor_le_bytes(high, (unsigned)size);
         *known = 1;
     } else if (!ranges && !low && !high) {
         pc[0] = pc[1] = 0; /* no code: as dwarf_ranges finds none */
@@ -1489,6 +1501,8 @@ static bool read_cu_die(const spoor_elf *e, const struct die_reader *r, const st
             } else if (at->form == DW_FORM_data1 || at->form == DW_FORM_data2 ||
                        at->form == DW_FORM_data4 || at->form == DW_FORM_data8) {
                 d->high = spoor_le_bytes(v, (unsigned)at->size);
+                high_constant = true;
+            } else if (at->form == DW_FORM_udata && short_udata(v, p, &d->high)) { /* GNU as */
                 high_constant = true;
             } else {
                 return false;
