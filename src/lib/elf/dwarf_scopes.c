@@ -1174,32 +1174,31 @@ static bool die_reader_init(const spoor_elf *e, const struct dw_unit *u, struct 
     r->str[1] = line_str ? line_str->data : NULL;
     r->starts = NULL;
     r->later = NULL;
-    for (size_t i = 0; i < a->ncodes; i++) { /* the DIEs whose values are skipped at once */
-        struct abbrev_code *c = &a->codes[i];
-        int32_t fixed = 0;
-        c->nstrings = c->line_strings = 0;
-        for (uint32_t k = 0; k < c->count && fixed >= 0; k++) {
-            uint32_t form = a->attrs[c->first + k].form;
-            int size = form_size(form, r->version, r->addr_size);
-            if ((int32_t)k == c->sibling)
-                c->sibling_at = fixed;
-            if (form == DW_FORM_strp || form == DW_FORM_line_strp) {
-                if (c->nstrings < MAX_FIXED_STRINGS && fixed <= UINT16_MAX) {
-                    c->line_strings |= (uint8_t)((form == DW_FORM_line_strp) << c->nstrings);
-                    c->string_at[c->nstrings] = (uint16_t)fixed;
-                }
-                if (c->nstrings < UINT8_MAX) /* past MAX_FIXED_STRINGS: read form by form */
-                    c->nstrings++;
-            }
-            fixed = size < 0 ? -1 : fixed + size;
-        }
-        c->fixed = fixed;
-    }
     for (size_t k = 0; (a->version != r->version || a->addr_size != r->addr_size) && k < a->nattrs;
          k++) { /* each value's size, unless abbrev_problem was told the unit header's right */
         struct abbrev_attr *at = &a->attrs[k];
         at->size = (int8_t)form_size(at->form, r->version, r->addr_size);
         at->str = at->form == DW_FORM_strp ? 1 : at->form == DW_FORM_line_strp ? 2 : 0;
+    }
+    for (size_t i = 0; i < a->ncodes; i++) { /* the DIEs whose values are skipped at once */
+        struct abbrev_code *c = &a->codes[i];
+        int32_t fixed = 0;
+        c->nstrings = c->line_strings = 0;
+        for (uint32_t k = 0; k < c->count && fixed >= 0; k++) {
+            const struct abbrev_attr *at = &a->attrs[c->first + k];
+            if ((int32_t)k == c->sibling)
+                c->sibling_at = fixed;
+            if (at->str) {
+                if (c->nstrings < MAX_FIXED_STRINGS && fixed <= UINT16_MAX) {
+                    c->line_strings |= (uint8_t)((at->str == 2) << c->nstrings);
+                    c->string_at[c->nstrings] = (uint16_t)fixed;
+                }
+                if (c->nstrings < UINT8_MAX) /* past MAX_FIXED_STRINGS: read form by form */
+                    c->nstrings++;
+            }
+            fixed = at->size < 0 ? -1 : fixed + at->size;
+        }
+        c->fixed = fixed;
     }
     make_plans(a);
     return true;
