@@ -736,16 +736,11 @@ __attribute__((noinline)) static bool symbol_answer_id(const spoor_elf *e, uint3
     return pack_answer_id(e, function, file, line, id, line_out);
 }
 
-bool spoor_elf_answer_id(const spoor_elf *e, uint32_t addr, uint64_t id[2], uint32_t *base,
-                         unsigned *line)
+/* spoor_elf_answer_id of a span found (NULL: none). */
+static inline bool span_answer_id(const spoor_elf *e, const struct symbol_tables *t,
+                                  const struct dw_span *span, uint32_t addr, uint64_t id[2],
+                                  uint32_t *base, unsigned *line)
 {
-    const struct symbol_tables *t = e->symbolizer;
-    if (!t || !t->merged || e->warnings.n) /* single units' tables answer: no ids yet */
-        return false;
-    addr &= ~1u;
-    /* what spoor_elf_symbolize answers from: the function (a scope, and so its inline chain, or
-     * a symbol), the file and the line */
-    const struct dw_span *span = span_at(t->merged, addr);
     int32_t scope = span ? span->scope : -1;
     const char *file = span ? span->file : NULL;
     unsigned row_line = file ? span->line : 0;
@@ -753,6 +748,37 @@ bool spoor_elf_answer_id(const spoor_elf *e, uint32_t addr, uint64_t id[2], uint
         return symbol_answer_id(e, addr, file, row_line, id, base, line);
     *base = span->range_start & ~1u;
     return pack_answer_id(e, (uint64_t)scope + 1, file, row_line, id, line);
+}
+
+/* spoor_elf_answer_id with the span searched for as span_at does (outside the common case). */
+__attribute__((noinline)) static bool searched_answer_id(const spoor_elf *e,
+                                                         const struct symbol_tables *t,
+                                                         uint32_t addr, uint64_t id[2],
+                                                         uint32_t *base, unsigned *line)
+{
+    return span_answer_id(e, t, span_at(t->merged, addr), addr, id, base, line);
+}
+
+bool spoor_elf_answer_id(const spoor_elf *e, uint32_t addr, uint64_t id[2], uint32_t *base,
+                         unsigned *line)
+{
+    const struct symbol_tables *t = e->symbolizer;
+    const struct lookup_table *tab;
+    if (!t || !(tab = t->merged) || e->warnings.n) /* single units' tables answer: no ids yet */
+        return false;
+    addr &= ~1u;
+    /* what spoor_elf_symbolize answers from (the span at addr): the common case here, a page
+     * of a few spans, addr past the first span */
+    const struct page_index *ix = &tab->span_pages;
+    size_t page = (size_t)((addr - ix->base) >> ix->shift), i, hi;
+    if (!ix->first || addr < ix->base || page >= ix->npages ||
+        (hi = ix->first[page + 1]) - (i = ix->first[page]) > 4)
+        return searched_answer_id(e, t, addr, id, base, line);
+    while (i < hi && tab->spans[i].start <= addr)
+        i++;
+    if (!i)
+        return searched_answer_id(e, t, addr, id, base, line);
+    return span_answer_id(e, t, &tab->spans[i - 1], addr, id, base, line);
 }
 
 bool spoor_elf_function(const spoor_elf *e, uint32_t addr, const char **name, uint32_t *start,
