@@ -1310,7 +1310,17 @@ skip_attrs(const struct die_reader *r, const struct abbrevs *a, const struct abb
         *p += c->fixed;
         return true;
     }
-    return skip_attrs_slow(r, a, c, p, sibling, problem);
+    /* through locals of its own: the caller's stay in registers */
+    const uint8_t *q = *p;
+    uint64_t sib = UINT64_MAX;
+    const char *why = problem ? *problem : NULL;
+    bool ok = skip_attrs_slow(r, a, c, &q, sibling ? &sib : NULL, problem ? &why : NULL);
+    *p = q;
+    if (sibling)
+        *sibling = sib;
+    if (problem)
+        *problem = why;
+    return ok;
 }
 
 /* A DW_FORM_udata value at v (its end at or before end) of at most 4 bytes into *x, as libdw's
@@ -1768,9 +1778,9 @@ static int walk_child(struct walker *w, const struct die_reader *r, const struct
  * fast_walk walks them (add_scope_raw with the files deferred: w->defer_files): *walked 0 when
  * all the scopes were taken so (they count only when the tree is whole and the siblings are
  * right), else fast_walk must do it (-1 without memory). */
-static const char *die_tree_problem(const struct die_reader *r, const struct dw_unit *u,
-                                    const struct abbrevs *a, uint64_t *at, bool *siblings_ok,
-                                    struct walker *w, int *walked)
+static inline __attribute__((always_inline)) const char *
+die_tree_scan(const struct die_reader *r, const struct dw_unit *u, const struct abbrevs *a,
+              uint64_t *at, bool *siblings_ok, struct walker *w, int *walked)
 {
     const uint8_t *p = r->base + u->die, *end = r->end;
     const char *problem = NULL;
@@ -1859,6 +1869,21 @@ static const char *die_tree_problem(const struct die_reader *r, const struct dw_
         if (*p)
             return "bytes after the end of the DIE tree (an end-of-siblings marker too early)";
     return NULL;
+}
+
+/* die_tree_scan, its results through locals. */
+static const char *die_tree_problem(const struct die_reader *r, const struct dw_unit *u,
+                                    const struct abbrevs *a, uint64_t *at, bool *siblings_ok,
+                                    struct walker *w, int *walked)
+{
+    uint64_t where = 0; /* the scan's results in locals (kept in registers), then handed out */
+    bool ok = true;
+    int done = 0;
+    const char *problem = die_tree_scan(r, u, a, &where, &ok, w, &done);
+    *at = where;
+    *siblings_ok = ok;
+    *walked = done;
+    return problem;
 }
 
 /* walk() over the unit's DIEs read with its abbreviations instead of through libdw, for a unit
