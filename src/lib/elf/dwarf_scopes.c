@@ -970,7 +970,15 @@ static const char *abbrev_problem(const spoor_elf *e, Dwarf_Off off, struct abbr
         bool skips = false;
         int32_t sibling = -1;
         for (;;) {
-            uint64_t name = abbrev_leb(&p, end, &bad), form = abbrev_leb(&p, end, &bad);
+            uint64_t name, form;
+            if (end - p >= 2 && (p[0] | p[1]) < 0x80) { /* both of one byte: the common case */
+                name = p[0];
+                form = p[1];
+                p += 2;
+            } else {
+                name = abbrev_leb(&p, end, &bad);
+                form = abbrev_leb(&p, end, &bad);
+            }
             if (bad || (!name && !form))
                 break;
             bool standard = form <= DW_FORM_addrx4 && form >= DW_FORM_addr && form != 0x02;
