@@ -61,7 +61,7 @@ static const char sym_usage[] =
 #define MEMO_BITS 17
 #define MEMO_MAX_ANSWER 1024      /* longer answers are not kept */
 #define MEMO_MAX_TEXT (64u << 20) /* arena limit */
-#define MEMO_PAD 64               /* copies go by 16 bytes, up to 64 at once: slack after it */
+#define MEMO_PAD 96               /* copies go by 16 bytes, up to 96 at once: slack after it */
 
 struct memo_slot {
     uint64_t key; /* 0: none (a key has at least one digit, never a zero byte) */
@@ -113,6 +113,23 @@ static inline __attribute__((always_inline)) void memo_copy(char *o, const char 
     memcpy(o + 32, src + 32, 32);
     for (size_t i = 64; i < len; i += 32)
         memcpy(o + i, src + i, 32);
+}
+
+/* memo_copy for the answers of repeated addresses, with AVX (avx) the first 96 bytes at once
+ * (most answers are 64 to 96 bytes): up to 95 bytes past len are written too. */
+static inline __attribute__((always_inline)) void memo_copy_answer(char *o, const char *src,
+                                                                   size_t len, bool avx)
+{
+    if (!avx) {
+        memo_copy(o, src, len, false);
+        return;
+    }
+    typedef char v32 __attribute__((vector_size(32), aligned(1), may_alias));
+    *(v32 *)o = *(const v32 *)src;
+    *(v32 *)(o + 32) = *(const v32 *)(src + 32);
+    *(v32 *)(o + 64) = *(const v32 *)(src + 64);
+    for (size_t i = 96; i < len; i += 32)
+        *(v32 *)(o + i) = *(const v32 *)(src + i);
 }
 
 static void memo_init(struct memo *m, bool on)
@@ -716,7 +733,7 @@ symbolize_block_body(struct sym_ctx *c, const char *p, const char *end, bool las
                 }
                 const char *src = text + m->off;
                 size_t len = m->len;
-                memo_copy(o, src, len, avx);
+                memo_copy_answer(o, src, len, avx);
                 o += len;
                 p = q + 1; /* past the white space that ends the token */
                 continue;
