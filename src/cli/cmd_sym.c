@@ -181,7 +181,7 @@ __attribute__((noinline)) static bool memo_room(struct memo *m, size_t len, stru
 
 /* Keeps the answer for key, the len bytes at text (copied); key 0: not kept. at: the slot a
  * lookup of key found empty (the memo unchanged since), or NULL. padded: text is followed by
- * MEMO_PAD bytes that may be read (then it is copied by 32 bytes, with AVX moves when avx). */
+ * MEMO_PAD bytes that may be read (then it is copied as memo_copy_answer copies). */
 static inline __attribute__((always_inline)) void memo_keep(struct memo *m, uint64_t key,
                                                             struct memo_slot *at, const char *text,
                                                             size_t len, bool padded, bool avx)
@@ -193,7 +193,7 @@ static inline __attribute__((always_inline)) void memo_keep(struct memo *m, uint
         return;
     struct memo_slot *s = at && !at->key ? at : memo_find(m->slot, m->mask, key);
     if (padded)
-        memo_copy(m->text + m->used, text, len, avx);
+        memo_copy_answer(m->text + m->used, text, len, avx);
     else
         ob_put_short(m->text + m->used, text, len); /* inline: answers are short */
     m->count += !s->key;
