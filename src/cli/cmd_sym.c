@@ -61,7 +61,7 @@ static const char sym_usage[] =
 #define MEMO_BITS 17
 #define MEMO_MAX_ANSWER 1024      /* longer answers are not kept */
 #define MEMO_MAX_TEXT (64u << 20) /* arena limit */
-#define MEMO_PAD 64               /* copies go by 16 bytes, up to 64 at once: slack after it */
+#define MEMO_PAD 96               /* copies go by 16 bytes, up to 96 at once: slack after it */
 
 struct memo_slot {
     uint64_t key; /* 0: none (a key has at least one digit, never a zero byte) */
@@ -115,6 +115,23 @@ static inline __attribute__((always_inline)) void memo_copy(char *o, const char 
         memcpy(o + i, src + i, 32);
 }
 
+/* memo_copy for the answers of repeated addresses, with AVX (avx) the first 96 bytes at once
+ * (most answers are 64 to 96 bytes): up to 95 bytes past len are written too. */
+static inline __attribute__((always_inline)) void memo_copy_answer(char *o, const char *src,
+                                                                   size_t len, bool avx)
+{
+    if (!avx) {
+        memo_copy(o, src, len, false);
+        return;
+    }
+    typedef char v32 __attribute__((vector_size(32), aligned(1), may_alias));
+    *(v32 *)o = *(const v32 *)src;
+    *(v32 *)(o + 32) = *(const v32 *)(src + 32);
+    *(v32 *)(o + 64) = *(const v32 *)(src + 64);
+    for (size_t i = 96; i < len; i += 32)
+        *(v32 *)(o + i) = *(const v32 *)(src + i);
+}
+
 static void memo_init(struct memo *m, bool on)
 {
     memset(m, 0, sizeof *m);
@@ -134,41 +151,133 @@ static void memo_stop(struct memo *m)
     memo_init(m, false);
 }
 
-/* Keeps the answer for key, the len bytes at text (copied); key 0: not kept. at: the slot a
- * lookup of key found empty (the memo unchanged since), or NULL. */
-static void memo_keep(struct memo *m, uint64_t key, struct memo_slot *at, const char *text,
-                      size_t len)
+/* Makes room in the memo for an answer of len bytes: grows its text or, when full, empties it
+ * (*at then NULL). False when the memo stopped (no memory). */
+__attribute__((noinline)) static bool memo_room(struct memo *m, size_t len, struct memo_slot **at)
 {
-    if (!key || len > MEMO_MAX_ANSWER)
-        return;
     if (m->used + len + MEMO_PAD > m->cap) {
-        if (m->cap < MEMO_MAX_TEXT) {
-            size_t cap = m->cap ? 2 * m->cap : 1u << 20;
+        if (m->cap < MEMO_MAX_TEXT) { /* the first: enough for most runs, not touched until used */
+            size_t cap = m->cap ? 2 * m->cap : MEMO_MAX_TEXT / 8;
             char *t = realloc(m->text, cap);
             if (!t) {
                 memo_stop(m);
-                return;
+                return false;
             }
             m->text = t;
             m->cap = cap;
         } else { /* full: start again */
             memset(m->slot, 0, ((size_t)m->mask + 1) * sizeof *m->slot);
             m->used = m->count = 0;
-            at = NULL;
+            *at = NULL;
         }
     }
     if (m->count >= (m->mask + 1) / 2) { /* probes would get long: start again */
         memset(m->slot, 0, ((size_t)m->mask + 1) * sizeof *m->slot);
         m->used = m->count = 0;
-        at = NULL;
+        *at = NULL;
     }
+    return true;
+}
+
+/* Keeps the answer for key, the len bytes at text (copied); key 0: not kept. at: the slot a
+ * lookup of key found empty (the memo unchanged since), or NULL. padded: text is followed by
+ * MEMO_PAD bytes that may be read (then it is copied as memo_copy_answer copies). */
+static inline __attribute__((always_inline)) void memo_keep(struct memo *m, uint64_t key,
+                                                            struct memo_slot *at, const char *text,
+                                                            size_t len, bool padded, bool avx)
+{
+    if (!key || len > MEMO_MAX_ANSWER)
+        return;
+    if ((m->used + len + MEMO_PAD > m->cap || m->count >= (m->mask + 1) / 2) &&
+        !memo_room(m, len, &at))
+        return;
     struct memo_slot *s = at && !at->key ? at : memo_find(m->slot, m->mask, key);
-    ob_put_short(m->text + m->used, text, len); /* inline: answers are short */
+    if (padded)
+        memo_copy_answer(m->text + m->used, text, len, avx);
+    else
+        ob_put_short(m->text + m->used, text, len); /* inline: answers are short */
     m->count += !s->key;
     s->key = key;
     s->len = (uint32_t)len;
     s->off = (uint32_t)m->used;
     m->used += len;
+}
+
+/* The forms of the answers printed, by spoor_elf_answer_id: addresses with one id get one
+ * answer but for the address, the function offset and the line in it, so that the answer of a
+ * new address whose id was seen is its form's text with the three numbers written in, not looked
+ * up in full and formatted again. A form is the text of the first answer of its id with where
+ * the address (its 8 hex digits after 0x), the offset's digits and the line's are (in this
+ * order; an empty place: the answer has no offset, or no line). Open addressing like the memo,
+ * emptied when full; off with the memo, and with -r (the offset there is not the address minus
+ * one base). */
+#define FORM_BITS 16
+
+struct form_slot {
+    uint64_t id[2]; /* spoor_elf_answer_id's; id[0] 0: none (it names a function or a line) */
+    uint32_t off;   /* the text, at text[off] */
+    uint16_t len;   /* its bytes */
+    uint16_t at;    /* where the address's "0x%08x" is */
+    uint16_t num;   /* where the offset's digits are (num == end: none) */
+    uint16_t end;   /* where they end */
+    uint16_t lnum;  /* where the line's digits are (lnum == lend: none) */
+    uint16_t lend;  /* where they end */
+};
+
+struct forms {
+    struct form_slot *slot; /* NULL: off */
+    uint32_t count;
+    char *text;
+    size_t used, cap;
+};
+
+static void forms_stop(struct forms *f)
+{
+    free(f->slot);
+    free(f->text);
+    memset(f, 0, sizeof *f);
+}
+
+static inline struct form_slot *form_find(struct form_slot *slot, const uint64_t id[2])
+{
+    const uint32_t mask = (1u << FORM_BITS) - 1;
+    uint64_t h = (id[0] ^ id[1] >> 4) * 0x9e3779b97f4a7c15u;
+    for (uint32_t i = (uint32_t)(h >> (64 - FORM_BITS));; i++) {
+        struct form_slot *s = &slot[i & mask];
+        if ((s->id[0] == id[0] && s->id[1] == id[1]) || !s->id[0])
+            return s;
+    }
+}
+
+/* Keeps the form of id (its slot s, empty): the answer of len bytes at text, its address at
+ * text + at, its offset's digits at [num, end) and its line's at [lnum, lend) (each empty:
+ * none). */
+static void form_keep(struct forms *f, struct form_slot *s, const uint64_t id[2], const char *text,
+                      size_t len, size_t at, size_t num, size_t end, size_t lnum, size_t lend)
+{
+    if (len > MEMO_MAX_ANSWER)
+        return;
+    if (f->used + len + MEMO_PAD > f->cap || f->count >= (1u << FORM_BITS) / 2) {
+        if (f->cap < MEMO_MAX_TEXT && f->count < (1u << FORM_BITS) / 2) {
+            size_t cap = f->cap ? 2 * f->cap : MEMO_MAX_TEXT / 32;
+            char *t = realloc(f->text, cap);
+            if (!t) {
+                forms_stop(f);
+                return;
+            }
+            f->text = t;
+            f->cap = cap;
+        } else { /* full: start again */
+            memset(f->slot, 0, (sizeof *f->slot) << FORM_BITS);
+            f->used = f->count = 0;
+            s = form_find(f->slot, id);
+        }
+    }
+    memcpy(f->text + f->used, text, len);
+    f->count++;
+    *s = (struct form_slot){{id[0], id[1]}, (uint32_t)f->used, (uint16_t)len,  (uint16_t)at,
+                            (uint16_t)num,  (uint16_t)end,     (uint16_t)lnum, (uint16_t)lend};
+    f->used += len;
 }
 
 struct sym_ctx {
@@ -184,6 +293,9 @@ struct sym_ctx {
     json_out jout; /* JSON writer onto out */
     size_t warned; /* the ELF's warnings printed so far */
     struct memo memo;
+    struct forms forms;
+    char *num, *num_end;   /* where the last answer's offset digits went (NULL: not in one piece) */
+    char *line, *line_end; /* and its first frame's line's digits (NULL: none, or not so) */
 };
 
 /* strlen(s), remembered: the symbolizer hands out the same few thousand strings again and again. */
@@ -207,7 +319,7 @@ static size_t length_of(struct sym_ctx *c, const char *s)
 static inline __attribute__((always_inline)) void print_frame(struct sym_ctx *c, const char *head,
                                                               size_t head_len,
                                                               const spoor_location *f,
-                                                              bool has_offset)
+                                                              bool has_offset, bool first)
 {
     const char *fn = f->function ? f->function : "??";
     size_t fn_len = f->function ? length_of(c, f->function) : 2;
@@ -235,13 +347,19 @@ static inline __attribute__((always_inline)) void print_frame(struct sym_ctx *c,
     p = ob_put_short(p, fn, fn_len);
     if (has_offset) {
         *p++ = '+';
+        c->num = p;
         p = ob_put_hex(p, f->offset);
+        c->num_end = p;
     }
     if (f->file) {
         p = ob_put(p, " at ", 4);
         p = ob_put_short(p, f->file, file_len);
         *p++ = ':';
+        if (first)
+            c->line = p;
         p = ob_put_u32(p, f->line);
+        if (first)
+            c->line_end = p;
     }
     *p++ = '\n';
     ob_commit(&c->out, p);
@@ -252,9 +370,9 @@ static void print_text(struct sym_ctx *c, uint32_t addr, const spoor_location *f
     char head[11];
     ob_put_hex8(head, addr);
     head[10] = ' ';
-    print_frame(c, head, sizeof head, &f[0], f[0].function != NULL);
+    print_frame(c, head, sizeof head, &f[0], f[0].function != NULL, true);
     for (size_t i = 1; i < n; i++)
-        print_frame(c, "  inlined in ", 13, &f[i], false);
+        print_frame(c, "  inlined in ", 13, &f[i], false, false);
 }
 
 /* The line; null only when the file is unknown too (line 0: DWARF's "no line" in that file). */
@@ -266,17 +384,36 @@ static void json_line(json_out *j, const spoor_location *f)
         json_key_null(j, JSON_KEY("line"));
 }
 
-static void print_json(json_out *j, uint32_t addr, const spoor_location *f, size_t n, bool partial)
+/* A member of a number after others (json_key_uint), and where its digits went into *at and *end
+ * (left alone when the output was flushed on the way). */
+static void json_number_at(struct sym_ctx *c, const char *key, size_t key_len, uint32_t value,
+                           char **at, char **end)
 {
+    unsigned long flushes = c->out.flushes;
+    size_t pos = c->out.len + 1 + key_len; /* after the comma and the key */
+    json_key_uint(&c->jout, key, key_len, value);
+    if (c->out.flushes == flushes && pos < c->out.len && c->out.buf[pos - 1] == ':') {
+        *at = c->out.buf + pos;
+        *end = c->out.buf + c->out.len;
+    }
+}
+
+static void print_json(struct sym_ctx *c, uint32_t addr, const spoor_location *f, size_t n,
+                       bool partial)
+{
+    json_out *j = &c->jout;
     json_object_begin(j, NULL);
     json_key_hex32(j, JSON_KEY("addr"), addr);
     json_key_string(j, JSON_KEY("function"), f[0].function);
     if (f[0].has_offset)
-        json_key_uint(j, JSON_KEY("offset"), f[0].offset);
+        json_number_at(c, JSON_KEY("offset"), f[0].offset, &c->num, &c->num_end);
     else
         json_key_null(j, JSON_KEY("offset"));
     json_key_string(j, JSON_KEY("file"), f[0].file);
-    json_line(j, &f[0]);
+    if (f[0].file)
+        json_number_at(c, JSON_KEY("line"), f[0].line, &c->line, &c->line_end);
+    else
+        json_line(j, &f[0]);
     json_key_array_begin(j, JSON_KEY("inlined"));
     for (size_t i = 1; i < n; i++) {
         json_object_begin(j, NULL);
@@ -305,12 +442,60 @@ __attribute__((noinline, cold)) static void print_new_warnings(struct sym_ctx *c
     }
 }
 
-/* Looks addr up and prints its answer (and keeps it in the memo under key, unless 0). */
-__attribute__((noinline)) static void answer_new(struct sym_ctx *c, uint32_t addr, uint64_t key,
-                                                 struct memo_slot *at)
+/* Where an answer's address goes: "0x%08x " (text), {"addr":"0x%08x", (JSON). */
+#define TEXT_ADDR_AT 0
+#define JSON_ADDR_AT (sizeof "{\"addr\":\"" - 1)
+
+/* The 8 digits of "0x%08x" of an address from its memo key (its 1 to 8 hex digits as the token
+ * has them, see struct memo_slot): zeros put before them, upper case made lower. */
+static inline uint64_t key_hex8(uint64_t key)
+{
+    unsigned len = (unsigned)(71 - __builtin_clzll(key)) / 8; /* the digits (no zero byte) */
+    uint64_t zeros = (0x3030303030303030u >> (8 * len - 1)) >> 1;
+    return (key << (8 * (8 - len))) | zeros | 0x2020202020202020u; /* '0'-'9' keep bit 5 */
+}
+
+/* Prints the answer of addr from its form f, the offset addr - base (and keeps it in the memo
+ * under key, unless 0: then key also gives the address's digits); copies with AVX when avx. */
+static inline __attribute__((always_inline)) void
+answer_from_form(struct sym_ctx *c, const struct form_slot *f, uint32_t addr, uint32_t base,
+                 unsigned line, uint64_t key, struct memo_slot *at, bool avx)
+{
+    uint32_t off = (addr & ~1u) - base;
+    /* the offset and the line: 10 digits each at most */
+    char *o = ob_reserve(&c->out, (size_t)f->len + 20 + MEMO_PAD);
+    const char *src = c->forms.text + f->off;
+    memo_copy(o, src, f->num, avx);
+    char *p = o + f->num;
+    if (f->num < f->end)
+        p = c->json ? ob_put_u32(p, off) : ob_put_hex(p, off);
+    memo_copy(p, src + f->end, (size_t)(f->lnum - f->end), avx);
+    p += f->lnum - f->end;
+    if (f->lnum < f->lend)
+        p = ob_put_u32(p, line);
+    memo_copy(p, src + f->lend, (size_t)(f->len - f->lend), avx);
+    p += f->len - f->lend;
+    if (key) {
+        uint64_t w = key_hex8(key);
+        memcpy(o + f->at + 2, &w, 8);
+    } else {
+        ob_put_hex8(o + f->at, addr);
+    }
+    ob_commit(&c->out, p);
+    if (!c->memo.off)
+        memo_keep(&c->memo, key, at, o, (size_t)(p - o), true, avx);
+}
+
+/* Looks addr up and prints its answer (and keeps it in the memo under key, unless 0), and its
+ * form at form (the slot of id, empty; NULL: none), base and line those of spoor_elf_answer_id. */
+__attribute__((noinline)) static void answer_looked_up(struct sym_ctx *c, uint32_t addr,
+                                                       uint64_t key, struct memo_slot *at,
+                                                       struct form_slot *form, const uint64_t id[2],
+                                                       uint32_t base, unsigned line)
 {
     size_t start = c->out.len;
     unsigned long flushes = c->out.flushes;
+    c->num = c->num_end = c->line = c->line_end = NULL;
     spoor_location frames[MAX_FRAMES];
     size_t n;
     if (c->return_addresses) {
@@ -329,16 +514,72 @@ __attribute__((noinline)) static void answer_new(struct sym_ctx *c, uint32_t add
         partial = spoor_elf_partial(c->elf, spoor_lookup_pc(addr, c->return_addresses));
     }
     if (c->json)
-        print_json(&c->jout, addr, frames, n, partial);
+        print_json(c, addr, frames, n, partial);
     else
         print_text(c, addr, frames, n);
     if (c->out.flushes == flushes && !c->memo.off) { /* the answer is all in the buffer */
-        if (warnings)
+        if (warnings) {
             memo_stop(&c->memo);
-        else
-            memo_keep(&c->memo, key, at, c->out.buf + start, c->out.len - start);
+            forms_stop(&c->forms);
+            return;
+        }
+        const char *text = c->out.buf + start;
+        size_t len = c->out.len - start;
+        memo_keep(&c->memo, key, at, text, len, false, false);
+        size_t addr_at = c->json ? JSON_ADDR_AT : TEXT_ADDR_AT;
+        char hex[10];
+        ob_put_hex8(hex, addr);
+        /* the places in order: the address, the offset, the line */
+        size_t num = c->num ? (size_t)(c->num - text) : addr_at + 10;
+        size_t end = c->num ? (size_t)(c->num_end - text) : num;
+        size_t lnum = c->line ? (size_t)(c->line - text) : len;
+        size_t lend = c->line ? (size_t)(c->line_end - text) : len;
+        if (form && frames[0].has_offset == (c->num != NULL) &&
+            (!c->num || frames[0].offset == (addr & ~1u) - base) &&
+            (frames[0].file != NULL) == (c->line != NULL) && frames[0].line == line &&
+            addr_at + 10 <= num && num <= end && end <= lnum && lnum <= lend && lend <= len &&
+            !memcmp(text + addr_at, hex, 10))
+            form_keep(&c->forms, form, id, text, len, addr_at, num, end, lnum, lend);
     }
 }
+
+/* Prints the answer of addr (and keeps it in the memo under key, unless 0): from its form when
+ * one was kept, else looked up. avx: copies with AVX moves. */
+static inline __attribute__((always_inline)) void
+answer_new_body(struct sym_ctx *c, uint32_t addr, uint64_t key, struct memo_slot *at, bool avx)
+{
+    uint32_t base = 0;
+    unsigned line = 0;
+    uint64_t id[2] = {0, 0};
+    struct form_slot *form = NULL;
+    if (c->forms.slot && spoor_elf_answer_id(c->elf, addr, id, &base, &line) && id[0]) {
+        form = form_find(c->forms.slot, id);
+        if (form->id[0]) {
+            answer_from_form(c, form, addr, base, line, key, at, avx);
+            return;
+        }
+    }
+    answer_looked_up(c, addr, key, at, form, id, base, line);
+}
+
+__attribute__((noinline)) static void answer_new(struct sym_ctx *c, uint32_t addr, uint64_t key,
+                                                 struct memo_slot *at)
+{
+    answer_new_body(c, addr, key, at, false);
+}
+
+#if MEMO_AVX
+/* The same with AVX (and BMI) where the processor has them. */
+__attribute__((noinline, target("avx,bmi"))) static void
+answer_new_avx(struct sym_ctx *c, uint32_t addr, uint64_t key, struct memo_slot *at)
+{
+    answer_new_body(c, addr, key, at, true);
+}
+#define ANSWER_NEW(avx, c, addr, key, at)                                                          \
+    ((avx) ? answer_new_avx(c, addr, key, at) : answer_new(c, addr, key, at))
+#else
+#define ANSWER_NEW(avx, c, addr, key, at) answer_new(c, addr, key, at)
+#endif
 
 static void symbolize_token(struct sym_ctx *c, const char *tok, size_t len)
 {
@@ -463,10 +704,10 @@ symbolize_block_body(struct sym_ctx *c, const char *p, const char *end, bool las
             memcpy(&w, p + 2, 8);
             uint64_t ends = (w - 0x21 * ones) & ~w & high;
             uint64_t first = ends & (0 - ends);
-            const char *q = p + 2 + (unsigned)__builtin_ctzll(first | 1ull << 63) / 8;
-            uint64_t key = w & ((first >> 7) - 1);
+            const char *q;
             /* first > 0x80: an end in the 8 bytes, after at least one digit */
-            if (first > 0x80 && q < end) { /* a whole token: its key is as memo_find's */
+            if (first > 0x80 && (q = p + 2 + (unsigned)__builtin_ctzll(first) / 8) < end) {
+                uint64_t key = w & ((first >> 7) - 1); /* a whole token: as memo_find's key */
                 uint32_t i = memo_hash(key);
                 struct memo_slot *m = &slot[i & mask];
                 while (m->key != key) {
@@ -475,7 +716,7 @@ symbolize_block_body(struct sym_ctx *c, const char *p, const char *end, bool las
                         if (!key_value(key, (unsigned)(q - p - 2), &v))
                             goto general;
                         c->out.len = (size_t)(o - c->out.buf);
-                        answer_new(c, v, key, m);
+                        ANSWER_NEW(avx, c, v, key, m);
                         slot = c->memo.slot;
                         mask = c->memo.mask;
                         text = c->memo.text;
@@ -492,7 +733,7 @@ symbolize_block_body(struct sym_ctx *c, const char *p, const char *end, bool las
                 }
                 const char *src = text + m->off;
                 size_t len = m->len;
-                memo_copy(o, src, len, avx);
+                memo_copy_answer(o, src, len, avx);
                 o += len;
                 p = q + 1; /* past the white space that ends the token */
                 continue;
@@ -524,7 +765,7 @@ static const char *symbolize_block(struct sym_ctx *c, const char *p, const char 
 
 #if MEMO_AVX
 /* The same with the answers copied by 32-byte AVX moves (where the processor has them). */
-__attribute__((target("avx"))) static const char *
+__attribute__((target("avx,bmi"))) static const char *
 symbolize_block_avx(struct sym_ctx *c, const char *p, const char *end, bool last)
 {
     return symbolize_block_body(c, p, end, last, true);
@@ -543,7 +784,7 @@ static int symbolize_stdin(struct sym_ctx *c)
     symbolize_block_fn *block = symbolize_block;
 #if MEMO_AVX
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx"))
+    if (__builtin_cpu_supports("avx") && __builtin_cpu_supports("bmi"))
         block = symbolize_block_avx;
 #endif
     for (;;) {
@@ -596,6 +837,8 @@ int cmd_sym(int argc, char **argv)
         return SPOOR_EXIT_USAGE;
     spoor_elf_set_demangle(c.elf, demangle);
     memo_init(&c.memo, optind >= argc); /* for the bulk case: addresses from stdin */
+    if (!c.memo.off && !c.return_addresses)
+        c.forms.slot = calloc(1u << FORM_BITS, sizeof *c.forms.slot);
     print_new_warnings(&c);
     int rc = SPOOR_EXIT_OK;
     if (optind < argc)
@@ -605,6 +848,7 @@ int cmd_sym(int argc, char **argv)
         rc = symbolize_stdin(&c);
     spoor_elf_close(c.elf);
     memo_stop(&c.memo);
+    forms_stop(&c.forms);
     if (!ob_flush(&c.out))
         return cli_error("sym", "cannot write output: %s", strerror(errno));
     return rc ? rc : c.bad ? SPOOR_EXIT_USAGE : SPOOR_EXIT_OK;

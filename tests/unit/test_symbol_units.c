@@ -5,11 +5,13 @@
  * all built first (the merged table, the one tests/e2e/test_sym_addr2line.py checks against
  * arm-none-eabi-addr2line). The addresses: the starts, ends and middles of the code each unit
  * claims and the addresses around them (outside any unit: gaps, the vector table, past the
- * end), every function symbol's start, a grid over the code, and data. */
+ * end), every function symbol's start, a grid over the code, and data. And the promise of
+ * spoor_elf_answer_id on every byte of their code. */
 #include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -127,6 +129,81 @@ static struct counts check_elf(const char *path)
     return c;
 }
 
+/* spoor_elf_answer_id's promise, on every byte of the code of every example ELF (odd addresses
+ * too: the Thumb bit is ignored): addresses with the same id get the same frames but for the
+ * first frame's offset, which is the address minus the base the id came with, and its line, the
+ * line the id came with (0 without a file). */
+struct id_addr {
+    uint64_t id[2];
+    uint32_t addr, base;
+    unsigned line;
+};
+
+static int cmp_id_addr(const void *a, const void *b)
+{
+    const struct id_addr *x = a, *y = b;
+    for (int i = 0; i < 2; i++)
+        if (x->id[i] != y->id[i])
+            return x->id[i] < y->id[i] ? -1 : 1;
+    return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static size_t check_answer_ids(const char *path, size_t *nids)
+{
+    spoor_elf *e = spoor_elf_open(path);
+    assert_non_null(e);
+    uint64_t id[2];
+    uint32_t base;
+    unsigned line;
+    assert_false(spoor_elf_answer_id(e, 0x100, id, &base, &line)); /* no tables of all units yet */
+    spoor_symbols_build_all(e);
+    struct id_addr *all = NULL;
+    size_t n = 0, cap = 0;
+    spoor_elf_range r[32];
+    size_t nr = spoor_elf_ranges(e, r, 32);
+    for (size_t i = 0; i < nr && i < 32; i++)
+        for (uint32_t a = r[i].addr; r[i].code && a - r[i].addr < r[i].size; a++) {
+            if (n == cap) {
+                cap = cap ? 2 * cap : 4096;
+                all = realloc(all, cap * sizeof *all);
+                assert_non_null(all);
+            }
+            assert_true(spoor_elf_answer_id(e, a, all[n].id, &all[n].base, &all[n].line));
+            all[n++].addr = a;
+        }
+    qsort(all, n, sizeof *all, cmp_id_addr);
+    *nids = 0;
+    spoor_location first[MAX_FRAMES], f[MAX_FRAMES];
+    size_t nfirst = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct id_addr *x = &all[i];
+        size_t nf = spoor_elf_symbolize(e, x->addr, f, MAX_FRAMES);
+        if (f[0].has_offset && f[0].offset != (x->addr & ~1u) - x->base)
+            fail_msg("%s 0x%x: offset 0x%x, base 0x%x", path, x->addr, f[0].offset, x->base);
+        if (f[0].line != x->line || (!f[0].file && x->line))
+            fail_msg("%s 0x%x: line %u, its id's %u", path, x->addr, f[0].line, x->line);
+        if (!i || memcmp(x->id, all[i - 1].id, sizeof x->id)) { /* a new id */
+            memcpy(first, f, sizeof f);
+            nfirst = nf;
+            ++*nids;
+            continue;
+        }
+        if (nf != nfirst)
+            fail_msg("%s 0x%x: %zu frames, 0x%x of the same id %zu", path, x->addr, nf,
+                     all[i - 1].addr, nfirst);
+        for (size_t k = 0; k < nf; k++)
+            if (!same(f[k].function, first[k].function) || f[k].has_offset != first[k].has_offset ||
+                (k && f[k].offset != first[k].offset) || !same(f[k].file, first[k].file) ||
+                (k && f[k].line != first[k].line))
+                fail_msg("%s 0x%x frame %zu: %s %s:%u, %s %s:%u at 0x%x of the same id", path,
+                         x->addr, k, f[k].function, f[k].file, f[k].line, first[k].function,
+                         first[k].file, first[k].line, all[i - 1].addr);
+    }
+    free(all);
+    spoor_elf_close(e);
+    return n;
+}
+
 static void check_dir(const char *suffix_filter, bool strip_aranges)
 {
     DIR *dir = opendir(SPOOR_FIRMWARE_DIR "/examples");
@@ -150,6 +227,11 @@ static void check_dir(const char *suffix_filter, bool strip_aranges)
                      path, copy);
             assert_int_equal(system(cmd), 0);
             snprintf(path, sizeof path, "%s", copy);
+        }
+        if (!strip_aranges) {
+            size_t nids, n = check_answer_ids(path, &nids);
+            print_message("%s: %zu code addresses, %zu answer ids\n", ent->d_name, n, nids);
+            assert_true(n > 0 && nids > 1 && nids < n);
         }
         struct counts c = check_elf(path);
         print_message("%s%s: %zu addresses (%zu in inlined code, %zu outside any unit), %zu "

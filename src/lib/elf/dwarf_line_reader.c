@@ -461,9 +461,48 @@ static line_status emit_row(struct line_state *s, struct unit_lines *u)
  * standard ones with operands of one byte) and their rows are run here, with the registers in
  * locals; every other case, and any row that is not plain (above 32 bits, a file the header
  * lacks, a line past 32 bits, no room left), by the functions above, which say what is wrong. */
+/* What run_line_program does with an opcode below the opcode base. */
+enum {
+    OP_COPY,       /* a row */
+    OP_ADVANCE_PC, /* its common forms in place */
+    OP_ADVANCE_LINE,
+    OP_SET_FILE,
+    OP_CONST_ADD_PC,
+    OP_SKIP,     /* another standard opcode without operands */
+    OP_SKIP_ONE, /* another standard opcode with one operand */
+    OP_GENERAL,  /* by the functions above */
+};
+
+/* The classes of the opcodes below h's opcode base, made once for each shape of header (units of
+ * one producer share it). */
+static const uint8_t *op_classes(struct unit_lines *u, const struct line_header *h)
+{
+    unsigned base = h->opcode_base;
+    if (u->op_key[0] == base && !memcmp(u->op_key + 1, h->op_lengths, base ? base - 1 : 0))
+        return u->op_class;
+    for (unsigned op = 0; op < base; op++) {
+        unsigned n = op ? h->op_lengths[op - 1] : 0;
+        switch (op) {
+        case DW_LNS_copy: u->op_class[op] = OP_COPY; break;
+        case DW_LNS_advance_pc: u->op_class[op] = OP_ADVANCE_PC; break;
+        case DW_LNS_advance_line: u->op_class[op] = OP_ADVANCE_LINE; break;
+        case DW_LNS_set_file: u->op_class[op] = OP_SET_FILE; break;
+        case DW_LNS_const_add_pc: u->op_class[op] = OP_CONST_ADD_PC; break;
+        case 0:
+        case DW_LNS_fixed_advance_pc: u->op_class[op] = OP_GENERAL; break;
+        default: u->op_class[op] = n == 0 ? OP_SKIP : n == 1 ? OP_SKIP_ONE : OP_GENERAL; break;
+        }
+    }
+    u->op_key[0] = (uint8_t)base;
+    if (base)
+        memcpy(u->op_key + 1, h->op_lengths, base - 1);
+    return u->op_class;
+}
+
 static line_status run_line_program(struct line_reader *r, const struct line_header *h,
                                     struct unit_lines *u, bool *dropped_high, size_t *last)
 {
+    const uint8_t *const op_class = op_classes(u, h);
     struct line_state s = {.addr = 0, .file = 1, .line = 1};
     const uint8_t *p = r->p, *const end = r->end;
     const unsigned base = h->opcode_base, range = h->line_range;
@@ -486,38 +525,36 @@ static line_status run_line_program(struct line_reader *r, const struct line_hea
             line += line_base + (int)(adj % range);
             goto emit;
         }
-        switch (op) {
-        case DW_LNS_copy: goto emit;
-        case DW_LNS_advance_pc:
+        switch (op_class[op]) {
+        case OP_COPY: goto emit;
+        case OP_ADVANCE_PC:
             if (p < end && *p < 0x80) {
                 addr += *p++ * min_inst;
                 continue;
             }
             break;
-        case DW_LNS_advance_line:
+        case OP_ADVANCE_LINE:
             if (p < end && *p < 0x80) { /* a signed LEB128 of one byte: bit 6 its sign */
                 line += (int64_t)(*p & 0x3f) - (int64_t)(*p & 0x40);
                 p++;
                 continue;
             }
             break;
-        case DW_LNS_set_file:
+        case OP_SET_FILE:
             if (p < end && *p < 0x80 && *p < nfiles) {
                 file = *p++;
                 continue;
             }
             break;
-        case DW_LNS_const_add_pc: addr += const_add; continue;
-        case 0:
-        case DW_LNS_fixed_advance_pc: break;
-        default: /* other standard opcodes: skip their operands (of one byte here) */
-            if (h->op_lengths[op - 1] == 0)
-                continue;
-            if (h->op_lengths[op - 1] == 1 && p < end && *p < 0x80) {
+        case OP_CONST_ADD_PC: addr += const_add; continue;
+        case OP_SKIP: continue; /* other standard opcodes: skip their operands */
+        case OP_SKIP_ONE:
+            if (p < end && *p < 0x80) { /* of one byte here */
                 p++;
                 continue;
             }
             break;
+        default: break;
         }
         { /* the general case, by the functions above */
             line_status got;

@@ -774,7 +774,7 @@ static bool known_form(uint64_t form)
            form == DW_FORM_GNU_ref_alt || form == DW_FORM_GNU_strp_alt;
 }
 
-static uint64_t abbrev_leb(const uint8_t **p, const uint8_t *end, bool *bad)
+static uint64_t abbrev_leb_long(const uint8_t **p, const uint8_t *end, bool *bad)
 {
     uint64_t v = 0;
     for (unsigned shift = 0; *p < end; shift += 7) {
@@ -786,6 +786,22 @@ static uint64_t abbrev_leb(const uint8_t **p, const uint8_t *end, bool *bad)
     }
     *bad = true;
     return 0;
+}
+
+/* A LEB128 number of an abbreviation; *bad when it runs past end. One byte, the common case,
+ * inline. */
+static inline uint64_t abbrev_leb(const uint8_t **p, const uint8_t *end, bool *bad)
+{
+    const uint8_t *q = *p;
+    if (q < end && *q < 0x80) {
+        *p = q + 1;
+        return *q;
+    }
+    bool b = false; /* through locals of its own: the caller's stay in registers */
+    uint64_t v = abbrev_leb_long(&q, end, &b);
+    *p = q;
+    *bad |= b;
+    return v;
 }
 
 /* String offsets a DIE of fixed size is checked at without reading it form by form. */
@@ -804,7 +820,15 @@ struct abbrev_code {
     bool defined, children;
     bool skips;      /* DW_AT_declaration, low_pc or ranges: see walk() */
     int32_t sibling; /* which of its attributes is DW_AT_sibling, -1: none */
+    uint32_t plan;   /* where its skip plan starts in abbrevs.ops (NO_PLAN: none) */
 };
+
+/* A skip plan: how skip_attrs moves past the values of a DIE that has no fixed size, one op per
+ * run of fixed-size values (skipped with one add), per string offset (checked) and per other
+ * value (DW_AT_sibling, a form of no fixed size). An op is its kind (the low 3 bits) and a
+ * number: the run's bytes, which string section, or the attribute's index in abbrevs.attrs. */
+enum { OP_SKIP, OP_STR, OP_SIBLING, OP_VALUE, OP_END };
+#define NO_PLAN UINT32_MAX
 
 struct abbrev_attr {
     uint32_t name; /* names past 32 bits saturate: only known ones are looked at */
@@ -821,6 +845,21 @@ enum { ATTR_LOW_PC = SCOPE_ATTRS, ATTR_HIGH_PC, ATTR_RANGES, ATTR_OTHER };
 /* The kind of attribute name. */
 static uint8_t attr_kind(uint64_t name)
 {
+    static const uint8_t below_0x80[0x80] = {
+        /* the kind + 1 (0: ATTR_OTHER) */
+        [DW_AT_name] = NAME + 1,
+        [DW_AT_abstract_origin] = ORIGIN + 1,
+        [DW_AT_specification] = SPECIFICATION + 1,
+        [DW_AT_decl_file] = DECL_FILE + 1,
+        [DW_AT_call_file] = CALL_FILE + 1,
+        [DW_AT_call_line] = CALL_LINE + 1,
+        [DW_AT_linkage_name] = LINKAGE_NAME + 1,
+        [DW_AT_low_pc] = ATTR_LOW_PC + 1,
+        [DW_AT_high_pc] = ATTR_HIGH_PC + 1,
+        [DW_AT_ranges] = ATTR_RANGES + 1,
+    };
+    if (name < 0x80)
+        return below_0x80[name] ? (uint8_t)(below_0x80[name] - 1) : ATTR_OTHER;
     int k = scope_attr_kind(name);
     return k >= 0                  ? (uint8_t)k
            : name == DW_AT_low_pc  ? ATTR_LOW_PC
@@ -833,6 +872,8 @@ struct abbrevs {
     struct abbrev_code *codes;
     struct abbrev_attr *attrs;
     size_t ncodes, cap_codes, nattrs, cap_attrs;
+    uint32_t *ops; /* the skip plans of the codes (die_reader_init) */
+    size_t nops, cap_ops;
     bool unindexed;              /* a code past MAX_ABBREV_CODE: the DIEs are not scanned */
     bool twice;                  /* a code defined twice (libdw may not read the unit DIE) */
     unsigned version, addr_size; /* what the attributes' sizes were found for */
@@ -842,6 +883,7 @@ static void abbrevs_free(struct abbrevs *a)
 {
     free(a->codes);
     free(a->attrs);
+    free(a->ops);
 }
 
 /* The size of an attribute value of the form given when it is fixed (32-bit DWARF), else -1. */
@@ -903,6 +945,9 @@ static const char *abbrev_problem(const spoor_elf *e, Dwarf_Off off, struct abbr
         return "abbreviations past the end of .debug_abbrev";
     const uint8_t *p = sec->data + off, *end = sec->data + sec->size;
     bool bad = false, line_str = spoor_elf_debug_section(e, ".debug_line_str") != NULL;
+    int8_t sizes[DW_FORM_addrx4 + 1]; /* form_size of the standard forms, for this unit */
+    for (unsigned f = 0; f <= DW_FORM_addrx4; f++)
+        sizes[f] = (int8_t)form_size(f, version, addr_size);
     for (;;) {
         uint64_t code = abbrev_leb(&p, end, &bad);
         if (bad || !code)
@@ -925,10 +970,19 @@ static const char *abbrev_problem(const spoor_elf *e, Dwarf_Off off, struct abbr
         bool skips = false;
         int32_t sibling = -1;
         for (;;) {
-            uint64_t name = abbrev_leb(&p, end, &bad), form = abbrev_leb(&p, end, &bad);
+            uint64_t name, form;
+            if (end - p >= 2 && (p[0] | p[1]) < 0x80) { /* both of one byte: the common case */
+                name = p[0];
+                form = p[1];
+                p += 2;
+            } else {
+                name = abbrev_leb(&p, end, &bad);
+                form = abbrev_leb(&p, end, &bad);
+            }
             if (bad || (!name && !form))
                 break;
-            if (!known_form(form) || (form == DW_FORM_line_strp && !line_str)) {
+            bool standard = form <= DW_FORM_addrx4 && form >= DW_FORM_addr && form != 0x02;
+            if ((!standard && !known_form(form)) || (form == DW_FORM_line_strp && !line_str)) {
                 snprintf(buf, len, "abbreviation %llu: %s form 0x%llx", (unsigned long long)code,
                          known_form(form) ? "no section for" : "unknown", (unsigned long long)form);
                 return buf;
@@ -950,15 +1004,15 @@ static const char *abbrev_problem(const spoor_elf *e, Dwarf_Off off, struct abbr
                 skips |= name == DW_AT_declaration || name == DW_AT_low_pc || name == DW_AT_ranges;
                 if (name == DW_AT_sibling && sibling < 0)
                     sibling = (int32_t)(a->nattrs - first);
-                a->attrs[a->nattrs++] =
-                    (struct abbrev_attr){name > UINT32_MAX ? UINT32_MAX : (uint32_t)name,
-                                         (uint32_t)form,
-                                         value,
-                                         attr_kind(name),
-                                         (int8_t)form_size(form, version, addr_size),
-                                         form == DW_FORM_strp        ? 1
-                                         : form == DW_FORM_line_strp ? 2
-                                                                     : 0};
+                a->attrs[a->nattrs++] = (struct abbrev_attr){
+                    name > UINT32_MAX ? UINT32_MAX : (uint32_t)name,
+                    (uint32_t)form,
+                    value,
+                    attr_kind(name),
+                    standard ? sizes[form] : (int8_t)form_size(form, version, addr_size),
+                    form == DW_FORM_strp        ? 1
+                    : form == DW_FORM_line_strp ? 2
+                                                : 0};
             }
         }
         if (bad)
@@ -979,7 +1033,8 @@ static const char *abbrev_problem(const spoor_elf *e, Dwarf_Off off, struct abbr
                                                           true,
                                                           children,
                                                           skips,
-                                                          sibling};
+                                                          sibling,
+                                                          NO_PLAN};
         }
     }
     return bad ? "abbreviations run past the end of .debug_abbrev" : NULL;
@@ -1059,6 +1114,51 @@ struct later_refs {
     size_t n, cap;
 };
 
+/* Appends op to a's plans; false without memory. */
+static bool plan_op(struct abbrevs *a, uint32_t kind, uint64_t n)
+{
+    if (n > UINT32_MAX >> 3 ||
+        spoor_grow((void **)&a->ops, &a->cap_ops, a->nops + 1, sizeof *a->ops))
+        return false;
+    a->ops[a->nops++] = kind | (uint32_t)n << 3;
+    return true;
+}
+
+/* The skip plans of the codes whose DIEs have no fixed size, or more string offsets than the
+ * fixed size path checks (the attributes' sizes made for the unit). Without memory, codes keep
+ * NO_PLAN (their values are skipped one by one). */
+static void make_plans(struct abbrevs *a)
+{
+    a->nops = 0;
+    for (size_t i = 0; i < a->ncodes; i++) {
+        struct abbrev_code *c = &a->codes[i];
+        c->plan = NO_PLAN;
+        if (!c->defined || (c->fixed >= 0 && c->nstrings <= MAX_FIXED_STRINGS))
+            continue;
+        size_t start = a->nops;
+        uint64_t run = 0;
+        bool ok = true;
+        for (uint32_t k = 0; k < c->count && ok; k++) {
+            const struct abbrev_attr *at = &a->attrs[c->first + k];
+            if (at->size >= 0 && !at->str && (int32_t)k != c->sibling) {
+                run += (uint64_t)at->size;
+                continue;
+            }
+            ok = (!run || plan_op(a, OP_SKIP, run)) &&
+                 (at->str
+                      ? plan_op(a, OP_STR, at->str - 1u)
+                      : plan_op(a, (int32_t)k == c->sibling ? OP_SIBLING : OP_VALUE, c->first + k));
+            run = 0;
+        }
+        ok = ok && (!run || plan_op(a, OP_SKIP, run)) && plan_op(a, OP_END, 0);
+        if (!ok) {
+            a->nops = start;
+            return;
+        }
+        c->plan = (uint32_t)start;
+    }
+}
+
 /* False when the unit cannot be read so (libdw checks what is wrong then). */
 static bool die_reader_init(const spoor_elf *e, const struct dw_unit *u, struct abbrevs *a,
                             struct die_reader *r)
@@ -1082,33 +1182,33 @@ static bool die_reader_init(const spoor_elf *e, const struct dw_unit *u, struct 
     r->str[1] = line_str ? line_str->data : NULL;
     r->starts = NULL;
     r->later = NULL;
-    for (size_t i = 0; i < a->ncodes; i++) { /* the DIEs whose values are skipped at once */
-        struct abbrev_code *c = &a->codes[i];
-        int32_t fixed = 0;
-        c->nstrings = c->line_strings = 0;
-        for (uint32_t k = 0; k < c->count && fixed >= 0; k++) {
-            uint32_t form = a->attrs[c->first + k].form;
-            int size = form_size(form, r->version, r->addr_size);
-            if ((int32_t)k == c->sibling)
-                c->sibling_at = fixed;
-            if (form == DW_FORM_strp || form == DW_FORM_line_strp) {
-                if (c->nstrings < MAX_FIXED_STRINGS && fixed <= UINT16_MAX) {
-                    c->line_strings |= (uint8_t)((form == DW_FORM_line_strp) << c->nstrings);
-                    c->string_at[c->nstrings] = (uint16_t)fixed;
-                }
-                if (c->nstrings < UINT8_MAX) /* past MAX_FIXED_STRINGS: read form by form */
-                    c->nstrings++;
-            }
-            fixed = size < 0 ? -1 : fixed + size;
-        }
-        c->fixed = fixed;
-    }
     for (size_t k = 0; (a->version != r->version || a->addr_size != r->addr_size) && k < a->nattrs;
          k++) { /* each value's size, unless abbrev_problem was told the unit header's right */
         struct abbrev_attr *at = &a->attrs[k];
         at->size = (int8_t)form_size(at->form, r->version, r->addr_size);
         at->str = at->form == DW_FORM_strp ? 1 : at->form == DW_FORM_line_strp ? 2 : 0;
     }
+    for (size_t i = 0; i < a->ncodes; i++) { /* the DIEs whose values are skipped at once */
+        struct abbrev_code *c = &a->codes[i];
+        int32_t fixed = 0;
+        c->nstrings = c->line_strings = 0;
+        for (uint32_t k = 0; k < c->count && fixed >= 0; k++) {
+            const struct abbrev_attr *at = &a->attrs[c->first + k];
+            if ((int32_t)k == c->sibling)
+                c->sibling_at = fixed;
+            if (at->str) {
+                if (c->nstrings < MAX_FIXED_STRINGS && fixed <= UINT16_MAX) {
+                    c->line_strings |= (uint8_t)((at->str == 2) << c->nstrings);
+                    c->string_at[c->nstrings] = (uint16_t)fixed;
+                }
+                if (c->nstrings < UINT8_MAX) /* past MAX_FIXED_STRINGS: read form by form */
+                    c->nstrings++;
+            }
+            fixed = at->size < 0 ? -1 : fixed + at->size;
+        }
+        c->fixed = fixed;
+    }
+    make_plans(a);
     return true;
 }
 
@@ -1129,7 +1229,7 @@ static inline bool skip_value(const struct die_reader *r, const struct abbrev_at
 
 /* The value of a unit-relative reference at p (ref1 to ref8, ref_udata); false for other forms
  * or when it runs past end. */
-static bool unit_ref(const uint8_t *p, const uint8_t *end, uint32_t form, uint64_t *v)
+static inline bool unit_ref(const uint8_t *p, const uint8_t *end, uint32_t form, uint64_t *v)
 {
     unsigned size = form == DW_FORM_ref1   ? 1
                     : form == DW_FORM_ref2 ? 2
@@ -1144,15 +1244,63 @@ static bool unit_ref(const uint8_t *p, const uint8_t *end, uint32_t form, uint64
     return true;
 }
 
-/* Moves *p past the attribute values of a DIE of abbreviation c; *sibling (when not NULL) gets
- * the offset in .debug_info its DW_AT_sibling names, UINT64_MAX when it has none or one that is
- * no unit-relative reference. False when the values run past the unit's end. */
-static bool skip_attrs(const struct die_reader *r, const struct abbrevs *a,
-                       const struct abbrev_code *c, const uint8_t **p, uint64_t *sibling,
-                       const char **problem)
+/* skip_attrs for a DIE without a fixed size (or with many string offsets): by its skip plan, else
+ * value by value. */
+__attribute__((noinline)) static bool
+skip_attrs_slow(const struct die_reader *r, const struct abbrevs *a, const struct abbrev_code *c,
+                const uint8_t **p, uint64_t *sibling, const char **problem)
 {
     uint64_t ref;
     const char *unchecked = NULL;
+    if (!problem)
+        problem = &unchecked;
+    for (const uint32_t *op = c->plan != NO_PLAN ? a->ops + c->plan : NULL; op; op++) {
+        uint32_t n = *op >> 3;
+        switch (*op & 7) {
+        case OP_SKIP:
+            if ((size_t)(r->end - *p) < n)
+                return false;
+            *p += n;
+            break;
+        case OP_STR:
+            if (r->end - *p < 4)
+                return false;
+            if (spoor_le32(*p) >= r->str_size[n] && !*problem)
+                *problem = n ? "a .debug_line_str offset past the section"
+                             : "a .debug_str offset past the section";
+            *p += 4;
+            break;
+        case OP_SIBLING:
+            if (sibling && unit_ref(*p, r->end, a->attrs[n].form, &ref))
+                *sibling = (uint64_t)(r->hdr - r->base) + ref;
+            if (!skip_value(r, &a->attrs[n], p, problem))
+                return false;
+            break;
+        case OP_VALUE:
+            if (!skip_value(r, &a->attrs[n], p, problem))
+                return false;
+            break;
+        default: return true;
+        }
+    }
+    for (uint32_t i = 0; i < c->count; i++) {
+        const struct abbrev_attr *at = &a->attrs[c->first + i];
+        if (sibling && (int32_t)i == c->sibling && unit_ref(*p, r->end, at->form, &ref))
+            *sibling = (uint64_t)(r->hdr - r->base) + ref;
+        if (!skip_value(r, at, p, problem))
+            return false;
+    }
+    return true;
+}
+
+/* Moves *p past the attribute values of a DIE of abbreviation c; *sibling (when not NULL) gets
+ * the offset in .debug_info its DW_AT_sibling names, UINT64_MAX when it has none or one that is
+ * no unit-relative reference. False when the values run past the unit's end. */
+static inline __attribute__((always_inline)) bool
+skip_attrs(const struct die_reader *r, const struct abbrevs *a, const struct abbrev_code *c,
+           const uint8_t **p, uint64_t *sibling, const char **problem)
+{
+    uint64_t ref;
     if (sibling)
         *sibling = UINT64_MAX;
     if (c->fixed >= 0 && (!problem || c->nstrings <= MAX_FIXED_STRINGS)) {
@@ -1170,16 +1318,25 @@ static bool skip_attrs(const struct die_reader *r, const struct abbrevs *a,
         *p += c->fixed;
         return true;
     }
-    if (!problem)
-        problem = &unchecked;
-    for (uint32_t i = 0; i < c->count; i++) {
-        const struct abbrev_attr *at = &a->attrs[c->first + i];
-        if (sibling && (int32_t)i == c->sibling && unit_ref(*p, r->end, at->form, &ref))
-            *sibling = (uint64_t)(r->hdr - r->base) + ref;
-        if (!skip_value(r, at, p, problem))
-            return false;
-    }
-    return true;
+    /* through locals of its own: the caller's stay in registers */
+    const uint8_t *q = *p;
+    uint64_t sib = UINT64_MAX;
+    const char *why = problem ? *problem : NULL;
+    bool ok = skip_attrs_slow(r, a, c, &q, sibling ? &sib : NULL, problem ? &why : NULL);
+    *p = q;
+    if (sibling)
+        *sibling = sib;
+    if (problem)
+        *problem = why;
+    return ok;
+}
+
+/* A DW_FORM_udata value at v (its end at or before end) of at most 4 bytes into *x, as libdw's
+ * dwarf_formudata reads it; false for a longer one (libdw decides then). */
+static bool short_udata(const uint8_t *v, const uint8_t *end, uint64_t *x)
+{
+    const uint8_t *q = v;
+    return spoor_uleb128(&q, end, x) && q - v <= 4;
 }
 
 /* A scope attribute of a DIE as the fast walk reads it: where its value is (NULL: absent). */
@@ -1236,11 +1393,15 @@ static bool raw_die(const struct die_reader *r, const struct abbrevs *a,
         int size = form_size(high_form, r->version, r->addr_size);
         bool constant = high_form == DW_FORM_data1 || high_form == DW_FORM_data2 ||
                         high_form == DW_FORM_data4 || high_form == DW_FORM_data8;
-        if (high_form != DW_FORM_addr && !constant)
+        uint64_t udata = 0;
+        if (high_form == DW_FORM_udata && !short_udata(high, r->end, &udata))
+            return true;
+        if (high_form != DW_FORM_addr && !constant && high_form != DW_FORM_udata)
             return true;
         pc[0] = spoor_le32(low);
-        pc[1] = high_form == DW_FORM_addr ? spoor_le32(high)
-                                          : pc[0] + spoor_le_bytes(high, (unsigned)size);
+        pc[1] = high_form == DW_FORM_addr    ? spoor_le32(high)
+                : high_form == DW_FORM_udata ? pc[0] + udata
+                                             : pc[0] + spoor_le_bytes(high, (unsigned)size);
         *known = 1;
     } else if (!ranges && !low && !high) {
         pc[0] = pc[1] = 0; /* no code: as dwarf_ranges finds none */
@@ -1357,6 +1518,8 @@ static bool read_cu_die(const spoor_elf *e, const struct die_reader *r, const st
             } else if (at->form == DW_FORM_data1 || at->form == DW_FORM_data2 ||
                        at->form == DW_FORM_data4 || at->form == DW_FORM_data8) {
                 d->high = spoor_le_bytes(v, (unsigned)at->size);
+                high_constant = true;
+            } else if (at->form == DW_FORM_udata && short_udata(v, p, &d->high)) { /* GNU as */
                 high_constant = true;
             } else {
                 return false;
@@ -1623,9 +1786,9 @@ static int walk_child(struct walker *w, const struct die_reader *r, const struct
  * fast_walk walks them (add_scope_raw with the files deferred: w->defer_files): *walked 0 when
  * all the scopes were taken so (they count only when the tree is whole and the siblings are
  * right), else fast_walk must do it (-1 without memory). */
-static const char *die_tree_problem(const struct die_reader *r, const struct dw_unit *u,
-                                    const struct abbrevs *a, uint64_t *at, bool *siblings_ok,
-                                    struct walker *w, int *walked)
+static inline __attribute__((always_inline)) const char *
+die_tree_scan(const struct die_reader *r, const struct dw_unit *u, const struct abbrevs *a,
+              uint64_t *at, bool *siblings_ok, struct walker *w, int *walked)
 {
     const uint8_t *p = r->base + u->die, *end = r->end;
     const char *problem = NULL;
@@ -1714,6 +1877,21 @@ static const char *die_tree_problem(const struct die_reader *r, const struct dw_
         if (*p)
             return "bytes after the end of the DIE tree (an end-of-siblings marker too early)";
     return NULL;
+}
+
+/* die_tree_scan, its results through locals. */
+static const char *die_tree_problem(const struct die_reader *r, const struct dw_unit *u,
+                                    const struct abbrevs *a, uint64_t *at, bool *siblings_ok,
+                                    struct walker *w, int *walked)
+{
+    uint64_t where = 0; /* the scan's results in locals (kept in registers), then handed out */
+    bool ok = true;
+    int done = 0;
+    const char *problem = die_tree_scan(r, u, a, &where, &ok, w, &done);
+    *at = where;
+    *siblings_ok = ok;
+    *walked = done;
+    return problem;
 }
 
 /* walk() over the unit's DIEs read with its abbreviations instead of through libdw, for a unit

@@ -146,10 +146,14 @@ static const char *const known_section_names[ELF_KNOWN_SECTIONS] = {
 
 static void find_known_sections(spoor_elf *e)
 {
-    for (size_t i = e->nsections; i-- > 0;) /* the first of a name wins */
+    for (size_t i = e->nsections; i-- > 0;) { /* the first of a name wins */
+        const char *name = e->sections[i].name;
+        if (name[0] != '.' || (name[1] != 'd' && name[1] != 'A')) /* .debug_*, .ARM.* only */
+            continue;
         for (size_t k = 0; k < ELF_KNOWN_SECTIONS; k++)
-            if (!strcmp(e->sections[i].name, known_section_names[k]))
+            if (!strcmp(name, known_section_names[k]))
                 e->known_sections[k] = &e->sections[i];
+    }
 }
 
 /* A symbol's name in the string table, NULL when it lies outside. */
@@ -466,8 +470,11 @@ const struct elf_section *spoor_elf_debug_section(const spoor_elf *e, const char
 {
     const struct elf_section *sec = NULL;
     size_t k = 0;
-    while (k < ELF_KNOWN_SECTIONS && strcmp(known_section_names[k], name))
+    while (k < ELF_KNOWN_SECTIONS && known_section_names[k] != name) /* the same literal */
         k++;
+    for (k = k < ELF_KNOWN_SECTIONS ? k : 0;
+         k < ELF_KNOWN_SECTIONS && strcmp(known_section_names[k], name); k++)
+        ;
     if (k < ELF_KNOWN_SECTIONS) {
         sec = e->known_sections[k];
     } else {

@@ -196,23 +196,37 @@ static int build_spans(const struct dw_segment *segments, size_t ns, const struc
     tab->spans = malloc((ns + nl) * sizeof *tab->spans);
     if (!tab->spans)
         return -1;
-    size_t i = 0, j = 0, n = 0;
-    while (i < ns || j < nl) {
-        uint32_t p = i < ns && (j == nl || segments[i].start <= lines[j].addr) ? segments[i].start
-                                                                               : lines[j].addr;
-        while (i < ns && segments[i].start <= p)
-            i++;
-        while (j < nl && lines[j].addr <= p)
-            j++;
-        struct dw_span *sp = &tab->spans[n++];
-        sp->start = p;
-        sp->scope = i ? segments[i - 1].scope : -1;
-        sp->range_start = i ? segments[i - 1].range_start : 0;
-        const struct dw_line *row = j && !lines[j - 1].end_sequence ? &lines[j - 1] : NULL;
-        sp->line = row ? row->line : 0;
-        sp->file = row ? row->file : NULL;
+    /* the next segment's and row's addresses (none: past every address), and what is in force */
+    const uint64_t none = (uint64_t)1 << 32;
+    uint64_t next_segment = ns ? segments[0].start : none, next_row = nl ? lines[0].addr : none;
+    size_t i = 0, j = 0;
+    int32_t scope = -1;
+    uint32_t range_start = 0;
+    unsigned line = 0;
+    const char *file = NULL;
+    struct dw_span *out = tab->spans;
+    for (;;) {
+        uint64_t p = next_segment < next_row ? next_segment : next_row;
+        if (p == none)
+            break;
+        if (next_segment == p) {
+            do {
+                scope = segments[i].scope;
+                range_start = segments[i].range_start;
+            } while (++i < ns && segments[i].start <= p);
+            next_segment = i < ns ? segments[i].start : none;
+        }
+        if (next_row == p) {
+            while (++j < nl && lines[j].addr <= p)
+                ;
+            const struct dw_line *row = &lines[j - 1];
+            line = row->end_sequence ? 0 : row->line;
+            file = row->end_sequence ? NULL : row->file;
+            next_row = j < nl ? lines[j].addr : none;
+        }
+        *out++ = (struct dw_span){(uint32_t)p, range_start, scope, line, file};
     }
-    tab->nspans = n;
+    tab->nspans = (size_t)(out - tab->spans);
     return 0;
 }
 
@@ -693,6 +707,78 @@ size_t spoor_elf_symbolize(const spoor_elf *e, uint32_t addr, spoor_location *fr
         f->line = t->scopes[s].call_line;
     }
     return n;
+}
+
+/* spoor_elf_answer_id's numbers: the function (1 + a scope's index, or 1 + a symbol's with bit
+ * 31 set; 0 none) and the file (by its string: one string per name in a unit); *line the line. */
+static inline bool pack_answer_id(const spoor_elf *e, uint64_t function, const char *file,
+                                  unsigned line, uint64_t id[2], unsigned *line_out)
+{
+    if (function >> 32)
+        return false;
+    id[0] = 1 | (uint64_t)e->raw_names << 1 | function << 2;
+    id[1] = (uint64_t)(uintptr_t)file;
+    *line_out = line;
+    return true;
+}
+
+/* spoor_elf_answer_id where the symbol table names the function (kept out of its common case). */
+__attribute__((noinline)) static bool symbol_answer_id(const spoor_elf *e, uint32_t addr,
+                                                       const char *file, unsigned line,
+                                                       uint64_t id[2], uint32_t *base,
+                                                       unsigned *line_out)
+{
+    const struct elf_symbol *sym = spoor_elf_symbol_at(e, addr);
+    *base = sym ? sym->start : addr;
+    uint64_t function = sym ? (uint64_t)(sym - e->symbols) + 1 + ((uint64_t)1 << 31) : 0;
+    if (sym && !file)
+        file = sym->file;
+    return pack_answer_id(e, function, file, line, id, line_out);
+}
+
+/* spoor_elf_answer_id of a span found (NULL: none). */
+static inline bool span_answer_id(const spoor_elf *e, const struct symbol_tables *t,
+                                  const struct dw_span *span, uint32_t addr, uint64_t id[2],
+                                  uint32_t *base, unsigned *line)
+{
+    int32_t scope = span ? span->scope : -1;
+    const char *file = span ? span->file : NULL;
+    unsigned row_line = file ? span->line : 0;
+    if (scope < 0 || !t->scopes[scope].name)
+        return symbol_answer_id(e, addr, file, row_line, id, base, line);
+    *base = span->range_start & ~1u;
+    return pack_answer_id(e, (uint64_t)scope + 1, file, row_line, id, line);
+}
+
+/* spoor_elf_answer_id with the span searched for as span_at does (outside the common case). */
+__attribute__((noinline)) static bool searched_answer_id(const spoor_elf *e,
+                                                         const struct symbol_tables *t,
+                                                         uint32_t addr, uint64_t id[2],
+                                                         uint32_t *base, unsigned *line)
+{
+    return span_answer_id(e, t, span_at(t->merged, addr), addr, id, base, line);
+}
+
+bool spoor_elf_answer_id(const spoor_elf *e, uint32_t addr, uint64_t id[2], uint32_t *base,
+                         unsigned *line)
+{
+    const struct symbol_tables *t = e->symbolizer;
+    const struct lookup_table *tab;
+    if (!t || !(tab = t->merged) || e->warnings.n) /* single units' tables answer: no ids yet */
+        return false;
+    addr &= ~1u;
+    /* what spoor_elf_symbolize answers from (the span at addr): the common case here, a page
+     * of a few spans, addr past the first span */
+    const struct page_index *ix = &tab->span_pages;
+    size_t page = (size_t)((addr - ix->base) >> ix->shift), i, hi;
+    if (!ix->first || addr < ix->base || page >= ix->npages ||
+        (hi = ix->first[page + 1]) - (i = ix->first[page]) > 4)
+        return searched_answer_id(e, t, addr, id, base, line);
+    while (i < hi && tab->spans[i].start <= addr)
+        i++;
+    if (!i)
+        return searched_answer_id(e, t, addr, id, base, line);
+    return span_answer_id(e, t, &tab->spans[i - 1], addr, id, base, line);
 }
 
 bool spoor_elf_function(const spoor_elf *e, uint32_t addr, const char **name, uint32_t *start,

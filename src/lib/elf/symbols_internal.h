@@ -39,6 +39,9 @@ struct unit_lines {
     struct raw_line *rows;
     size_t nrows, cap_rows;
     char problem[128]; /* why the program is malformed (spoor_line_program_read returned 2) */
+    /* the line program reader's class of each opcode below the opcode base, made for the base
+     * and operand counts op_key holds (op_key[0] the base, then the counts; 0: none yet) */
+    uint8_t op_class[256], op_key[256];
 };
 
 struct dw_line {
