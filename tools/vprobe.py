@@ -620,21 +620,28 @@ class Probe:
                 "bytes": self.sinks.sent}
 
 
+def read_chunk(fd, bridge):
+    """The next chunk of QEMU's log (b"" at its end); with a bridge, None when only the
+    debugger's side woke the reader (QEMU stopped for it: its accesses are due)."""
+    if bridge is None:
+        return os.read(fd, PIPE_SIZE)
+    readable, _, _ = select.select([fd, bridge.wake_r], [], [])
+    if bridge.wake_r in readable:
+        os.read(bridge.wake_r, 4096)
+    if fd not in readable:
+        return None
+    return bridge.read_log(PIPE_SIZE)
+
+
 def log_lines(fd, between_chunks, copy, bridge=None):
     """QEMU's log, line by line; with a bridge, the debugger's accesses (tuples) where QEMU
     stopped for them."""
     rest = b""
     while True:
-        if bridge is None:
-            chunk = os.read(fd, 1 << 20)
-        else:
-            readable, _, _ = select.select([fd, bridge.wake_r], [], [])
-            if bridge.wake_r in readable:
-                os.read(bridge.wake_r, 4096)
-            if fd not in readable:
-                yield from bridge.due()
-                continue
-            chunk = bridge.read_log(1 << 20)
+        chunk = read_chunk(fd, bridge)
+        if chunk is None:
+            yield from bridge.due()
+            continue
         if not chunk:
             break
         if copy:
@@ -658,17 +665,11 @@ def register_log_events(fd, between_chunks, copy, code, bridge=None):
     reader = qemu_log.CpuLog(code)
     rest = b""
     while True:
-        if bridge is None:
-            chunk = os.read(fd, PIPE_SIZE)
-        else:
-            readable, _, _ = select.select([fd, bridge.wake_r], [], [])
-            if bridge.wake_r in readable:
-                os.read(bridge.wake_r, 4096)
-            if fd not in readable:
-                if not rest:  # stopped: QEMU writes whole records
-                    yield from debugger_events(bridge.due(), reader)
-                continue
-            chunk = bridge.read_log(PIPE_SIZE)
+        chunk = read_chunk(fd, bridge)
+        if chunk is None:
+            if not rest:  # stopped: QEMU writes whole records
+                yield from debugger_events(bridge.due(), reader)
+            continue
         if not chunk:
             break
         if copy:
