@@ -1390,7 +1390,9 @@ fast_count(spoor_itm_decoder *d, const uint8_t *restrict data, size_t i, size_t 
         size_t stop;
         bool special;
         size_t c = stats_run(d, data, i, len, &stop, &special);
-        if (stop - i < STATS_BLOCK)
+        /* back off where it stopped soon, or committed nothing (no local timestamp in the
+         * stretch: count_loop would count the same bytes again) */
+        if (stop - i < STATS_BLOCK || c == i)
             d->stats_after = base + stop + STATS_BACKOFF;
         if (!special) {
             i = c;

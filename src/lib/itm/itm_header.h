@@ -159,16 +159,12 @@ _Static_assert(SPOOR_ITM_DWT_MATCH - SPOOR_ITM_SW == 7 && SPOOR_ITM_EVENT_COUNTE
                    SPOOR_ITM_DWT_DATA > SPOOR_ITM_SW,
                "the source packet types are eight in a row from SPOOR_ITM_SW");
 
-#define STATS_LTS2_DELTA(h) (HDR_KIND(h) == HDR_LTS2 ? ((h) >> 4) & 7 : 0)
-
 static const struct itm_stats_table {
     uint64_t lane_inc[256];
     uint8_t event[256];
-    uint8_t lts2_delta[256]; /* the delta of a local timestamp of format 2 (0 for the others) */
 } itm_stats_by_header = {
     .lane_inc = HDR_TABLE(STATS_LANE_INC),
     .event = HDR_TABLE(STATS_EVENT),
-    .lts2_delta = HDR_TABLE(STATS_LTS2_DELTA),
 };
 
 /* Whether a header of kind k is a software source packet (D4 'Instrumentation packet'). */
