@@ -1049,9 +1049,18 @@ static const uint8_t stats_bits[32] =
  * the headers the loop takes with SS = 0 but the continuation ones (local timestamp format 2),
  * and 0xFF where a header of the loop with bit 7 set has continuation bytes (local timestamp
  * format 1: 0b11TT0000, GTS1: 0x94) */
-static const uint8_t stats_fixed[32] = STATS_TWICE(1, 2, 3, 5, 1, 2, 3, 5, 1, 2, 3, 5, 1, 2, 3, 5);
+static const uint8_t stats_fixed[32] = STATS_TWICE(HDR_TABLE_16(SOURCE_BYTES, 0));
 static const uint8_t stats_cont[32] =
     STATS_TWICE(0xFF, 0, 0, 0, 0xFF, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+
+/* The packed 16-bit lane counts lo (lanes 0, 2, 4, 6) and hi (1, 3, 5, 7) added to lanes. */
+static inline void lanes_flush(uint64_t lanes[8], uint64_t lo, uint64_t hi)
+{
+    for (int k = 0; k < 4; k++) {
+        lanes[2 * k] += lo >> (16 * k) & 0xFFFF;
+        lanes[2 * k + 1] += hi >> (16 * k) & 0xFFFF;
+    }
+}
 
 static inline __attribute__((target("avx2"))) __m256i load32(const void *p)
 {
@@ -1329,10 +1338,7 @@ static __attribute__((target("avx2"))) size_t stats_run(spoor_itm_decoder *d,
         lo += acc_a & 0x00FF00FF00FF00FFu;
         hi += acc_a >> 8 & 0x00FF00FF00FF00FFu;
         if (++blocks % 256 == 0) { /* before the 16-bit lanes can overflow */
-            for (int k = 0; k < 4; k++) {
-                lanes[2 * k] += lo >> (16 * k) & 0xFFFF;
-                lanes[2 * k + 1] += hi >> (16 * k) & 0xFFFF;
-            }
+            lanes_flush(lanes, lo, hi);
             lo = hi = 0;
         }
         j = ja;
@@ -1349,15 +1355,12 @@ static __attribute__((target("avx2"))) size_t stats_run(spoor_itm_decoder *d,
     *stop = b + j;
     if (e.n_lts == 0)
         return i;
-    for (int k = 0; k < 4; k++) {
-        lanes[2 * k] += lo >> (16 * k) & 0xFFFF;
-        lanes[2 * k + 1] += hi >> (16 * k) & 0xFFFF;
-    }
+    lanes_flush(lanes, lo, hi);
     /* the packets after the last timestamp are count_loop's: source and GTS1 packets */
     for (size_t at = commit; at < *stop;) {
         uint8_t h = data[at];
-        if (h == 0x94) {
-            at += 5;
+        if (itm_header_kind[h] == HDR_GTS1) {
+            at += 5; /* GTS1: the header and 4 bytes */
             continue;
         }
         lanes[itm_source_by_header.type[h] - SPOOR_ITM_SW]--;
