@@ -17,7 +17,8 @@ static void check(int ok)
         abort();
 }
 
-static void run_itm(const uint8_t *data, size_t len, bool require_sync, size_t split)
+/* Returns the run's stats. */
+static spoor_itm_stats run_itm(const uint8_t *data, size_t len, bool require_sync, size_t split)
 {
     static spoor_itm_decoder d;
     spoor_itm_init(&d, require_sync);
@@ -60,15 +61,16 @@ static void run_itm(const uint8_t *data, size_t len, bool require_sync, size_t s
     check(split == 5 || s->bytes_lost == lost);
     check(lost <= len);
     (void)released;
+    return *s;
 }
 
-/* The stats of a whole run through a decoder that returns the packet types `types` (all of
- * them or none: the counters), fed in chunks of `chunk` bytes (0: at once). */
-static spoor_itm_stats run_stats(const uint8_t *data, size_t len, uint32_t types, size_t chunk)
+/* The stats of a whole run through a decoder that returns no packet type (a consumer of the
+ * counters only), fed in chunks of `chunk` bytes (0: at once). */
+static spoor_itm_stats run_counters(const uint8_t *data, size_t len, size_t chunk)
 {
     static spoor_itm_decoder d;
     spoor_itm_init(&d, false);
-    spoor_itm_select(&d, types);
+    spoor_itm_select(&d, 0);
     spoor_itm_packet p;
     size_t done = 0;
     while (done < len) {
@@ -84,11 +86,12 @@ static spoor_itm_stats run_stats(const uint8_t *data, size_t len, uint32_t types
 }
 
 /* A consumer of the counters only (its own fast loops) counts and times exactly as one that
- * takes every packet. */
-static void check_counters(const uint8_t *data, size_t len, size_t chunk)
+ * takes every packet (all: the stats of the whole input fed at once to such a one). */
+static void check_counters(const spoor_itm_stats *all_types, const uint8_t *data, size_t len,
+                           size_t chunk)
 {
-    spoor_itm_stats all = run_stats(data, len, SPOOR_ITM_ALL_TYPES, 0);
-    spoor_itm_stats none = run_stats(data, len, 0, chunk);
+    const spoor_itm_stats all = *all_types;
+    spoor_itm_stats none = run_counters(data, len, chunk);
     check(all.bytes == none.bytes && all.bytes_lost == none.bytes_lost);
     for (int k = 0; k < SPOOR_ITM_TYPE_COUNT; k++)
         check(all.packets[k] == none.packets[k]);
@@ -128,11 +131,11 @@ static void sink(void *ctx, uint8_t id, const uint8_t *data, size_t len)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 {
     size_t split = len ? (size_t)data[0] % 17 : 0;
-    run_itm(data, len, false, 0);
+    spoor_itm_stats all = run_itm(data, len, false, 0); /* every packet type, at once */
     run_itm(data, len, false, split);
     run_itm(data, len, true, split ? split : 1);
-    check_counters(data, len, 0);
-    check_counters(data, len, split * 97 + 1);
+    check_counters(&all, data, len, 0);
+    check_counters(&all, data, len, split * 97 + 1);
 
     static spoor_tpiu_deframer t;
     static struct ids ids;

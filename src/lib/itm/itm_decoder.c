@@ -1023,9 +1023,7 @@ enum {
 /* Which header bytes the stats loop takes (payload rules aside), as the rows of a bit table
  * for a byte shuffle: bit (h >> 4) % 8 of entry (h & 15), in the first table for h < 0x80,
  * the second for the others; each 16 entries twice (one per half of a 32-byte register). */
-#define STATS_TAKES(h)                                                                             \
-    (HDR_KIND(h) >= HDR_SW1 || HDR_KIND(h) == HDR_LTS1 || HDR_KIND(h) == HDR_LTS2 ||               \
-     HDR_KIND(h) == HDR_GTS1)
+#define STATS_TAKES(h) (HDR_KIND(h) >= HDR_SW1 || STATS_EVENT(h))
 #define STATS_ROW(lo, hi0)                                                                         \
     (STATS_TAKES((hi0) << 4 | (lo)) | STATS_TAKES(((hi0) + 1) << 4 | (lo)) << 1 |                  \
      STATS_TAKES(((hi0) + 2) << 4 | (lo)) << 2 | STATS_TAKES(((hi0) + 3) << 4 | (lo)) << 3 |       \
@@ -1373,9 +1371,9 @@ static __attribute__((target("avx2"))) size_t stats_run(spoor_itm_decoder *d,
     if (e.committed_gts_at != SIZE_MAX)
         d->gts =
             (d->gts & ~(uint64_t)0x3FFFFFF) | gts1_bits4(spoor_le32(data + e.committed_gts_at + 1));
-    d->time = e.time;
-    d->stats.time_last = e.time;    /* note_release: released_any is set */
-    d->other_first = d->other_tail; /* the first timestamp released the held packets */
+    /* the first timestamp released the held packets (released_any is set: the loop's
+     * condition), the last one dates the run's end */
+    end_fast_run(d, true, e.time, e.time, d->other_tail, d->other_tail);
     return commit;
 }
 
