@@ -2,7 +2,26 @@
 #   cmake -DINPUT=FILE -DOUTPUT=FILE.c -DNAME=symbol -P embed_file.cmake
 # writes `const unsigned char symbol[] = {...}; const unsigned long symbol_len = N;`
 # (the array ends with a NUL byte that symbol_len does not count).
-file(READ "${INPUT}" hex HEX)
+# A line "// @include NAME" in the file is replaced by the file NAME beside it (the page
+# templates share their script helpers so).
+file(READ "${INPUT}" text)
+get_filename_component(dir "${INPUT}" DIRECTORY)
+string(REGEX MATCHALL "[ ]*// @include [A-Za-z0-9_.-]+" includes "${text}")
+set(source "${INPUT}")
+if(includes)
+  foreach(inc ${includes})
+    string(REGEX REPLACE "^[ ]*// @include " "" inc_name "${inc}")
+    if(NOT EXISTS "${dir}/${inc_name}")
+      message(FATAL_ERROR "${INPUT}: @include ${inc_name}: no such file beside it")
+    endif()
+    file(READ "${dir}/${inc_name}" inc_text)
+    string(REGEX REPLACE "\n$" "" inc_text "${inc_text}")
+    string(REPLACE "${inc}" "${inc_text}" text "${text}")
+  endforeach()
+  set(source "${OUTPUT}.src")
+  file(WRITE "${source}" "${text}")
+endif()
+file(READ "${source}" hex HEX)
 string(LENGTH "${hex}" digits)
 math(EXPR size "${digits} / 2")
 string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")
@@ -13,3 +32,6 @@ file(WRITE "${OUTPUT}.tmp"
   "const unsigned char ${NAME}[] = {\n    ${bytes}0x00};\n"
   "const unsigned long ${NAME}_len = ${size};\n")
 file(RENAME "${OUTPUT}.tmp" "${OUTPUT}")
+if(includes)
+  file(REMOVE "${source}")
+endif()
