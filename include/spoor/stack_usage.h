@@ -78,5 +78,10 @@ bool spoor_stack_usage_thread(const spoor_rtos *r, spoor_read_fn read, void *ctx
 /* Whether the build fills its threads' stacks: the fill pattern is found on at least one
  * thread's stack (every thread on the RTOS's lists is looked at, with its saved SP). */
 bool spoor_stack_usage_rtos_fills(const spoor_rtos *r, spoor_read_fn read, void *ctx);
+/* Whether thread t's stack (t from spoor_rtos_read_thread, with its saved SP) holds the fill
+ * pattern: spoor_stack_usage_rtos_fills asks this of each thread, for a caller that has read
+ * the threads already. */
+bool spoor_stack_usage_thread_filled(const spoor_rtos *r, spoor_read_fn read, void *ctx,
+                                     const spoor_rtos_thread *t);
 
 #endif

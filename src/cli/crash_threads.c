@@ -46,7 +46,6 @@ static void collect(struct threads *ts, const spoor_elf *elf, const spoor_snapsh
     static spoor_rtos_thread_ref refs[MAX_THREADS];
     size_t n =
         spoor_rtos_threads(ts->rtos, spoor_mem_reader, snap->mem, refs, MAX_THREADS, &ts->walk);
-    ts->fills = spoor_stack_usage_rtos_fills(ts->rtos, spoor_mem_reader, snap->mem);
     ts->v = calloc(n ? n : 1, sizeof *ts->v);
     if (!ts->v) {
         snprintf(ts->error, sizeof ts->error, "out of memory");
@@ -63,6 +62,9 @@ static void collect(struct threads *ts, const spoor_elf *elf, const spoor_snapsh
             snprintf(v->why, sizeof v->why, "%s", spoor_last_error());
             continue;
         }
+        if (!ts->fills) /* as spoor_stack_usage_rtos_fills, from the threads read here */
+            ts->fills =
+                spoor_stack_usage_thread_filled(ts->rtos, spoor_mem_reader, snap->mem, &v->t);
         if (v->current) { /* the registers of the snapshot */
             v->nframes = ncur < MAX_FRAMES ? ncur : MAX_FRAMES;
             memcpy(v->frames, cur, v->nframes * sizeof *cur);

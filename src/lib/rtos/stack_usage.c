@@ -214,15 +214,21 @@ bool spoor_stack_usage_thread(const spoor_rtos *r, spoor_read_fn read, void *ctx
 
 #define MAX_THREADS 256
 
+bool spoor_stack_usage_thread_filled(const spoor_rtos *r, spoor_read_fn read, void *ctx,
+                                     const spoor_rtos_thread *t)
+{
+    spoor_stack_usage u;
+    return spoor_stack_usage_thread(r, read, ctx, t, t->has_sp, t->sp, false, &u) && u.filled;
+}
+
 bool spoor_stack_usage_rtos_fills(const spoor_rtos *r, spoor_read_fn read, void *ctx)
 {
     static spoor_rtos_thread_ref refs[MAX_THREADS];
     size_t n = spoor_rtos_threads(r, read, ctx, refs, MAX_THREADS, NULL);
     for (size_t i = 0; i < n; i++) {
         spoor_rtos_thread t;
-        spoor_stack_usage u;
         if (spoor_rtos_read_thread(r, read, ctx, refs[i].tcb, &t) &&
-            spoor_stack_usage_thread(r, read, ctx, &t, t.has_sp, t.sp, false, &u) && u.filled)
+            spoor_stack_usage_thread_filled(r, read, ctx, &t))
             return true;
     }
     return false;
