@@ -307,9 +307,14 @@ static bool surely_not_split(const spoor_elf *e)
             if (found && tag != DW_TAG_compile_unit && tag != DW_TAG_partial_unit)
                 return false;
             do {
-                if (!spoor_uleb128(&a, aend, &name) || !spoor_uleb128(&a, aend, &form) ||
-                    (form == DW_FORM_implicit_const && !spoor_uleb128(&a, aend, &value)))
+                if (aend - a >= 2 && (a[0] | a[1]) < 0x80 && a[1] != DW_FORM_implicit_const) {
+                    name = a[0]; /* both of one byte, no value: the common case */
+                    form = a[1];
+                    a += 2;
+                } else if (!spoor_uleb128(&a, aend, &name) || !spoor_uleb128(&a, aend, &form) ||
+                           (form == DW_FORM_implicit_const && !spoor_uleb128(&a, aend, &value))) {
                     return false;
+                }
                 if (found && (name == DW_AT_dwo_name || name == DW_AT_GNU_dwo_name ||
                               name == DW_AT_GNU_dwo_id))
                     return false;
