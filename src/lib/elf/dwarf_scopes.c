@@ -1449,11 +1449,17 @@ skip_attrs(const struct die_reader *r, const struct abbrevs *a, const struct abb
     if (c->fixed >= 0 && (!problem || c->nstrings <= MAX_FIXED_STRINGS)) {
         if (r->end - *p < c->fixed)
             return false;
-        for (unsigned i = 0; problem && i < c->nstrings; i++) {
-            unsigned line = c->line_strings >> i & 1;
-            if (spoor_le32(*p + c->string_at[i]) >= r->str_size[line] && !*problem)
-                *problem = line ? "a .debug_line_str offset past the section"
-                                : "a .debug_str offset past the section";
+        if (problem && c->nstrings) {
+            const uint8_t *v = *p;
+            for (unsigned i = 0, n = c->nstrings, lines = c->line_strings; i < n; i++) {
+                unsigned line = lines >> i & 1;
+                if (spoor_le32(v + c->string_at[i]) >= r->str_size[line]) { /* the first */
+                    if (!*problem)
+                        *problem = line ? "a .debug_line_str offset past the section"
+                                        : "a .debug_str offset past the section";
+                    break;
+                }
+            }
         }
         if (sibling && c->sibling_size) /* unit_ref's reading, its bytes within the DIE's */
             *sibling = (uint64_t)(r->hdr - r->base) +
