@@ -79,9 +79,15 @@ static void test_line_range_zero(void **state)
 
     struct unit_lines u = {0};
     struct name_block *names = NULL;
-    assert_int_equal(spoor_line_program_read(e, &names, 0, NULL, &u), 2);
+    const struct unit_claims every_row = {0};
+    struct dw_line *rows = NULL;
+    size_t nrows = 0, cap_rows = 0;
+    assert_int_equal(
+        spoor_line_program_read(e, &names, 0, NULL, &every_row, true, &u, &rows, &nrows, &cap_rows),
+        2);
     assert_string_equal(u.problem, "line_range 0");
-    assert_int_equal(u.nrows, 0);
+    assert_int_equal(nrows, 0);
+    free(rows);
     spoor_unit_lines_free(&u);
     assert_null(names);
 

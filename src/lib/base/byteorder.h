@@ -51,6 +51,10 @@ static inline void spoor_put_le32(uint8_t *p, uint32_t v)
  * past 64 are dropped. false when it runs past end. */
 static inline bool spoor_uleb128(const uint8_t **p, const uint8_t *end, uint64_t *value)
 {
+    if (*p < end && **p < 0x80u) { /* one byte: most numbers */
+        *value = *(*p)++;
+        return true;
+    }
     uint64_t v = 0;
     for (unsigned shift = 0; *p < end; shift += 7) {
         uint8_t b = *(*p)++;

@@ -172,7 +172,6 @@ static line_status malformed(struct unit_lines *u, bool header_read, const char 
     va_end(ap);
     if (!header_read)
         u->nfiles = 0;
-    u->nrows = 0;
     return LINE_MALFORMED;
 }
 
@@ -282,8 +281,8 @@ static line_status read_v5_names(const spoor_elf *e, struct name_block **names,
                                  struct line_reader *r, const struct line_header *h,
                                  struct unit_lines *u)
 {
-    const struct elf_section *str = spoor_elf_debug_section(e, ".debug_str");
-    const struct elf_section *line_str = spoor_elf_debug_section(e, ".debug_line_str");
+    const struct elf_section *str = spoor_elf_known_section(e, SEC_DEBUG_STR);
+    const struct elf_section *line_str = spoor_elf_known_section(e, SEC_DEBUG_LINE_STR);
     for (int pass = 0; pass < 2; pass++) { /* directories, then files */
         const char *what = pass ? "file" : "directory";
         uint64_t format[MAX_LINE_FORMATS][2];
@@ -360,13 +359,73 @@ static line_status read_v2_names(struct name_block **names, struct line_reader *
     }
 }
 
+/* Whether a line row is code this unit really has: its address (for a row that ends a
+ * sequence, the byte before it) lies in one of the unit's code ranges. Code the linker
+ * discarded keeps line rows at address 0 and up; the unit's ranges leave it out (see
+ * add_scope in dwarf_scopes.c). libdw hands the rows out sorted by address, with the rows of
+ * different sequences interleaved, so this is decided row by row. */
+struct claim_key {
+    const struct unit_claims *c;
+    uint32_t addr;
+};
+
+static bool claim_before(const void *ctx, size_t i) /* the claim ends at or below addr */
+{
+    const struct claim_key *k = ctx;
+    return k->c->ranges[i][1] <= k->addr;
+}
+
+/* The claim addr lies in, into *hint; false when there is none. */
+static bool find_claim(const struct unit_claims *c, uint32_t addr, size_t *hint)
+{
+    const struct claim_key key = {c, addr};
+    size_t lo = spoor_partition_point(0, c->n, claim_before, &key);
+    if (lo < c->n && addr >= c->ranges[lo][0]) {
+        *hint = lo;
+        return true;
+    }
+    return false;
+}
+
+/* *hint: the claim that held the last row kept (rows mostly follow each other in a claim),
+ * tried before the search. */
+static inline bool keep_row(const struct unit_claims *c, bool keep_zero, uint32_t addr, bool end,
+                            size_t *hint)
+{
+    if (!c->known)
+        return addr != 0 || keep_zero;
+    if (end && addr)
+        addr--;
+    if (*hint < c->n && addr >= c->ranges[*hint][0] && addr < c->ranges[*hint][1])
+        return true; /* the claims are sorted and disjoint: the search would find this one */
+    return find_claim(c, addr, hint);
+}
+
+/* Where the reader puts its rows: the caller's array of rows, the kept ones appended in program
+ * order as struct dw_line (see keep_row), and what it knows of the row last in libdw's order
+ * (see end_last_row). */
+struct line_out {
+    struct dw_line *rows;
+    size_t n, cap;
+    const struct unit_claims *claims;
+    bool keep_zero;
+    size_t hint;              /* keep_row's */
+    const char *const *files; /* the unit's files (u->files) */
+    /* the row last in libdw's order so far: its registers, whether it was kept and how many
+     * rows were kept before it (its place in rows) */
+    bool any, last_end, last_kept;
+    uint32_t last_addr;
+    uint64_t last_file;
+    int64_t last_line;
+    size_t last_pos;
+};
+
 /* The state machine's registers (DWARF 5, 6.2.2), as far as the reader keeps them. */
 struct line_state {
     uint64_t addr, file;
     int64_t line;
     bool emit, end;    /* the opcode just run appends a row; it ends a sequence */
     bool dropped_high; /* a row above 32 bits was left out */
-    size_t last;       /* the row last in libdw's order so far (see end_last_row) */
 };
 
 /* Runs the extended opcode at op_at (r past its 0 byte). 0: done; 1: not handled here;
@@ -427,9 +486,21 @@ static line_status standard_opcode(struct line_reader *r, const struct line_head
     return LINE_DONE;
 }
 
+/* A row as the callers get it. */
+static inline struct dw_line out_row(const struct line_out *o, uint32_t addr, int64_t line,
+                                     bool end, uint64_t file)
+{
+    struct dw_line row; /* made whole in registers, then stored at once */
+    row.addr = addr;
+    row.line = line > 0 ? (unsigned)line : 0;
+    row.end_sequence = end;
+    row.file = o->files[file];
+    return row;
+}
+
 /* Appends the row the state says (rows above 32 bits are left out), and starts a new sequence
  * after one that ends. 0: done; 1: a line past 32 bits; 2: malformed; -1: out of memory. */
-static line_status emit_row(struct line_state *s, struct unit_lines *u)
+static line_status emit_row(struct line_state *s, struct unit_lines *u, struct line_out *o)
 {
     if (s->emit && s->addr <= UINT32_MAX) {
         if (s->file >= u->nfiles)
@@ -437,13 +508,22 @@ static line_status emit_row(struct line_state *s, struct unit_lines *u)
                              (unsigned long long)s->addr, (unsigned long long)s->file, u->nfiles);
         if (s->line < INT32_MIN || s->line > INT32_MAX)
             return LINE_NOT_HANDLED;
-        if (spoor_grow((void **)&u->rows, &u->cap_rows, u->nrows + 1, sizeof *u->rows))
+        if (spoor_grow((void **)&o->rows, &o->cap, o->n + 1, sizeof *o->rows))
             return LINE_NOMEM;
-        const struct raw_line *m = &u->rows[s->last];
-        if (u->nrows && (s->addr > m->addr || (s->addr == m->addr && (!s->end || m->end))))
-            s->last = u->nrows; /* later than the last so far in libdw's order */
-        u->rows[u->nrows++] =
-            (struct raw_line){(uint32_t)s->addr, (uint32_t)s->file, (int)s->line, s->end};
+        uint32_t addr = (uint32_t)s->addr;
+        bool keep = keep_row(o->claims, o->keep_zero, addr, s->end, &o->hint);
+        if (!o->any || addr > o->last_addr ||
+            (addr == o->last_addr && (!s->end || o->last_end))) { /* later in libdw's order */
+            o->any = true;
+            o->last_addr = addr;
+            o->last_end = s->end;
+            o->last_file = s->file;
+            o->last_line = s->line;
+            o->last_kept = keep;
+            o->last_pos = o->n;
+        }
+        if (keep)
+            o->rows[o->n++] = out_row(o, addr, s->line, s->end, s->file);
     } else if (s->emit) {
         s->dropped_high = true;
     }
@@ -455,12 +535,17 @@ static line_status emit_row(struct line_state *s, struct unit_lines *u)
     return LINE_DONE;
 }
 
-/* Runs the line program from r->p to the unit's end into u's rows; *dropped_high when a row
- * above 32 bits was left out, else *last the row last in libdw's order. 0: done; 1: not handled
- * here; 2: malformed; -1: out of memory. The common opcodes (special ones, DW_LNS_copy, the
- * standard ones with operands of one byte) and their rows are run here, with the registers in
- * locals; every other case, and any row that is not plain (above 32 bits, a file the header
- * lacks, a line past 32 bits, no room left), by the functions above, which say what is wrong. */
+/* The row last in libdw's order a row run_line_program kept itself: one that does not end a
+ * sequence, at last_pos in o's rows (its file and line are there). */
+static void sync_last(struct line_out *o, uint32_t last_addr, size_t last_pos)
+{
+    o->any = true;
+    o->last_addr = last_addr;
+    o->last_end = false;
+    o->last_kept = true;
+    o->last_pos = last_pos;
+}
+
 /* What run_line_program does with an opcode below the opcode base. */
 enum {
     OP_COPY,       /* a row */
@@ -499,8 +584,15 @@ static const uint8_t *op_classes(struct unit_lines *u, const struct line_header 
     return u->op_class;
 }
 
+/* Runs the line program from r->p to the unit's end into o's rows; *dropped_high when a row
+ * above 32 bits was left out. 0: done; 1: not handled here; 2: malformed; -1: out of memory.
+ * The common opcodes (special ones, DW_LNS_copy, the standard ones with operands of one byte)
+ * and their rows are run here, with the registers and the rows in locals; every other case,
+ * and any row that is not plain (one that ends a sequence, above 32 bits, a file the header
+ * lacks, a line past 32 bits, no room left, outside the claim kept last), by the functions
+ * above, which say what is wrong. */
 static line_status run_line_program(struct line_reader *r, const struct line_header *h,
-                                    struct unit_lines *u, bool *dropped_high, size_t *last)
+                                    struct unit_lines *u, struct line_out *o, bool *dropped_high)
 {
     const uint8_t *const op_class = op_classes(u, h);
     struct line_state s = {.addr = 0, .file = 1, .line = 1};
@@ -510,12 +602,29 @@ static line_status run_line_program(struct line_reader *r, const struct line_hea
     const uint64_t const_add = (uint64_t)((255 - base) / range) * min_inst;
     const int line_base = h->line_base;
     const size_t nfiles = u->nfiles;
+    const char *const *const files = o->files;
     uint64_t addr = 0, file = 1;
     int64_t line = 1;
-    struct raw_line *rows = u->rows;
-    size_t n = u->nrows, cap = u->cap_rows;
-    size_t last_row = 0;    /* s.last */
-    uint32_t last_addr = 0; /* rows[last_row].addr, when n */
+    const char *name = file < nfiles ? files[file] : NULL; /* NULL: a file the header lacks */
+    if (spoor_grow((void **)&o->rows, &o->cap, o->n + 1, sizeof *o->rows))
+        return LINE_NOMEM; /* room for a row: out below is never NULL */
+    struct dw_line *out = o->rows + o->n, *out_end = o->rows + o->cap;
+    /* the addresses keep_lo to keep_lo + keep_len keep_row keeps without a search: the claim it
+     * found last, or every address but 0 (and 0 too when kept) without claims */
+    const struct unit_claims *const claims = o->claims;
+    uint64_t keep_lo = 0, keep_len = 0;
+    if (!claims->known) {
+        keep_lo = o->keep_zero ? 0 : 1;
+        keep_len = (uint64_t)UINT32_MAX + 1 - keep_lo;
+    } else if (claims->n) {
+        keep_lo = claims->ranges[0][0];
+        keep_len = claims->ranges[0][1] - keep_lo;
+    }
+    /* o's row last in libdw's order, in locals while it is a row kept here (fast_last); 0 before
+     * the first row, which comes later than none */
+    bool fast_last = false;
+    uint32_t last_addr = o->any ? o->last_addr : 0;
+    struct dw_line *last_at = NULL;
     while (p < end) {
         const uint8_t *op_at = p;
         unsigned op = *p++;
@@ -543,6 +652,7 @@ static line_status run_line_program(struct line_reader *r, const struct line_hea
         case OP_SET_FILE:
             if (p < end && *p < 0x80 && *p < nfiles) {
                 file = *p++;
+                name = files[file];
                 continue;
             }
             break;
@@ -562,9 +672,11 @@ static line_status run_line_program(struct line_reader *r, const struct line_hea
             s.addr = addr;
             s.file = file;
             s.line = line;
-            s.last = last_row;
             s.emit = s.end = false;
-            u->nrows = n;
+            o->n = (size_t)(out - o->rows);
+            if (fast_last)
+                sync_last(o, last_addr, (size_t)(last_at - o->rows));
+            fast_last = false;
             if (op == 0)
                 got = extended_opcode(r, h, op_at, &s, u);
             else
@@ -573,18 +685,24 @@ static line_status run_line_program(struct line_reader *r, const struct line_hea
                 return got;
             if (r->bad)
                 return malformed(u, true, "the program ends inside an opcode");
-            if ((got = emit_row(&s, u)) != LINE_DONE)
+            if ((got = emit_row(&s, u, o)) != LINE_DONE)
                 return got;
             goto synced;
         }
     emit: /* a row that does not end a sequence */
-        if (addr <= UINT32_MAX && file < nfiles && line >= INT32_MIN && line <= INT32_MAX &&
-            n < cap) {
-            if (!n || addr >= last_addr) { /* later than the last so far in libdw's order */
-                last_row = n;
+        if (addr - keep_lo < keep_len && name && (uint64_t)(line - INT32_MIN) <= UINT32_MAX &&
+            out < out_end) {         /* kept, in the claim of the last row kept */
+            if (addr >= last_addr) { /* later than the last so far in libdw's order */
+                fast_last = true;
                 last_addr = (uint32_t)addr;
+                last_at = out;
             }
-            rows[n++] = (struct raw_line){(uint32_t)addr, (uint32_t)file, (int)line, false};
+            struct dw_line row; /* made whole in registers, then stored at once */
+            row.addr = (uint32_t)addr;
+            row.line = line > 0 ? (unsigned)line : 0;
+            row.end_sequence = 0;
+            row.file = name;
+            *out++ = row;
             continue;
         }
         {
@@ -593,45 +711,69 @@ static line_status run_line_program(struct line_reader *r, const struct line_hea
             s.addr = addr;
             s.file = file;
             s.line = line;
-            s.last = last_row;
             s.emit = true;
             s.end = false;
-            u->nrows = n;
-            if ((got = emit_row(&s, u)) != LINE_DONE)
+            o->n = (size_t)(out - o->rows);
+            if (fast_last)
+                sync_last(o, last_addr, (size_t)(last_at - o->rows));
+            fast_last = false;
+            if ((got = emit_row(&s, u, o)) != LINE_DONE)
                 return got;
         }
-    synced: /* the registers back from s and u */
+    synced: /* the registers back from s and o */
         p = r->p;
         addr = s.addr;
         file = s.file;
         line = s.line;
-        last_row = s.last;
-        rows = u->rows;
-        n = u->nrows;
-        cap = u->cap_rows;
-        if (n)
-            last_addr = rows[last_row].addr;
+        name = file < nfiles ? files[file] : NULL;
+        out = o->rows + o->n;
+        out_end = o->rows + o->cap;
+        last_addr = o->any ? o->last_addr : 0;
+        if (claims->known && o->hint < claims->n) {
+            keep_lo = claims->ranges[o->hint][0];
+            keep_len = claims->ranges[o->hint][1] - keep_lo;
+        }
     }
-    u->nrows = n;
+    o->n = (size_t)(out - o->rows);
+    if (fast_last)
+        sync_last(o, last_addr, (size_t)(last_at - o->rows));
     *dropped_high = s.dropped_high;
-    *last = last_row;
     return LINE_DONE;
 }
 
 /* libdw marks the last row in its order (highest address; there, the last row that does not
  * end a sequence, else the last that does) as ending a sequence: so does the reader, with the
- * row emit_row found. */
-static void end_last_row(struct unit_lines *u, size_t last)
+ * row emit_row found, which may then be kept where it was not or not kept where it was (for a
+ * row that ends a sequence, the byte before it counts). -1 without memory. */
+static int end_last_row(struct line_out *o)
 {
-    if (u->nrows)
-        u->rows[last].end = true;
+    if (!o->any || o->last_end)
+        return 0;
+    bool keep = keep_row(o->claims, o->keep_zero, o->last_addr, true, &o->hint);
+    struct dw_line *at = o->rows + o->last_pos;
+    if (keep && o->last_kept) {
+        at->end_sequence = 1;
+    } else if (o->last_kept) {
+        memmove(at, at + 1, (o->n - o->last_pos - 1) * sizeof *at);
+        o->n--;
+    } else if (keep) {
+        if (spoor_grow((void **)&o->rows, &o->cap, o->n + 1, sizeof *o->rows))
+            return -1;
+        at = o->rows + o->last_pos;
+        memmove(at + 1, at, (o->n - o->last_pos) * sizeof *at);
+        *at = out_row(o, o->last_addr, o->last_line, true, o->last_file);
+        o->n++;
+    }
+    return 0;
 }
 
 line_status spoor_line_program_read(const spoor_elf *e, struct name_block **names, uint64_t off,
-                                    const char *comp_dir, struct unit_lines *u)
+                                    const char *comp_dir, const struct unit_claims *claims,
+                                    bool keep_zero, struct unit_lines *u, struct dw_line **rows,
+                                    size_t *nrows, size_t *cap_rows)
 {
-    const struct elf_section *sec = spoor_elf_debug_section(e, ".debug_line");
-    u->nfiles = u->ndirs = u->nrows = 0;
+    const struct elf_section *sec = spoor_elf_known_section(e, SEC_DEBUG_LINE);
+    u->nfiles = u->ndirs = 0;
     u->problem[0] = 0;
     if (!sec)
         return LINE_NOT_HANDLED; /* absent or compressed: libdw decides */
@@ -648,54 +790,20 @@ line_status spoor_line_program_read(const spoor_elf *e, struct name_block **name
                          (unsigned long long)h.header_length);
     r.p = h.program;
     bool dropped_high = false;
-    size_t last = 0;
-    if ((got = run_line_program(&r, &h, u, &dropped_high, &last)) != LINE_DONE)
-        return got;
-    if (!dropped_high)
-        end_last_row(u, last);
-    return LINE_DONE;
-}
-
-/* Whether a line row is code this unit really has: its address (for a row that ends a
- * sequence, the byte before it) lies in one of the unit's code ranges. Code the linker
- * discarded keeps line rows at address 0 and up; the unit's ranges leave it out (see
- * add_scope in dwarf_scopes.c). libdw hands the rows out sorted by address, with the rows of
- * different sequences interleaved, so this is decided row by row. */
-struct claim_key {
-    const struct unit_claims *c;
-    uint32_t addr;
-};
-
-static bool claim_before(const void *ctx, size_t i) /* the claim ends at or below addr */
-{
-    const struct claim_key *k = ctx;
-    return k->c->ranges[i][1] <= k->addr;
-}
-
-/* The claim addr lies in, into *hint; false when there is none. */
-static bool find_claim(const struct unit_claims *c, uint32_t addr, size_t *hint)
-{
-    const struct claim_key key = {c, addr};
-    size_t lo = spoor_partition_point(0, c->n, claim_before, &key);
-    if (lo < c->n && addr >= c->ranges[lo][0]) {
-        *hint = lo;
-        return true;
-    }
-    return false;
-}
-
-/* *hint: the claim that held the last row kept (rows mostly follow each other in a claim),
- * tried before the search. */
-static inline bool keep_row(const struct unit_claims *c, bool keep_zero, uint32_t addr, bool end,
-                            size_t *hint)
-{
-    if (!c->known)
-        return addr != 0 || keep_zero;
-    if (end && addr)
-        addr--;
-    if (*hint < c->n && addr >= c->ranges[*hint][0] && addr < c->ranges[*hint][1])
-        return true; /* the claims are sorted and disjoint: the search would find this one */
-    return find_claim(c, addr, hint);
+    struct line_out o = {.rows = *rows,
+                         .n = *nrows,
+                         .cap = *cap_rows,
+                         .claims = claims,
+                         .keep_zero = keep_zero,
+                         .files = u->files};
+    got = run_line_program(&r, &h, u, &o, &dropped_high);
+    if (got == LINE_DONE && !dropped_high && end_last_row(&o))
+        got = LINE_NOMEM;
+    *rows = o.rows; /* perhaps grown, its rows counted only when read */
+    *cap_rows = o.cap;
+    if (got == LINE_DONE)
+        *nrows = o.n;
+    return got;
 }
 
 static line_status add_row(struct dw_line **rows, size_t *nrows, size_t *cap, uint32_t addr,
@@ -782,9 +890,8 @@ line_status spoor_line_rows_at(const spoor_elf *e, struct name_block **names, ui
                                struct unit_lines *u, struct dw_line **rows, size_t *nrows,
                                size_t *cap_rows)
 {
-    line_status own = spoor_line_program_read(e, names, stmt_list, comp_dir, u);
-    if (own == LINE_NOMEM)
-        return LINE_NOMEM;
+    line_status own = spoor_line_program_read(e, names, stmt_list, comp_dir, claims, keep_zero, u,
+                                              rows, nrows, cap_rows);
     if (own == LINE_NOT_HANDLED)
         return cu ? libdw_rows(e, stmt_list, cu, claims, keep_zero, u, rows, nrows, cap_rows)
                   : LINE_NOT_HANDLED;
@@ -793,29 +900,12 @@ line_status spoor_line_rows_at(const spoor_elf *e, struct name_block **names, ui
                        (unsigned long long)stmt_list, u->problem);
         return LINE_UNREADABLE;
     }
-    if (spoor_grow((void **)rows, cap_rows, *nrows + u->nrows, sizeof **rows))
-        return LINE_NOMEM;
-    size_t hint = 0;
-    struct dw_line *out = *rows + *nrows; /* room made above */
-    const char *const *files = u->files;
-    for (const struct raw_line *l = u->rows, *end = l + u->nrows; l < end; l++) {
-        if (keep_row(claims, keep_zero, l->addr, l->end, &hint)) {
-            struct dw_line row; /* made whole in registers, then stored at once */
-            row.addr = l->addr;
-            row.line = l->line > 0 ? (unsigned)l->line : 0;
-            row.end_sequence = l->end;
-            row.file = files[l->file];
-            *out++ = row;
-        }
-    }
-    *nrows = (size_t)(out - *rows);
-    return LINE_DONE;
+    return own;
 }
 
 void spoor_unit_lines_free(struct unit_lines *u)
 {
     free(u->files);
     free(u->dirs);
-    free(u->rows);
     memset(u, 0, sizeof *u);
 }

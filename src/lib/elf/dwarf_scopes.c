@@ -90,10 +90,12 @@ static void free_names(struct name_block *b)
 /* For a unit that neither .debug_aranges nor its DIE gives code ranges for (IAR writes units
  * so): the ranges of its line program's sequences, as binutils finds such a unit's code. A
  * sequence that starts at 0 is code the linker discarded, unless a function really starts at 0
- * (a unit with only such sequences has no code). LINE_DONE (c->known when there is a sequence),
- * LINE_UNREADABLE (warned) or LINE_NOMEM. */
+ * (a unit with only such sequences has no code). The line program is the one of the unit DIE cu
+ * or, with cu NULL, the one at stmt_list (comp_dir the unit's DW_AT_comp_dir, NULL: none).
+ * LINE_DONE (c->known when there is a sequence), LINE_UNREADABLE (warned), LINE_NOMEM, or
+ * (cu NULL) LINE_NOT_HANDLED: libdw must read the program. */
 static line_status line_claims(const spoor_elf *e, const struct symbol_tables *t, Dwarf_Die *cu,
-                               struct unit_claims *c)
+                               uint64_t stmt_list, const char *comp_dir, struct unit_claims *c)
 {
     struct unit_lines lines = {0};
     const struct unit_claims every_row = {0}; /* rows judged by nothing: all kept */
@@ -103,7 +105,9 @@ static line_status line_claims(const spoor_elf *e, const struct symbol_tables *t
     /* rows come in program order (spoor's reader) or sorted by address (libdw): either way a
      * sequence's rows run from its first row to its end row, unless sequences overlap */
     line_status r =
-        spoor_line_rows(e, &names, cu, &every_row, true, &lines, &rows, &nrows, &cap_rows);
+        cu ? spoor_line_rows(e, &names, cu, &every_row, true, &lines, &rows, &nrows, &cap_rows)
+           : spoor_line_rows_at(e, &names, stmt_list, comp_dir, NULL, &every_row, true, &lines,
+                                &rows, &nrows, &cap_rows);
     bool sequences = false;
     for (size_t i = 0, first = 0; r == LINE_DONE && i < nrows; i++) {
         if (!rows[i].end_sequence)
@@ -148,7 +152,7 @@ static size_t unit_at(const struct symbol_tables *t, uint64_t off)
  * that is absent, compressed or not well-formed. -1 without memory. */
 static int aranges_claims(const spoor_elf *e, struct symbol_tables *t)
 {
-    const struct elf_section *sec = spoor_elf_debug_section(e, ".debug_aranges");
+    const struct elf_section *sec = spoor_elf_known_section(e, SEC_DEBUG_ARANGES);
     if (!sec)
         return 0;
     const uint8_t *p = sec->data, *end = sec->data + sec->size;
@@ -219,6 +223,8 @@ static void unit_die_unreadable(const spoor_elf *e, struct dw_unit *u)
     u->damaged = true;
 }
 
+static int own_unit_claims(const spoor_elf *e, struct symbol_tables *t, struct dw_unit *u);
+
 int spoor_dwarf_units(const spoor_elf *e, struct symbol_tables *t)
 {
     Dwarf *dwarf = spoor_elf_libdw(e);
@@ -250,11 +256,12 @@ int spoor_dwarf_units(const spoor_elf *e, struct symbol_tables *t)
         Dwarf_Die cu;
         if (u->claims.n)
             continue;
-        int got = -2;
-        if (dwarf_offdie(dwarf, u->die, &cu) && dwarf_tag(&cu) != DW_TAG_invalid) {
+        int got = own_unit_claims(e, t, u);
+        if (got == 2 && (got = -2, dwarf_offdie(dwarf, u->die, &cu)) &&
+            dwarf_tag(&cu) != DW_TAG_invalid) {
             got = die_claims(e, u->header, &cu, t->keep_zero, &u->claims);
             if (got == 0 && !u->claims.known) /* no range attributes: the line program's */
-                got = line_claims(e, t, &cu, &u->claims);
+                got = line_claims(e, t, &cu, 0, NULL, &u->claims);
         }
         if (got == -1)
             return -1;
@@ -295,7 +302,7 @@ static bool range_list_start(const spoor_elf *e, unsigned version, uint64_t off,
                              struct range_list *l)
 {
     const struct elf_section *s =
-        spoor_elf_debug_section(e, version >= 5 ? ".debug_rnglists" : ".debug_ranges");
+        spoor_elf_known_section(e, version >= 5 ? SEC_DEBUG_RNGLISTS : SEC_DEBUG_RANGES);
     if (!s || off >= s->size)
         return false;
     *l = (struct range_list){s->data + off, s->data + s->size, base, version >= 5};
@@ -821,13 +828,16 @@ struct abbrev_code {
     bool skips;      /* DW_AT_declaration, low_pc or ranges: see walk() */
     int32_t sibling; /* which of its attributes is DW_AT_sibling, -1: none */
     uint32_t plan;   /* where its skip plan starts in abbrevs.ops (NO_PLAN: none) */
+    /* the size of its DW_AT_sibling's value when that is a reference of a fixed size (ref1 to
+     * ref8, read at sibling_at when the DIE has a fixed size), else 0 */
+    uint8_t sibling_size;
 };
 
 /* A skip plan: how skip_attrs moves past the values of a DIE that has no fixed size, one op per
  * run of fixed-size values (skipped with one add), per string offset (checked) and per other
  * value (DW_AT_sibling, a form of no fixed size). An op is its kind (the low 3 bits) and a
  * number: the run's bytes, which string section, or the attribute's index in abbrevs.attrs. */
-enum { OP_SKIP, OP_STR, OP_SIBLING, OP_VALUE, OP_END };
+enum { OP_SKIP, OP_STR, OP_SIBLING, OP_VALUE, OP_END, OP_CSTR, OP_LEB, OP_EXPRLOC };
 #define NO_PLAN UINT32_MAX
 
 struct abbrev_attr {
@@ -841,32 +851,6 @@ struct abbrev_attr {
 
 /* abbrev_attr.kind past the scope attributes */
 enum { ATTR_LOW_PC = SCOPE_ATTRS, ATTR_HIGH_PC, ATTR_RANGES, ATTR_OTHER };
-
-/* The kind of attribute name. */
-static uint8_t attr_kind(uint64_t name)
-{
-    static const uint8_t below_0x80[0x80] = {
-        /* the kind + 1 (0: ATTR_OTHER) */
-        [DW_AT_name] = NAME + 1,
-        [DW_AT_abstract_origin] = ORIGIN + 1,
-        [DW_AT_specification] = SPECIFICATION + 1,
-        [DW_AT_decl_file] = DECL_FILE + 1,
-        [DW_AT_call_file] = CALL_FILE + 1,
-        [DW_AT_call_line] = CALL_LINE + 1,
-        [DW_AT_linkage_name] = LINKAGE_NAME + 1,
-        [DW_AT_low_pc] = ATTR_LOW_PC + 1,
-        [DW_AT_high_pc] = ATTR_HIGH_PC + 1,
-        [DW_AT_ranges] = ATTR_RANGES + 1,
-    };
-    if (name < 0x80)
-        return below_0x80[name] ? (uint8_t)(below_0x80[name] - 1) : ATTR_OTHER;
-    int k = scope_attr_kind(name);
-    return k >= 0                  ? (uint8_t)k
-           : name == DW_AT_low_pc  ? ATTR_LOW_PC
-           : name == DW_AT_high_pc ? ATTR_HIGH_PC
-           : name == DW_AT_ranges  ? ATTR_RANGES
-                                   : ATTR_OTHER;
-}
 
 struct abbrevs {
     struct abbrev_code *codes;
@@ -930,24 +914,112 @@ static inline __attribute__((always_inline)) int form_size(uint64_t form, unsign
  * DIEs are not scanned. */
 #define MAX_ABBREV_CODE 65536
 
+/* How a unit's DIEs of one abbreviation are laid out, made attribute by attribute (the sizes of
+ * the values made for the unit): struct abbrev_code's fixed, sibling_at, nstrings, line_strings
+ * and string_at. Once a value of no fixed size comes, nothing more is taken. */
+struct code_layout {
+    int32_t fixed, sibling_at;
+    uint8_t nstrings, line_strings;
+    uint16_t string_at[MAX_FIXED_STRINGS];
+};
+
+static inline __attribute__((always_inline)) void layout_add(struct code_layout *l, bool sibling,
+                                                             int size, unsigned str)
+{
+    if (l->fixed < 0)
+        return;
+    if (sibling)
+        l->sibling_at = l->fixed;
+    if (str) {
+        if (l->nstrings < MAX_FIXED_STRINGS && l->fixed <= UINT16_MAX) {
+            l->line_strings |= (uint8_t)((str == 2) << l->nstrings);
+            l->string_at[l->nstrings] = (uint16_t)l->fixed;
+        }
+        if (l->nstrings < UINT8_MAX) /* past MAX_FIXED_STRINGS: read form by form */
+            l->nstrings++;
+    }
+    l->fixed = size < 0 ? -1 : l->fixed + size;
+}
+
+static void layout_set(struct abbrev_code *c, const struct code_layout *l)
+{
+    c->fixed = l->fixed;
+    c->sibling_at = l->sibling_at;
+    c->nstrings = l->nstrings;
+    c->line_strings = l->line_strings;
+    memcpy(c->string_at, l->string_at, sizeof c->string_at);
+}
+
+/* Attribute names below 0x80 (one LEB128 byte): their kind + 1 in the low 4 bits (0:
+ * ATTR_OTHER), and whether walk() skips a subprogram without code that has it, whether it is
+ * DW_AT_sibling. */
+#define NAME_SKIPS 0x10
+#define NAME_SIBLING 0x20
+static const uint8_t name_bits[0x80] = {
+    [DW_AT_sibling] = NAME_SIBLING,
+    [DW_AT_name] = NAME + 1,
+    [DW_AT_abstract_origin] = ORIGIN + 1,
+    [DW_AT_specification] = SPECIFICATION + 1,
+    [DW_AT_decl_file] = DECL_FILE + 1,
+    [DW_AT_call_file] = CALL_FILE + 1,
+    [DW_AT_call_line] = CALL_LINE + 1,
+    [DW_AT_linkage_name] = LINKAGE_NAME + 1,
+    [DW_AT_low_pc] = (ATTR_LOW_PC + 1) | NAME_SKIPS,
+    [DW_AT_high_pc] = ATTR_HIGH_PC + 1,
+    [DW_AT_ranges] = (ATTR_RANGES + 1) | NAME_SKIPS,
+    [DW_AT_declaration] = NAME_SKIPS,
+};
+
+/* The kind of attribute name. */
+static uint8_t attr_kind(uint64_t name)
+{
+    if (name < 0x80)
+        return name_bits[name] & 15 ? (uint8_t)((name_bits[name] & 15) - 1) : ATTR_OTHER;
+    int k = scope_attr_kind(name);
+    return k >= 0                  ? (uint8_t)k
+           : name == DW_AT_low_pc  ? ATTR_LOW_PC
+           : name == DW_AT_high_pc ? ATTR_HIGH_PC
+           : name == DW_AT_ranges  ? ATTR_RANGES
+                                   : ATTR_OTHER;
+}
+
+_Static_assert(STANDARD_FORMS == DW_FORM_addrx4 + 1, "the standard forms end at DW_FORM_addrx4");
+
+/* t's table of the standard forms (struct form_entry) for units of the version and address size
+ * given, made when they differ from the last unit's. */
+static const struct form_entry *unit_forms(const spoor_elf *e, struct symbol_tables *t,
+                                           unsigned version, unsigned addr_size)
+{
+    uint32_t key = (version & 0xffffff) << 8 | (addr_size & 0xff);
+    if (t->forms_key == key && key)
+        return t->forms;
+    bool line_str = spoor_elf_known_section(e, SEC_DEBUG_LINE_STR) != NULL;
+    for (unsigned f = 0; f < STANDARD_FORMS; f++) {
+        t->forms[f].size = (int8_t)form_size(f, version, addr_size);
+        t->forms[f].str = f == DW_FORM_strp ? 1 : f == DW_FORM_line_strp ? 2 : 0;
+        t->forms[f].plain = f >= DW_FORM_addr && f != 0x02 && f != DW_FORM_implicit_const &&
+                            (f != DW_FORM_line_strp || line_str);
+    }
+    t->forms_key = key;
+    return t->forms;
+}
+
 /* The unit's abbreviations at off checked (as binutils reads every DIE, while the walk reads only
- * the DIEs that can hold code) and read into *a (a->ncodes 0 when they cannot be indexed): a form
+ * the DIEs that can hold code) and read into *a (a->ncodes 0 when they cannot be indexed), with
+ * each code's layout (struct code_layout) for the unit header's version and address size: a form
  * nobody defines, or one whose section is missing, makes the DIEs that use it unreadable. NULL
  * when all is well, else what is wrong; -1 in *oom without memory. */
-static const char *abbrev_problem(const spoor_elf *e, Dwarf_Off off, struct abbrevs *a, char *buf,
-                                  size_t len, int *oom)
+static const char *abbrev_problem(const spoor_elf *e, Dwarf_Off off, struct abbrevs *a,
+                                  const struct form_entry *forms, char *buf, size_t len, int *oom)
 {
     unsigned version = a->version, addr_size = a->addr_size; /* the unit header's, as told */
-    const struct elf_section *sec = spoor_elf_debug_section(e, ".debug_abbrev");
+    const struct elf_section *sec = spoor_elf_known_section(e, SEC_DEBUG_ABBREV);
     if (!sec) /* absent (libdw finds no DIE then) or compressed: libdw checks */
         return NULL;
     if (off >= sec->size)
         return "abbreviations past the end of .debug_abbrev";
     const uint8_t *p = sec->data + off, *end = sec->data + sec->size;
-    bool bad = false, line_str = spoor_elf_debug_section(e, ".debug_line_str") != NULL;
-    int8_t sizes[DW_FORM_addrx4 + 1]; /* form_size of the standard forms, for this unit */
-    for (unsigned f = 0; f <= DW_FORM_addrx4; f++)
-        sizes[f] = (int8_t)form_size(f, version, addr_size);
+    bool bad = false, line_str = spoor_elf_known_section(e, SEC_DEBUG_LINE_STR) != NULL;
     for (;;) {
         uint64_t code = abbrev_leb(&p, end, &bad);
         if (bad || !code)
@@ -963,25 +1035,48 @@ static const char *abbrev_problem(const spoor_elf *e, Dwarf_Off off, struct abbr
                 *oom = -1;
                 return NULL;
             }
-            memset(&a->codes[a->ncodes], 0, (code - a->ncodes) * sizeof *a->codes);
+            if (code == a->ncodes + 1) /* the next code: the common case */
+                a->codes[a->ncodes].defined = false;
+            else
+                memset(&a->codes[a->ncodes], 0, (code - a->ncodes) * sizeof *a->codes);
             a->ncodes = code;
         }
         size_t first = a->nattrs;
-        bool skips = false;
+        unsigned bits = 0; /* NAME_SKIPS of any attribute */
         int32_t sibling = -1;
+        struct code_layout layout = {0, -1, 0, 0, {0}};
         for (;;) {
             uint64_t name, form;
-            if (end - p >= 2 && (p[0] | p[1]) < 0x80) { /* both of one byte: the common case */
-                name = p[0];
-                form = p[1];
-                p += 2;
-            } else {
-                name = abbrev_leb(&p, end, &bad);
-                form = abbrev_leb(&p, end, &bad);
+            if (indexed) { /* the common case, in locals: both of one byte, a plain form */
+                struct abbrev_attr *at = a->attrs + a->nattrs;
+                const struct abbrev_attr *const full = a->attrs + a->cap_attrs;
+                while (at < full && end - p >= 2 && p[0] < 0x80 && p[1] < STANDARD_FORMS &&
+                       forms[p[1]].plain) {
+                    unsigned nb = name_bits[p[0]], f = p[1];
+                    bool is_sibling = (nb & NAME_SIBLING) && sibling < 0;
+                    if (is_sibling)
+                        sibling = (int32_t)(at - (a->attrs + first));
+                    bits |= nb;
+                    *at++ = (struct abbrev_attr){p[0],
+                                                 f,
+                                                 0,
+                                                 nb & 15 ? (uint8_t)((nb & 15) - 1) : ATTR_OTHER,
+                                                 forms[f].size,
+                                                 forms[f].str};
+                    layout_add(&layout, is_sibling, forms[f].size, forms[f].str);
+                    p += 2;
+                }
+                a->nattrs = (size_t)(at - a->attrs);
+                if (end - p >= 2 && !p[0] && !p[1]) { /* the end of the attributes */
+                    p += 2;
+                    break;
+                }
             }
+            name = abbrev_leb(&p, end, &bad);
+            form = abbrev_leb(&p, end, &bad);
             if (bad || (!name && !form))
                 break;
-            bool standard = form <= DW_FORM_addrx4 && form >= DW_FORM_addr && form != 0x02;
+            bool standard = form < STANDARD_FORMS && form >= DW_FORM_addr && form != 0x02;
             if ((!standard && !known_form(form)) || (form == DW_FORM_line_strp && !line_str)) {
                 snprintf(buf, len, "abbreviation %llu: %s form 0x%llx", (unsigned long long)code,
                          known_form(form) ? "no section for" : "unknown", (unsigned long long)form);
@@ -991,9 +1086,9 @@ static const char *abbrev_problem(const spoor_elf *e, Dwarf_Off off, struct abbr
             if (form == DW_FORM_implicit_const) { /* a signed LEB128 */
                 const uint8_t *v = p;
                 value = (int64_t)abbrev_leb(&p, end, &bad);
-                size_t bits = 7 * (size_t)(p - v);
-                if (!bad && bits < 64 && (p[-1] & 0x40))
-                    value = (int64_t)((uint64_t)value | ~(uint64_t)0 << bits);
+                size_t bits7 = 7 * (size_t)(p - v);
+                if (!bad && bits7 < 64 && (p[-1] & 0x40))
+                    value = (int64_t)((uint64_t)value | ~(uint64_t)0 << bits7);
             }
             if (indexed) {
                 if (spoor_grow((void **)&a->attrs, &a->cap_attrs, a->nattrs + 1,
@@ -1001,18 +1096,22 @@ static const char *abbrev_problem(const spoor_elf *e, Dwarf_Off off, struct abbr
                     *oom = -1;
                     return NULL;
                 }
-                skips |= name == DW_AT_declaration || name == DW_AT_low_pc || name == DW_AT_ranges;
-                if (name == DW_AT_sibling && sibling < 0)
+                bits |= name == DW_AT_declaration || name == DW_AT_low_pc || name == DW_AT_ranges
+                            ? NAME_SKIPS
+                            : 0;
+                bool is_sibling = name == DW_AT_sibling && sibling < 0;
+                if (is_sibling)
                     sibling = (int32_t)(a->nattrs - first);
-                a->attrs[a->nattrs++] = (struct abbrev_attr){
-                    name > UINT32_MAX ? UINT32_MAX : (uint32_t)name,
-                    (uint32_t)form,
-                    value,
-                    attr_kind(name),
-                    standard ? sizes[form] : (int8_t)form_size(form, version, addr_size),
-                    form == DW_FORM_strp        ? 1
-                    : form == DW_FORM_line_strp ? 2
-                                                : 0};
+                int size = standard ? forms[form].size : form_size(form, version, addr_size);
+                unsigned str = form == DW_FORM_strp ? 1 : form == DW_FORM_line_strp ? 2 : 0;
+                a->attrs[a->nattrs++] =
+                    (struct abbrev_attr){name > UINT32_MAX ? UINT32_MAX : (uint32_t)name,
+                                         (uint32_t)form,
+                                         value,
+                                         attr_kind(name),
+                                         (int8_t)size,
+                                         (uint8_t)str};
+                layout_add(&layout, is_sibling, size, str);
             }
         }
         if (bad)
@@ -1021,20 +1120,30 @@ static const char *abbrev_problem(const spoor_elf *e, Dwarf_Off off, struct abbr
             if (a->codes[code - 1].defined) { /* a code defined twice: libdw takes the first */
                 a->nattrs = first;
                 a->twice = true;
-            } else
-                a->codes[code - 1] = (struct abbrev_code){(uint32_t)first,
-                                                          (uint32_t)(a->nattrs - first),
-                                                          tag > UINT32_MAX ? 0 : (uint32_t)tag,
-                                                          -1,
-                                                          -1,
-                                                          0,
-                                                          0,
-                                                          {0},
-                                                          true,
-                                                          children,
-                                                          skips,
-                                                          sibling,
-                                                          NO_PLAN};
+            } else {
+                struct abbrev_code *c = &a->codes[code - 1];
+                *c = (struct abbrev_code){(uint32_t)first,
+                                          (uint32_t)(a->nattrs - first),
+                                          tag > UINT32_MAX ? 0 : (uint32_t)tag,
+                                          -1,
+                                          -1,
+                                          0,
+                                          0,
+                                          {0},
+                                          true,
+                                          children,
+                                          (bits & NAME_SKIPS) != 0,
+                                          sibling,
+                                          NO_PLAN,
+                                          0};
+                layout_set(c, &layout);
+                uint32_t form = sibling >= 0 ? a->attrs[first + (size_t)sibling].form : 0;
+                c->sibling_size = form == DW_FORM_ref1   ? 1
+                                  : form == DW_FORM_ref2 ? 2
+                                  : form == DW_FORM_ref4 ? 4
+                                  : form == DW_FORM_ref8 ? 8
+                                                         : 0;
+            }
         }
     }
     return bad ? "abbreviations run past the end of .debug_abbrev" : NULL;
@@ -1124,6 +1233,21 @@ static bool plan_op(struct abbrevs *a, uint32_t kind, uint64_t n)
     return true;
 }
 
+/* Whether a value of the form is a LEB128 number (skip_form reads it so). */
+static bool leb_form(uint32_t form)
+{
+    switch (form) {
+    case DW_FORM_sdata:
+    case DW_FORM_udata:
+    case DW_FORM_ref_udata:
+    case DW_FORM_strx:
+    case DW_FORM_addrx:
+    case DW_FORM_loclistx:
+    case DW_FORM_rnglistx: return true;
+    default: return false;
+    }
+}
+
 /* The skip plans of the codes whose DIEs have no fixed size, or more string offsets than the
  * fixed size path checks (the attributes' sizes made for the unit). Without memory, codes keep
  * NO_PLAN (their values are skipped one by one). */
@@ -1145,9 +1269,12 @@ static void make_plans(struct abbrevs *a)
                 continue;
             }
             ok = (!run || plan_op(a, OP_SKIP, run)) &&
-                 (at->str
-                      ? plan_op(a, OP_STR, at->str - 1u)
-                      : plan_op(a, (int32_t)k == c->sibling ? OP_SIBLING : OP_VALUE, c->first + k));
+                 (at->str                       ? plan_op(a, OP_STR, at->str - 1u)
+                  : (int32_t)k == c->sibling    ? plan_op(a, OP_SIBLING, c->first + k)
+                  : at->form == DW_FORM_string  ? plan_op(a, OP_CSTR, 0)
+                  : at->form == DW_FORM_exprloc ? plan_op(a, OP_EXPRLOC, 0)
+                  : leb_form(at->form)          ? plan_op(a, OP_LEB, 0)
+                                                : plan_op(a, OP_VALUE, c->first + k));
             run = 0;
         }
         ok = ok && (!run || plan_op(a, OP_SKIP, run)) && plan_op(a, OP_END, 0);
@@ -1163,7 +1290,7 @@ static void make_plans(struct abbrevs *a)
 static bool die_reader_init(const spoor_elf *e, const struct dw_unit *u, struct abbrevs *a,
                             struct die_reader *r)
 {
-    const struct elf_section *sec = spoor_elf_debug_section(e, ".debug_info");
+    const struct elf_section *sec = spoor_elf_known_section(e, SEC_DEBUG_INFO);
     if (!sec || !a->ncodes || a->unindexed || u->header + 11 > sec->size)
         return false;
     r->base = sec->data;
@@ -1174,39 +1301,31 @@ static bool die_reader_init(const spoor_elf *e, const struct dw_unit *u, struct 
     r->end = r->hdr + 4 + length;
     r->version = spoor_le16(r->hdr + 4);
     r->addr_size = r->version >= 5 ? r->hdr[7] : r->hdr[10];
-    const struct elf_section *str = spoor_elf_debug_section(e, ".debug_str"),
-                             *line_str = spoor_elf_debug_section(e, ".debug_line_str");
+    const struct elf_section *str = spoor_elf_known_section(e, SEC_DEBUG_STR),
+                             *line_str = spoor_elf_known_section(e, SEC_DEBUG_LINE_STR);
     r->str_size[0] = str ? str->size : UINT64_MAX;
     r->str_size[1] = line_str ? line_str->size : UINT64_MAX;
     r->str[0] = str ? str->data : NULL;
     r->str[1] = line_str ? line_str->data : NULL;
     r->starts = NULL;
     r->later = NULL;
-    for (size_t k = 0; (a->version != r->version || a->addr_size != r->addr_size) && k < a->nattrs;
-         k++) { /* each value's size, unless abbrev_problem was told the unit header's right */
-        struct abbrev_attr *at = &a->attrs[k];
-        at->size = (int8_t)form_size(at->form, r->version, r->addr_size);
-        at->str = at->form == DW_FORM_strp ? 1 : at->form == DW_FORM_line_strp ? 2 : 0;
-    }
-    for (size_t i = 0; i < a->ncodes; i++) { /* the DIEs whose values are skipped at once */
-        struct abbrev_code *c = &a->codes[i];
-        int32_t fixed = 0;
-        c->nstrings = c->line_strings = 0;
-        for (uint32_t k = 0; k < c->count && fixed >= 0; k++) {
-            const struct abbrev_attr *at = &a->attrs[c->first + k];
-            if ((int32_t)k == c->sibling)
-                c->sibling_at = fixed;
-            if (at->str) {
-                if (c->nstrings < MAX_FIXED_STRINGS && fixed <= UINT16_MAX) {
-                    c->line_strings |= (uint8_t)((at->str == 2) << c->nstrings);
-                    c->string_at[c->nstrings] = (uint16_t)fixed;
-                }
-                if (c->nstrings < UINT8_MAX) /* past MAX_FIXED_STRINGS: read form by form */
-                    c->nstrings++;
-            }
-            fixed = at->size < 0 ? -1 : fixed + at->size;
+    if (a->version != r->version || a->addr_size != r->addr_size) {
+        /* each value's size and each code's layout, as abbrev_problem was told the unit
+         * header's wrong */
+        for (size_t k = 0; k < a->nattrs; k++) {
+            struct abbrev_attr *at = &a->attrs[k];
+            at->size = (int8_t)form_size(at->form, r->version, r->addr_size);
+            at->str = at->form == DW_FORM_strp ? 1 : at->form == DW_FORM_line_strp ? 2 : 0;
         }
-        c->fixed = fixed;
+        for (size_t i = 0; i < a->ncodes; i++) {
+            struct abbrev_code *c = &a->codes[i];
+            struct code_layout layout = {0, -1, 0, 0, {0}};
+            for (uint32_t k = 0; k < c->count; k++) {
+                const struct abbrev_attr *at = &a->attrs[c->first + k];
+                layout_add(&layout, (int32_t)k == c->sibling, at->size, at->str);
+            }
+            layout_set(c, &layout);
+        }
     }
     make_plans(a);
     return true;
@@ -1280,6 +1399,31 @@ skip_attrs_slow(const struct die_reader *r, const struct abbrevs *a, const struc
             if (!skip_value(r, &a->attrs[n], p, problem))
                 return false;
             break;
+        case OP_CSTR: {
+            const uint8_t *z = *p;
+            while (z < r->end && *z)
+                z++;
+            if (z == r->end)
+                return false;
+            *p = z + 1;
+            break;
+        }
+        case OP_LEB: {
+            const uint8_t *q = *p;
+            while (q < r->end && *q & 0x80)
+                q++;
+            if (q == r->end)
+                return false;
+            *p = q + 1;
+            break;
+        }
+        case OP_EXPRLOC: {
+            uint64_t len;
+            if (!spoor_uleb128(p, r->end, &len) || len > (uint64_t)(r->end - *p))
+                return false;
+            *p += len;
+            break;
+        }
         default: return true;
         }
     }
@@ -1300,21 +1444,27 @@ static inline __attribute__((always_inline)) bool
 skip_attrs(const struct die_reader *r, const struct abbrevs *a, const struct abbrev_code *c,
            const uint8_t **p, uint64_t *sibling, const char **problem)
 {
-    uint64_t ref;
     if (sibling)
         *sibling = UINT64_MAX;
     if (c->fixed >= 0 && (!problem || c->nstrings <= MAX_FIXED_STRINGS)) {
         if (r->end - *p < c->fixed)
             return false;
-        for (unsigned i = 0; problem && i < c->nstrings; i++) {
-            unsigned line = c->line_strings >> i & 1;
-            if (spoor_le32(*p + c->string_at[i]) >= r->str_size[line] && !*problem)
-                *problem = line ? "a .debug_line_str offset past the section"
-                                : "a .debug_str offset past the section";
+        if (problem && c->nstrings) {
+            const uint8_t *v = *p;
+            for (unsigned i = 0, n = c->nstrings, lines = c->line_strings; i < n; i++) {
+                unsigned line = lines >> i & 1;
+                if (spoor_le32(v + c->string_at[i]) >= r->str_size[line]) { /* the first */
+                    if (!*problem)
+                        *problem = line ? "a .debug_line_str offset past the section"
+                                        : "a .debug_str offset past the section";
+                    break;
+                }
+            }
         }
-        if (sibling && c->sibling >= 0 &&
-            unit_ref(*p + c->sibling_at, r->end, a->attrs[c->first + c->sibling].form, &ref))
-            *sibling = (uint64_t)(r->hdr - r->base) + ref;
+        if (sibling && c->sibling_size) /* unit_ref's reading, its bytes within the DIE's */
+            *sibling = (uint64_t)(r->hdr - r->base) +
+                       (c->sibling_size == 4 ? spoor_le32(*p + c->sibling_at)
+                                             : spoor_le_bytes(*p + c->sibling_at, c->sibling_size));
         *p += c->fixed;
         return true;
     }
@@ -1497,7 +1647,7 @@ static bool read_cu_die(const spoor_elf *e, const struct die_reader *r, const st
     const struct abbrev_code *c = &a->codes[code - 1];
     if (c->tag != DW_TAG_compile_unit && c->tag != DW_TAG_partial_unit)
         return false;
-    const struct elf_section *line = spoor_elf_debug_section(e, ".debug_line");
+    const struct elf_section *line = spoor_elf_known_section(e, SEC_DEBUG_LINE);
     for (uint32_t i = 0; i < c->count; i++) {
         const struct abbrev_attr *at = &a->attrs[c->first + i];
         const uint8_t *v = p;
@@ -1572,12 +1722,52 @@ static bool read_cu_die(const spoor_elf *e, const struct die_reader *r, const st
     return true;
 }
 
+/* The code ranges of unit u where .debug_aranges gives none, as spoor_dwarf_units reads them
+ * through libdw (die_claims, line_claims), from the unit DIE read as spoor_dwarf_unit_build
+ * reads it (read_cu_die, cu_claims) and its line program read by spoor's reader. 2 when they are
+ * not read so (libdw must: u's claims are as before), else what spoor_dwarf_units takes from
+ * libdw: 0 read, -1 without memory, LINE_UNREADABLE (warned). */
+static int own_unit_claims(const spoor_elf *e, struct symbol_tables *t, struct dw_unit *u)
+{
+    const struct elf_section *info = spoor_elf_known_section(e, SEC_DEBUG_INFO);
+    if (!info || u->header + 11 > info->size)
+        return 2;
+    char buf[96];
+    int oom = 0, got = 2;
+    struct abbrevs ab = {0};
+    struct die_reader r = {0};
+    struct cu_die d;
+    const uint8_t *hdr = info->data + u->header;
+    ab.version = spoor_le16(hdr + 4); /* as spoor_dwarf_unit_build reads it */
+    ab.addr_size = ab.version >= 5 ? hdr[7] : hdr[10];
+    if (!abbrev_problem(e, u->abbrev, &ab, unit_forms(e, t, ab.version, ab.addr_size), buf,
+                        sizeof buf, &oom) &&
+        !oom && die_reader_init(e, u, &ab, &r) && !ab.twice && read_cu_die(e, &r, &ab, u, &d))
+        got = cu_claims(e, r.version, &d, t->keep_zero, &u->claims);
+    abbrevs_free(&ab);
+    if (oom)
+        return -1;
+    if (got == 0 && !u->claims.known && d.has_stmt_list) { /* the line program's */
+        got = line_claims(e, t, NULL, d.stmt_list, d.comp_dir, &u->claims);
+        if (got == LINE_NOT_HANDLED) {
+            free(u->claims.ranges);
+            memset(&u->claims, 0, sizeof u->claims);
+            got = 2;
+        }
+    }
+    return got;
+}
+
 /* Ranges add_scope_raw takes at most (more: add_scope does it). */
 #define RAW_RANGES 16
 
+/* What add_scope_raw returns for a scope it does not read (not a scope's index, nor add_scope's
+ * -1 and -2). */
+#define NOT_RAW (-3)
+
 /* add_scope for the fast walk, for a DIE of abbreviation c whose values start at p and whose code
  * is the n ranges pc[2 i] to pc[2 i + 1] (die_pc's, or dwarf_ranges'): the same scope read with
- * the unit's abbreviations instead of through libdw. 3 when it is not read so: a form or
+ * the unit's abbreviations instead of through libdw. NOT_RAW when it is not read so: a form or
  * reference it does not read, or a problem (add_scope through libdw decides then, and warns). */
 static int add_scope_raw(struct walker *w, const struct die_reader *r, const struct abbrevs *a,
                          const struct raw_attr own[SCOPE_ATTRS], int tag, int32_t parent, int depth,
@@ -1590,7 +1780,7 @@ static int add_scope_raw(struct walker *w, const struct die_reader *r, const str
     const uint8_t *tp;
     for (int k = ORIGIN; k <= SPECIFICATION; k++) /* check_origin */
         if (own[k].at && !raw_ref(r, a, &own[k], &tc, &tp))
-            return 3;
+            return NOT_RAW;
     size_t any = 0; /* the ranges kept, as add_scope keeps them, moved to the front */
     Dwarf_Addr kept[2 * RAW_RANGES];
     for (size_t i = 0; i < n; i++) {
@@ -1613,7 +1803,7 @@ static int add_scope_raw(struct walker *w, const struct die_reader *r, const str
         if (!ref)
             break;
         if (!raw_ref(r, a, ref, &tc, &tp) || !raw_die(r, a, tc, tp, level, NULL, NULL, NULL))
-            return 3;
+            return NOT_RAW;
         for (int k = LINKAGE_NAME; k <= NAME; k++)
             if (!names[k].at && level[k].at)
                 names[k] = level[k];
@@ -1622,7 +1812,7 @@ static int add_scope_raw(struct walker *w, const struct die_reader *r, const str
     int from = NAME;
     for (int k = LINKAGE_NAME; k <= NAME && !name; k++) {
         if (names[k].at && !raw_string(r, &names[k], &name))
-            return 3;
+            return NOT_RAW;
         from = k;
     }
     uint64_t file = 0, line = 0;
@@ -1633,7 +1823,7 @@ static int add_scope_raw(struct walker *w, const struct die_reader *r, const str
             if (!own[k].at || (k == CALL_FILE && tag != DW_TAG_inlined_subroutine))
                 continue;
             if (!raw_udata(r, &own[k], &file) || file >= UINT32_MAX)
-                return 3;
+                return NOT_RAW;
             w->max_file = w->any_file && w->max_file > file ? w->max_file : file;
             w->any_file = true;
             if (k == CALL_FILE)
@@ -1641,18 +1831,18 @@ static int add_scope_raw(struct walker *w, const struct die_reader *r, const str
         }
         if (tag == DW_TAG_inlined_subroutine && own[CALL_LINE].at &&
             !raw_udata(r, &own[CALL_LINE], &line))
-            return 3;
+            return NOT_RAW;
     } else if (w->files && own[DECL_FILE].at &&
                (!raw_udata(r, &own[DECL_FILE], &file) || file >= w->nfiles))
-        return 3;
+        return NOT_RAW;
     if (tag == DW_TAG_inlined_subroutine && !w->defer_files) {
         if (w->files && own[CALL_FILE].at) {
             if (!raw_udata(r, &own[CALL_FILE], &file) || file >= w->nfiles)
-                return 3;
+                return NOT_RAW;
             call_file = w->files[file];
         }
         if (own[CALL_LINE].at && !raw_udata(r, &own[CALL_LINE], &line))
-            return 3;
+            return NOT_RAW;
     }
     if (from == NAME && tag == DW_TAG_subprogram) {
         const struct elf_symbol *sym = spoor_elf_symbol_at(w->e, (uint32_t)kept[0]);
@@ -1711,6 +1901,16 @@ struct walk_frame {
     int depth;
 };
 
+/* How walk() takes the children of a DIE that is no function or inlined instance, of tag given,
+ * under the walked DIE top (walk_child for such a DIE). */
+static inline struct walk_frame plain_child(const struct walk_frame *top, int tag)
+{
+    bool type =
+        tag == DW_TAG_class_type || tag == DW_TAG_structure_type || tag == DW_TAG_union_type;
+    return (struct walk_frame){may_hold_code(tag) && !(type && !top->in_function),
+                               tag == DW_TAG_lexical_block, top->scope, top->depth};
+}
+
 /* One DIE of abbreviation c at die_at (its values at p) under the open DIE top, as walk() takes
  * it: its scope added when it is a function or inlined instance, and into *child how its own
  * children are walked. With libdw false, a DIE add_scope_raw does not read is not read through
@@ -1731,7 +1931,7 @@ static int walk_child(struct walker *w, const struct die_reader *r, const struct
         Dwarf_Addr pc[2 * RAW_RANGES];
         int32_t parent = tag == DW_TAG_subprogram ? -1 : top->scope;
         struct raw_attr own[SCOPE_ATTRS], ranges = {0};
-        int known = 0, got = 3;
+        int known = 0, got = NOT_RAW;
         bool readable = raw_die(r, a, c, p, own, pc, &known, &ranges), have_die = false;
         size_t n = (size_t)known;
         if (readable && !known && w->cu && ranges.at) /* DW_AT_ranges alone: read here */
@@ -1751,11 +1951,12 @@ static int walk_child(struct walker *w, const struct die_reader *r, const struct
         }
         if (n)
             got = add_scope_raw(w, r, a, own, tag, parent, top->depth, pc, n);
-        if (got == 3 && !libdw)
+        if (got == NOT_RAW && !libdw)
             return 3;
-        if (got == 3 && !have_die && !dwarf_offdie(dwarf, (Dwarf_Off)(die_at - r->base), &die))
+        if (got == NOT_RAW && !have_die &&
+            !dwarf_offdie(dwarf, (Dwarf_Off)(die_at - r->base), &die))
             return 1;
-        if (got == 3)
+        if (got == NOT_RAW)
             got = add_scope(w, &die, tag, parent, top->depth, known ? pc : NULL);
         if (got == -1 || w->bailed)
             return got == -1 ? -1 : 1;
@@ -1792,13 +1993,16 @@ die_tree_scan(const struct die_reader *r, const struct dw_unit *u, const struct 
 {
     const uint8_t *p = r->base + u->die, *end = r->end;
     const char *problem = NULL;
-    uint64_t *expect = NULL; /* per open DIE with children: where its DW_AT_sibling points */
-    size_t depth = 0, cap = 0, cap_frames = 0;
-    struct walk_frame *frames = NULL; /* per open DIE with children: how the walk takes it */
+    struct scan_frame {         /* per open DIE with children */
+        uint64_t expect;        /* where its DW_AT_sibling points */
+        struct walk_frame walk; /* how the walk takes it */
+    } *frames = NULL;
+    size_t depth = 0, cap = 0;
     *siblings_ok = true;
     *walked = w ? 0 : 1;
     do {
         uint64_t code, sibling;
+        const uint8_t *die_at = p;
         *at = (uint64_t)(p - r->base);
         if (p >= end) {
             problem = "the DIE tree runs past the unit's end (an end-of-siblings marker missing)";
@@ -1814,8 +2018,8 @@ die_tree_scan(const struct die_reader *r, const struct dw_unit *u, const struct 
                 break;
             }
             depth--;
-            if (*siblings_ok && expect[depth] != UINT64_MAX &&
-                expect[depth] != (uint64_t)(p - r->base))
+            if (*siblings_ok && frames[depth].expect != UINT64_MAX &&
+                frames[depth].expect != (uint64_t)(p - r->base))
                 *siblings_ok = false;
             continue;
         }
@@ -1825,23 +2029,28 @@ die_tree_scan(const struct die_reader *r, const struct dw_unit *u, const struct 
         }
         const struct abbrev_code *c = &a->codes[code - 1];
         if (r->starts) {
-            size_t o = (size_t)(r->base + *at - r->hdr);
+            size_t o = (size_t)(die_at - r->hdr);
             r->starts[o >> 3] |= (uint8_t)(1u << (o & 7));
         }
+        if (c->children && spoor_grow((void **)&frames, &cap, depth + 1, sizeof *frames)) {
+            *siblings_ok = false; /* no memory: the siblings are not checked, no walk */
+            *walked = *walked ? *walked : -1;
+        }
         if (!*walked) {
-            struct walk_frame child = {c->children && may_hold_code((int)c->tag), false, -1, 0};
-            const struct walk_frame *top = depth ? &frames[depth - 1] : NULL;
-            if (top && top->walked &&
-                (c->children || c->tag == DW_TAG_subprogram ||
-                 c->tag == DW_TAG_inlined_subroutine)) /* else only its frame matters, if any */
-                *walked = walk_child(w, r, a, c, r->base + *at, p, top, &child, false);
-            else if (top)
-                child = (struct walk_frame){false, false, top->scope, top->depth};
-            if (!*walked && c->children &&
-                spoor_grow((void **)&frames, &cap_frames, depth + 1, sizeof *frames))
-                *walked = -1;
-            if (!*walked && c->children)
-                frames[depth] = child;
+            const struct walk_frame *top = depth ? &frames[depth - 1].walk : NULL;
+            bool scope = c->tag == DW_TAG_subprogram || c->tag == DW_TAG_inlined_subroutine;
+            if (top && top->walked && scope) {
+                struct walk_frame child;
+                *walked = walk_child(w, r, a, c, die_at, p, top, &child, false);
+                if (c->children)
+                    frames[depth].walk = child;
+            } else if (top && top->walked && c->children) { /* walk_child's other DIEs */
+                frames[depth].walk = plain_child(top, (int)c->tag);
+            } else if (c->children) {
+                frames[depth].walk =
+                    top ? (struct walk_frame){false, false, top->scope, top->depth}
+                        : (struct walk_frame){may_hold_code((int)c->tag), false, -1, 0};
+            }
         }
         if (!skip_attrs(r, a, c, &p, depth ? &sibling : NULL, &problem)) {
             problem = "a DIE runs past the unit's end";
@@ -1854,16 +2063,13 @@ die_tree_scan(const struct die_reader *r, const struct dw_unit *u, const struct 
         else if (c->sibling >= 0 && sibling == UINT64_MAX)
             *siblings_ok = false; /* not a unit-relative reference */
         if (c->children) {
-            if (*siblings_ok && spoor_grow((void **)&expect, &cap, depth + 1, sizeof *expect))
-                *siblings_ok = false;
             if (*siblings_ok)
-                expect[depth] = sibling;
+                frames[depth].expect = sibling;
             depth++;
         } else if (sibling != UINT64_MAX && sibling != (uint64_t)(p - r->base)) {
             *siblings_ok = false;
         }
     } while (depth);
-    free(expect);
     free(frames);
     for (size_t i = 0; !*walked && r->later && i < r->later->n; i++) {
         uint64_t off = r->later->off[i];
@@ -1968,7 +2174,7 @@ int spoor_dwarf_unit_build(const spoor_elf *e, struct symbol_tables *t, size_t u
         return 0;
     dwarf_errno();                      /* no stale message in this unit's warnings */
     struct unit_lines lines = t->lines; /* its arrays reused, empty */
-    lines.nfiles = lines.ndirs = lines.nrows = 0;
+    lines.nfiles = lines.ndirs = 0;
     struct unit_claims code = {0}; /* the DIE's ranges decide which line rows are kept */
     size_t cap_rows = 0;
     size_t nscopes = t->nscopes;
@@ -1980,13 +2186,16 @@ int spoor_dwarf_unit_build(const spoor_elf *e, struct symbol_tables *t, size_t u
     bool scannable = false, siblings_ok = false;
     int oom = 0, scanned = 1;
     struct later_refs later = {0};
-    const struct elf_section *info = spoor_elf_debug_section(e, ".debug_info");
+    const struct elf_section *info = spoor_elf_known_section(e, SEC_DEBUG_INFO);
     if (info && u->header + 11 <= info->size) { /* as die_reader_init reads it */
         const uint8_t *hdr = info->data + u->header;
         ab.version = spoor_le16(hdr + 4);
         ab.addr_size = ab.version >= 5 ? hdr[7] : hdr[10];
     }
-    const char *abbrevs = abbrev_problem(e, u->abbrev, &ab, buf, sizeof buf, &oom), *tree = NULL;
+    const char *abbrevs =
+                   abbrev_problem(e, u->abbrev, &ab, unit_forms(e, t, ab.version, ab.addr_size),
+                                  buf, sizeof buf, &oom),
+               *tree = NULL;
     uint64_t at = 0;
     /* the unit DIE read with the abbreviations when they are whole, else through libdw (its
      * first look at a unit DIE reads all of them again): nothing to take from the unit when
@@ -2078,8 +2287,8 @@ int spoor_dwarf_unit_build(const spoor_elf *e, struct symbol_tables *t, size_t u
     free(reader.starts);
     free(w.call_files);
     t->lines = lines;
-    free(code.ranges);
     if (claims < 0 || rows < 0 || walked < 0) { /* out of memory: the unit stays unbuilt */
+        free(code.ranges);
         free(u->ranges);
         free(u->rows);
         u->ranges = NULL;
@@ -2090,6 +2299,7 @@ int spoor_dwarf_unit_build(const spoor_elf *e, struct symbol_tables *t, size_t u
     }
     if (claims || rows || walked)
         u->damaged = true;
+    u->code = code;
     u->built = true;
     t->units_built++;
     return 0;
@@ -2099,6 +2309,7 @@ void spoor_dwarf_units_free(struct symbol_tables *t)
 {
     for (size_t i = 0; i < t->nunits; i++) {
         free(t->units[i].claims.ranges);
+        free(t->units[i].code.ranges);
         free(t->units[i].ranges);
         free(t->units[i].rows);
     }

@@ -141,8 +141,11 @@ static struct raw_symbol raw_symbol(const spoor_elf *e, size_t i)
 /* The names spoor_elf_debug_section finds without going through every section (an ELF built
  * with -ffunction-sections can have hundreds): each one's first section is looked up at open. */
 static const char *const known_section_names[ELF_KNOWN_SECTIONS] = {
-    ".debug_info",    ".debug_abbrev", ".debug_line",     ".debug_str",   ".debug_line_str",
-    ".debug_aranges", ".debug_ranges", ".debug_rnglists", ".debug_frame", ".ARM.attributes"};
+    [SEC_DEBUG_INFO] = ".debug_info",         [SEC_DEBUG_ABBREV] = ".debug_abbrev",
+    [SEC_DEBUG_LINE] = ".debug_line",         [SEC_DEBUG_STR] = ".debug_str",
+    [SEC_DEBUG_LINE_STR] = ".debug_line_str", [SEC_DEBUG_ARANGES] = ".debug_aranges",
+    [SEC_DEBUG_RANGES] = ".debug_ranges",     [SEC_DEBUG_RNGLISTS] = ".debug_rnglists",
+    [SEC_DEBUG_FRAME] = ".debug_frame",       [SEC_ARM_ATTRIBUTES] = ".ARM.attributes"};
 
 static void find_known_sections(spoor_elf *e)
 {
@@ -278,8 +281,8 @@ static const char *split_unit(Dwarf *dwarf)
  * and split_unit finds no .dwo name). False when that is not certain: split_unit decides. */
 static bool surely_not_split(const spoor_elf *e)
 {
-    const struct elf_section *info = spoor_elf_debug_section(e, ".debug_info"),
-                             *abbrev = spoor_elf_debug_section(e, ".debug_abbrev");
+    const struct elf_section *info = spoor_elf_known_section(e, SEC_DEBUG_INFO),
+                             *abbrev = spoor_elf_known_section(e, SEC_DEBUG_ABBREV);
     if (!info || !abbrev)
         return false;
     const uint8_t *const aend = abbrev->data + abbrev->size;
@@ -307,9 +310,14 @@ static bool surely_not_split(const spoor_elf *e)
             if (found && tag != DW_TAG_compile_unit && tag != DW_TAG_partial_unit)
                 return false;
             do {
-                if (!spoor_uleb128(&a, aend, &name) || !spoor_uleb128(&a, aend, &form) ||
-                    (form == DW_FORM_implicit_const && !spoor_uleb128(&a, aend, &value)))
+                if (aend - a >= 2 && (a[0] | a[1]) < 0x80 && a[1] != DW_FORM_implicit_const) {
+                    name = a[0]; /* both of one byte, no value: the common case */
+                    form = a[1];
+                    a += 2;
+                } else if (!spoor_uleb128(&a, aend, &name) || !spoor_uleb128(&a, aend, &form) ||
+                           (form == DW_FORM_implicit_const && !spoor_uleb128(&a, aend, &value))) {
                     return false;
+                }
                 if (found && (name == DW_AT_dwo_name || name == DW_AT_GNU_dwo_name ||
                               name == DW_AT_GNU_dwo_id))
                     return false;
@@ -370,7 +378,7 @@ spoor_elf *spoor_elf_open(const char *path)
         goto fail;
     find_known_sections(e);
     e->dwarf = dwarf_begin_elf(e->elf, DWARF_C_READ, NULL);
-    if (!e->dwarf && spoor_elf_debug_section(e, ".debug_info")) {
+    if (!e->dwarf && spoor_elf_known_section(e, SEC_DEBUG_INFO)) {
         spoor_elf_warn(e, "DWARF unreadable (%s): names from the symbol table only, no lines",
                        dwarf_errmsg(-1));
         e->damaged = true;
@@ -469,19 +477,14 @@ bool spoor_elf_section(const spoor_elf *e, const char *name, uint32_t *addr, con
 const struct elf_section *spoor_elf_debug_section(const spoor_elf *e, const char *name)
 {
     const struct elf_section *sec = NULL;
-    size_t k = 0;
-    while (k < ELF_KNOWN_SECTIONS && known_section_names[k] != name) /* the same literal */
+    size_t k = 0; /* the elf layer asks by index (spoor_elf_known_section), the others by name */
+    while (k < ELF_KNOWN_SECTIONS && strcmp(known_section_names[k], name))
         k++;
-    for (k = k < ELF_KNOWN_SECTIONS ? k : 0;
-         k < ELF_KNOWN_SECTIONS && strcmp(known_section_names[k], name); k++)
-        ;
-    if (k < ELF_KNOWN_SECTIONS) {
-        sec = e->known_sections[k];
-    } else {
-        for (size_t i = 0; i < e->nsections && !sec; i++)
-            if (!strcmp(e->sections[i].name, name))
-                sec = &e->sections[i];
-    }
+    if (k < ELF_KNOWN_SECTIONS)
+        return spoor_elf_known_section(e, (enum elf_known_section)k);
+    for (size_t i = 0; i < e->nsections && !sec; i++)
+        if (!strcmp(e->sections[i].name, name))
+            sec = &e->sections[i];
     return sec && sec->data && !(sec->flags & SHF_COMPRESSED) ? sec : NULL;
 }
 

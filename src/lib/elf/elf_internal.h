@@ -29,9 +29,22 @@ struct elf_warnings {
     bool full; /* the last line says that more were not kept */
 };
 
-/* How many section names elf_image.c finds once at open for spoor_elf_debug_section (the
- * DWARF sections and .ARM.attributes, which the symbolizer asks for per unit). */
-#define ELF_KNOWN_SECTIONS 10
+/* The sections elf_image.c finds once at open for spoor_elf_debug_section (the DWARF sections
+ * and .ARM.attributes, which the symbolizer asks for per unit), in the order of its
+ * known_section_names. */
+enum elf_known_section {
+    SEC_DEBUG_INFO,
+    SEC_DEBUG_ABBREV,
+    SEC_DEBUG_LINE,
+    SEC_DEBUG_STR,
+    SEC_DEBUG_LINE_STR,
+    SEC_DEBUG_ARANGES,
+    SEC_DEBUG_RANGES,
+    SEC_DEBUG_RNGLISTS,
+    SEC_DEBUG_FRAME,
+    SEC_ARM_ATTRIBUTES,
+    ELF_KNOWN_SECTIONS
+};
 
 struct spoor_elf {
     char *path;
@@ -80,5 +93,14 @@ void spoor_elf_warnings_free(spoor_elf *elf);
 
 /* The function symbol containing addr, or NULL. */
 const struct elf_symbol *spoor_elf_symbol_at(const spoor_elf *elf, uint32_t addr);
+
+/* spoor_elf_debug_section of a known section: NULL when there is none, it has no contents or
+ * they are compressed. */
+static inline const struct elf_section *spoor_elf_known_section(const spoor_elf *e,
+                                                                enum elf_known_section k)
+{
+    const struct elf_section *sec = e->known_sections[k];
+    return sec && sec->data && !(sec->flags & SHF_COMPRESSED) ? sec : NULL;
+}
 
 #endif

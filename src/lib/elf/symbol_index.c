@@ -369,6 +369,23 @@ static bool in_region(const struct symbol_tables *t, size_t u, uint32_t addr, si
     return t->claims[*k].unit == u;
 }
 
+/* Whether every row of unit `unit` lies in its regions: its rows were kept by its DIE's code
+ * ranges (dw_unit.code; for a row that ends a sequence, the byte before it), each of which lies
+ * in one region of the unit. */
+static bool rows_in_regions(const struct symbol_tables *t, size_t unit)
+{
+    const struct unit_claims *code = &t->units[unit].code;
+    if (!code->known)
+        return false;
+    for (size_t i = 0; i < code->n; i++) {
+        size_t a = anchor(t, code->ranges[i][0]);
+        if (!a || t->claims[a - 1].unit != unit ||
+            (a < t->nclaims && code->ranges[i][1] > t->claims[a].lo))
+            return false;
+    }
+    return true;
+}
+
 /* Growing arrays of ranges and rows. */
 struct content {
     struct dw_range *ranges;
@@ -429,7 +446,7 @@ static int unit_content(const struct symbol_tables *t, size_t unit, bool breaks,
     if (spoor_grow((void **)&c->rows, &c->cap_rows, c->nrows + u->nrows, sizeof *c->rows))
         return -1;
     struct dw_line *out = c->rows + c->nrows; /* room made above */
-    if (!cut) {
+    if (!cut || rows_in_regions(t, unit)) {
         if (u->nrows)
             memcpy(out, u->rows, u->nrows * sizeof *out);
         c->nrows += u->nrows;

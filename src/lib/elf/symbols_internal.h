@@ -23,21 +23,12 @@ struct name_block { /* a chunk of composed file names; blocks are chained for fr
     char text[];
 };
 
-struct raw_line { /* a row as the line program has it */
-    uint32_t addr;
-    uint32_t file; /* index into the unit's files */
-    int line;
-    bool end; /* ends a sequence */
-};
-
-/* A unit's line table: its file names and rows in program order. */
+/* What the line-table reader keeps of a unit's line table: its file names (and directories). */
 struct unit_lines {
     const char **files;
     size_t nfiles, cap_files;
     const char **dirs;
     size_t ndirs, cap_dirs;
-    struct raw_line *rows;
-    size_t nrows, cap_rows;
     char problem[128]; /* why the program is malformed (spoor_line_program_read returned 2) */
     /* the line program reader's class of each opcode below the opcode base, made for the base
      * and operand counts op_key holds (op_key[0] the base, then the counts; 0: none yet) */
@@ -69,12 +60,17 @@ typedef enum line_status {
     LINE_UNREADABLE = 3,  /* neither reader could read it; a warning names it, no rows */
 } line_status;
 
-/* Reads spoor's own decoding of the line table at offset off of .debug_line into u (names the
- * reader composes go to *names). LINE_DONE; LINE_NOT_HANDLED (use libdw); LINE_MALFORMED
- * (line_range 0, lengths past the unit or section, a bad version, file or directory index, ...;
- * u->problem says what, no rows, u's files only when the header was whole); LINE_NOMEM. */
+/* Reads spoor's own decoding of the line table at offset off of .debug_line: its files into u
+ * (names the reader composes go to *names), and its rows that claims keep (see spoor_line_rows)
+ * appended to *rows in program order (libdw's order is by address, a sequence's end first, then
+ * program order). LINE_DONE; LINE_NOT_HANDLED (use libdw); LINE_MALFORMED (line_range 0,
+ * lengths past the unit or section, a bad version, file or directory index, ...; u->problem says
+ * what, u's files only when the header was whole); LINE_NOMEM. No rows are appended unless
+ * LINE_DONE. */
 line_status spoor_line_program_read(const spoor_elf *e, struct name_block **names, uint64_t off,
-                                    const char *comp_dir, struct unit_lines *u);
+                                    const char *comp_dir, const struct unit_claims *claims,
+                                    bool keep_zero, struct unit_lines *u, struct dw_line **rows,
+                                    size_t *nrows, size_t *cap_rows);
 
 /* The line rows of unit cu whose code the unit really has (see struct unit_claims; code the
  * linker discarded keeps rows at address 0 and up), appended to *rows, through the reader above
@@ -125,12 +121,25 @@ struct dw_unit {
     size_t nranges;
     struct dw_line *rows; /* in the order libdw or the reader hands them out */
     size_t nrows;
+    struct unit_claims code;    /* the DIE's code ranges, which its rows were kept by */
     struct lookup_table *table; /* for lookups in this unit alone (symbol_index.c) */
 };
 
+/* What dwarf_scopes.c's abbreviation reader knows of a standard form (0 to DW_FORM_addrx4) for
+ * units of one version and address size: its value's size (-1: not fixed), its string section
+ * (1 .debug_str, 2 .debug_line_str, else 0), and whether its common case takes it (plain: a form
+ * defined, its section there, no value in the abbreviation). */
+struct form_entry {
+    int8_t size;
+    uint8_t str, plain;
+};
+#define STANDARD_FORMS 0x2d
+
 /* Everything the symbolizer builds for one spoor_elf (owned by it, see elf_internal.h). */
 struct symbol_tables {
-    bool keep_zero; /* a function really starts at address 0 */
+    struct form_entry forms[STANDARD_FORMS]; /* for the version and address size of forms_key */
+    uint32_t forms_key;                      /* version << 8 | address size, 0: none made yet */
+    bool keep_zero;                          /* a function really starts at address 0 */
     struct dw_scope *scopes;
     size_t nscopes, cap_scopes;
     struct name_block *names; /* file names the line-table reader composed (dir/name) */
