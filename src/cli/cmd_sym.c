@@ -72,6 +72,7 @@ struct memo {
     bool off;
     uint32_t mask;          /* slots - 1 */
     uint32_t count;         /* slots used */
+    uint32_t half;          /* half the slots: emptied when count reaches it (0: off) */
     struct memo_slot *slot; /* NULL: off (one empty slot instead) */
     char *text;
     size_t used, cap;
@@ -79,18 +80,23 @@ struct memo {
 
 static struct memo_slot memo_none; /* the slot of a memo that is off: always empty */
 
-/* The slot of key, or the empty one where it would go. The digits' bytes are folded before the
- * multiplication, so that the last digits (the high bytes) move the slot as much as the first. */
-static inline uint32_t memo_hash(uint64_t key)
+_Static_assert(sizeof(struct memo_slot) == 16, "memo_at counts slots of 16 bytes");
+#define MEMO_MUL 0x9e3779b97f4a7c15u /* 2^64 / the golden ratio, odd */
+
+/* Where a lookup of key starts: the byte offset of its slot (16 bytes each) in a table of
+ * mask16 / 16 + 1 slots, from the top bits of key * mul (mul: MEMO_MUL). The last digits, the
+ * high bytes of the key, move the top bits too (mul is odd: no two bytes give one product). */
+static inline size_t memo_at(uint64_t key, uint64_t mul, size_t mask16)
 {
-    return (uint32_t)(((key ^ key >> 29) * 0x9e3779b97f4a7c15u) >> (64 - MEMO_BITS));
+    return (size_t)((key * mul) >> (64 - 4 - MEMO_BITS)) & mask16;
 }
 
+/* The slot of key, or the empty one where it would go. */
 static inline struct memo_slot *memo_find(struct memo_slot *slot, uint32_t mask, uint64_t key)
 {
-    uint32_t i = memo_hash(key);
-    for (;; i++) {
-        struct memo_slot *s = &slot[i & mask];
+    size_t mask16 = (size_t)mask * sizeof *slot;
+    for (size_t at = memo_at(key, MEMO_MUL, mask16);; at = (at + sizeof *slot) & mask16) {
+        struct memo_slot *s = (struct memo_slot *)((char *)slot + at);
         if (s->key == key || !s->key)
             return s;
     }
@@ -128,8 +134,9 @@ static inline __attribute__((always_inline)) void memo_copy_answer(char *o, cons
     *(v32 *)o = *(const v32 *)src;
     *(v32 *)(o + 32) = *(const v32 *)(src + 32);
     *(v32 *)(o + 64) = *(const v32 *)(src + 64);
-    for (size_t i = 96; i < len; i += 32)
-        *(v32 *)(o + i) = *(const v32 *)(src + i);
+    if (len > 96) /* the loop's start set up only here */
+        for (size_t i = 96; i < len; i += 32)
+            *(v32 *)(o + i) = *(const v32 *)(src + i);
 }
 
 static void memo_init(struct memo *m, bool on)
@@ -140,6 +147,7 @@ static void memo_init(struct memo *m, bool on)
     if (!m->slot)
         m->slot = &memo_none;
     m->off = !on || m->mask == 0;
+    m->half = m->off ? 0 : (m->mask + 1) / 2;
 }
 
 /* No more answers kept, and none of those kept given again. */
@@ -171,7 +179,7 @@ __attribute__((noinline)) static bool memo_room(struct memo *m, size_t len, stru
             *at = NULL;
         }
     }
-    if (m->count >= (m->mask + 1) / 2) { /* probes would get long: start again */
+    if (m->count >= m->half) { /* probes would get long: start again */
         memset(m->slot, 0, ((size_t)m->mask + 1) * sizeof *m->slot);
         m->used = m->count = 0;
         *at = NULL;
@@ -179,27 +187,40 @@ __attribute__((noinline)) static bool memo_room(struct memo *m, size_t len, stru
     return true;
 }
 
-/* Keeps the answer for key, the len bytes at text (copied); key 0: not kept. at: the slot a
- * lookup of key found empty (the memo unchanged since), or NULL. padded: text is followed by
- * MEMO_PAD bytes that may be read (then it is copied as memo_copy_answer copies). */
-static inline __attribute__((always_inline)) void memo_keep(struct memo *m, uint64_t key,
-                                                            struct memo_slot *at, const char *text,
-                                                            size_t len, bool padded, bool avx)
+/* memo_keep in every case: the memo off, key 0 (not kept), an answer too long, the memo to be
+ * grown or emptied first, at NULL or not empty. */
+__attribute__((noinline)) static void
+memo_keep_slow(struct memo *m, uint64_t key, struct memo_slot *at, const char *text, size_t len)
 {
-    if (!key || len > MEMO_MAX_ANSWER)
-        return;
-    if ((m->used + len + MEMO_PAD > m->cap || m->count >= (m->mask + 1) / 2) &&
-        !memo_room(m, len, &at))
+    if (m->off || !key || len > MEMO_MAX_ANSWER || !memo_room(m, len, &at))
         return;
     struct memo_slot *s = at && !at->key ? at : memo_find(m->slot, m->mask, key);
-    if (padded)
-        memo_copy_answer(m->text + m->used, text, len, avx);
-    else
-        ob_put_short(m->text + m->used, text, len); /* inline: answers are short */
+    memcpy(m->text + m->used, text, len);
     m->count += !s->key;
     s->key = key;
     s->len = (uint32_t)len;
     s->off = (uint32_t)m->used;
+    m->used += len;
+}
+
+/* Keeps the answer for key, the len bytes at text (copied); key 0: not kept. at: the slot a
+ * lookup of key found empty (the memo unchanged since; never NULL with a key), or NULL.
+ * padded: text is followed by MEMO_PAD bytes that may be read: the common case, done here, the
+ * answer copied as memo_copy_answer copies. */
+static inline __attribute__((always_inline)) void memo_keep(struct memo *m, uint64_t key,
+                                                            struct memo_slot *at, const char *text,
+                                                            size_t len, bool padded, bool avx)
+{
+    if (!padded || !key || len > MEMO_MAX_ANSWER || m->used + len + MEMO_PAD > m->cap ||
+        m->count >= m->half) {
+        memo_keep_slow(m, key, at, text, len);
+        return;
+    }
+    memo_copy_answer(m->text + m->used, text, len, avx);
+    m->count++;
+    at->key = key;
+    at->len = (uint32_t)len;
+    at->off = (uint32_t)m->used;
     m->used += len;
 }
 
@@ -212,6 +233,7 @@ static inline __attribute__((always_inline)) void memo_keep(struct memo *m, uint
  * emptied when full; off with the memo, and with -r (the offset there is not the address minus
  * one base). */
 #define FORM_BITS 16
+#define DECIMAL_WORDS (1u << 16) /* numbers kept as text by put_decimal: lines, JSON offsets */
 
 struct form_slot {
     uint64_t id[2]; /* spoor_elf_answer_id's; id[0] 0: none (it names a function or a line) */
@@ -294,6 +316,7 @@ struct sym_ctx {
     size_t warned; /* the ELF's warnings printed so far */
     struct memo memo;
     struct forms forms;
+    uint64_t *decimal;     /* put_decimal's words (with the forms) */
     char *num, *num_end;   /* where the last answer's offset digits went (NULL: not in one piece) */
     char *line, *line_end; /* and its first frame's line's digits (NULL: none, or not so) */
 };
@@ -347,7 +370,7 @@ static inline __attribute__((always_inline)) void print_frame(struct sym_ctx *c,
     p = ob_put_short(p, fn, fn_len);
     if (has_offset) {
         *p++ = '+';
-        c->num = p;
+        c->num = p + 2; /* the digits after 0x */
         p = ob_put_hex(p, f->offset);
         c->num_end = p;
     }
@@ -450,40 +473,63 @@ __attribute__((noinline, cold)) static void print_new_warnings(struct sym_ctx *c
  * has them, see struct memo_slot): zeros put before them, upper case made lower. */
 static inline uint64_t key_hex8(uint64_t key)
 {
-    unsigned len = (unsigned)(71 - __builtin_clzll(key)) / 8; /* the digits (no zero byte) */
-    uint64_t zeros = (0x3030303030303030u >> (8 * len - 1)) >> 1;
-    return (key << (8 * (8 - len))) | zeros | 0x2020202020202020u; /* '0'-'9' keep bit 5 */
+    unsigned shift = (unsigned)__builtin_clzll(key) & 56;            /* 8 bits a missing digit */
+    uint64_t zeros = 0x1010101010101010u & ~(~(uint64_t)0 << shift); /* '0' with bit 5 */
+    return key << shift | zeros | 0x2020202020202020u; /* '0'-'9' keep bit 5, A-F made a-f */
+}
+
+/* The decimal digits of v (below DECIMAL_WORDS) as one word, as they lie in memory, with their
+ * number in the top byte, made and kept in words[v] (0: not made yet) on first use. */
+__attribute__((noinline)) static uint64_t decimal_word(uint64_t *words, uint32_t v)
+{
+    char d[8] = {0};
+    uint64_t w, n = (uint64_t)(ob_put_u32(d, v) - d); /* at most 5 digits */
+    memcpy(&w, d, 8);
+    return words[v] = w | n << 56;
+}
+
+/* %u of v at p (8 bytes written), from c->decimal when v is below DECIMAL_WORDS: answers print
+ * the same few thousand line numbers again and again. */
+static inline char *put_decimal(struct sym_ctx *c, char *p, uint32_t v)
+{
+    if (v >= DECIMAL_WORDS)
+        return ob_put_u32(p, v);
+    uint64_t w = c->decimal[v];
+    if (!w)
+        w = decimal_word(c->decimal, v);
+    memcpy(p, &w, 8);
+    return p + (w >> 56);
 }
 
 /* Prints the answer of addr from its form f, the offset addr - base (and keeps it in the memo
  * under key, unless 0: then key also gives the address's digits); copies with AVX when avx. */
 static inline __attribute__((always_inline)) void
-answer_from_form(struct sym_ctx *c, const struct form_slot *f, uint32_t addr, uint32_t base,
+answer_from_form(struct sym_ctx *c, const struct form_slot *fp, uint32_t addr, uint32_t base,
                  unsigned line, uint64_t key, struct memo_slot *at, bool avx)
 {
+    const struct form_slot f = *fp; /* read once: the stores into the output may alias it */
     uint32_t off = (addr & ~1u) - base;
     /* the offset and the line: 10 digits each at most */
-    char *o = ob_reserve(&c->out, (size_t)f->len + 20 + MEMO_PAD);
-    const char *src = c->forms.text + f->off;
-    memo_copy(o, src, f->num, avx);
-    char *p = o + f->num;
-    if (f->num < f->end)
-        p = c->json ? ob_put_u32(p, off) : ob_put_hex(p, off);
-    memo_copy(p, src + f->end, (size_t)(f->lnum - f->end), avx);
-    p += f->lnum - f->end;
-    if (f->lnum < f->lend)
-        p = ob_put_u32(p, line);
-    memo_copy(p, src + f->lend, (size_t)(f->len - f->lend), avx);
-    p += f->len - f->lend;
+    char *o = ob_reserve(&c->out, (size_t)f.len + 20 + MEMO_PAD);
+    const char *src = c->forms.text + f.off;
+    memo_copy(o, src, f.num, avx);
+    char *p = o + f.num;
+    if (f.num < f.end) /* the digits after 0x in text */
+        p = c->json ? put_decimal(c, p, off) : ob_put_hex_digits(p, off);
+    memo_copy(p, src + f.end, (size_t)(f.lnum - f.end), avx);
+    p += f.lnum - f.end;
+    if (f.lnum < f.lend)
+        p = put_decimal(c, p, line);
+    memo_copy(p, src + f.lend, (size_t)(f.len - f.lend), avx);
+    p += f.len - f.lend;
     if (key) {
         uint64_t w = key_hex8(key);
-        memcpy(o + f->at + 2, &w, 8);
+        memcpy(o + f.at + 2, &w, 8);
     } else {
-        ob_put_hex8(o + f->at, addr);
+        ob_put_hex8(o + f.at, addr);
     }
     ob_commit(&c->out, p);
-    if (!c->memo.off)
-        memo_keep(&c->memo, key, at, o, (size_t)(p - o), true, avx);
+    memo_keep(&c->memo, key, at, o, (size_t)(p - o), true, avx);
 }
 
 /* Looks addr up and prints its answer (and keeps it in the memo under key, unless 0), and its
@@ -548,18 +594,19 @@ __attribute__((noinline)) static void answer_looked_up(struct sym_ctx *c, uint32
 static inline __attribute__((always_inline)) void
 answer_new_body(struct sym_ctx *c, uint32_t addr, uint64_t key, struct memo_slot *at, bool avx)
 {
-    uint32_t base = 0;
-    unsigned line = 0;
-    uint64_t id[2] = {0, 0};
-    struct form_slot *form = NULL;
+    static const uint64_t no_id[2];
+    uint32_t base;
+    unsigned line;
+    uint64_t id[2];
     if (c->forms.slot && spoor_elf_answer_id(c->elf, addr, id, &base, &line) && id[0]) {
-        form = form_find(c->forms.slot, id);
-        if (form->id[0]) {
+        struct form_slot *form = form_find(c->forms.slot, id);
+        if (form->id[0])
             answer_from_form(c, form, addr, base, line, key, at, avx);
-            return;
-        }
+        else
+            answer_looked_up(c, addr, key, at, form, id, base, line);
+        return;
     }
-    answer_looked_up(c, addr, key, at, form, id, base, line);
+    answer_looked_up(c, addr, key, at, NULL, no_id, 0, 0);
 }
 
 __attribute__((noinline)) static void answer_new(struct sym_ctx *c, uint32_t addr, uint64_t key,
@@ -685,31 +732,28 @@ __attribute__((noinline)) static const char *symbolize_token_at(struct sym_ctx *
 static inline __attribute__((always_inline)) const char *
 symbolize_block_body(struct sym_ctx *c, const char *p, const char *end, bool last, bool avx)
 {
-    const uint64_t ones = 0x0101010101010101u, high = 0x80 * ones;
-    struct memo_slot *slot = c->memo.slot;
-    uint32_t mask = c->memo.mask;
+    /* the constants of the test and the lookup, kept in registers (not made again each token) */
+    uint64_t below = 0x2121212121212121u, high = 0x8080808080808080u, mul = MEMO_MUL;
+    __asm__("" : "+r"(below), "+r"(high), "+r"(mul));
+    char *slots = (char *)c->memo.slot;
+    size_t mask16 = (size_t)c->memo.mask * sizeof *c->memo.slot;
     const char *text = c->memo.text;
     char *o = c->out.buf + c->out.len;
     char *const o_limit = c->out.buf + sizeof c->out.buf - (MEMO_MAX_ANSWER + MEMO_PAD);
     for (;;) {
-        while ((unsigned char)*p <= ' ') { /* *end is a 0: no need to test p first */
-            if (p == end)
-                goto out;
-            p++;
-        }
         uint16_t head;
         memcpy(&head, p, 2); /* p[1] is in the buffer: *end is a 0 */
         if ((head | 0x2000) == ('0' | 'x' << 8)) {
             uint64_t w; /* token_key's work: the first byte <= ' ' of the 8 after 0x ends it */
             memcpy(&w, p + 2, 8);
-            uint64_t ends = (w - 0x21 * ones) & ~w & high;
+            uint64_t ends = (w - below) & ~w & high;
             uint64_t first = ends & (0 - ends);
             const char *q;
             /* first > 0x80: an end in the 8 bytes, after at least one digit */
-            if (first > 0x80 && (q = p + 2 + (unsigned)__builtin_ctzll(first) / 8) < end) {
+            if (first > 0x80 && (q = p + 2 + (size_t)__builtin_ctzll(first) / 8) < end) {
                 uint64_t key = w & ((first >> 7) - 1); /* a whole token: as memo_find's key */
-                uint32_t i = memo_hash(key);
-                struct memo_slot *m = &slot[i & mask];
+                size_t at = memo_at(key, mul, mask16);
+                struct memo_slot *m = (struct memo_slot *)(slots + at);
                 while (m->key != key) {
                     if (!m->key) { /* not seen: looked up and printed (and kept at m) */
                         uint32_t v;
@@ -717,14 +761,15 @@ symbolize_block_body(struct sym_ctx *c, const char *p, const char *end, bool las
                             goto general;
                         c->out.len = (size_t)(o - c->out.buf);
                         ANSWER_NEW(avx, c, v, key, m);
-                        slot = c->memo.slot;
-                        mask = c->memo.mask;
+                        slots = (char *)c->memo.slot;
+                        mask16 = (size_t)c->memo.mask * sizeof *c->memo.slot;
                         text = c->memo.text;
                         o = c->out.buf + c->out.len;
-                        p = q;
+                        p = q + 1; /* past the white space that ends the token */
                         goto next;
                     }
-                    m = &slot[++i & mask];
+                    at = (at + sizeof *m) & mask16;
+                    m = (struct memo_slot *)(slots + at);
                 }
                 if (o > o_limit) {
                     c->out.len = (size_t)(o - c->out.buf);
@@ -739,11 +784,19 @@ symbolize_block_body(struct sym_ctx *c, const char *p, const char *end, bool las
                 continue;
             }
         }
+        if ((unsigned char)*p <= ' ') { /* *end is a 0: no need to test p first */
+            do {
+                if (p == end)
+                    goto out;
+                p++;
+            } while ((unsigned char)*p <= ' ');
+            continue;
+        }
     general:
         c->out.len = (size_t)(o - c->out.buf);
         const char *next = symbolize_token_at(c, p, end, last);
-        slot = c->memo.slot;
-        mask = c->memo.mask;
+        slots = (char *)c->memo.slot;
+        mask16 = (size_t)c->memo.mask * sizeof *c->memo.slot;
         text = c->memo.text;
         o = c->out.buf + c->out.len;
         if (!next)
@@ -837,8 +890,10 @@ int cmd_sym(int argc, char **argv)
         return SPOOR_EXIT_USAGE;
     spoor_elf_set_demangle(c.elf, demangle);
     memo_init(&c.memo, optind >= argc); /* for the bulk case: addresses from stdin */
-    if (!c.memo.off && !c.return_addresses)
-        c.forms.slot = calloc(1u << FORM_BITS, sizeof *c.forms.slot);
+    if (!c.memo.off && !c.return_addresses) {
+        c.decimal = calloc(DECIMAL_WORDS, sizeof *c.decimal);
+        c.forms.slot = c.decimal ? calloc(1u << FORM_BITS, sizeof *c.forms.slot) : NULL;
+    }
     print_new_warnings(&c);
     int rc = SPOOR_EXIT_OK;
     if (optind < argc)
@@ -849,6 +904,7 @@ int cmd_sym(int argc, char **argv)
     spoor_elf_close(c.elf);
     memo_stop(&c.memo);
     forms_stop(&c.forms);
+    free(c.decimal);
     if (!ob_flush(&c.out))
         return cli_error("sym", "cannot write output: %s", strerror(errno));
     return rc ? rc : c.bad ? SPOOR_EXIT_USAGE : SPOOR_EXIT_OK;
