@@ -111,14 +111,16 @@ static inline __attribute__((always_inline)) void memo_copy(char *o, const char 
         typedef char v32 __attribute__((vector_size(32), aligned(1), may_alias));
         *(v32 *)o = *(const v32 *)src;
         *(v32 *)(o + 32) = *(const v32 *)(src + 32);
-        for (size_t i = 64; i < len; i += 32)
-            *(v32 *)(o + i) = *(const v32 *)(src + i);
+        if (len > 64) /* the loop's start set up only here */
+            for (size_t i = 64; i < len; i += 32)
+                *(v32 *)(o + i) = *(const v32 *)(src + i);
         return;
     }
     memcpy(o, src, 32);
     memcpy(o + 32, src + 32, 32);
-    for (size_t i = 64; i < len; i += 32)
-        memcpy(o + i, src + i, 32);
+    if (len > 64)
+        for (size_t i = 64; i < len; i += 32)
+            memcpy(o + i, src + i, 32);
 }
 
 /* memo_copy for the answers of repeated addresses, with AVX (avx) the first 96 bytes at once
@@ -238,12 +240,12 @@ static inline __attribute__((always_inline)) void memo_keep(struct memo *m, uint
 struct form_slot {
     uint64_t id[2]; /* spoor_elf_answer_id's; id[0] 0: none (it names a function or a line) */
     uint32_t off;   /* the text, at text[off] */
-    uint16_t len;   /* its bytes */
-    uint16_t at;    /* where the address's "0x%08x" is */
-    uint16_t num;   /* where the offset's digits are (num == end: none) */
-    uint16_t end;   /* where they end */
-    uint16_t lnum;  /* where the line's digits are (lnum == lend: none) */
-    uint16_t lend;  /* where they end */
+    uint32_t len;   /* its bytes */
+    uint32_t at;    /* where the address's "0x%08x" is */
+    uint32_t num;   /* where the offset's digits are (num == end: none) */
+    uint32_t end;   /* where they end */
+    uint32_t lnum;  /* where the line's digits are (lnum == lend: none) */
+    uint32_t lend;  /* where they end */
 };
 
 /* The ranges of the answers made from forms: spoor_elf_answer_id's answer for an address holds
@@ -317,8 +319,8 @@ static void form_keep(struct forms *f, struct form_slot *s, const uint64_t id[2]
     }
     memcpy(f->text + f->used, text, len);
     f->count++;
-    *s = (struct form_slot){{id[0], id[1]}, (uint32_t)f->used, (uint16_t)len,  (uint16_t)at,
-                            (uint16_t)num,  (uint16_t)end,     (uint16_t)lnum, (uint16_t)lend};
+    *s = (struct form_slot){{id[0], id[1]}, (uint32_t)f->used, (uint32_t)len,  (uint32_t)at,
+                            (uint32_t)num,  (uint32_t)end,     (uint32_t)lnum, (uint32_t)lend};
     f->used += len;
 }
 
