@@ -68,14 +68,38 @@ struct memo_slot {
     uint32_t len, off;
 };
 
+/* Where the memo and the forms keep their text: grown by doubling up to MEMO_MAX_TEXT, with
+ * MEMO_PAD bytes that may be read after the text used. */
+struct arena {
+    char *text;
+    size_t used, cap;
+};
+
+/* Room in a for len more bytes: 1 when there is (a grown when needed, the first time to first
+ * bytes: enough for most runs, not touched until used), 0 when a is full (the caller empties
+ * it), -1 without memory. */
+static int arena_room(struct arena *a, size_t len, size_t first)
+{
+    if (a->used + len + MEMO_PAD <= a->cap)
+        return 1;
+    if (a->cap >= MEMO_MAX_TEXT)
+        return 0;
+    size_t cap = a->cap ? 2 * a->cap : first;
+    char *t = realloc(a->text, cap);
+    if (!t)
+        return -1;
+    a->text = t;
+    a->cap = cap;
+    return 1;
+}
+
 struct memo {
     bool off;
     uint32_t mask;          /* slots - 1 */
     uint32_t count;         /* slots used */
     uint32_t half;          /* half the slots: emptied when count reaches it (0: off) */
     struct memo_slot *slot; /* NULL: off (one empty slot instead) */
-    char *text;
-    size_t used, cap;
+    struct arena a;
 };
 
 static struct memo_slot memo_none; /* the slot of a memo that is off: always empty */
@@ -92,53 +116,42 @@ static inline size_t memo_at(uint64_t key, uint64_t mul, size_t mask16)
 }
 
 /* The slot of key, or the empty one where it would go. */
-static inline struct memo_slot *memo_find(struct memo_slot *slot, uint32_t mask, uint64_t key)
+static inline struct memo_slot *memo_find(const struct memo *m, uint64_t key)
 {
-    size_t mask16 = (size_t)mask * sizeof *slot;
-    for (size_t at = memo_at(key, MEMO_MUL, mask16);; at = (at + sizeof *slot) & mask16) {
-        struct memo_slot *s = (struct memo_slot *)((char *)slot + at);
+    size_t mask16 = (size_t)m->mask * sizeof *m->slot;
+    for (size_t at = memo_at(key, MEMO_MUL, mask16);; at = (at + sizeof *m->slot) & mask16) {
+        struct memo_slot *s = (struct memo_slot *)((char *)m->slot + at);
         if (s->key == key || !s->key)
             return s;
     }
 }
 
-/* Copies a kept answer of len bytes from src to o, by 32 bytes, with AVX moves (avx) or pairs of
- * SSE2 ones: up to 31 bytes past len are written too (MEMO_PAD: slack after each). */
-static inline __attribute__((always_inline)) void memo_copy(char *o, const char *src, size_t len,
-                                                            bool avx)
+/* 32 bytes, copied as one: one AVX move in a function compiled for AVX, two SSE2 moves (or
+ * what the target has) elsewhere. */
+typedef char memo_v32 __attribute__((vector_size(32), aligned(1), may_alias));
+
+/* Copies a kept answer of len bytes from src to o, by 32 bytes: up to 31 bytes past len are
+ * written too (MEMO_PAD: slack after each). */
+static inline __attribute__((always_inline)) void memo_copy(char *o, const char *src, size_t len)
 {
-    if (avx) { /* GCC's vector type: one AVX move each in a function compiled for AVX */
-        typedef char v32 __attribute__((vector_size(32), aligned(1), may_alias));
-        *(v32 *)o = *(const v32 *)src;
-        *(v32 *)(o + 32) = *(const v32 *)(src + 32);
-        if (len > 64) /* the loop's start set up only here */
-            for (size_t i = 64; i < len; i += 32)
-                *(v32 *)(o + i) = *(const v32 *)(src + i);
-        return;
-    }
-    memcpy(o, src, 32);
-    memcpy(o + 32, src + 32, 32);
-    if (len > 64)
+    *(memo_v32 *)o = *(const memo_v32 *)src;
+    *(memo_v32 *)(o + 32) = *(const memo_v32 *)(src + 32);
+    if (len > 64) /* the loop's start set up only here */
         for (size_t i = 64; i < len; i += 32)
-            memcpy(o + i, src + i, 32);
+            *(memo_v32 *)(o + i) = *(const memo_v32 *)(src + i);
 }
 
-/* memo_copy for the answers of repeated addresses, with AVX (avx) the first 96 bytes at once
- * (most answers are 64 to 96 bytes): up to 95 bytes past len are written too. */
+/* memo_copy for the answers of repeated addresses: the first 96 bytes at once (most answers are
+ * 64 to 96 bytes): up to 95 bytes past len are written too. */
 static inline __attribute__((always_inline)) void memo_copy_answer(char *o, const char *src,
-                                                                   size_t len, bool avx)
+                                                                   size_t len)
 {
-    if (!avx) {
-        memo_copy(o, src, len, false);
-        return;
-    }
-    typedef char v32 __attribute__((vector_size(32), aligned(1), may_alias));
-    *(v32 *)o = *(const v32 *)src;
-    *(v32 *)(o + 32) = *(const v32 *)(src + 32);
-    *(v32 *)(o + 64) = *(const v32 *)(src + 64);
+    *(memo_v32 *)o = *(const memo_v32 *)src;
+    *(memo_v32 *)(o + 32) = *(const memo_v32 *)(src + 32);
+    *(memo_v32 *)(o + 64) = *(const memo_v32 *)(src + 64);
     if (len > 96) /* the loop's start set up only here */
         for (size_t i = 96; i < len; i += 32)
-            *(v32 *)(o + i) = *(const v32 *)(src + i);
+            *(memo_v32 *)(o + i) = *(const memo_v32 *)(src + i);
 }
 
 static void memo_init(struct memo *m, bool on)
@@ -157,7 +170,7 @@ static void memo_stop(struct memo *m)
 {
     if (m->slot != &memo_none)
         free(m->slot);
-    free(m->text);
+    free(m->a.text);
     memo_init(m, false);
 }
 
@@ -165,25 +178,14 @@ static void memo_stop(struct memo *m)
  * (*at then NULL). False when the memo stopped (no memory). */
 __attribute__((noinline)) static bool memo_room(struct memo *m, size_t len, struct memo_slot **at)
 {
-    if (m->used + len + MEMO_PAD > m->cap) {
-        if (m->cap < MEMO_MAX_TEXT) { /* the first: enough for most runs, not touched until used */
-            size_t cap = m->cap ? 2 * m->cap : MEMO_MAX_TEXT / 8;
-            char *t = realloc(m->text, cap);
-            if (!t) {
-                memo_stop(m);
-                return false;
-            }
-            m->text = t;
-            m->cap = cap;
-        } else { /* full: start again */
-            memset(m->slot, 0, ((size_t)m->mask + 1) * sizeof *m->slot);
-            m->used = m->count = 0;
-            *at = NULL;
-        }
+    int room = arena_room(&m->a, len, MEMO_MAX_TEXT / 8);
+    if (room < 0) {
+        memo_stop(m);
+        return false;
     }
-    if (m->count >= m->half) { /* probes would get long: start again */
+    if (!room || m->count >= m->half) { /* full, or probes would get long: start again */
         memset(m->slot, 0, ((size_t)m->mask + 1) * sizeof *m->slot);
-        m->used = m->count = 0;
+        m->a.used = m->count = 0;
         *at = NULL;
     }
     return true;
@@ -196,13 +198,13 @@ memo_keep_slow(struct memo *m, uint64_t key, struct memo_slot *at, const char *t
 {
     if (m->off || !key || len > MEMO_MAX_ANSWER || !memo_room(m, len, &at))
         return;
-    struct memo_slot *s = at && !at->key ? at : memo_find(m->slot, m->mask, key);
-    memcpy(m->text + m->used, text, len);
+    struct memo_slot *s = at && !at->key ? at : memo_find(m, key);
+    memcpy(m->a.text + m->a.used, text, len);
     m->count += !s->key;
     s->key = key;
     s->len = (uint32_t)len;
-    s->off = (uint32_t)m->used;
-    m->used += len;
+    s->off = (uint32_t)m->a.used;
+    m->a.used += len;
 }
 
 /* Keeps the answer for key, the len bytes at text (copied); key 0: not kept. at: the slot a
@@ -211,19 +213,19 @@ memo_keep_slow(struct memo *m, uint64_t key, struct memo_slot *at, const char *t
  * answer copied as memo_copy_answer copies. */
 static inline __attribute__((always_inline)) void memo_keep(struct memo *m, uint64_t key,
                                                             struct memo_slot *at, const char *text,
-                                                            size_t len, bool padded, bool avx)
+                                                            size_t len, bool padded)
 {
-    if (!padded || !key || len > MEMO_MAX_ANSWER || m->used + len + MEMO_PAD > m->cap ||
+    if (!padded || !key || len > MEMO_MAX_ANSWER || m->a.used + len + MEMO_PAD > m->a.cap ||
         m->count >= m->half) {
         memo_keep_slow(m, key, at, text, len);
         return;
     }
-    memo_copy_answer(m->text + m->used, text, len, avx);
+    memo_copy_answer(m->a.text + m->a.used, text, len);
     m->count++;
     at->key = key;
     at->len = (uint32_t)len;
-    at->off = (uint32_t)m->used;
-    m->used += len;
+    at->off = (uint32_t)m->a.used;
+    m->a.used += len;
 }
 
 /* The forms of the answers printed, by spoor_elf_answer_id: addresses with one id get one
@@ -269,15 +271,14 @@ struct forms {
     struct form_slot *slot; /* NULL: off */
     struct range_slot *range;
     uint32_t count;
-    char *text;
-    size_t used, cap;
+    struct arena a;
 };
 
 static void forms_stop(struct forms *f)
 {
     free(f->slot);
     free(f->range);
-    free(f->text);
+    free(f->a.text);
     memset(f, 0, sizeof *f);
 }
 
@@ -300,28 +301,22 @@ static void form_keep(struct forms *f, struct form_slot *s, const uint64_t id[2]
 {
     if (len > MEMO_MAX_ANSWER)
         return;
-    if (f->used + len + MEMO_PAD > f->cap || f->count >= (1u << FORM_BITS) / 2) {
-        if (f->cap < MEMO_MAX_TEXT && f->count < (1u << FORM_BITS) / 2) {
-            size_t cap = f->cap ? 2 * f->cap : MEMO_MAX_TEXT / 32;
-            char *t = realloc(f->text, cap);
-            if (!t) {
-                forms_stop(f);
-                return;
-            }
-            f->text = t;
-            f->cap = cap;
-        } else { /* full: start again */
-            memset(f->slot, 0, (sizeof *f->slot) << FORM_BITS);
-            memset(f->range, 0, (sizeof *f->range) << RANGE_BITS);
-            f->used = f->count = 0;
-            s = form_find(f->slot, id);
-        }
+    int room = f->count < (1u << FORM_BITS) / 2 ? arena_room(&f->a, len, MEMO_MAX_TEXT / 32) : 0;
+    if (room < 0) {
+        forms_stop(f);
+        return;
     }
-    memcpy(f->text + f->used, text, len);
+    if (!room) { /* full: start again */
+        memset(f->slot, 0, (sizeof *f->slot) << FORM_BITS);
+        memset(f->range, 0, (sizeof *f->range) << RANGE_BITS);
+        f->a.used = f->count = 0;
+        s = form_find(f->slot, id);
+    }
+    memcpy(f->a.text + f->a.used, text, len);
     f->count++;
-    *s = (struct form_slot){{id[0], id[1]}, (uint32_t)f->used, (uint32_t)len,  (uint32_t)at,
-                            (uint32_t)num,  (uint32_t)end,     (uint32_t)lnum, (uint32_t)lend};
-    f->used += len;
+    *s = (struct form_slot){{id[0], id[1]}, (uint32_t)f->a.used, (uint32_t)len,  (uint32_t)at,
+                            (uint32_t)num,  (uint32_t)end,       (uint32_t)lnum, (uint32_t)lend};
+    f->a.used += len;
 }
 
 struct sym_ctx {
@@ -524,25 +519,25 @@ static inline char *put_decimal(struct sym_ctx *c, char *p, uint32_t v)
 }
 
 /* Prints the answer of addr from its form f, the offset addr - base (and keeps it in the memo
- * under key, unless 0: then key also gives the address's digits); copies with AVX when avx. */
+ * under key, unless 0: then key also gives the address's digits). */
 static inline __attribute__((always_inline)) void
 answer_from_form(struct sym_ctx *c, const struct form_slot *fp, uint32_t addr, uint32_t base,
-                 unsigned line, uint64_t key, struct memo_slot *at, bool avx)
+                 unsigned line, uint64_t key, struct memo_slot *at)
 {
     const struct form_slot f = *fp; /* read once: the stores into the output may alias it */
     uint32_t off = (addr & ~1u) - base;
     /* the offset and the line: 10 digits each at most */
     char *o = ob_reserve(&c->out, (size_t)f.len + 20 + MEMO_PAD);
-    const char *src = c->forms.text + f.off;
-    memo_copy(o, src, f.num, avx);
+    const char *src = c->forms.a.text + f.off;
+    memo_copy(o, src, f.num);
     char *p = o + f.num;
     if (f.num < f.end) /* the digits after 0x in text */
         p = c->json ? put_decimal(c, p, off) : ob_put_hex_digits(p, off);
-    memo_copy(p, src + f.end, (size_t)(f.lnum - f.end), avx);
+    memo_copy(p, src + f.end, (size_t)(f.lnum - f.end));
     p += f.lnum - f.end;
     if (f.lnum < f.lend)
         p = put_decimal(c, p, line);
-    memo_copy(p, src + f.lend, (size_t)(f.len - f.lend), avx);
+    memo_copy(p, src + f.lend, (size_t)(f.len - f.lend));
     p += f.len - f.lend;
     if (key) {
         uint64_t w = key_hex8(key);
@@ -551,7 +546,7 @@ answer_from_form(struct sym_ctx *c, const struct form_slot *fp, uint32_t addr, u
         ob_put_hex8(o + f.at, addr);
     }
     ob_commit(&c->out, p);
-    memo_keep(&c->memo, key, at, o, (size_t)(p - o), true, avx);
+    memo_keep(&c->memo, key, at, o, (size_t)(p - o), true);
 }
 
 /* Looks addr up and prints its answer (and keeps it in the memo under key, unless 0), and its
@@ -593,7 +588,7 @@ __attribute__((noinline)) static void answer_looked_up(struct sym_ctx *c, uint32
         }
         const char *text = c->out.buf + start;
         size_t len = c->out.len - start;
-        memo_keep(&c->memo, key, at, text, len, false, false);
+        memo_keep(&c->memo, key, at, text, len, false);
         size_t addr_at = c->json ? JSON_ADDR_AT : TEXT_ADDR_AT;
         char hex[10];
         ob_put_hex8(hex, addr);
@@ -627,15 +622,15 @@ static inline void range_keep(struct range_slot *range, uint32_t addr, const spo
 }
 
 /* Prints the answer of addr (and keeps it in the memo under key, unless 0): from its form when
- * one was kept, else looked up. avx: copies with AVX moves. */
+ * one was kept, else looked up. */
 static inline __attribute__((always_inline)) void
-answer_new_body(struct sym_ctx *c, uint32_t addr, uint64_t key, struct memo_slot *at, bool avx)
+answer_new_body(struct sym_ctx *c, uint32_t addr, uint64_t key, struct memo_slot *at)
 {
     if (c->forms.slot) {
         uint32_t a = addr & ~1u;
         const struct range_slot *r = &c->forms.range[(a >> RANGE_SHIFT) & ((1u << RANGE_BITS) - 1)];
         if (a - r->start < r->end - r->start) { /* a range seen: its form */
-            answer_from_form(c, r->form, addr, r->base, r->line, key, at, avx);
+            answer_from_form(c, r->form, addr, r->base, r->line, key, at);
             return;
         }
         spoor_answer_id ans;
@@ -643,7 +638,7 @@ answer_new_body(struct sym_ctx *c, uint32_t addr, uint64_t key, struct memo_slot
             struct form_slot *form = form_find(c->forms.slot, ans.id);
             if (form->id[0]) {
                 range_keep(c->forms.range, a, &ans, form);
-                answer_from_form(c, form, addr, ans.base, ans.line, key, at, avx);
+                answer_from_form(c, form, addr, ans.base, ans.line, key, at);
             } else {
                 answer_looked_up(c, addr, key, at, form, &ans);
             }
@@ -656,7 +651,7 @@ answer_new_body(struct sym_ctx *c, uint32_t addr, uint64_t key, struct memo_slot
 __attribute__((noinline)) static void answer_new(struct sym_ctx *c, uint32_t addr, uint64_t key,
                                                  struct memo_slot *at)
 {
-    answer_new_body(c, addr, key, at, false);
+    answer_new_body(c, addr, key, at);
 }
 
 #if MEMO_AVX
@@ -664,7 +659,7 @@ __attribute__((noinline)) static void answer_new(struct sym_ctx *c, uint32_t add
 __attribute__((noinline, target("avx,bmi"))) static void
 answer_new_avx(struct sym_ctx *c, uint32_t addr, uint64_t key, struct memo_slot *at)
 {
-    answer_new_body(c, addr, key, at, true);
+    answer_new_body(c, addr, key, at);
 }
 #define ANSWER_NEW(avx, c, addr, key, at)                                                          \
     ((avx) ? answer_new_avx(c, addr, key, at) : answer_new(c, addr, key, at))
@@ -708,22 +703,30 @@ static inline bool key_value(uint64_t w, unsigned len, uint32_t *v)
     return true;
 }
 
+/* The top bit of the first of the 8 bytes of w that is white space or a control byte (<= ' ');
+ * 0 when none is. below and high: 0x21 and 0x80 in every byte (arguments, so that a loop keeps
+ * them in registers). A byte below 0x21 is found by the borrow of subtracting 0x21 from it,
+ * exact for the first such byte (borrows only go up). */
+static inline uint64_t token_end_bit(uint64_t w, uint64_t below, uint64_t high)
+{
+    uint64_t ends = (w - below) & ~w & high;
+    return ends & (0 - ends);
+}
+
 /* The memo key of a token whose hex digits start at s (see struct memo_slot): the bytes before
  * the first of the 8 at s that is white space or a control byte (<= ' '), *len their number; all
- * 8 (*len 8) when none is. Reads the 8 bytes at once (SWAR): a byte below 0x21 is found by the
- * borrow of subtracting 0x21 from it, exact for the first such byte (borrows only go up). */
+ * 8 (*len 8) when none is. Reads the 8 bytes at once (token_end_bit). */
 static inline uint64_t token_key(const char *s, unsigned *len)
 {
-    const uint64_t ones = 0x0101010101010101u, high = 0x80 * ones;
     uint64_t w;
     memcpy(&w, s, 8);
-    uint64_t ends = (w - 0x21 * ones) & ~w & high;
-    if (!ends) {
+    uint64_t first = token_end_bit(w, 0x2121212121212121u, 0x8080808080808080u);
+    if (!first) {
         *len = 8;
         return w;
     }
-    *len = (unsigned)__builtin_ctzll(ends) / 8;
-    return w & (((ends & (0 - ends)) >> 7) - 1); /* the bytes below the first end */
+    *len = (unsigned)__builtin_ctzll(first) / 8;
+    return w & ((first >> 7) - 1); /* the bytes below the first end */
 }
 
 /* The token at p (p < end, not white space) in the general case: its answer from the memo, or
@@ -745,10 +748,10 @@ __attribute__((noinline)) static const char *symbolize_token_at(struct sym_ctx *
         const char *q = q_key = p + 2 + len;
         /* below 8 digits, *q is the byte <= ' ' token_key stopped at */
         if ((len < 8 || (unsigned char)*q <= ' ') && (q < end || last)) { /* whole */
-            const struct memo_slot *m = at = memo_find(c->memo.slot, c->memo.mask, key);
+            const struct memo_slot *m = at = memo_find(&c->memo, key);
             if (m->len && m->key == key) { /* seen before: no need to read it */
                 char *o = ob_reserve(&c->out, m->len + MEMO_PAD);
-                memo_copy(o, c->memo.text + m->off, m->len, false);
+                memo_copy(o, c->memo.a.text + m->off, m->len);
                 ob_commit(&c->out, o + m->len);
                 return q;
             }
@@ -781,7 +784,7 @@ symbolize_block_body(struct sym_ctx *c, const char *p, const char *end, bool las
     __asm__("" : "+r"(below), "+r"(high), "+r"(mul));
     char *slots = (char *)c->memo.slot;
     size_t mask16 = (size_t)c->memo.mask * sizeof *c->memo.slot;
-    const char *text = c->memo.text;
+    const char *text = c->memo.a.text;
     char *o = c->out.buf + c->out.len;
     char *const o_limit = c->out.buf + sizeof c->out.buf - (MEMO_MAX_ANSWER + MEMO_PAD);
     for (;;) {
@@ -790,12 +793,12 @@ symbolize_block_body(struct sym_ctx *c, const char *p, const char *end, bool las
         if ((head | 0x2000) == ('0' | 'x' << 8)) {
             uint64_t w; /* token_key's work: the first byte <= ' ' of the 8 after 0x ends it */
             memcpy(&w, p + 2, 8);
-            uint64_t ends = (w - below) & ~w & high;
-            uint64_t first = ends & (0 - ends);
+            uint64_t first = token_end_bit(w, below, high);
             const char *q;
             /* first > 0x80: an end in the 8 bytes, after at least one digit */
             if (first > 0x80 && (q = p + 2 + (size_t)__builtin_ctzll(first) / 8) < end) {
                 uint64_t key = w & ((first >> 7) - 1); /* a whole token: as memo_find's key */
+                /* memo_find's loop, the miss handled inside it (fused: no second test) */
                 size_t at = memo_at(key, mul, mask16);
                 struct memo_slot *m = (struct memo_slot *)(slots + at);
                 while (m->key != key) {
@@ -807,7 +810,7 @@ symbolize_block_body(struct sym_ctx *c, const char *p, const char *end, bool las
                         ANSWER_NEW(avx, c, v, key, m);
                         slots = (char *)c->memo.slot;
                         mask16 = (size_t)c->memo.mask * sizeof *c->memo.slot;
-                        text = c->memo.text;
+                        text = c->memo.a.text;
                         o = c->out.buf + c->out.len;
                         p = q + 1; /* past the white space that ends the token */
                         goto next;
@@ -822,7 +825,7 @@ symbolize_block_body(struct sym_ctx *c, const char *p, const char *end, bool las
                 }
                 const char *src = text + m->off;
                 size_t len = m->len;
-                memo_copy_answer(o, src, len, avx);
+                memo_copy_answer(o, src, len);
                 o += len;
                 p = q + 1; /* past the white space that ends the token */
                 continue;
@@ -841,7 +844,7 @@ symbolize_block_body(struct sym_ctx *c, const char *p, const char *end, bool las
         const char *next = symbolize_token_at(c, p, end, last);
         slots = (char *)c->memo.slot;
         mask16 = (size_t)c->memo.mask * sizeof *c->memo.slot;
-        text = c->memo.text;
+        text = c->memo.a.text;
         o = c->out.buf + c->out.len;
         if (!next)
             break;
