@@ -6,6 +6,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "cli.h"
 #include "json_out.h"
 #include "outbuf.h"
@@ -610,15 +614,18 @@ __attribute__((noinline)) static void answer_looked_up(struct sym_ctx *c, uint32
 static inline void range_keep(struct range_slot *range, uint32_t addr, const spoor_answer_id *ans,
                               const struct form_slot *form)
 {
-    uint32_t at = addr >> RANGE_SHIFT, lo = ans->start >> RANGE_SHIFT;
-    uint32_t hi = (ans->end - 1) >> RANGE_SHIFT;
-    if (at - lo > RANGE_FILL)
-        lo = at - RANGE_FILL;
-    if (hi - at > RANGE_FILL)
-        hi = at + RANGE_FILL;
+    uint32_t lo = ans->start >> RANGE_SHIFT, n = ((ans->end - 1) >> RANGE_SHIFT) - lo;
+    if (__builtin_expect(n > 2 * RANGE_FILL, 0)) { /* a long range: the slots about addr's */
+        uint32_t at = addr >> RANGE_SHIFT, hi = lo + n;
+        if (at - lo > RANGE_FILL)
+            lo = hi - at > RANGE_FILL ? at - RANGE_FILL : hi - 2 * RANGE_FILL;
+        n = 2 * RANGE_FILL;
+    }
     struct range_slot r = {ans->start, ans->end, ans->base, ans->line, form};
-    for (uint32_t i = lo; i - lo <= hi - lo; i++)
+    uint32_t i = lo;
+    do
         range[i & ((1u << RANGE_BITS) - 1)] = r;
+    while (i++ - lo < n);
 }
 
 /* Prints the answer of addr (and keeps it in the memo under key, unless 0): from its form when
@@ -664,7 +671,7 @@ answer_new_avx(struct sym_ctx *c, uint32_t addr, uint64_t key, struct memo_slot 
 #define ANSWER_NEW(avx, c, addr, key, at)                                                          \
     ((avx) ? answer_new_avx(c, addr, key, at) : answer_new(c, addr, key, at))
 #else
-#define ANSWER_NEW(avx, c, addr, key, at) answer_new(c, addr, key, at)
+#define ANSWER_NEW(avx, c, addr, key, at) ((void)(avx), answer_new(c, addr, key, at))
 #endif
 
 static void symbolize_token(struct sym_ctx *c, const char *tok, size_t len)
@@ -680,8 +687,44 @@ static void symbolize_token(struct sym_ctx *c, const char *tok, size_t len)
 }
 
 /* The number the len hex digits of a memo key (struct memo_slot, token_key) stand for, into
- * *v, all 8 bytes classified and converted at once (SWAR); false when one of them is no hex
- * digit (the caller's slow path decides). */
+ * *v, all 8 bytes classified and converted at once; false when one of them is no hex digit (the
+ * caller's slow path decides). */
+#if defined(__SSE2__)
+/* key_value's constants: 0x20, 0x0f, 9 in every byte, 0xff in every 16-bit lane */
+static const uint64_t key_value_consts[4][2]
+    __attribute__((aligned(16))) = {{0x2020202020202020u, 0x2020202020202020u},
+                                    {0x0f0f0f0f0f0f0f0fu, 0x0f0f0f0f0f0f0f0fu},
+                                    {0x0909090909090909u, 0x0909090909090909u},
+                                    {0x00ff00ff00ff00ffu, 0x00ff00ff00ff00ffu}};
+
+/* In an SSE2 register: the digits moved to the top of 8 bytes (the zero bytes below them, leading
+ * zeros), classed by signed compares (bytes of 0x80 and more are negative: no digit), paired
+ * into bytes in 16-bit lanes and packed. The constants read from memory (hidden from GCC, which
+ * makes each one in three instructions). */
+static inline bool key_value(uint64_t w, unsigned len, uint32_t *v)
+{
+    if (len - 1 >= 8)
+        return false;
+    const __m128i *k = (const __m128i *)(const void *)key_value_consts;
+    __asm__("" : "+r"(k));
+    __m128i x = _mm_cvtsi64_si128((long long)(w << (8 * (8 - len))));
+    __m128i lower = _mm_or_si128(x, _mm_load_si128(&k[0])); /* A-F made a-f */
+    __m128i digit = _mm_and_si128(_mm_cmpgt_epi8(lower, _mm_set1_epi8('0' - 1)),
+                                  _mm_cmplt_epi8(lower, _mm_set1_epi8('9' + 1)));
+    __m128i letter = _mm_and_si128(_mm_cmpgt_epi8(lower, _mm_set1_epi8('a' - 1)),
+                                   _mm_cmplt_epi8(lower, _mm_set1_epi8('f' + 1)));
+    if ((unsigned)_mm_movemask_epi8(_mm_or_si128(digit, letter)) != ((0xffu << (8 - len)) & 0xff))
+        return false;
+    __m128i d = _mm_add_epi8(_mm_and_si128(x, _mm_load_si128(&k[1])),
+                             _mm_and_si128(letter, _mm_load_si128(&k[2]))); /* digit values */
+    /* a 16-bit lane's first byte (the higher digit) and second into its low byte */
+    __m128i pairs = _mm_and_si128(_mm_or_si128(_mm_slli_epi16(d, 4), _mm_srli_epi16(d, 8)),
+                                  _mm_load_si128(&k[3]));
+    *v = __builtin_bswap32((uint32_t)_mm_cvtsi128_si32(_mm_packus_epi16(pairs, pairs)));
+    return true;
+}
+#else
+/* SWAR: in a 64-bit word. */
 static inline bool key_value(uint64_t w, unsigned len, uint32_t *v)
 {
     const uint64_t ones = 0x0101010101010101u, high = 0x80 * ones;
@@ -702,6 +745,7 @@ static inline bool key_value(uint64_t w, unsigned len, uint32_t *v)
     *v = (uint32_t)(x | x >> 16);
     return true;
 }
+#endif
 
 /* The top bit of the first of the 8 bytes of w that is white space or a control byte (<= ' ');
  * 0 when none is. below and high: 0x21 and 0x80 in every byte (arguments, so that a loop keeps
