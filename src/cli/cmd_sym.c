@@ -213,14 +213,14 @@ memo_keep_slow(struct memo *m, uint64_t key, struct memo_slot *at, const char *t
 
 /* Keeps the answer for key, the len bytes at text (copied); key 0: not kept. at: the slot a
  * lookup of key found empty (the memo unchanged since; never NULL with a key), or NULL.
- * padded: text is followed by MEMO_PAD bytes that may be read: the common case, done here, the
- * answer copied as memo_copy_answer copies. */
+ * padded: an answer made from a form (at most MEMO_MAX_ANSWER bytes: see form_keep) and
+ * followed by MEMO_PAD bytes that may be read: the common case, done here, the answer copied as
+ * memo_copy_answer copies. */
 static inline __attribute__((always_inline)) void memo_keep(struct memo *m, uint64_t key,
                                                             struct memo_slot *at, const char *text,
                                                             size_t len, bool padded)
 {
-    if (!padded || !key || len > MEMO_MAX_ANSWER || m->a.used + len + MEMO_PAD > m->a.cap ||
-        m->count >= m->half) {
+    if (!padded || !key || m->a.used + len + MEMO_PAD > m->a.cap || m->count >= m->half) {
         memo_keep_slow(m, key, at, text, len);
         return;
     }
@@ -241,7 +241,7 @@ static inline __attribute__((always_inline)) void memo_keep(struct memo *m, uint
  * emptied when full; off with the memo, and with -r (the offset there is not the address minus
  * one base). */
 #define FORM_BITS 16
-#define DECIMAL_WORDS (1u << 16) /* numbers kept as text by put_decimal: lines, JSON offsets */
+#define NUMBER_WORDS (1u << 16) /* numbers kept as text by put_number: lines, offsets */
 
 struct form_slot {
     uint64_t id[2]; /* spoor_elf_answer_id's; id[0] 0: none (it names a function or a line) */
@@ -299,11 +299,12 @@ static inline struct form_slot *form_find(struct form_slot *slot, const uint64_t
 
 /* Keeps the form of id (its slot s, empty): the answer of len bytes at text, its address at
  * text + at, its offset's digits at [num, end) and its line's at [lnum, lend) (each empty:
- * none). */
+ * none). Answers made from a form are at most MEMO_MAX_ANSWER bytes (memo_keep counts on it):
+ * its numbers grow by 18 digits at most (the offset's to 10, the line's to 10). */
 static void form_keep(struct forms *f, struct form_slot *s, const uint64_t id[2], const char *text,
                       size_t len, size_t at, size_t num, size_t end, size_t lnum, size_t lend)
 {
-    if (len > MEMO_MAX_ANSWER)
+    if (len > MEMO_MAX_ANSWER - 18)
         return;
     int room = f->count < (1u << FORM_BITS) / 2 ? arena_room(&f->a, len, MEMO_MAX_TEXT / 32) : 0;
     if (room < 0) {
@@ -337,7 +338,8 @@ struct sym_ctx {
     size_t warned; /* the ELF's warnings printed so far */
     struct memo memo;
     struct forms forms;
-    uint64_t *decimal;     /* put_decimal's words (with the forms) */
+    uint64_t *numbers;      /* put_number's words (with the forms): decimal, then hex */
+    uint64_t *offset_words; /* of the offsets: hex in text, decimal in JSON */
     char *num, *num_end;   /* where the last answer's offset digits went (NULL: not in one piece) */
     char *line, *line_end; /* and its first frame's line's digits (NULL: none, or not so) */
 };
@@ -499,25 +501,27 @@ static inline uint64_t key_hex8(uint64_t key)
     return key << shift | zeros | 0x2020202020202020u; /* '0'-'9' keep bit 5, A-F made a-f */
 }
 
-/* The decimal digits of v (below DECIMAL_WORDS) as one word, as they lie in memory, with their
- * number in the top byte, made and kept in words[v] (0: not made yet) on first use. */
-__attribute__((noinline)) static uint64_t decimal_word(uint64_t *words, uint32_t v)
+/* The digits of v (below NUMBER_WORDS) in hex (%x) or decimal (%u) as one word, as they lie in
+ * memory, with their number in the top byte, made and kept in words[v] (0: not made yet) on
+ * first use. */
+__attribute__((noinline)) static uint64_t number_word(uint64_t *words, uint32_t v, bool hex)
 {
-    char d[8] = {0};
-    uint64_t w, n = (uint64_t)(ob_put_u32(d, v) - d); /* at most 5 digits */
-    memcpy(&w, d, 8);
+    char d[16] = {0};
+    uint64_t w, n = (uint64_t)((hex ? ob_put_hex_digits(d, v) : ob_put_u32(d, v)) - d);
+    memcpy(&w, d, 8); /* at most 5 digits */
     return words[v] = w | n << 56;
 }
 
-/* %u of v at p (8 bytes written), from c->decimal when v is below DECIMAL_WORDS: answers print
- * the same few thousand line numbers again and again. */
-static inline char *put_decimal(struct sym_ctx *c, char *p, uint32_t v)
+/* %x (hex) or %u of v at p (8 bytes written), from words (c->numbers, in hex the second half)
+ * when v is below NUMBER_WORDS: answers print the same few thousand line numbers and function
+ * offsets again and again. */
+static inline char *put_number(uint64_t *words, char *p, uint32_t v, bool hex)
 {
-    if (v >= DECIMAL_WORDS)
-        return ob_put_u32(p, v);
-    uint64_t w = c->decimal[v];
+    if (v >= NUMBER_WORDS)
+        return hex ? ob_put_hex_digits(p, v) : ob_put_u32(p, v);
+    uint64_t w = words[v];
     if (!w)
-        w = decimal_word(c->decimal, v);
+        w = number_word(words, v, hex);
     memcpy(p, &w, 8);
     return p + (w >> 56);
 }
@@ -536,11 +540,11 @@ answer_from_form(struct sym_ctx *c, const struct form_slot *fp, uint32_t addr, u
     memo_copy(o, src, f.num);
     char *p = o + f.num;
     if (f.num < f.end) /* the digits after 0x in text */
-        p = c->json ? put_decimal(c, p, off) : ob_put_hex_digits(p, off);
+        p = put_number(c->offset_words, p, off, !c->json);
     memo_copy(p, src + f.end, (size_t)(f.lnum - f.end));
     p += f.lnum - f.end;
     if (f.lnum < f.lend)
-        p = put_decimal(c, p, line);
+        p = put_number(c->numbers, p, line, false);
     memo_copy(p, src + f.lend, (size_t)(f.len - f.lend));
     p += f.len - f.lend;
     if (key) {
@@ -982,10 +986,11 @@ int cmd_sym(int argc, char **argv)
     spoor_elf_set_demangle(c.elf, demangle);
     memo_init(&c.memo, optind >= argc); /* for the bulk case: addresses from stdin */
     if (!c.memo.off && !c.return_addresses) {
-        c.decimal = calloc(DECIMAL_WORDS, sizeof *c.decimal);
+        c.numbers = calloc(2 * NUMBER_WORDS, sizeof *c.numbers); /* decimal, hex */
+        c.offset_words = c.numbers && !c.json ? c.numbers + NUMBER_WORDS : c.numbers;
         c.forms.range = calloc(1u << RANGE_BITS, sizeof *c.forms.range);
         c.forms.slot =
-            c.decimal && c.forms.range ? calloc(1u << FORM_BITS, sizeof *c.forms.slot) : NULL;
+            c.numbers && c.forms.range ? calloc(1u << FORM_BITS, sizeof *c.forms.slot) : NULL;
     }
     print_new_warnings(&c);
     int rc = SPOOR_EXIT_OK;
@@ -997,7 +1002,7 @@ int cmd_sym(int argc, char **argv)
     spoor_elf_close(c.elf);
     memo_stop(&c.memo);
     forms_stop(&c.forms);
-    free(c.decimal);
+    free(c.numbers);
     if (!ob_flush(&c.out))
         return cli_error("sym", "cannot write output: %s", strerror(errno));
     return rc ? rc : c.bad ? SPOOR_EXIT_USAGE : SPOOR_EXIT_OK;
