@@ -99,25 +99,15 @@ typedef struct spoor_location {
  * max frames exist the outermost ones are dropped. Returns 0 only when max is 0. */
 size_t spoor_elf_symbolize(const spoor_elf *elf, uint32_t addr, spoor_location *frames, size_t max);
 
-/* Which answer spoor_elf_symbolize gives for an address (spoor_elf_answer_id), for callers that
- * print many answers (an answer formatted once serves every address of its id). */
-typedef struct spoor_answer_id {
-    /* two addresses with the same id get the same frames but for frames[0].offset, which is the
-     * address (its Thumb bit cleared) minus base (when frames[0].has_offset), and
-     * frames[0].line, which is line; when frames[0].file is NULL, line is 0 for every address
-     * of the id */
-    uint64_t id[2];
-    uint32_t base;
-    unsigned line;
-    /* every address a with start <= (a & ~1) < end has this id, base and line (end UINT32_MAX:
-     * up to the top of the address space) */
-    uint32_t start, end;
-} spoor_answer_id;
-
-/* The answer id of addr into *out. False when it cannot tell: before many lookups were made
- * (while tables of single units answer) and when the ELF has warnings. Looks up nothing that
- * spoor_elf_symbolize would not. */
-bool spoor_elf_answer_id(const spoor_elf *elf, uint32_t addr, spoor_answer_id *out);
+/* Which answer spoor_elf_symbolize gives for addr, as two numbers into id, for callers that
+ * print many answers (an answer formatted once serves every address of its id): two addresses
+ * with the same id get the same frames but for frames[0].offset, which is the address (its Thumb
+ * bit cleared) minus *base (when frames[0].has_offset), and frames[0].line, which is *line; when
+ * frames[0].file is NULL, *line is 0 for every address of the id. False when it cannot tell: before
+ * many lookups were made (while tables of single units answer) and when the ELF has warnings.
+ * Looks up nothing that spoor_elf_symbolize would not. */
+bool spoor_elf_answer_id(const spoor_elf *elf, uint32_t addr, uint64_t id[2], uint32_t *base,
+                         unsigned *line);
 
 /* The function containing addr and its start address and size (DWARF first, then the
  * symbol table); false when none. */

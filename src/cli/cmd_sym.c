@@ -241,39 +241,20 @@ static inline __attribute__((always_inline)) void memo_keep(struct memo *m, uint
  * emptied when full; off with the memo, and with -r (the offset there is not the address minus
  * one base). */
 #define FORM_BITS 16
-#define NUMBER_WORDS (1u << 16) /* numbers kept as text by put_number: lines, offsets */
+#define NUMBER_WORDS (1u << 13) /* numbers kept as text by put_number: lines, offsets */
 
-struct form_slot {
+struct form_slot {  /* 32 bytes: the table's pages are touched at random */
     uint64_t id[2]; /* spoor_elf_answer_id's; id[0] 0: none (it names a function or a line) */
-    uint32_t off;   /* the text, at text[off] */
-    uint32_t len;   /* its bytes */
-    uint32_t at;    /* where the address's "0x%08x" is */
-    uint32_t num;   /* where the offset's digits are (num == end: none) */
-    uint32_t end;   /* where they end */
-    uint32_t lnum;  /* where the line's digits are (lnum == lend: none) */
-    uint32_t lend;  /* where they end */
-};
-
-/* The ranges of the answers made from forms: spoor_elf_answer_id's answer for an address holds
- * over a range of addresses (a span of the symbolizer's table: mostly one or two instructions),
- * kept with its form in the slots of the halfwords it covers (direct mapped, up to RANGE_FILL
- * on either side of the address), so that a new address in a range seen gets its form, base and
- * line without the library's search and the form's lookup: printf-m4f's 20,500 new addresses
- * ask the library 9,000 times. Emptied with the forms. */
-#define RANGE_BITS 16
-#define RANGE_SHIFT 1 /* a halfword a slot */
-#define RANGE_FILL 16
-
-struct range_slot {
-    uint32_t start, end; /* spoor_answer_id's (start == end: empty) */
-    uint32_t base;
-    unsigned line;
-    const struct form_slot *form;
+    uint32_t off;   /* the text, at text[off]; its address's "0x%08x" at c->addr_at */
+    uint16_t len;   /* its bytes */
+    uint16_t num;   /* where the offset's digits are (num == end: none) */
+    uint16_t end;   /* where they end */
+    uint16_t lnum;  /* where the line's digits are (lnum == lend: none) */
+    uint16_t lend;  /* where they end */
 };
 
 struct forms {
     struct form_slot *slot; /* NULL: off */
-    struct range_slot *range;
     uint32_t count;
     struct arena a;
 };
@@ -281,7 +262,6 @@ struct forms {
 static void forms_stop(struct forms *f)
 {
     free(f->slot);
-    free(f->range);
     free(f->a.text);
     memset(f, 0, sizeof *f);
 }
@@ -297,12 +277,12 @@ static inline struct form_slot *form_find(struct form_slot *slot, const uint64_t
     }
 }
 
-/* Keeps the form of id (its slot s, empty): the answer of len bytes at text, its address at
- * text + at, its offset's digits at [num, end) and its line's at [lnum, lend) (each empty:
- * none). Answers made from a form are at most MEMO_MAX_ANSWER bytes (memo_keep counts on it):
- * its numbers grow by 18 digits at most (the offset's to 10, the line's to 10). */
+/* Keeps the form of id (its slot s, empty): the answer of len bytes at text, its offset's digits
+ * at [num, end) and its line's at [lnum, lend) (each empty: none). Answers made from a form are at
+ * most MEMO_MAX_ANSWER bytes (memo_keep counts on it): its numbers grow by 18 digits at most (the
+ * offset's to 10, the line's to 10). */
 static void form_keep(struct forms *f, struct form_slot *s, const uint64_t id[2], const char *text,
-                      size_t len, size_t at, size_t num, size_t end, size_t lnum, size_t lend)
+                      size_t len, size_t num, size_t end, size_t lnum, size_t lend)
 {
     if (len > MEMO_MAX_ANSWER - 18)
         return;
@@ -313,14 +293,13 @@ static void form_keep(struct forms *f, struct form_slot *s, const uint64_t id[2]
     }
     if (!room) { /* full: start again */
         memset(f->slot, 0, (sizeof *f->slot) << FORM_BITS);
-        memset(f->range, 0, (sizeof *f->range) << RANGE_BITS);
         f->a.used = f->count = 0;
         s = form_find(f->slot, id);
     }
     memcpy(f->a.text + f->a.used, text, len);
     f->count++;
-    *s = (struct form_slot){{id[0], id[1]}, (uint32_t)f->a.used, (uint32_t)len,  (uint32_t)at,
-                            (uint32_t)num,  (uint32_t)end,       (uint32_t)lnum, (uint32_t)lend};
+    *s = (struct form_slot){{id[0], id[1]}, (uint32_t)f->a.used, (uint16_t)len, (uint16_t)num,
+                            (uint16_t)end,  (uint16_t)lnum,      (uint16_t)lend};
     f->a.used += len;
 }
 
@@ -334,8 +313,9 @@ struct sym_ctx {
         size_t len;
     } lengths[4096]; /* strlen of the names and files printed, by address of the string */
     outbuf out;
-    json_out jout; /* JSON writer onto out */
-    size_t warned; /* the ELF's warnings printed so far */
+    json_out jout;  /* JSON writer onto out */
+    size_t warned;  /* the ELF's warnings printed so far */
+    size_t addr_at; /* where an answer's address is: TEXT_ADDR_AT, JSON_ADDR_AT */
     struct memo memo;
     struct forms forms;
     uint64_t *numbers;      /* put_number's words (with the forms): decimal, then hex */
@@ -532,37 +512,38 @@ static inline __attribute__((always_inline)) void
 answer_from_form(struct sym_ctx *c, const struct form_slot *fp, uint32_t addr, uint32_t base,
                  unsigned line, uint64_t key, struct memo_slot *at)
 {
-    const struct form_slot f = *fp; /* read once: the stores into the output may alias it */
+    /* read once, as full-width numbers: the stores into the output may alias the form */
+    size_t len = fp->len, num = fp->num, end = fp->end, lnum = fp->lnum, lend = fp->lend;
+    const char *src = c->forms.a.text + fp->off;
     uint32_t off = (addr & ~1u) - base;
     /* the offset and the line: 10 digits each at most */
-    char *o = ob_reserve(&c->out, (size_t)f.len + 20 + MEMO_PAD);
-    const char *src = c->forms.a.text + f.off;
-    memo_copy(o, src, f.num);
-    char *p = o + f.num;
-    if (f.num < f.end) /* the digits after 0x in text */
+    char *o = ob_reserve(&c->out, len + 20 + MEMO_PAD);
+    memo_copy(o, src, num);
+    char *p = o + num;
+    if (num < end) /* the digits after 0x in text */
         p = put_number(c->offset_words, p, off, !c->json);
-    memo_copy(p, src + f.end, (size_t)(f.lnum - f.end));
-    p += f.lnum - f.end;
-    if (f.lnum < f.lend)
+    memo_copy(p, src + end, lnum - end);
+    p += lnum - end;
+    if (lnum < lend)
         p = put_number(c->numbers, p, line, false);
-    memo_copy(p, src + f.lend, (size_t)(f.len - f.lend));
-    p += f.len - f.lend;
+    memo_copy(p, src + lend, len - lend);
+    p += len - lend;
     if (key) {
         uint64_t w = key_hex8(key);
-        memcpy(o + f.at + 2, &w, 8);
+        memcpy(o + c->addr_at + 2, &w, 8);
     } else {
-        ob_put_hex8(o + f.at, addr);
+        ob_put_hex8(o + c->addr_at, addr);
     }
     ob_commit(&c->out, p);
     memo_keep(&c->memo, key, at, o, (size_t)(p - o), true);
 }
 
 /* Looks addr up and prints its answer (and keeps it in the memo under key, unless 0), and its
- * form at form (the slot of ans's id, empty; NULL: none, ans then unused). */
+ * form at form (the slot of id, empty; NULL: none), base and line those of spoor_elf_answer_id. */
 __attribute__((noinline)) static void answer_looked_up(struct sym_ctx *c, uint32_t addr,
                                                        uint64_t key, struct memo_slot *at,
-                                                       struct form_slot *form,
-                                                       const spoor_answer_id *ans)
+                                                       struct form_slot *form, const uint64_t id[2],
+                                                       uint32_t base, unsigned line)
 {
     size_t start = c->out.len;
     unsigned long flushes = c->out.flushes;
@@ -597,7 +578,7 @@ __attribute__((noinline)) static void answer_looked_up(struct sym_ctx *c, uint32
         const char *text = c->out.buf + start;
         size_t len = c->out.len - start;
         memo_keep(&c->memo, key, at, text, len, false);
-        size_t addr_at = c->json ? JSON_ADDR_AT : TEXT_ADDR_AT;
+        size_t addr_at = c->addr_at;
         char hex[10];
         ob_put_hex8(hex, addr);
         /* the places in order: the address, the offset, the line */
@@ -606,30 +587,12 @@ __attribute__((noinline)) static void answer_looked_up(struct sym_ctx *c, uint32
         size_t lnum = c->line ? (size_t)(c->line - text) : len;
         size_t lend = c->line ? (size_t)(c->line_end - text) : len;
         if (form && frames[0].has_offset == (c->num != NULL) &&
-            (!c->num || frames[0].offset == (addr & ~1u) - ans->base) &&
-            (frames[0].file != NULL) == (c->line != NULL) && frames[0].line == ans->line &&
+            (!c->num || frames[0].offset == (addr & ~1u) - base) &&
+            (frames[0].file != NULL) == (c->line != NULL) && frames[0].line == line &&
             addr_at + 10 <= num && num <= end && end <= lnum && lnum <= lend && lend <= len &&
             !memcmp(text + addr_at, hex, 10))
-            form_keep(&c->forms, form, ans->id, text, len, addr_at, num, end, lnum, lend);
+            form_keep(&c->forms, form, id, text, len, num, end, lnum, lend);
     }
-}
-
-/* Keeps the range of ans, whose form is form, in the slots about addr's. */
-static inline void range_keep(struct range_slot *range, uint32_t addr, const spoor_answer_id *ans,
-                              const struct form_slot *form)
-{
-    uint32_t lo = ans->start >> RANGE_SHIFT, n = ((ans->end - 1) >> RANGE_SHIFT) - lo;
-    if (__builtin_expect(n > 2 * RANGE_FILL, 0)) { /* a long range: the slots about addr's */
-        uint32_t at = addr >> RANGE_SHIFT, hi = lo + n;
-        if (at - lo > RANGE_FILL)
-            lo = hi - at > RANGE_FILL ? at - RANGE_FILL : hi - 2 * RANGE_FILL;
-        n = 2 * RANGE_FILL;
-    }
-    struct range_slot r = {ans->start, ans->end, ans->base, ans->line, form};
-    uint32_t i = lo;
-    do
-        range[i & ((1u << RANGE_BITS) - 1)] = r;
-    while (i++ - lo < n);
 }
 
 /* Prints the answer of addr (and keeps it in the memo under key, unless 0): from its form when
@@ -637,26 +600,19 @@ static inline void range_keep(struct range_slot *range, uint32_t addr, const spo
 static inline __attribute__((always_inline)) void
 answer_new_body(struct sym_ctx *c, uint32_t addr, uint64_t key, struct memo_slot *at)
 {
-    if (c->forms.slot) {
-        uint32_t a = addr & ~1u;
-        const struct range_slot *r = &c->forms.range[(a >> RANGE_SHIFT) & ((1u << RANGE_BITS) - 1)];
-        if (a - r->start < r->end - r->start) { /* a range seen: its form */
-            answer_from_form(c, r->form, addr, r->base, r->line, key, at);
-            return;
-        }
-        spoor_answer_id ans;
-        if (spoor_elf_answer_id(c->elf, addr, &ans) && ans.id[0]) {
-            struct form_slot *form = form_find(c->forms.slot, ans.id);
-            if (form->id[0]) {
-                range_keep(c->forms.range, a, &ans, form);
-                answer_from_form(c, form, addr, ans.base, ans.line, key, at);
-            } else {
-                answer_looked_up(c, addr, key, at, form, &ans);
-            }
-            return;
-        }
+    static const uint64_t no_id[2];
+    uint32_t base;
+    unsigned line;
+    uint64_t id[2];
+    if (c->forms.slot && spoor_elf_answer_id(c->elf, addr, id, &base, &line) && id[0]) {
+        struct form_slot *form = form_find(c->forms.slot, id);
+        if (form->id[0])
+            answer_from_form(c, form, addr, base, line, key, at);
+        else
+            answer_looked_up(c, addr, key, at, form, id, base, line);
+        return;
     }
-    answer_looked_up(c, addr, key, at, NULL, NULL);
+    answer_looked_up(c, addr, key, at, NULL, no_id, 0, 0);
 }
 
 __attribute__((noinline)) static void answer_new(struct sym_ctx *c, uint32_t addr, uint64_t key,
@@ -984,13 +940,12 @@ int cmd_sym(int argc, char **argv)
     if (!(c.elf = cli_open_elf("sym", elf_path)))
         return SPOOR_EXIT_USAGE;
     spoor_elf_set_demangle(c.elf, demangle);
+    c.addr_at = c.json ? JSON_ADDR_AT : TEXT_ADDR_AT;
     memo_init(&c.memo, optind >= argc); /* for the bulk case: addresses from stdin */
     if (!c.memo.off && !c.return_addresses) {
         c.numbers = calloc(2 * NUMBER_WORDS, sizeof *c.numbers); /* decimal, hex */
         c.offset_words = c.numbers && !c.json ? c.numbers + NUMBER_WORDS : c.numbers;
-        c.forms.range = calloc(1u << RANGE_BITS, sizeof *c.forms.range);
-        c.forms.slot =
-            c.numbers && c.forms.range ? calloc(1u << FORM_BITS, sizeof *c.forms.slot) : NULL;
+        c.forms.slot = c.numbers ? calloc(1u << FORM_BITS, sizeof *c.forms.slot) : NULL;
     }
     print_new_warnings(&c);
     int rc = SPOOR_EXIT_OK;

@@ -132,30 +132,12 @@ static struct counts check_elf(const char *path)
 /* spoor_elf_answer_id's promise, on every byte of the code of every example ELF (odd addresses
  * too: the Thumb bit is ignored): addresses with the same id get the same frames but for the
  * first frame's offset, which is the address minus the base the id came with, and its line, the
- * line the id came with (0 without a file); the range an answer came with holds the address,
- * and every address of the code in it has the same id, base and line. */
+ * line the id came with (0 without a file). */
 struct id_addr {
     uint64_t id[2];
     uint32_t addr, base;
     unsigned line;
 };
-
-/* The range claims of ans (the answer of addr) and prev (of addr - 1, NULL: none): ans's holds
- * addr, and when one of them holds the other's address, the two are the same answer. */
-static void check_answer_range(const char *path, uint32_t addr, const spoor_answer_id *ans,
-                               const spoor_answer_id *prev)
-{
-    uint32_t a = addr & ~1u, b = (addr - 1) & ~1u;
-    if (a < ans->start || a >= ans->end)
-        fail_msg("%s 0x%x: outside its range [0x%x, 0x%x)", path, addr, ans->start, ans->end);
-    if (!prev || ((a < prev->start || a >= prev->end) && (b < ans->start || b >= ans->end)))
-        return;
-    if (memcmp(prev->id, ans->id, sizeof ans->id) || prev->base != ans->base ||
-        prev->line != ans->line)
-        fail_msg("%s 0x%x [0x%x, 0x%x) and 0x%x [0x%x, 0x%x): one in the other's range, not "
-                 "the same answer",
-                 path, addr, ans->start, ans->end, addr - 1, prev->start, prev->end);
-}
 
 static int cmp_id_addr(const void *a, const void *b)
 {
@@ -170,8 +152,10 @@ static size_t check_answer_ids(const char *path, size_t *nids)
 {
     spoor_elf *e = spoor_elf_open(path);
     assert_non_null(e);
-    spoor_answer_id ans, prev;
-    assert_false(spoor_elf_answer_id(e, 0x100, &ans)); /* no tables of all units yet */
+    uint64_t id[2];
+    uint32_t base;
+    unsigned line;
+    assert_false(spoor_elf_answer_id(e, 0x100, id, &base, &line)); /* no tables of all units yet */
     spoor_symbols_build_all(e);
     struct id_addr *all = NULL;
     size_t n = 0, cap = 0;
@@ -184,12 +168,7 @@ static size_t check_answer_ids(const char *path, size_t *nids)
                 all = realloc(all, cap * sizeof *all);
                 assert_non_null(all);
             }
-            assert_true(spoor_elf_answer_id(e, a, &ans));
-            check_answer_range(path, a, &ans, a == r[i].addr ? NULL : &prev);
-            prev = ans;
-            memcpy(all[n].id, ans.id, sizeof ans.id);
-            all[n].base = ans.base;
-            all[n].line = ans.line;
+            assert_true(spoor_elf_answer_id(e, a, all[n].id, &all[n].base, &all[n].line));
             all[n++].addr = a;
         }
     qsort(all, n, sizeof *all, cmp_id_addr);

@@ -710,61 +710,57 @@ size_t spoor_elf_symbolize(const spoor_elf *e, uint32_t addr, spoor_location *fr
 }
 
 /* spoor_elf_answer_id's numbers: the function (1 + a scope's index, or 1 + a symbol's with bit
- * 31 set; 0 none) and the file (by its string: one string per name in a unit), the line. */
+ * 31 set; 0 none) and the file (by its string: one string per name in a unit); *line the line. */
 static inline bool pack_answer_id(const spoor_elf *e, uint64_t function, const char *file,
-                                  unsigned line, spoor_answer_id *out)
+                                  unsigned line, uint64_t id[2], unsigned *line_out)
 {
     if (function >> 32)
         return false;
-    out->id[0] = 1 | (uint64_t)e->raw_names << 1 | function << 2;
-    out->id[1] = (uint64_t)(uintptr_t)file;
-    out->line = line;
+    id[0] = 1 | (uint64_t)e->raw_names << 1 | function << 2;
+    id[1] = (uint64_t)(uintptr_t)file;
+    *line_out = line;
     return true;
 }
 
-/* spoor_elf_answer_id where the symbol table names the function, for the span at addr (NULL:
- * none): the answer of addr alone (the symbol may change within the span). Kept out of the
- * common case. */
+/* spoor_elf_answer_id where the symbol table names the function (kept out of its common case). */
 __attribute__((noinline)) static bool symbol_answer_id(const spoor_elf *e, uint32_t addr,
-                                                       const struct dw_span *span,
-                                                       spoor_answer_id *out)
+                                                       const char *file, unsigned line,
+                                                       uint64_t id[2], uint32_t *base,
+                                                       unsigned *line_out)
 {
-    const char *file = span ? span->file : NULL;
-    unsigned line = file ? span->line : 0;
     const struct elf_symbol *sym = spoor_elf_symbol_at(e, addr);
-    out->base = sym ? sym->start : addr;
-    out->start = addr;
-    out->end = addr < UINT32_MAX - 1 ? addr + 2 : UINT32_MAX;
+    *base = sym ? sym->start : addr;
     uint64_t function = sym ? (uint64_t)(sym - e->symbols) + 1 + ((uint64_t)1 << 31) : 0;
     if (sym && !file)
         file = sym->file;
-    return pack_answer_id(e, function, file, line, out);
+    return pack_answer_id(e, function, file, line, id, line_out);
 }
 
-/* spoor_elf_answer_id of the span found at addr (NULL: none) in the merged table tab: its
- * answer holds up to the next span. */
+/* spoor_elf_answer_id of a span found (NULL: none). */
 static inline bool span_answer_id(const spoor_elf *e, const struct symbol_tables *t,
-                                  const struct lookup_table *tab, const struct dw_span *span,
-                                  uint32_t addr, spoor_answer_id *out)
+                                  const struct dw_span *span, uint32_t addr, uint64_t id[2],
+                                  uint32_t *base, unsigned *line)
 {
-    int32_t scope;
-    if (!span || (scope = span->scope) < 0 || !t->scopes[scope].name)
-        return symbol_answer_id(e, addr, span, out);
-    out->base = span->range_start & ~1u;
-    out->start = span->start;
-    out->end = span + 1 < tab->spans + tab->nspans ? span[1].start : UINT32_MAX;
-    return pack_answer_id(e, (uint64_t)scope + 1, span->file, span->file ? span->line : 0, out);
+    int32_t scope = span ? span->scope : -1;
+    const char *file = span ? span->file : NULL;
+    unsigned row_line = file ? span->line : 0;
+    if (scope < 0 || !t->scopes[scope].name)
+        return symbol_answer_id(e, addr, file, row_line, id, base, line);
+    *base = span->range_start & ~1u;
+    return pack_answer_id(e, (uint64_t)scope + 1, file, row_line, id, line);
 }
 
 /* spoor_elf_answer_id with the span searched for as span_at does (outside the common case). */
 __attribute__((noinline)) static bool searched_answer_id(const spoor_elf *e,
                                                          const struct symbol_tables *t,
-                                                         uint32_t addr, spoor_answer_id *out)
+                                                         uint32_t addr, uint64_t id[2],
+                                                         uint32_t *base, unsigned *line)
 {
-    return span_answer_id(e, t, t->merged, span_at(t->merged, addr), addr, out);
+    return span_answer_id(e, t, span_at(t->merged, addr), addr, id, base, line);
 }
 
-bool spoor_elf_answer_id(const spoor_elf *e, uint32_t addr, spoor_answer_id *out)
+bool spoor_elf_answer_id(const spoor_elf *e, uint32_t addr, uint64_t id[2], uint32_t *base,
+                         unsigned *line)
 {
     const struct symbol_tables *t = e->symbolizer;
     const struct lookup_table *tab;
@@ -772,17 +768,17 @@ bool spoor_elf_answer_id(const spoor_elf *e, uint32_t addr, spoor_answer_id *out
         return false;
     addr &= ~1u;
     /* what spoor_elf_symbolize answers from (the span at addr): the common case here, a page
-     * of a few spans after the first span, addr past the page's first or in the span before */
+     * of a few spans, addr past the first span */
     const struct page_index *ix = &tab->span_pages;
-    size_t page = (size_t)((addr - ix->base) >> ix->shift);
-    uint32_t lo, hi;
+    size_t page = (size_t)((addr - ix->base) >> ix->shift), i, hi;
     if (!ix->first || addr < ix->base || page >= ix->npages ||
-        (hi = ix->first[page + 1]) - (lo = ix->first[page]) > 4 || !lo)
-        return searched_answer_id(e, t, addr, out);
-    const struct dw_span *s = tab->spans + lo, *end = tab->spans + hi;
-    while (s < end && s->start <= addr)
-        s++;
-    return span_answer_id(e, t, tab, s - 1, addr, out);
+        (hi = ix->first[page + 1]) - (i = ix->first[page]) > 4)
+        return searched_answer_id(e, t, addr, id, base, line);
+    while (i < hi && tab->spans[i].start <= addr)
+        i++;
+    if (!i)
+        return searched_answer_id(e, t, addr, id, base, line);
+    return span_answer_id(e, t, &tab->spans[i - 1], addr, id, base, line);
 }
 
 bool spoor_elf_function(const spoor_elf *e, uint32_t addr, const char **name, uint32_t *start,
