@@ -6,6 +6,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "cli.h"
 #include "json_out.h"
 #include "outbuf.h"
@@ -68,68 +72,90 @@ struct memo_slot {
     uint32_t len, off;
 };
 
-struct memo {
-    bool off;
-    uint32_t mask;          /* slots - 1 */
-    uint32_t count;         /* slots used */
-    struct memo_slot *slot; /* NULL: off (one empty slot instead) */
+/* Where the memo and the forms keep their text: grown by doubling up to MEMO_MAX_TEXT, with
+ * MEMO_PAD bytes that may be read after the text used. */
+struct arena {
     char *text;
     size_t used, cap;
 };
 
-static struct memo_slot memo_none; /* the slot of a memo that is off: always empty */
-
-/* The slot of key, or the empty one where it would go. The digits' bytes are folded before the
- * multiplication, so that the last digits (the high bytes) move the slot as much as the first. */
-static inline uint32_t memo_hash(uint64_t key)
+/* Room in a for len more bytes: 1 when there is (a grown when needed, the first time to first
+ * bytes: enough for most runs, not touched until used), 0 when a is full (the caller empties
+ * it), -1 without memory. */
+static int arena_room(struct arena *a, size_t len, size_t first)
 {
-    return (uint32_t)(((key ^ key >> 29) * 0x9e3779b97f4a7c15u) >> (64 - MEMO_BITS));
+    if (a->used + len + MEMO_PAD <= a->cap)
+        return 1;
+    if (a->cap >= MEMO_MAX_TEXT)
+        return 0;
+    size_t cap = a->cap ? 2 * a->cap : first;
+    char *t = realloc(a->text, cap);
+    if (!t)
+        return -1;
+    a->text = t;
+    a->cap = cap;
+    return 1;
 }
 
-static inline struct memo_slot *memo_find(struct memo_slot *slot, uint32_t mask, uint64_t key)
+struct memo {
+    bool off;
+    uint32_t mask;          /* slots - 1 */
+    uint32_t count;         /* slots used */
+    uint32_t half;          /* half the slots: emptied when count reaches it (0: off) */
+    struct memo_slot *slot; /* NULL: off (one empty slot instead) */
+    struct arena a;
+};
+
+static struct memo_slot memo_none; /* the slot of a memo that is off: always empty */
+
+_Static_assert(sizeof(struct memo_slot) == 16, "memo_at counts slots of 16 bytes");
+#define MEMO_MUL 0x9e3779b97f4a7c15u /* 2^64 / the golden ratio, odd */
+
+/* Where a lookup of key starts: the byte offset of its slot (16 bytes each) in a table of
+ * mask16 / 16 + 1 slots, from the top bits of key * mul (mul: MEMO_MUL). The last digits, the
+ * high bytes of the key, move the top bits too (mul is odd: no two bytes give one product). */
+static inline size_t memo_at(uint64_t key, uint64_t mul, size_t mask16)
 {
-    uint32_t i = memo_hash(key);
-    for (;; i++) {
-        struct memo_slot *s = &slot[i & mask];
+    return (size_t)((key * mul) >> (64 - 4 - MEMO_BITS)) & mask16;
+}
+
+/* The slot of key, or the empty one where it would go. */
+static inline struct memo_slot *memo_find(const struct memo *m, uint64_t key)
+{
+    size_t mask16 = (size_t)m->mask * sizeof *m->slot;
+    for (size_t at = memo_at(key, MEMO_MUL, mask16);; at = (at + sizeof *m->slot) & mask16) {
+        struct memo_slot *s = (struct memo_slot *)((char *)m->slot + at);
         if (s->key == key || !s->key)
             return s;
     }
 }
 
-/* Copies a kept answer of len bytes from src to o, by 32 bytes, with AVX moves (avx) or pairs of
- * SSE2 ones: up to 31 bytes past len are written too (MEMO_PAD: slack after each). */
-static inline __attribute__((always_inline)) void memo_copy(char *o, const char *src, size_t len,
-                                                            bool avx)
+/* 32 bytes, copied as one: one AVX move in a function compiled for AVX, two SSE2 moves (or
+ * what the target has) elsewhere. */
+typedef char memo_v32 __attribute__((vector_size(32), aligned(1), may_alias));
+
+/* Copies a kept answer of len bytes from src to o, by 32 bytes: up to 31 bytes past len are
+ * written too (MEMO_PAD: slack after each). */
+static inline __attribute__((always_inline)) void memo_copy(char *o, const char *src, size_t len)
 {
-    if (avx) { /* GCC's vector type: one AVX move each in a function compiled for AVX */
-        typedef char v32 __attribute__((vector_size(32), aligned(1), may_alias));
-        *(v32 *)o = *(const v32 *)src;
-        *(v32 *)(o + 32) = *(const v32 *)(src + 32);
+    *(memo_v32 *)o = *(const memo_v32 *)src;
+    *(memo_v32 *)(o + 32) = *(const memo_v32 *)(src + 32);
+    if (len > 64) /* the loop's start set up only here */
         for (size_t i = 64; i < len; i += 32)
-            *(v32 *)(o + i) = *(const v32 *)(src + i);
-        return;
-    }
-    memcpy(o, src, 32);
-    memcpy(o + 32, src + 32, 32);
-    for (size_t i = 64; i < len; i += 32)
-        memcpy(o + i, src + i, 32);
+            *(memo_v32 *)(o + i) = *(const memo_v32 *)(src + i);
 }
 
-/* memo_copy for the answers of repeated addresses, with AVX (avx) the first 96 bytes at once
- * (most answers are 64 to 96 bytes): up to 95 bytes past len are written too. */
+/* memo_copy for the answers of repeated addresses: the first 96 bytes at once (most answers are
+ * 64 to 96 bytes): up to 95 bytes past len are written too. */
 static inline __attribute__((always_inline)) void memo_copy_answer(char *o, const char *src,
-                                                                   size_t len, bool avx)
+                                                                   size_t len)
 {
-    if (!avx) {
-        memo_copy(o, src, len, false);
-        return;
-    }
-    typedef char v32 __attribute__((vector_size(32), aligned(1), may_alias));
-    *(v32 *)o = *(const v32 *)src;
-    *(v32 *)(o + 32) = *(const v32 *)(src + 32);
-    *(v32 *)(o + 64) = *(const v32 *)(src + 64);
-    for (size_t i = 96; i < len; i += 32)
-        *(v32 *)(o + i) = *(const v32 *)(src + i);
+    *(memo_v32 *)o = *(const memo_v32 *)src;
+    *(memo_v32 *)(o + 32) = *(const memo_v32 *)(src + 32);
+    *(memo_v32 *)(o + 64) = *(const memo_v32 *)(src + 64);
+    if (len > 96) /* the loop's start set up only here */
+        for (size_t i = 96; i < len; i += 32)
+            *(memo_v32 *)(o + i) = *(const memo_v32 *)(src + i);
 }
 
 static void memo_init(struct memo *m, bool on)
@@ -140,6 +166,7 @@ static void memo_init(struct memo *m, bool on)
     if (!m->slot)
         m->slot = &memo_none;
     m->off = !on || m->mask == 0;
+    m->half = m->off ? 0 : (m->mask + 1) / 2;
 }
 
 /* No more answers kept, and none of those kept given again. */
@@ -147,7 +174,7 @@ static void memo_stop(struct memo *m)
 {
     if (m->slot != &memo_none)
         free(m->slot);
-    free(m->text);
+    free(m->a.text);
     memo_init(m, false);
 }
 
@@ -155,52 +182,54 @@ static void memo_stop(struct memo *m)
  * (*at then NULL). False when the memo stopped (no memory). */
 __attribute__((noinline)) static bool memo_room(struct memo *m, size_t len, struct memo_slot **at)
 {
-    if (m->used + len + MEMO_PAD > m->cap) {
-        if (m->cap < MEMO_MAX_TEXT) { /* the first: enough for most runs, not touched until used */
-            size_t cap = m->cap ? 2 * m->cap : MEMO_MAX_TEXT / 8;
-            char *t = realloc(m->text, cap);
-            if (!t) {
-                memo_stop(m);
-                return false;
-            }
-            m->text = t;
-            m->cap = cap;
-        } else { /* full: start again */
-            memset(m->slot, 0, ((size_t)m->mask + 1) * sizeof *m->slot);
-            m->used = m->count = 0;
-            *at = NULL;
-        }
+    int room = arena_room(&m->a, len, MEMO_MAX_TEXT / 8);
+    if (room < 0) {
+        memo_stop(m);
+        return false;
     }
-    if (m->count >= (m->mask + 1) / 2) { /* probes would get long: start again */
+    if (!room || m->count >= m->half) { /* full, or probes would get long: start again */
         memset(m->slot, 0, ((size_t)m->mask + 1) * sizeof *m->slot);
-        m->used = m->count = 0;
+        m->a.used = m->count = 0;
         *at = NULL;
     }
     return true;
 }
 
-/* Keeps the answer for key, the len bytes at text (copied); key 0: not kept. at: the slot a
- * lookup of key found empty (the memo unchanged since), or NULL. padded: text is followed by
- * MEMO_PAD bytes that may be read (then it is copied as memo_copy_answer copies). */
-static inline __attribute__((always_inline)) void memo_keep(struct memo *m, uint64_t key,
-                                                            struct memo_slot *at, const char *text,
-                                                            size_t len, bool padded, bool avx)
+/* memo_keep in every case: the memo off, key 0 (not kept), an answer too long, the memo to be
+ * grown or emptied first, at NULL or not empty. */
+__attribute__((noinline)) static void
+memo_keep_slow(struct memo *m, uint64_t key, struct memo_slot *at, const char *text, size_t len)
 {
-    if (!key || len > MEMO_MAX_ANSWER)
+    if (m->off || !key || len > MEMO_MAX_ANSWER || !memo_room(m, len, &at))
         return;
-    if ((m->used + len + MEMO_PAD > m->cap || m->count >= (m->mask + 1) / 2) &&
-        !memo_room(m, len, &at))
-        return;
-    struct memo_slot *s = at && !at->key ? at : memo_find(m->slot, m->mask, key);
-    if (padded)
-        memo_copy_answer(m->text + m->used, text, len, avx);
-    else
-        ob_put_short(m->text + m->used, text, len); /* inline: answers are short */
+    struct memo_slot *s = at && !at->key ? at : memo_find(m, key);
+    memcpy(m->a.text + m->a.used, text, len);
     m->count += !s->key;
     s->key = key;
     s->len = (uint32_t)len;
-    s->off = (uint32_t)m->used;
-    m->used += len;
+    s->off = (uint32_t)m->a.used;
+    m->a.used += len;
+}
+
+/* Keeps the answer for key, the len bytes at text (copied); key 0: not kept. at: the slot a
+ * lookup of key found empty (the memo unchanged since; never NULL with a key), or NULL.
+ * padded: an answer made from a form (at most MEMO_MAX_ANSWER bytes: see form_keep) and
+ * followed by MEMO_PAD bytes that may be read: the common case, done here, the answer copied as
+ * memo_copy_answer copies. */
+static inline __attribute__((always_inline)) void memo_keep(struct memo *m, uint64_t key,
+                                                            struct memo_slot *at, const char *text,
+                                                            size_t len, bool padded)
+{
+    if (!padded || !key || m->a.used + len + MEMO_PAD > m->a.cap || m->count >= m->half) {
+        memo_keep_slow(m, key, at, text, len);
+        return;
+    }
+    memo_copy_answer(m->a.text + m->a.used, text, len);
+    m->count++;
+    at->key = key;
+    at->len = (uint32_t)len;
+    at->off = (uint32_t)m->a.used;
+    m->a.used += len;
 }
 
 /* The forms of the answers printed, by spoor_elf_answer_id: addresses with one id get one
@@ -212,12 +241,12 @@ static inline __attribute__((always_inline)) void memo_keep(struct memo *m, uint
  * emptied when full; off with the memo, and with -r (the offset there is not the address minus
  * one base). */
 #define FORM_BITS 16
+#define NUMBER_WORDS (1u << 13) /* numbers kept as text by put_number: lines, offsets */
 
-struct form_slot {
+struct form_slot {  /* 32 bytes: the table's pages are touched at random */
     uint64_t id[2]; /* spoor_elf_answer_id's; id[0] 0: none (it names a function or a line) */
-    uint32_t off;   /* the text, at text[off] */
+    uint32_t off;   /* the text, at text[off]; its address's "0x%08x" at c->addr_at */
     uint16_t len;   /* its bytes */
-    uint16_t at;    /* where the address's "0x%08x" is */
     uint16_t num;   /* where the offset's digits are (num == end: none) */
     uint16_t end;   /* where they end */
     uint16_t lnum;  /* where the line's digits are (lnum == lend: none) */
@@ -227,14 +256,13 @@ struct form_slot {
 struct forms {
     struct form_slot *slot; /* NULL: off */
     uint32_t count;
-    char *text;
-    size_t used, cap;
+    struct arena a;
 };
 
 static void forms_stop(struct forms *f)
 {
     free(f->slot);
-    free(f->text);
+    free(f->a.text);
     memset(f, 0, sizeof *f);
 }
 
@@ -249,35 +277,30 @@ static inline struct form_slot *form_find(struct form_slot *slot, const uint64_t
     }
 }
 
-/* Keeps the form of id (its slot s, empty): the answer of len bytes at text, its address at
- * text + at, its offset's digits at [num, end) and its line's at [lnum, lend) (each empty:
- * none). */
+/* Keeps the form of id (its slot s, empty): the answer of len bytes at text, its offset's digits
+ * at [num, end) and its line's at [lnum, lend) (each empty: none). Answers made from a form are at
+ * most MEMO_MAX_ANSWER bytes (memo_keep counts on it): its numbers grow by 18 digits at most (the
+ * offset's to 10, the line's to 10). */
 static void form_keep(struct forms *f, struct form_slot *s, const uint64_t id[2], const char *text,
-                      size_t len, size_t at, size_t num, size_t end, size_t lnum, size_t lend)
+                      size_t len, size_t num, size_t end, size_t lnum, size_t lend)
 {
-    if (len > MEMO_MAX_ANSWER)
+    if (len > MEMO_MAX_ANSWER - 18)
         return;
-    if (f->used + len + MEMO_PAD > f->cap || f->count >= (1u << FORM_BITS) / 2) {
-        if (f->cap < MEMO_MAX_TEXT && f->count < (1u << FORM_BITS) / 2) {
-            size_t cap = f->cap ? 2 * f->cap : MEMO_MAX_TEXT / 32;
-            char *t = realloc(f->text, cap);
-            if (!t) {
-                forms_stop(f);
-                return;
-            }
-            f->text = t;
-            f->cap = cap;
-        } else { /* full: start again */
-            memset(f->slot, 0, (sizeof *f->slot) << FORM_BITS);
-            f->used = f->count = 0;
-            s = form_find(f->slot, id);
-        }
+    int room = f->count < (1u << FORM_BITS) / 2 ? arena_room(&f->a, len, MEMO_MAX_TEXT / 32) : 0;
+    if (room < 0) {
+        forms_stop(f);
+        return;
     }
-    memcpy(f->text + f->used, text, len);
+    if (!room) { /* full: start again */
+        memset(f->slot, 0, (sizeof *f->slot) << FORM_BITS);
+        f->a.used = f->count = 0;
+        s = form_find(f->slot, id);
+    }
+    memcpy(f->a.text + f->a.used, text, len);
     f->count++;
-    *s = (struct form_slot){{id[0], id[1]}, (uint32_t)f->used, (uint16_t)len,  (uint16_t)at,
-                            (uint16_t)num,  (uint16_t)end,     (uint16_t)lnum, (uint16_t)lend};
-    f->used += len;
+    *s = (struct form_slot){{id[0], id[1]}, (uint32_t)f->a.used, (uint16_t)len, (uint16_t)num,
+                            (uint16_t)end,  (uint16_t)lnum,      (uint16_t)lend};
+    f->a.used += len;
 }
 
 struct sym_ctx {
@@ -290,10 +313,13 @@ struct sym_ctx {
         size_t len;
     } lengths[4096]; /* strlen of the names and files printed, by address of the string */
     outbuf out;
-    json_out jout; /* JSON writer onto out */
-    size_t warned; /* the ELF's warnings printed so far */
+    json_out jout;  /* JSON writer onto out */
+    size_t warned;  /* the ELF's warnings printed so far */
+    size_t addr_at; /* where an answer's address is: TEXT_ADDR_AT, JSON_ADDR_AT */
     struct memo memo;
     struct forms forms;
+    uint64_t *numbers;      /* put_number's words (with the forms): decimal, then hex */
+    uint64_t *offset_words; /* of the offsets: hex in text, decimal in JSON */
     char *num, *num_end;   /* where the last answer's offset digits went (NULL: not in one piece) */
     char *line, *line_end; /* and its first frame's line's digits (NULL: none, or not so) */
 };
@@ -347,7 +373,7 @@ static inline __attribute__((always_inline)) void print_frame(struct sym_ctx *c,
     p = ob_put_short(p, fn, fn_len);
     if (has_offset) {
         *p++ = '+';
-        c->num = p;
+        c->num = p + 2; /* the digits after 0x */
         p = ob_put_hex(p, f->offset);
         c->num_end = p;
     }
@@ -450,40 +476,66 @@ __attribute__((noinline, cold)) static void print_new_warnings(struct sym_ctx *c
  * has them, see struct memo_slot): zeros put before them, upper case made lower. */
 static inline uint64_t key_hex8(uint64_t key)
 {
-    unsigned len = (unsigned)(71 - __builtin_clzll(key)) / 8; /* the digits (no zero byte) */
-    uint64_t zeros = (0x3030303030303030u >> (8 * len - 1)) >> 1;
-    return (key << (8 * (8 - len))) | zeros | 0x2020202020202020u; /* '0'-'9' keep bit 5 */
+    unsigned shift = (unsigned)__builtin_clzll(key) & 56;            /* 8 bits a missing digit */
+    uint64_t zeros = 0x1010101010101010u & ~(~(uint64_t)0 << shift); /* '0' with bit 5 */
+    return key << shift | zeros | 0x2020202020202020u; /* '0'-'9' keep bit 5, A-F made a-f */
+}
+
+/* The digits of v (below NUMBER_WORDS) in hex (%x) or decimal (%u) as one word, as they lie in
+ * memory, with their number in the top byte, made and kept in words[v] (0: not made yet) on
+ * first use. */
+__attribute__((noinline)) static uint64_t number_word(uint64_t *words, uint32_t v, bool hex)
+{
+    char d[16] = {0};
+    uint64_t w, n = (uint64_t)((hex ? ob_put_hex_digits(d, v) : ob_put_u32(d, v)) - d);
+    memcpy(&w, d, 8); /* at most 5 digits */
+    return words[v] = w | n << 56;
+}
+
+/* %x (hex) or %u of v at p (8 bytes written), from words (c->numbers, in hex the second half)
+ * when v is below NUMBER_WORDS: answers print the same few thousand line numbers and function
+ * offsets again and again. */
+static inline char *put_number(uint64_t *words, char *p, uint32_t v, bool hex)
+{
+    if (v >= NUMBER_WORDS)
+        return hex ? ob_put_hex_digits(p, v) : ob_put_u32(p, v);
+    uint64_t w = words[v];
+    if (!w)
+        w = number_word(words, v, hex);
+    memcpy(p, &w, 8);
+    return p + (w >> 56);
 }
 
 /* Prints the answer of addr from its form f, the offset addr - base (and keeps it in the memo
- * under key, unless 0: then key also gives the address's digits); copies with AVX when avx. */
+ * under key, unless 0: then key also gives the address's digits). */
 static inline __attribute__((always_inline)) void
-answer_from_form(struct sym_ctx *c, const struct form_slot *f, uint32_t addr, uint32_t base,
-                 unsigned line, uint64_t key, struct memo_slot *at, bool avx)
+answer_from_form(struct sym_ctx *c, const struct form_slot *fp, uint32_t addr, uint32_t base,
+                 unsigned line, uint64_t key, struct memo_slot *at)
 {
+    /* read once, as full-width numbers: the stores into the output may alias the form */
+    size_t len = fp->len, num = fp->num, end = fp->end, lnum = fp->lnum, lend = fp->lend;
+    const char *src = c->forms.a.text + fp->off;
     uint32_t off = (addr & ~1u) - base;
     /* the offset and the line: 10 digits each at most */
-    char *o = ob_reserve(&c->out, (size_t)f->len + 20 + MEMO_PAD);
-    const char *src = c->forms.text + f->off;
-    memo_copy(o, src, f->num, avx);
-    char *p = o + f->num;
-    if (f->num < f->end)
-        p = c->json ? ob_put_u32(p, off) : ob_put_hex(p, off);
-    memo_copy(p, src + f->end, (size_t)(f->lnum - f->end), avx);
-    p += f->lnum - f->end;
-    if (f->lnum < f->lend)
-        p = ob_put_u32(p, line);
-    memo_copy(p, src + f->lend, (size_t)(f->len - f->lend), avx);
-    p += f->len - f->lend;
+    char *o = ob_reserve(&c->out, len + 20 + MEMO_PAD);
+    memo_copy(o, src, num);
+    char *p = o + num;
+    if (num < end) /* the digits after 0x in text */
+        p = put_number(c->offset_words, p, off, !c->json);
+    memo_copy(p, src + end, lnum - end);
+    p += lnum - end;
+    if (lnum < lend)
+        p = put_number(c->numbers, p, line, false);
+    memo_copy(p, src + lend, len - lend);
+    p += len - lend;
     if (key) {
         uint64_t w = key_hex8(key);
-        memcpy(o + f->at + 2, &w, 8);
+        memcpy(o + c->addr_at + 2, &w, 8);
     } else {
-        ob_put_hex8(o + f->at, addr);
+        ob_put_hex8(o + c->addr_at, addr);
     }
     ob_commit(&c->out, p);
-    if (!c->memo.off)
-        memo_keep(&c->memo, key, at, o, (size_t)(p - o), true, avx);
+    memo_keep(&c->memo, key, at, o, (size_t)(p - o), true);
 }
 
 /* Looks addr up and prints its answer (and keeps it in the memo under key, unless 0), and its
@@ -525,8 +577,8 @@ __attribute__((noinline)) static void answer_looked_up(struct sym_ctx *c, uint32
         }
         const char *text = c->out.buf + start;
         size_t len = c->out.len - start;
-        memo_keep(&c->memo, key, at, text, len, false, false);
-        size_t addr_at = c->json ? JSON_ADDR_AT : TEXT_ADDR_AT;
+        memo_keep(&c->memo, key, at, text, len, false);
+        size_t addr_at = c->addr_at;
         char hex[10];
         ob_put_hex8(hex, addr);
         /* the places in order: the address, the offset, the line */
@@ -539,33 +591,34 @@ __attribute__((noinline)) static void answer_looked_up(struct sym_ctx *c, uint32
             (frames[0].file != NULL) == (c->line != NULL) && frames[0].line == line &&
             addr_at + 10 <= num && num <= end && end <= lnum && lnum <= lend && lend <= len &&
             !memcmp(text + addr_at, hex, 10))
-            form_keep(&c->forms, form, id, text, len, addr_at, num, end, lnum, lend);
+            form_keep(&c->forms, form, id, text, len, num, end, lnum, lend);
     }
 }
 
 /* Prints the answer of addr (and keeps it in the memo under key, unless 0): from its form when
- * one was kept, else looked up. avx: copies with AVX moves. */
+ * one was kept, else looked up. */
 static inline __attribute__((always_inline)) void
-answer_new_body(struct sym_ctx *c, uint32_t addr, uint64_t key, struct memo_slot *at, bool avx)
+answer_new_body(struct sym_ctx *c, uint32_t addr, uint64_t key, struct memo_slot *at)
 {
-    uint32_t base = 0;
-    unsigned line = 0;
-    uint64_t id[2] = {0, 0};
-    struct form_slot *form = NULL;
+    static const uint64_t no_id[2];
+    uint32_t base;
+    unsigned line;
+    uint64_t id[2];
     if (c->forms.slot && spoor_elf_answer_id(c->elf, addr, id, &base, &line) && id[0]) {
-        form = form_find(c->forms.slot, id);
-        if (form->id[0]) {
-            answer_from_form(c, form, addr, base, line, key, at, avx);
-            return;
-        }
+        struct form_slot *form = form_find(c->forms.slot, id);
+        if (form->id[0])
+            answer_from_form(c, form, addr, base, line, key, at);
+        else
+            answer_looked_up(c, addr, key, at, form, id, base, line);
+        return;
     }
-    answer_looked_up(c, addr, key, at, form, id, base, line);
+    answer_looked_up(c, addr, key, at, NULL, no_id, 0, 0);
 }
 
 __attribute__((noinline)) static void answer_new(struct sym_ctx *c, uint32_t addr, uint64_t key,
                                                  struct memo_slot *at)
 {
-    answer_new_body(c, addr, key, at, false);
+    answer_new_body(c, addr, key, at);
 }
 
 #if MEMO_AVX
@@ -573,12 +626,12 @@ __attribute__((noinline)) static void answer_new(struct sym_ctx *c, uint32_t add
 __attribute__((noinline, target("avx,bmi"))) static void
 answer_new_avx(struct sym_ctx *c, uint32_t addr, uint64_t key, struct memo_slot *at)
 {
-    answer_new_body(c, addr, key, at, true);
+    answer_new_body(c, addr, key, at);
 }
 #define ANSWER_NEW(avx, c, addr, key, at)                                                          \
     ((avx) ? answer_new_avx(c, addr, key, at) : answer_new(c, addr, key, at))
 #else
-#define ANSWER_NEW(avx, c, addr, key, at) answer_new(c, addr, key, at)
+#define ANSWER_NEW(avx, c, addr, key, at) ((void)(avx), answer_new(c, addr, key, at))
 #endif
 
 static void symbolize_token(struct sym_ctx *c, const char *tok, size_t len)
@@ -594,8 +647,44 @@ static void symbolize_token(struct sym_ctx *c, const char *tok, size_t len)
 }
 
 /* The number the len hex digits of a memo key (struct memo_slot, token_key) stand for, into
- * *v, all 8 bytes classified and converted at once (SWAR); false when one of them is no hex
- * digit (the caller's slow path decides). */
+ * *v, all 8 bytes classified and converted at once; false when one of them is no hex digit (the
+ * caller's slow path decides). */
+#if defined(__SSE2__)
+/* key_value's constants: 0x20, 0x0f, 9 in every byte, 0xff in every 16-bit lane */
+static const uint64_t key_value_consts[4][2]
+    __attribute__((aligned(16))) = {{0x2020202020202020u, 0x2020202020202020u},
+                                    {0x0f0f0f0f0f0f0f0fu, 0x0f0f0f0f0f0f0f0fu},
+                                    {0x0909090909090909u, 0x0909090909090909u},
+                                    {0x00ff00ff00ff00ffu, 0x00ff00ff00ff00ffu}};
+
+/* In an SSE2 register: the digits moved to the top of 8 bytes (the zero bytes below them, leading
+ * zeros), classed by signed compares (bytes of 0x80 and more are negative: no digit), paired
+ * into bytes in 16-bit lanes and packed. The constants read from memory (hidden from GCC, which
+ * makes each one in three instructions). */
+static inline bool key_value(uint64_t w, unsigned len, uint32_t *v)
+{
+    if (len - 1 >= 8)
+        return false;
+    const __m128i *k = (const __m128i *)(const void *)key_value_consts;
+    __asm__("" : "+r"(k));
+    __m128i x = _mm_cvtsi64_si128((long long)(w << (8 * (8 - len))));
+    __m128i lower = _mm_or_si128(x, _mm_load_si128(&k[0])); /* A-F made a-f */
+    __m128i digit = _mm_and_si128(_mm_cmpgt_epi8(lower, _mm_set1_epi8('0' - 1)),
+                                  _mm_cmplt_epi8(lower, _mm_set1_epi8('9' + 1)));
+    __m128i letter = _mm_and_si128(_mm_cmpgt_epi8(lower, _mm_set1_epi8('a' - 1)),
+                                   _mm_cmplt_epi8(lower, _mm_set1_epi8('f' + 1)));
+    if ((unsigned)_mm_movemask_epi8(_mm_or_si128(digit, letter)) != ((0xffu << (8 - len)) & 0xff))
+        return false;
+    __m128i d = _mm_add_epi8(_mm_and_si128(x, _mm_load_si128(&k[1])),
+                             _mm_and_si128(letter, _mm_load_si128(&k[2]))); /* digit values */
+    /* a 16-bit lane's first byte (the higher digit) and second into its low byte */
+    __m128i pairs = _mm_and_si128(_mm_or_si128(_mm_slli_epi16(d, 4), _mm_srli_epi16(d, 8)),
+                                  _mm_load_si128(&k[3]));
+    *v = __builtin_bswap32((uint32_t)_mm_cvtsi128_si32(_mm_packus_epi16(pairs, pairs)));
+    return true;
+}
+#else
+/* SWAR: in a 64-bit word. */
 static inline bool key_value(uint64_t w, unsigned len, uint32_t *v)
 {
     const uint64_t ones = 0x0101010101010101u, high = 0x80 * ones;
@@ -616,23 +705,32 @@ static inline bool key_value(uint64_t w, unsigned len, uint32_t *v)
     *v = (uint32_t)(x | x >> 16);
     return true;
 }
+#endif
+
+/* The top bit of the first of the 8 bytes of w that is white space or a control byte (<= ' ');
+ * 0 when none is. below and high: 0x21 and 0x80 in every byte (arguments, so that a loop keeps
+ * them in registers). A byte below 0x21 is found by the borrow of subtracting 0x21 from it,
+ * exact for the first such byte (borrows only go up). */
+static inline uint64_t token_end_bit(uint64_t w, uint64_t below, uint64_t high)
+{
+    uint64_t ends = (w - below) & ~w & high;
+    return ends & (0 - ends);
+}
 
 /* The memo key of a token whose hex digits start at s (see struct memo_slot): the bytes before
  * the first of the 8 at s that is white space or a control byte (<= ' '), *len their number; all
- * 8 (*len 8) when none is. Reads the 8 bytes at once (SWAR): a byte below 0x21 is found by the
- * borrow of subtracting 0x21 from it, exact for the first such byte (borrows only go up). */
+ * 8 (*len 8) when none is. Reads the 8 bytes at once (token_end_bit). */
 static inline uint64_t token_key(const char *s, unsigned *len)
 {
-    const uint64_t ones = 0x0101010101010101u, high = 0x80 * ones;
     uint64_t w;
     memcpy(&w, s, 8);
-    uint64_t ends = (w - 0x21 * ones) & ~w & high;
-    if (!ends) {
+    uint64_t first = token_end_bit(w, 0x2121212121212121u, 0x8080808080808080u);
+    if (!first) {
         *len = 8;
         return w;
     }
-    *len = (unsigned)__builtin_ctzll(ends) / 8;
-    return w & (((ends & (0 - ends)) >> 7) - 1); /* the bytes below the first end */
+    *len = (unsigned)__builtin_ctzll(first) / 8;
+    return w & ((first >> 7) - 1); /* the bytes below the first end */
 }
 
 /* The token at p (p < end, not white space) in the general case: its answer from the memo, or
@@ -654,10 +752,10 @@ __attribute__((noinline)) static const char *symbolize_token_at(struct sym_ctx *
         const char *q = q_key = p + 2 + len;
         /* below 8 digits, *q is the byte <= ' ' token_key stopped at */
         if ((len < 8 || (unsigned char)*q <= ' ') && (q < end || last)) { /* whole */
-            const struct memo_slot *m = at = memo_find(c->memo.slot, c->memo.mask, key);
+            const struct memo_slot *m = at = memo_find(&c->memo, key);
             if (m->len && m->key == key) { /* seen before: no need to read it */
                 char *o = ob_reserve(&c->out, m->len + MEMO_PAD);
-                memo_copy(o, c->memo.text + m->off, m->len, false);
+                memo_copy(o, c->memo.a.text + m->off, m->len);
                 ob_commit(&c->out, o + m->len);
                 return q;
             }
@@ -685,31 +783,28 @@ __attribute__((noinline)) static const char *symbolize_token_at(struct sym_ctx *
 static inline __attribute__((always_inline)) const char *
 symbolize_block_body(struct sym_ctx *c, const char *p, const char *end, bool last, bool avx)
 {
-    const uint64_t ones = 0x0101010101010101u, high = 0x80 * ones;
-    struct memo_slot *slot = c->memo.slot;
-    uint32_t mask = c->memo.mask;
-    const char *text = c->memo.text;
+    /* the constants of the test and the lookup, kept in registers (not made again each token) */
+    uint64_t below = 0x2121212121212121u, high = 0x8080808080808080u, mul = MEMO_MUL;
+    __asm__("" : "+r"(below), "+r"(high), "+r"(mul));
+    char *slots = (char *)c->memo.slot;
+    size_t mask16 = (size_t)c->memo.mask * sizeof *c->memo.slot;
+    const char *text = c->memo.a.text;
     char *o = c->out.buf + c->out.len;
     char *const o_limit = c->out.buf + sizeof c->out.buf - (MEMO_MAX_ANSWER + MEMO_PAD);
     for (;;) {
-        while ((unsigned char)*p <= ' ') { /* *end is a 0: no need to test p first */
-            if (p == end)
-                goto out;
-            p++;
-        }
         uint16_t head;
         memcpy(&head, p, 2); /* p[1] is in the buffer: *end is a 0 */
         if ((head | 0x2000) == ('0' | 'x' << 8)) {
             uint64_t w; /* token_key's work: the first byte <= ' ' of the 8 after 0x ends it */
             memcpy(&w, p + 2, 8);
-            uint64_t ends = (w - 0x21 * ones) & ~w & high;
-            uint64_t first = ends & (0 - ends);
+            uint64_t first = token_end_bit(w, below, high);
             const char *q;
             /* first > 0x80: an end in the 8 bytes, after at least one digit */
-            if (first > 0x80 && (q = p + 2 + (unsigned)__builtin_ctzll(first) / 8) < end) {
+            if (first > 0x80 && (q = p + 2 + (size_t)__builtin_ctzll(first) / 8) < end) {
                 uint64_t key = w & ((first >> 7) - 1); /* a whole token: as memo_find's key */
-                uint32_t i = memo_hash(key);
-                struct memo_slot *m = &slot[i & mask];
+                /* memo_find's loop, the miss handled inside it (fused: no second test) */
+                size_t at = memo_at(key, mul, mask16);
+                struct memo_slot *m = (struct memo_slot *)(slots + at);
                 while (m->key != key) {
                     if (!m->key) { /* not seen: looked up and printed (and kept at m) */
                         uint32_t v;
@@ -717,14 +812,15 @@ symbolize_block_body(struct sym_ctx *c, const char *p, const char *end, bool las
                             goto general;
                         c->out.len = (size_t)(o - c->out.buf);
                         ANSWER_NEW(avx, c, v, key, m);
-                        slot = c->memo.slot;
-                        mask = c->memo.mask;
-                        text = c->memo.text;
+                        slots = (char *)c->memo.slot;
+                        mask16 = (size_t)c->memo.mask * sizeof *c->memo.slot;
+                        text = c->memo.a.text;
                         o = c->out.buf + c->out.len;
-                        p = q;
+                        p = q + 1; /* past the white space that ends the token */
                         goto next;
                     }
-                    m = &slot[++i & mask];
+                    at = (at + sizeof *m) & mask16;
+                    m = (struct memo_slot *)(slots + at);
                 }
                 if (o > o_limit) {
                     c->out.len = (size_t)(o - c->out.buf);
@@ -733,18 +829,26 @@ symbolize_block_body(struct sym_ctx *c, const char *p, const char *end, bool las
                 }
                 const char *src = text + m->off;
                 size_t len = m->len;
-                memo_copy_answer(o, src, len, avx);
+                memo_copy_answer(o, src, len);
                 o += len;
                 p = q + 1; /* past the white space that ends the token */
                 continue;
             }
         }
+        if ((unsigned char)*p <= ' ') { /* *end is a 0: no need to test p first */
+            do {
+                if (p == end)
+                    goto out;
+                p++;
+            } while ((unsigned char)*p <= ' ');
+            continue;
+        }
     general:
         c->out.len = (size_t)(o - c->out.buf);
         const char *next = symbolize_token_at(c, p, end, last);
-        slot = c->memo.slot;
-        mask = c->memo.mask;
-        text = c->memo.text;
+        slots = (char *)c->memo.slot;
+        mask16 = (size_t)c->memo.mask * sizeof *c->memo.slot;
+        text = c->memo.a.text;
         o = c->out.buf + c->out.len;
         if (!next)
             break;
@@ -836,9 +940,13 @@ int cmd_sym(int argc, char **argv)
     if (!(c.elf = cli_open_elf("sym", elf_path)))
         return SPOOR_EXIT_USAGE;
     spoor_elf_set_demangle(c.elf, demangle);
+    c.addr_at = c.json ? JSON_ADDR_AT : TEXT_ADDR_AT;
     memo_init(&c.memo, optind >= argc); /* for the bulk case: addresses from stdin */
-    if (!c.memo.off && !c.return_addresses)
-        c.forms.slot = calloc(1u << FORM_BITS, sizeof *c.forms.slot);
+    if (!c.memo.off && !c.return_addresses) {
+        c.numbers = calloc(2 * NUMBER_WORDS, sizeof *c.numbers); /* decimal, hex */
+        c.offset_words = c.numbers && !c.json ? c.numbers + NUMBER_WORDS : c.numbers;
+        c.forms.slot = c.numbers ? calloc(1u << FORM_BITS, sizeof *c.forms.slot) : NULL;
+    }
     print_new_warnings(&c);
     int rc = SPOOR_EXIT_OK;
     if (optind < argc)
@@ -849,6 +957,7 @@ int cmd_sym(int argc, char **argv)
     spoor_elf_close(c.elf);
     memo_stop(&c.memo);
     forms_stop(&c.forms);
+    free(c.numbers);
     if (!ob_flush(&c.out))
         return cli_error("sym", "cannot write output: %s", strerror(errno));
     return rc ? rc : c.bad ? SPOOR_EXIT_USAGE : SPOOR_EXIT_OK;

@@ -78,6 +78,18 @@ static inline uint64_t ob_hex_word(uint32_t v)
         _mm_and_si128(_mm_cmpgt_epi8(d, _mm_set1_epi8(9)), _mm_set1_epi8('a' - '0' - 10));
     return (uint64_t)_mm_cvtsi128_si64(_mm_add_epi8(_mm_add_epi8(d, _mm_set1_epi8('0')), letters));
 }
+#else
+/* The same from the table of digit pairs, a byte of v at a time. */
+static inline uint64_t ob_hex_word(uint32_t v)
+{
+    char d[8];
+    for (int i = 0; i < 4; i++)
+        memcpy(d + 2 * i, ob_hex_pairs + 2 * ((v >> (24 - 8 * i)) & 255), 2);
+    uint64_t w;
+    memcpy(&w, d, 8);
+    return w;
+}
+#endif
 
 static inline char *ob_put_hex8(char *p, uint32_t v) /* 0x%08x: 10 bytes */
 {
@@ -87,38 +99,29 @@ static inline char *ob_put_hex8(char *p, uint32_t v) /* 0x%08x: 10 bytes */
     return p + 10;
 }
 
-static inline char *ob_put_hex(char *p, uint32_t v) /* 0x%x: 2 to 10 bytes (10 written) */
+/* %x: the hex digits of v without leading zeros, 1 to 8 bytes (8 written). Below 0x10000 (the
+ * common case, offsets into functions) from two digit pairs of the table. */
+static inline char *ob_put_hex_digits(char *p, uint32_t v)
 {
-    size_t n = v ? (35 - (size_t)__builtin_clz(v)) / 4 : 1; /* digits */
-    uint64_t w = ob_hex_word(v) >> (8 * (8 - n));           /* without the leading zeros */
-    memcpy(p, "0x", 2);
-    memcpy(p + 2, &w, 8);
-    return p + 2 + n;
-}
-#else
-static inline char *ob_put_hex8(char *p, uint32_t v) /* 0x%08x: 10 bytes */
-{
-    p[0] = '0';
-    p[1] = 'x';
-    memcpy(p + 2, ob_hex_pairs + 2 * (v >> 24), 2);
-    memcpy(p + 4, ob_hex_pairs + 2 * ((v >> 16) & 255), 2);
-    memcpy(p + 6, ob_hex_pairs + 2 * ((v >> 8) & 255), 2);
-    memcpy(p + 8, ob_hex_pairs + 2 * (v & 255), 2);
-    return p + 10;
+    size_t n = (35 - (size_t)__builtin_clz(v | 1)) / 4; /* digits */
+    if (v < 0x10000) {
+        uint16_t hi, lo;
+        memcpy(&hi, ob_hex_pairs + 2 * (v >> 8), 2);
+        memcpy(&lo, ob_hex_pairs + 2 * (v & 255), 2);
+        uint32_t w = (hi | (uint32_t)lo << 16) >> (8 * (4 - n)); /* the first digit lowest */
+        memcpy(p, &w, 4);
+    } else {
+        uint64_t w = ob_hex_word(v) >> (8 * (8 - n)); /* without the leading zeros */
+        memcpy(p, &w, 8);
+    }
+    return p + n;
 }
 
-static inline char *ob_put_hex(char *p, uint32_t v) /* 0x%x: 2 to 10 bytes (10 written) */
+static inline char *ob_put_hex(char *p, uint32_t v) /* 0x%x: 3 to 10 bytes (10 written) */
 {
-    size_t n = v ? (35 - (size_t)__builtin_clz(v)) / 4 : 1; /* digits */
-    p[0] = '0';
-    p[1] = 'x';
-    char *end = p + 2 + n, *q = end;
-    do
-        *--q = ob_hex_pairs[2 * (v & 15) + 1];
-    while (v >>= 4);
-    return end;
+    memcpy(p, "0x", 2);
+    return ob_put_hex_digits(p + 2, v);
 }
-#endif
 
 static inline char *ob_put_u32(char *p, uint32_t v) /* %u: at most 10 bytes */
 {
