@@ -312,14 +312,8 @@ static bool range_list_start(const spoor_elf *e, unsigned version, uint64_t off,
 /* A LEB128 number of at most 5 bytes (a 32-bit address or length); false otherwise. */
 static bool range_leb(const uint8_t **p, const uint8_t *end, uint64_t *v)
 {
-    *v = 0;
-    for (unsigned shift = 0; shift < 35 && *p < end; shift += 7) {
-        uint8_t b = *(*p)++;
-        *v |= (uint64_t)(b & 0x7f) << shift;
-        if (!(b & 0x80))
-            return true;
-    }
-    return false;
+    const uint8_t *at = *p;
+    return spoor_uleb128(p, end, v) && *p - at <= 5;
 }
 
 /* The next range of the list into *lo, *hi: 1; 0 at its end; -1 when it is not read so (libdw
@@ -1211,11 +1205,29 @@ static bool skip_form(const uint64_t str_size[2], const uint8_t **p, const uint8
 struct die_reader {
     const uint8_t *base, *hdr, *end; /* .debug_info, the unit's header, the unit's end */
     unsigned version, addr_size;
-    uint64_t str_size[2];     /* see skip_form */
-    const uint8_t *str[2];    /* .debug_str's and .debug_line_str's bytes, NULL when absent */
-    uint8_t *starts;          /* bit o: a DIE (not an end-of-siblings marker) at unit offset o */
+    uint64_t str_size[2];  /* see skip_form */
+    const uint8_t *str[2]; /* .debug_str's and .debug_line_str's bytes, NULL when absent */
+    /* starts[o] == stamp: a DIE (not an end-of-siblings marker) at unit offset o (NULL: not
+     * known; the bytes are symbol_tables.starts, see unit_starts) */
+    uint8_t *starts, stamp;
     struct later_refs *later; /* not NULL while the scan walks: see raw_ref */
 };
+
+/* The DIE starts map for a unit of size bytes (symbol_tables.starts, made and cleared once for
+ * all units: each unit's marks are a new stamp, into *stamp); NULL without memory. */
+static uint8_t *unit_starts(struct symbol_tables *t, size_t size, uint8_t *stamp)
+{
+    size_t old = t->cap_starts;
+    if (spoor_grow((void **)&t->starts, &t->cap_starts, size, 1))
+        return NULL;
+    memset(t->starts + old, 0, t->cap_starts - old);
+    if (!++t->starts_stamp) { /* every stamp used: the marks cleared */
+        memset(t->starts, 0, t->cap_starts);
+        t->starts_stamp = 1;
+    }
+    *stamp = t->starts_stamp;
+    return t->starts;
+}
 
 /* References raw_ref took to DIEs the scan had not reached: each must be a DIE once it has. */
 struct later_refs {
@@ -1291,16 +1303,15 @@ static bool die_reader_init(const spoor_elf *e, const struct dw_unit *u, struct 
                             struct die_reader *r)
 {
     const struct elf_section *sec = spoor_elf_known_section(e, SEC_DEBUG_INFO);
-    if (!sec || !a->ncodes || a->unindexed || u->header + 11 > sec->size)
+    struct unit_header h;
+    if (!sec || !a->ncodes || a->unindexed || !spoor_unit_header(sec, u->header, &h) ||
+        !h.whole) /* libdw checks */
         return false;
     r->base = sec->data;
     r->hdr = r->base + u->header;
-    uint64_t length = spoor_le32(r->hdr);
-    if (length >= 0xfffffff0u || length > sec->size - u->header - 4) /* libdw checks */
-        return false;
-    r->end = r->hdr + 4 + length;
-    r->version = spoor_le16(r->hdr + 4);
-    r->addr_size = r->version >= 5 ? r->hdr[7] : r->hdr[10];
+    r->end = h.end;
+    r->version = h.version;
+    r->addr_size = h.addr_size;
     const struct elf_section *str = spoor_elf_known_section(e, SEC_DEBUG_STR),
                              *line_str = spoor_elf_known_section(e, SEC_DEBUG_LINE_STR);
     r->str_size[0] = str ? str->size : UINT64_MAX;
@@ -1570,7 +1581,7 @@ static bool raw_ref(const struct die_reader *r, const struct abbrevs *a, const s
     if (!r->starts || !unit_ref(ref->at, r->end, ref->form, &off) ||
         off >= (uint64_t)(r->end - r->hdr))
         return false;
-    if (!(r->starts[off >> 3] >> (off & 7) & 1)) { /* not (yet) found a DIE by the scan */
+    if (r->starts[off] != r->stamp) { /* not (yet) found a DIE by the scan */
         struct later_refs *l = r->later;
         if (!l || spoor_grow((void **)&l->off, &l->cap, l->n + 1, sizeof *l->off))
             return false;
@@ -1730,16 +1741,16 @@ static bool read_cu_die(const spoor_elf *e, const struct die_reader *r, const st
 static int own_unit_claims(const spoor_elf *e, struct symbol_tables *t, struct dw_unit *u)
 {
     const struct elf_section *info = spoor_elf_known_section(e, SEC_DEBUG_INFO);
-    if (!info || u->header + 11 > info->size)
+    struct unit_header h;
+    if (!info || !spoor_unit_header(info, u->header, &h))
         return 2;
     char buf[96];
     int oom = 0, got = 2;
     struct abbrevs ab = {0};
     struct die_reader r = {0};
     struct cu_die d;
-    const uint8_t *hdr = info->data + u->header;
-    ab.version = spoor_le16(hdr + 4); /* as spoor_dwarf_unit_build reads it */
-    ab.addr_size = ab.version >= 5 ? hdr[7] : hdr[10];
+    ab.version = h.version; /* as spoor_dwarf_unit_build reads it */
+    ab.addr_size = h.addr_size;
     if (!abbrev_problem(e, u->abbrev, &ab, unit_forms(e, t, ab.version, ab.addr_size), buf,
                         sizeof buf, &oom) &&
         !oom && die_reader_init(e, u, &ab, &r) && !ab.twice && read_cu_die(e, &r, &ab, u, &d))
@@ -2028,10 +2039,8 @@ die_tree_scan(const struct die_reader *r, const struct dw_unit *u, const struct 
             break;
         }
         const struct abbrev_code *c = &a->codes[code - 1];
-        if (r->starts) {
-            size_t o = (size_t)(die_at - r->hdr);
-            r->starts[o >> 3] |= (uint8_t)(1u << (o & 7));
-        }
+        if (r->starts)
+            r->starts[die_at - r->hdr] = r->stamp;
         if (c->children && spoor_grow((void **)&frames, &cap, depth + 1, sizeof *frames)) {
             *siblings_ok = false; /* no memory: the siblings are not checked, no walk */
             *walked = *walked ? *walked : -1;
@@ -2073,7 +2082,7 @@ die_tree_scan(const struct die_reader *r, const struct dw_unit *u, const struct 
     free(frames);
     for (size_t i = 0; !*walked && r->later && i < r->later->n; i++) {
         uint64_t off = r->later->off[i];
-        if (!(r->starts[off >> 3] >> (off & 7) & 1))
+        if (r->starts[off] != r->stamp)
             *walked = 3; /* a reference into the middle of a DIE */
     }
     if (problem)
@@ -2187,10 +2196,10 @@ int spoor_dwarf_unit_build(const spoor_elf *e, struct symbol_tables *t, size_t u
     int oom = 0, scanned = 1;
     struct later_refs later = {0};
     const struct elf_section *info = spoor_elf_known_section(e, SEC_DEBUG_INFO);
-    if (info && u->header + 11 <= info->size) { /* as die_reader_init reads it */
-        const uint8_t *hdr = info->data + u->header;
-        ab.version = spoor_le16(hdr + 4);
-        ab.addr_size = ab.version >= 5 ? hdr[7] : hdr[10];
+    struct unit_header h;
+    if (info && spoor_unit_header(info, u->header, &h)) { /* as die_reader_init reads it */
+        ab.version = h.version;
+        ab.addr_size = h.addr_size;
     }
     const char *abbrevs =
                    abbrev_problem(e, u->abbrev, &ab, unit_forms(e, t, ab.version, ab.addr_size),
@@ -2220,7 +2229,8 @@ int spoor_dwarf_unit_build(const spoor_elf *e, struct symbol_tables *t, size_t u
                        "unreadable",
                        (unsigned long long)u->header, (unsigned long long)u->abbrev, abbrevs);
         u->damaged = true;
-    } else if (scannable && (reader.starts = calloc((size_t)(reader.end - reader.hdr) / 8 + 1, 1),
+    } else if (scannable && (reader.starts = unit_starts(t, (size_t)(reader.end - reader.hdr) + 1,
+                                                         &reader.stamp),
                              w.defer_files = true, reader.later = &later,
                              (tree = die_tree_problem(&reader, u, &ab, &at, &siblings_ok, &w,
                                                       &scanned)) != NULL)) {
@@ -2284,7 +2294,6 @@ int spoor_dwarf_unit_build(const spoor_elf *e, struct symbol_tables *t, size_t u
         }
     }
     abbrevs_free(&ab);
-    free(reader.starts);
     free(w.call_files);
     t->lines = lines;
     if (claims < 0 || rows < 0 || walked < 0) { /* out of memory: the unit stays unbuilt */
@@ -2317,4 +2326,5 @@ void spoor_dwarf_units_free(struct symbol_tables *t)
     free(t->scopes);
     free_names(t->names);
     spoor_unit_lines_free(&t->lines);
+    free(t->starts);
 }

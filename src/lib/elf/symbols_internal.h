@@ -144,6 +144,9 @@ struct symbol_tables {
     size_t nscopes, cap_scopes;
     struct name_block *names; /* file names the line-table reader composed (dir/name) */
     struct unit_lines lines;  /* the line-table reader's arrays, kept for the next unit */
+    uint8_t *starts;          /* dwarf_scopes.c's DIE starts map, kept for the next unit */
+    size_t cap_starts;
+    uint8_t starts_stamp;
     struct dw_unit *units;
     size_t nunits;
     size_t units_built;
