@@ -944,23 +944,26 @@ static void layout_set(struct abbrev_code *c, const struct code_layout *l)
     memcpy(c->string_at, l->string_at, sizeof c->string_at);
 }
 
-/* Attribute names below 0x80 (one LEB128 byte): their kind + 1 in the low 4 bits (0:
- * ATTR_OTHER), and whether walk() skips a subprogram without code that has it, whether it is
- * DW_AT_sibling. */
+/* Attribute names below 0x80 (one LEB128 byte): their kind in the low 4 bits, xor ATTR_OTHER (0:
+ * ATTR_OTHER; NAME_KIND reads it), and whether walk() skips a subprogram without code that has
+ * it, whether it is DW_AT_sibling. */
 #define NAME_SKIPS 0x10
 #define NAME_SIBLING 0x20
+#define KIND_BITS(k) ((k) ^ ATTR_OTHER)
+#define NAME_KIND(bits) (uint8_t)(((bits)&15) ^ ATTR_OTHER)
+_Static_assert(ATTR_OTHER < 16, "a kind fits the low 4 bits");
 static const uint8_t name_bits[0x80] = {
     [DW_AT_sibling] = NAME_SIBLING,
-    [DW_AT_name] = NAME + 1,
-    [DW_AT_abstract_origin] = ORIGIN + 1,
-    [DW_AT_specification] = SPECIFICATION + 1,
-    [DW_AT_decl_file] = DECL_FILE + 1,
-    [DW_AT_call_file] = CALL_FILE + 1,
-    [DW_AT_call_line] = CALL_LINE + 1,
-    [DW_AT_linkage_name] = LINKAGE_NAME + 1,
-    [DW_AT_low_pc] = (ATTR_LOW_PC + 1) | NAME_SKIPS,
-    [DW_AT_high_pc] = ATTR_HIGH_PC + 1,
-    [DW_AT_ranges] = (ATTR_RANGES + 1) | NAME_SKIPS,
+    [DW_AT_name] = KIND_BITS(NAME),
+    [DW_AT_abstract_origin] = KIND_BITS(ORIGIN),
+    [DW_AT_specification] = KIND_BITS(SPECIFICATION),
+    [DW_AT_decl_file] = KIND_BITS(DECL_FILE),
+    [DW_AT_call_file] = KIND_BITS(CALL_FILE),
+    [DW_AT_call_line] = KIND_BITS(CALL_LINE),
+    [DW_AT_linkage_name] = KIND_BITS(LINKAGE_NAME),
+    [DW_AT_low_pc] = KIND_BITS(ATTR_LOW_PC) | NAME_SKIPS,
+    [DW_AT_high_pc] = KIND_BITS(ATTR_HIGH_PC),
+    [DW_AT_ranges] = KIND_BITS(ATTR_RANGES) | NAME_SKIPS,
     [DW_AT_declaration] = NAME_SKIPS,
 };
 
@@ -968,7 +971,7 @@ static const uint8_t name_bits[0x80] = {
 static uint8_t attr_kind(uint64_t name)
 {
     if (name < 0x80)
-        return name_bits[name] & 15 ? (uint8_t)((name_bits[name] & 15) - 1) : ATTR_OTHER;
+        return NAME_KIND(name_bits[name]);
     int k = scope_attr_kind(name);
     return k >= 0                  ? (uint8_t)k
            : name == DW_AT_low_pc  ? ATTR_LOW_PC
@@ -988,11 +991,11 @@ static const struct form_entry *unit_forms(const spoor_elf *e, struct symbol_tab
     if (t->forms_key == key && key)
         return t->forms;
     bool line_str = spoor_elf_known_section(e, SEC_DEBUG_LINE_STR) != NULL;
-    for (unsigned f = 0; f < STANDARD_FORMS; f++) {
-        t->forms[f].size = (int8_t)form_size(f, version, addr_size);
+    for (unsigned f = 0; f < 0x100; f++) {
+        t->forms[f].size = f < STANDARD_FORMS ? (int8_t)form_size(f, version, addr_size) : -1;
         t->forms[f].str = f == DW_FORM_strp ? 1 : f == DW_FORM_line_strp ? 2 : 0;
-        t->forms[f].plain = f >= DW_FORM_addr && f != 0x02 && f != DW_FORM_implicit_const &&
-                            (f != DW_FORM_line_strp || line_str);
+        t->forms[f].plain = f >= DW_FORM_addr && f < STANDARD_FORMS && f != 0x02 &&
+                            f != DW_FORM_implicit_const && (f != DW_FORM_line_strp || line_str);
     }
     t->forms_key = key;
     return t->forms;
@@ -1044,19 +1047,14 @@ static const char *abbrev_problem(const spoor_elf *e, Dwarf_Off off, struct abbr
             if (indexed) { /* the common case, in locals: both of one byte, a plain form */
                 struct abbrev_attr *at = a->attrs + a->nattrs;
                 const struct abbrev_attr *const full = a->attrs + a->cap_attrs;
-                while (at < full && end - p >= 2 && p[0] < 0x80 && p[1] < STANDARD_FORMS &&
-                       forms[p[1]].plain) {
+                while (at < full && end - p >= 2 && p[0] < 0x80 && forms[p[1]].plain) {
                     unsigned nb = name_bits[p[0]], f = p[1];
                     bool is_sibling = (nb & NAME_SIBLING) && sibling < 0;
                     if (is_sibling)
                         sibling = (int32_t)(at - (a->attrs + first));
                     bits |= nb;
-                    *at++ = (struct abbrev_attr){p[0],
-                                                 f,
-                                                 0,
-                                                 nb & 15 ? (uint8_t)((nb & 15) - 1) : ATTR_OTHER,
-                                                 forms[f].size,
-                                                 forms[f].str};
+                    *at++ = (struct abbrev_attr){p[0],          f,           0, NAME_KIND(nb),
+                                                 forms[f].size, forms[f].str};
                     layout_add(&layout, is_sibling, forms[f].size, forms[f].str);
                     p += 2;
                 }
@@ -2265,11 +2263,14 @@ int spoor_dwarf_unit_build(const spoor_elf *e, struct symbol_tables *t, size_t u
                                   t->keep_zero, &lines, &u->rows, &u->nrows, &cap_rows);
     else if (claims >= 0)
         rows = LINE_NOT_HANDLED;
-    if (rows == LINE_NOT_HANDLED)
-        rows = libdw_cu(e, u, &cu, &have_cu)
-                   ? spoor_line_rows(e, &t->names, &cu, &code, t->keep_zero, &lines, &u->rows,
-                                     &u->nrows, &cap_rows)
-                   : (unit_die_unreadable(e, u), LINE_UNREADABLE);
+    if (rows == LINE_NOT_HANDLED && !libdw_cu(e, u, &cu, &have_cu))
+        rows = (unit_die_unreadable(e, u), LINE_UNREADABLE);
+    else if (rows == LINE_NOT_HANDLED && own) /* the program read once: libdw reads it now */
+        rows = spoor_line_rows_libdw(e, w.cu->stmt_list, &cu, &code, t->keep_zero, &lines, &u->rows,
+                                     &u->nrows, &cap_rows);
+    else if (rows == LINE_NOT_HANDLED)
+        rows = spoor_line_rows(e, &t->names, &cu, &code, t->keep_zero, &lines, &u->rows, &u->nrows,
+                               &cap_rows);
     if (claims >= 0 && rows >= 0) {
         w.files = lines.nfiles ? lines.files : NULL;
         w.nfiles = lines.nfiles;
