@@ -2001,6 +2001,11 @@ die_tree_scan(const struct die_reader *r, const struct dw_unit *u, const struct 
               uint64_t *at, bool *siblings_ok, struct walker *w, int *walked)
 {
     const uint8_t *p = r->base + u->die, *end = r->end;
+    /* in locals: the byte stores into starts below would have them read again per DIE */
+    const struct abbrev_code *const codes = a->codes;
+    const uint64_t ncodes = a->ncodes;
+    uint8_t *const starts = r->starts, stamp = r->stamp;
+    const uint8_t *const hdr = r->hdr;
     const char *problem = NULL;
     struct scan_frame {         /* per open DIE with children */
         uint64_t expect;        /* where its DW_AT_sibling points */
@@ -2032,20 +2037,20 @@ die_tree_scan(const struct die_reader *r, const struct dw_unit *u, const struct 
                 *siblings_ok = false;
             continue;
         }
-        if (code > a->ncodes || !a->codes[code - 1].defined) {
+        if (code > ncodes || !codes[code - 1].defined) {
             problem = "abbreviation code not in the unit's table";
             break;
         }
-        const struct abbrev_code *c = &a->codes[code - 1];
-        if (r->starts)
-            r->starts[die_at - r->hdr] = r->stamp;
+        const struct abbrev_code *c = &codes[code - 1];
+        if (starts)
+            starts[die_at - hdr] = stamp;
         if (c->children && spoor_grow((void **)&frames, &cap, depth + 1, sizeof *frames)) {
             *siblings_ok = false; /* no memory: the siblings are not checked, no walk */
             *walked = *walked ? *walked : -1;
         }
-        if (!*walked) {
+        bool scope = c->tag == DW_TAG_subprogram || c->tag == DW_TAG_inlined_subroutine;
+        if (!*walked && (scope || c->children)) { /* (a leaf of no scope changes nothing) */
             const struct walk_frame *top = depth ? &frames[depth - 1].walk : NULL;
-            bool scope = c->tag == DW_TAG_subprogram || c->tag == DW_TAG_inlined_subroutine;
             if (top && top->walked && scope) {
                 struct walk_frame child;
                 *walked = walk_child(w, r, a, c, die_at, p, top, &child, false);
