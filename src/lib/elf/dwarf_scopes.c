@@ -1001,13 +1001,113 @@ static const struct form_entry *unit_forms(const spoor_elf *e, struct symbol_tab
     return t->forms;
 }
 
+/* Abbreviation entries read before (in any unit of the ELF), by their bytes after the code: the
+ * tag, the children flag and the name/form pairs up to the list's end, each of one byte (and
+ * DW_FORM_implicit_const's values) (units of one producer repeat most entries). An entry equal to
+ * one of them is what it was read into then: abbrev_problem copies it instead of reading it again.
+ * Made for one table of forms (key: symbol_tables.forms_key), cleared when that changes. */
+struct memo_entry {
+    const uint8_t *bytes; /* in .debug_abbrev */
+    uint64_t hash;        /* of the bytes, abbrev_problem's */
+    uint32_t len;
+    uint32_t attrs;          /* its attributes, at abbrev_memo.attrs[attrs] */
+    struct abbrev_code code; /* as read (first: unset) */
+};
+
+struct abbrev_memo {
+    uint32_t key;
+    uint32_t *slots; /* 1 + an index into entries, 0: empty; mask + 1 of them */
+    size_t mask;
+    struct memo_entry *entries;
+    size_t n, cap;
+    struct abbrev_attr *attrs;
+    size_t nattrs, cap_attrs;
+};
+
+static void abbrev_memo_free(struct abbrev_memo *m)
+{
+    if (!m)
+        return;
+    free(m->slots);
+    free(m->entries);
+    free(m->attrs);
+    free(m);
+}
+
+/* The entry of bytes [at, at + len) hashed h in m, NULL when there is none. */
+static const struct memo_entry *memo_find(const struct abbrev_memo *m, const uint8_t *at,
+                                          size_t len, uint64_t h)
+{
+    if (!m->slots)
+        return NULL;
+    for (size_t i = (size_t)(h >> 40) & m->mask;; i = (i + 1) & m->mask) {
+        uint32_t k = m->slots[i];
+        if (!k)
+            return NULL;
+        const struct memo_entry *x = &m->entries[k - 1];
+        if (x->hash == h && x->len == len && !memcmp(x->bytes, at, len))
+            return x;
+    }
+}
+
+/* Keeps the entry of bytes [at, at + len) hashed h, read into c and its attributes attrs; quietly
+ * nothing without memory (the entry is read again next time). */
+static void memo_add(struct abbrev_memo *m, const uint8_t *at, size_t len, uint64_t h,
+                     const struct abbrev_code *c, const struct abbrev_attr *attrs)
+{
+    if ((m->n + 1) * 2 > m->mask + 1 || !m->slots) { /* at most half full */
+        size_t size = m->slots ? (m->mask + 1) * 2 : 1024;
+        uint32_t *slots = calloc(size, sizeof *slots);
+        if (!slots)
+            return;
+        for (size_t k = 0; k < m->n; k++) {
+            size_t i = (size_t)(m->entries[k].hash >> 40) & (size - 1);
+            while (slots[i])
+                i = (i + 1) & (size - 1);
+            slots[i] = (uint32_t)k + 1;
+        }
+        free(m->slots);
+        m->slots = slots;
+        m->mask = size - 1;
+    }
+    if (m->n >= UINT32_MAX - 1 || m->nattrs + c->count >= UINT32_MAX ||
+        spoor_grow((void **)&m->entries, &m->cap, m->n + 1, sizeof *m->entries) ||
+        spoor_grow((void **)&m->attrs, &m->cap_attrs, m->nattrs + c->count, sizeof *m->attrs))
+        return;
+    if (c->count)
+        memcpy(m->attrs + m->nattrs, attrs, c->count * sizeof *attrs);
+    m->entries[m->n] = (struct memo_entry){at, h, (uint32_t)len, (uint32_t)m->nattrs, *c};
+    m->nattrs += c->count;
+    size_t i = (size_t)(h >> 40) & m->mask;
+    while (m->slots[i])
+        i = (i + 1) & m->mask;
+    m->slots[i] = (uint32_t)++m->n;
+}
+
+/* t's memo of abbreviation entries for the forms t->forms_key names (NULL without memory). */
+static struct abbrev_memo *unit_memo(struct symbol_tables *t)
+{
+    struct abbrev_memo *m = t->abbrev_memo;
+    if (m && m->key != t->forms_key) { /* made for other forms: emptied */
+        free(m->slots);
+        m->slots = NULL;
+        m->mask = 0;
+        m->n = m->nattrs = 0;
+    }
+    if (!m && !(m = t->abbrev_memo = calloc(1, sizeof *m)))
+        return NULL;
+    m->key = t->forms_key;
+    return m;
+}
+
 /* The unit's abbreviations at off checked (as binutils reads every DIE, while the walk reads only
  * the DIEs that can hold code) and read into *a (a->ncodes 0 when they cannot be indexed), with
  * each code's layout (struct code_layout) for the unit header's version and address size: a form
  * nobody defines, or one whose section is missing, makes the DIEs that use it unreadable. NULL
  * when all is well, else what is wrong; -1 in *oom without memory. */
 static const char *abbrev_problem(const spoor_elf *e, Dwarf_Off off, struct abbrevs *a,
-                                  const struct form_entry *forms, char *buf, size_t len, int *oom)
+                                  const struct form_entry *forms, struct abbrev_memo *memo,
+                                  char *buf, size_t len, int *oom)
 {
     unsigned version = a->version, addr_size = a->addr_size; /* the unit header's, as told */
     const struct elf_section *sec = spoor_elf_known_section(e, SEC_DEBUG_ABBREV);
@@ -1021,6 +1121,7 @@ static const char *abbrev_problem(const spoor_elf *e, Dwarf_Off off, struct abbr
         uint64_t code = abbrev_leb(&p, end, &bad);
         if (bad || !code)
             break;
+        const uint8_t *entry = p; /* its bytes after the code (see struct abbrev_memo) */
         uint64_t tag = abbrev_leb(&p, end, &bad);
         bool children = p < end && *p;
         if (p++ >= end) /* children */
@@ -1039,6 +1140,50 @@ static const char *abbrev_problem(const spoor_elf *e, Dwarf_Off off, struct abbr
             a->ncodes = code;
         }
         size_t first = a->nattrs;
+        /* an entry read before: copied (memo_len 0: not such an entry) */
+        size_t memo_len = 0;
+        uint64_t h = 0;
+        if (memo && indexed && !bad && p - entry == 2) { /* a tag of one byte */
+            const uint8_t *q = p;
+            for (const uint8_t *b = entry; b < p; b++)
+                h = (h ^ *b) * 0x100000001b3u;
+            while (end - q >= 2 && (q[0] | q[1]) && !((q[0] | q[1]) & 0x80)) {
+                h = (h ^ spoor_le16(q)) * 0x100000001b3u;
+                q += 2;
+                if (q[-1] != DW_FORM_implicit_const)
+                    continue;
+                while (q < end) { /* its value, a LEB128 number */
+                    uint8_t v = *q++;
+                    h = (h ^ v) * 0x100000001b3u;
+                    if (!(v & 0x80))
+                        break;
+                }
+            }
+            if (end - q >= 2 && !q[0] && !q[1] && entry[0] < 0x80) {
+                h *= 0x100000001b3u; /* the list's end */
+                memo_len = (size_t)(q + 2 - entry);
+                const struct memo_entry *x = memo_find(memo, entry, memo_len, h);
+                if (x && a->codes[code - 1].defined) { /* defined twice: as below */
+                    a->twice = true;
+                    p = q + 2;
+                    continue;
+                }
+                if (x) {
+                    if (spoor_grow((void **)&a->attrs, &a->cap_attrs, first + x->code.count,
+                                   sizeof *a->attrs)) {
+                        *oom = -1;
+                        return NULL;
+                    }
+                    for (uint32_t k = 0; k < x->code.count; k++) /* a few: no call */
+                        a->attrs[first + k] = memo->attrs[x->attrs + k];
+                    a->nattrs = first + x->code.count;
+                    a->codes[code - 1] = x->code;
+                    a->codes[code - 1].first = (uint32_t)first;
+                    p = q + 2;
+                    continue;
+                }
+            }
+        }
         unsigned bits = 0; /* NAME_SKIPS of any attribute */
         int32_t sibling = -1;
         struct code_layout layout = {0, -1, 0, 0, {0}};
@@ -1135,6 +1280,8 @@ static const char *abbrev_problem(const spoor_elf *e, Dwarf_Off off, struct abbr
                                   : form == DW_FORM_ref4 ? 4
                                   : form == DW_FORM_ref8 ? 8
                                                          : 0;
+                if (memo_len && (size_t)(p - entry) == memo_len)
+                    memo_add(memo, entry, memo_len, h, c, a->attrs + first);
             }
         }
     }
@@ -1749,9 +1896,9 @@ static int own_unit_claims(const spoor_elf *e, struct symbol_tables *t, struct d
     struct cu_die d;
     ab.version = h.version; /* as spoor_dwarf_unit_build reads it */
     ab.addr_size = h.addr_size;
-    if (!abbrev_problem(e, u->abbrev, &ab, unit_forms(e, t, ab.version, ab.addr_size), buf,
-                        sizeof buf, &oom) &&
-        !oom && die_reader_init(e, u, &ab, &r) && !ab.twice && read_cu_die(e, &r, &ab, u, &d))
+    const struct form_entry *forms = unit_forms(e, t, ab.version, ab.addr_size);
+    if (!abbrev_problem(e, u->abbrev, &ab, forms, unit_memo(t), buf, sizeof buf, &oom) && !oom &&
+        die_reader_init(e, u, &ab, &r) && !ab.twice && read_cu_die(e, &r, &ab, u, &d))
         got = cu_claims(e, r.version, &d, t->keep_zero, &u->claims);
     abbrevs_free(&ab);
     if (oom)
@@ -2204,9 +2351,9 @@ int spoor_dwarf_unit_build(const spoor_elf *e, struct symbol_tables *t, size_t u
         ab.version = h.version;
         ab.addr_size = h.addr_size;
     }
+    const struct form_entry *forms = unit_forms(e, t, ab.version, ab.addr_size);
     const char *abbrevs =
-                   abbrev_problem(e, u->abbrev, &ab, unit_forms(e, t, ab.version, ab.addr_size),
-                                  buf, sizeof buf, &oom),
+                   abbrev_problem(e, u->abbrev, &ab, forms, unit_memo(t), buf, sizeof buf, &oom),
                *tree = NULL;
     uint64_t at = 0;
     /* the unit DIE read with the abbreviations when they are whole, else through libdw (its
@@ -2333,4 +2480,5 @@ void spoor_dwarf_units_free(struct symbol_tables *t)
     free_names(t->names);
     spoor_unit_lines_free(&t->lines);
     free(t->starts);
+    abbrev_memo_free(t->abbrev_memo);
 }

@@ -148,6 +148,8 @@ struct form_entry {
 };
 #define STANDARD_FORMS 0x2d
 
+struct abbrev_memo; /* dwarf_scopes.c's */
+
 /* Everything the symbolizer builds for one spoor_elf (owned by it, see elf_internal.h). */
 struct symbol_tables {
     /* for the version and address size of forms_key, by a form's byte (past the standard
@@ -162,6 +164,7 @@ struct symbol_tables {
     uint8_t *starts;          /* dwarf_scopes.c's DIE starts map, kept for the next unit */
     size_t cap_starts;
     uint8_t starts_stamp;
+    struct abbrev_memo *abbrev_memo; /* abbreviation entries read in earlier units */
     struct dw_unit *units;
     size_t nunits;
     size_t units_built;
