@@ -825,6 +825,7 @@ struct abbrev_code {
     /* the size of its DW_AT_sibling's value when that is a reference of a fixed size (ref1 to
      * ref8, read at sibling_at when the DIE has a fixed size), else 0 */
     uint8_t sibling_size;
+    bool scope; /* its tag is DW_TAG_subprogram or DW_TAG_inlined_subroutine */
 };
 
 /* A skip plan: how skip_attrs moves past the values of a DIE that has no fixed size, one op per
@@ -834,14 +835,16 @@ struct abbrev_code {
 enum { OP_SKIP, OP_STR, OP_SIBLING, OP_VALUE, OP_END, OP_CSTR, OP_LEB, OP_EXPRLOC };
 #define NO_PLAN UINT32_MAX
 
-struct abbrev_attr {
-    uint32_t name; /* names past 32 bits saturate: only known ones are looked at */
-    uint32_t form; /* a known form (abbrev_problem checks) */
-    int64_t value; /* DW_FORM_implicit_const's */
-    uint8_t kind;  /* enum scope_attr, or one of the code attributes (ATTR_LOW_PC ...) */
-    int8_t size;   /* the value's size when fixed, else -1 (die_reader_init sets it) */
-    uint8_t str;   /* 1: a strp value, 2: a line_strp one, else 0 */
+struct abbrev_attr { /* 16 bytes */
+    uint16_t name;   /* names past 16 bits saturate (DWARF's end at 0x3fff): only known ones are
+                      * looked at */
+    uint16_t form;   /* a known form (abbrev_problem checks; the highest is 0x1f21) */
+    uint8_t kind;    /* enum scope_attr, or one of the code attributes (ATTR_LOW_PC ...) */
+    int8_t size;     /* the value's size when fixed, else -1 (die_reader_init sets it) */
+    uint8_t str;     /* 1: a strp value, 2: a line_strp one, else 0 */
+    int64_t value;   /* DW_FORM_implicit_const's */
 };
+_Static_assert(sizeof(struct abbrev_attr) == 16, "an attribute in 16 bytes");
 
 /* abbrev_attr.kind past the scope attributes */
 enum { ATTR_LOW_PC = SCOPE_ATTRS, ATTR_HIGH_PC, ATTR_RANGES, ATTR_OTHER };
@@ -1198,8 +1201,11 @@ static const char *abbrev_problem(const spoor_elf *e, Dwarf_Off off, struct abbr
                     if (is_sibling)
                         sibling = (int32_t)(at - (a->attrs + first));
                     bits |= nb;
-                    *at++ = (struct abbrev_attr){p[0],          f,           0, NAME_KIND(nb),
-                                                 forms[f].size, forms[f].str};
+                    *at++ = (struct abbrev_attr){.name = p[0],
+                                                 .form = (uint16_t)f,
+                                                 .kind = NAME_KIND(nb),
+                                                 .size = forms[f].size,
+                                                 .str = forms[f].str};
                     layout_add(&layout, is_sibling, forms[f].size, forms[f].str);
                     p += 2;
                 }
@@ -1242,12 +1248,12 @@ static const char *abbrev_problem(const spoor_elf *e, Dwarf_Off off, struct abbr
                 int size = standard ? forms[form].size : form_size(form, version, addr_size);
                 unsigned str = form == DW_FORM_strp ? 1 : form == DW_FORM_line_strp ? 2 : 0;
                 a->attrs[a->nattrs++] =
-                    (struct abbrev_attr){name > UINT32_MAX ? UINT32_MAX : (uint32_t)name,
-                                         (uint32_t)form,
-                                         value,
-                                         attr_kind(name),
-                                         (int8_t)size,
-                                         (uint8_t)str};
+                    (struct abbrev_attr){.name = name > UINT16_MAX ? UINT16_MAX : (uint16_t)name,
+                                         .form = (uint16_t)form,
+                                         .kind = attr_kind(name),
+                                         .size = (int8_t)size,
+                                         .str = (uint8_t)str,
+                                         .value = value};
                 layout_add(&layout, is_sibling, size, str);
             }
         }
@@ -1272,7 +1278,9 @@ static const char *abbrev_problem(const spoor_elf *e, Dwarf_Off off, struct abbr
                                           (bits & NAME_SKIPS) != 0,
                                           sibling,
                                           NO_PLAN,
-                                          0};
+                                          0,
+                                          tag == DW_TAG_subprogram ||
+                                              tag == DW_TAG_inlined_subroutine};
                 layout_set(c, &layout);
                 uint32_t form = sibling >= 0 ? a->attrs[first + (size_t)sibling].form : 0;
                 c->sibling_size = form == DW_FORM_ref1   ? 1
@@ -2195,7 +2203,7 @@ die_tree_scan(const struct die_reader *r, const struct dw_unit *u, const struct 
             *siblings_ok = false; /* no memory: the siblings are not checked, no walk */
             *walked = *walked ? *walked : -1;
         }
-        bool scope = c->tag == DW_TAG_subprogram || c->tag == DW_TAG_inlined_subroutine;
+        bool scope = c->scope;
         if (!*walked && (scope || c->children)) { /* (a leaf of no scope changes nothing) */
             const struct walk_frame *top = depth ? &frames[depth - 1].walk : NULL;
             if (top && top->walked && scope) {
