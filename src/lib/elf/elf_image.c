@@ -304,6 +304,23 @@ static bool surely_not_split(const spoor_elf *e)
             found = acode == code;
             if (found && tag != DW_TAG_compile_unit && tag != DW_TAG_partial_unit)
                 return false;
+            while (!found) { /* another code's pairs, skipped (one-byte ones without a call) */
+                if (aend - a >= 2 && !((a[0] | a[1]) & 0x80)) {
+                    bool last = !(a[0] | a[1]), value_follows = a[1] == DW_FORM_implicit_const;
+                    a += 2;
+                    if (last)
+                        break;
+                    if (value_follows && !spoor_uleb128(&a, aend, &value))
+                        return false;
+                } else if (!spoor_uleb128(&a, aend, &name) || !spoor_uleb128(&a, aend, &form) ||
+                           (form == DW_FORM_implicit_const && !spoor_uleb128(&a, aend, &value))) {
+                    return false;
+                } else if (!name && !form) {
+                    break;
+                }
+            }
+            if (!found)
+                continue;
             do {
                 if (aend - a >= 2 && (a[0] | a[1]) < 0x80 && a[1] != DW_FORM_implicit_const) {
                     name = a[0]; /* both of one byte, no value: the common case */
@@ -313,8 +330,8 @@ static bool surely_not_split(const spoor_elf *e)
                            (form == DW_FORM_implicit_const && !spoor_uleb128(&a, aend, &value))) {
                     return false;
                 }
-                if (found && (name == DW_AT_dwo_name || name == DW_AT_GNU_dwo_name ||
-                              name == DW_AT_GNU_dwo_id))
+                if (name == DW_AT_dwo_name || name == DW_AT_GNU_dwo_name ||
+                    name == DW_AT_GNU_dwo_id)
                     return false;
             } while (name || form);
         }
