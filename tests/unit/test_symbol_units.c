@@ -6,8 +6,10 @@
  * arm-none-eabi-addr2line). The addresses: the starts, ends and middles of the code each unit
  * claims and the addresses around them (outside any unit: gaps, the vector table, past the
  * end), every function symbol's start, a grid over the code, and data. And the promise of
- * spoor_elf_answer_id on every byte of their code. */
+ * spoor_elf_answer_id on every byte of their code. And each unit's scopes and ranges against
+ * libdw's count of its function and inlined-instance DIEs. */
 #include <dirent.h>
+#include <dwarf.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -16,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "elf/elf_sections.h"
 #include "elf/symbols_internal.h"
 
 #define MAX_FRAMES 16
@@ -204,6 +207,22 @@ static size_t check_answer_ids(const char *path, size_t *nids)
     return n;
 }
 
+/* The next example ELF of dir whose name has suffix_filter in it (NULL: any), its path into
+ * path; NULL after the last. */
+static struct dirent *next_example(DIR *dir, const char *suffix_filter, char path[1024])
+{
+    struct dirent *ent;
+    while ((ent = readdir(dir))) {
+        size_t len = strlen(ent->d_name);
+        if (len < 5 || strcmp(ent->d_name + len - 4, ".elf") ||
+            (suffix_filter && !strstr(ent->d_name, suffix_filter)))
+            continue;
+        snprintf(path, 1024, "%s/examples/%s", SPOOR_FIRMWARE_DIR, ent->d_name);
+        return ent;
+    }
+    return NULL;
+}
+
 static void check_dir(const char *suffix_filter, bool strip_aranges)
 {
     DIR *dir = opendir(SPOOR_FIRMWARE_DIR "/examples");
@@ -213,13 +232,8 @@ static void check_dir(const char *suffix_filter, bool strip_aranges)
     struct dirent *ent;
     struct counts all = {0};
     size_t elves = 0;
-    while ((ent = readdir(dir))) {
-        size_t len = strlen(ent->d_name);
-        if (len < 5 || strcmp(ent->d_name + len - 4, ".elf") ||
-            (suffix_filter && !strstr(ent->d_name, suffix_filter)))
-            continue;
-        char path[1024], cmd[2200];
-        snprintf(path, sizeof path, "%s/examples/%s", SPOOR_FIRMWARE_DIR, ent->d_name);
+    char path[1024], cmd[2200];
+    while ((ent = next_example(dir, suffix_filter, path))) {
         if (strip_aranges) { /* units found by their DIEs' ranges */
             char copy[1024];
             snprintf(copy, sizeof copy, "%s/%s", tmp, ent->d_name);
@@ -250,7 +264,6 @@ static void check_dir(const char *suffix_filter, bool strip_aranges)
         elves++;
     }
     closedir(dir);
-    char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
     assert_int_equal(system(cmd), 0);
     print_message("%zu ELFs, %zu addresses (%zu in inlined code, %zu outside any unit): equal\n",
@@ -270,9 +283,87 @@ static void test_without_aranges(void **state)
     check_dir("-m", true);
 }
 
+/* The code ranges of the function and inlined-instance DIEs under die, counted through libdw
+ * (empty ones and those at address 0, code the linker discarded, left out, and what lies under a
+ * function without code), as the scopes of a unit are made of them: every such DIE with code is
+ * one scope, each of its ranges one range. */
+static void count_die_ranges(Dwarf_Die *die, bool in_function, size_t *scopes, size_t *ranges)
+{
+    Dwarf_Die child;
+    if (dwarf_child(die, &child) != 0)
+        return;
+    do {
+        int tag = dwarf_tag(&child);
+        bool scope = tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine;
+        bool type =
+            tag == DW_TAG_class_type || tag == DW_TAG_structure_type || tag == DW_TAG_union_type;
+        if (scope) {
+            Dwarf_Addr base, lo, hi;
+            ptrdiff_t off = 0;
+            size_t n = 0;
+            while ((off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0)
+                n += lo < hi && lo != 0;
+            *ranges += n;
+            *scopes += n > 0;
+            if (!n && (dwarf_hasattr(&child, DW_AT_declaration) ||
+                       dwarf_hasattr(&child, DW_AT_low_pc) || dwarf_hasattr(&child, DW_AT_ranges)))
+                continue; /* a declaration, or code the linker discarded: nothing under it */
+        }
+        if (scope || tag == DW_TAG_lexical_block || tag == DW_TAG_namespace ||
+            (type && in_function))
+            count_die_ranges(&child, in_function || scope || tag == DW_TAG_lexical_block, scopes,
+                             ranges);
+    } while (dwarf_siblingof(&child, &child) == 0);
+}
+
+/* Every function and inlined instance is one scope of its unit, taken once: a unit's scopes and
+ * ranges as spoor builds them against libdw's count of its DIEs. (A unit whose fourth scope was
+ * read without libdw was once walked again through libdw, its scopes and ranges added twice.) */
+static void test_scopes_taken_once(void **state)
+{
+    (void)state;
+    DIR *dir = opendir(SPOOR_FIRMWARE_DIR "/examples");
+    assert_non_null(dir);
+    struct dirent *ent;
+    size_t elves = 0, units = 0, scopes = 0;
+    char path[1024];
+    while ((ent = next_example(dir, NULL, path))) {
+        spoor_elf *e = spoor_elf_open(path);
+        assert_non_null(e);
+        struct symbol_tables *t = spoor_symbol_tables(e);
+        assert_non_null(t);
+        Dwarf *dw = spoor_elf_libdw(e);
+        assert_non_null(dw);
+        for (size_t i = 0; i < t->nunits; i++) {
+            const struct dw_unit *u = &t->units[i];
+            Dwarf_Die cu;
+            size_t want_scopes = 0, want_ranges = 0;
+            assert_int_equal(spoor_dwarf_unit_build(e, t, i), 0);
+            assert_non_null(dwarf_offdie(dw, u->die, &cu));
+            count_die_ranges(&cu, false, &want_scopes, &want_ranges);
+            size_t got_scopes = 0; /* the unit's scopes: the ones its ranges name */
+            for (size_t k = 0; k < u->nranges; k++)
+                got_scopes += k == 0 || u->ranges[k].scope != u->ranges[k - 1].scope;
+            if (got_scopes != want_scopes || u->nranges != want_ranges)
+                fail_msg("%s unit at 0x%llx (%s): %zu scopes with %zu ranges, libdw's DIEs %zu "
+                         "with %zu",
+                         ent->d_name, (unsigned long long)u->header, dwarf_diename(&cu), got_scopes,
+                         u->nranges, want_scopes, want_ranges);
+            units++;
+            scopes += got_scopes;
+        }
+        spoor_elf_close(e);
+        elves++;
+    }
+    closedir(dir);
+    print_message("%zu ELFs, %zu units, %zu scopes: each DIE taken once\n", elves, units, scopes);
+    assert_true(elves >= 1 && scopes > 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_every_example_elf),
-                                       cmocka_unit_test(test_without_aranges)};
+                                       cmocka_unit_test(test_without_aranges),
+                                       cmocka_unit_test(test_scopes_taken_once)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -584,6 +584,24 @@ static const uint8_t *op_classes(struct unit_lines *u, const struct line_header 
     return u->op_class;
 }
 
+/* u's tables of the special opcodes' address and line advances for h's opcode base, line base,
+ * line range and minimum instruction length, made once for each such header (units of one
+ * producer share it). */
+static void special_steps(struct unit_lines *u, const struct line_header *h)
+{
+    uint64_t key = 1ull << 40 | (uint64_t)(h->min_inst & 0xff) << 32 |
+                   (uint64_t)(uint8_t)h->line_base << 24 | (uint64_t)(h->line_range & 0xff) << 16 |
+                   (h->opcode_base & 0xff);
+    if (u->special_key == key)
+        return;
+    for (unsigned op = h->opcode_base; op < 256; op++) {
+        unsigned adj = op - h->opcode_base;
+        u->special_addr[op] = (uint16_t)(adj / h->line_range * h->min_inst);
+        u->special_line[op] = (int16_t)(h->line_base + (int)(adj % h->line_range));
+    }
+    u->special_key = key;
+}
+
 /* Runs the line program from r->p to the unit's end into o's rows; *dropped_high when a row
  * above 32 bits was left out. 0: done; 1: not handled here; 2: malformed; -1: out of memory.
  * The common opcodes (special ones, DW_LNS_copy, the standard ones with operands of one byte)
@@ -595,12 +613,14 @@ static line_status run_line_program(struct line_reader *r, const struct line_hea
                                     struct unit_lines *u, struct line_out *o, bool *dropped_high)
 {
     const uint8_t *const op_class = op_classes(u, h);
+    special_steps(u, h);
+    const uint16_t *const special_addr = u->special_addr;
+    const int16_t *const special_line = u->special_line;
     struct line_state s = {.addr = 0, .file = 1, .line = 1};
     const uint8_t *p = r->p, *const end = r->end;
     const unsigned base = h->opcode_base, range = h->line_range;
     const uint64_t min_inst = h->min_inst;
     const uint64_t const_add = (uint64_t)((255 - base) / range) * min_inst;
-    const int line_base = h->line_base;
     const size_t nfiles = u->nfiles;
     const char *const *const files = o->files;
     uint64_t addr = 0, file = 1;
@@ -629,9 +649,8 @@ static line_status run_line_program(struct line_reader *r, const struct line_hea
         const uint8_t *op_at = p;
         unsigned op = *p++;
         if (op >= base) {
-            unsigned adj = op - base;
-            addr += (uint64_t)(adj / range) * min_inst;
-            line += line_base + (int)(adj % range);
+            addr += special_addr[op];
+            line += special_line[op];
             goto emit;
         }
         switch (op_class[op]) {
@@ -819,12 +838,10 @@ static line_status add_row(struct dw_line **rows, size_t *nrows, size_t *cap, ui
     return LINE_DONE;
 }
 
-/* The unit's rows and files through libdw (for units the reader does not handle). 0: read;
- * 1: libdw could not read the line program (warned); -1: out of memory. */
-static line_status libdw_rows(const spoor_elf *e, uint64_t off, Dwarf_Die *cu,
-                              const struct unit_claims *claims, bool keep_zero,
-                              struct unit_lines *u, struct dw_line **rows, size_t *nrows,
-                              size_t *cap)
+line_status spoor_line_rows_libdw(const spoor_elf *e, uint64_t off, Dwarf_Die *cu,
+                                  const struct unit_claims *claims, bool keep_zero,
+                                  struct unit_lines *u, struct dw_line **rows, size_t *nrows,
+                                  size_t *cap)
 {
     Dwarf_Files *files = NULL;
     size_t nfiles = 0;
@@ -893,7 +910,8 @@ line_status spoor_line_rows_at(const spoor_elf *e, struct name_block **names, ui
     line_status own = spoor_line_program_read(e, names, stmt_list, comp_dir, claims, keep_zero, u,
                                               rows, nrows, cap_rows);
     if (own == LINE_NOT_HANDLED)
-        return cu ? libdw_rows(e, stmt_list, cu, claims, keep_zero, u, rows, nrows, cap_rows)
+        return cu ? spoor_line_rows_libdw(e, stmt_list, cu, claims, keep_zero, u, rows, nrows,
+                                          cap_rows)
                   : LINE_NOT_HANDLED;
     if (own == LINE_MALFORMED) {
         spoor_elf_warn(e, ".debug_line unit at 0x%llx: %s: line rows of this unit ignored",

@@ -312,14 +312,8 @@ static bool range_list_start(const spoor_elf *e, unsigned version, uint64_t off,
 /* A LEB128 number of at most 5 bytes (a 32-bit address or length); false otherwise. */
 static bool range_leb(const uint8_t **p, const uint8_t *end, uint64_t *v)
 {
-    *v = 0;
-    for (unsigned shift = 0; shift < 35 && *p < end; shift += 7) {
-        uint8_t b = *(*p)++;
-        *v |= (uint64_t)(b & 0x7f) << shift;
-        if (!(b & 0x80))
-            return true;
-    }
-    return false;
+    const uint8_t *at = *p;
+    return spoor_uleb128(p, end, v) && *p - at <= 5;
 }
 
 /* The next range of the list into *lo, *hi: 1; 0 at its end; -1 when it is not read so (libdw
@@ -831,6 +825,7 @@ struct abbrev_code {
     /* the size of its DW_AT_sibling's value when that is a reference of a fixed size (ref1 to
      * ref8, read at sibling_at when the DIE has a fixed size), else 0 */
     uint8_t sibling_size;
+    bool scope; /* its tag is DW_TAG_subprogram or DW_TAG_inlined_subroutine */
 };
 
 /* A skip plan: how skip_attrs moves past the values of a DIE that has no fixed size, one op per
@@ -840,14 +835,16 @@ struct abbrev_code {
 enum { OP_SKIP, OP_STR, OP_SIBLING, OP_VALUE, OP_END, OP_CSTR, OP_LEB, OP_EXPRLOC };
 #define NO_PLAN UINT32_MAX
 
-struct abbrev_attr {
-    uint32_t name; /* names past 32 bits saturate: only known ones are looked at */
-    uint32_t form; /* a known form (abbrev_problem checks) */
-    int64_t value; /* DW_FORM_implicit_const's */
-    uint8_t kind;  /* enum scope_attr, or one of the code attributes (ATTR_LOW_PC ...) */
-    int8_t size;   /* the value's size when fixed, else -1 (die_reader_init sets it) */
-    uint8_t str;   /* 1: a strp value, 2: a line_strp one, else 0 */
+struct abbrev_attr { /* 16 bytes */
+    uint16_t name;   /* names past 16 bits saturate (DWARF's end at 0x3fff): only known ones are
+                      * looked at */
+    uint16_t form;   /* a known form (abbrev_problem checks; the highest is 0x1f21) */
+    uint8_t kind;    /* enum scope_attr, or one of the code attributes (ATTR_LOW_PC ...) */
+    int8_t size;     /* the value's size when fixed, else -1 (die_reader_init sets it) */
+    uint8_t str;     /* 1: a strp value, 2: a line_strp one, else 0 */
+    int64_t value;   /* DW_FORM_implicit_const's */
 };
+_Static_assert(sizeof(struct abbrev_attr) == 16, "an attribute in 16 bytes");
 
 /* abbrev_attr.kind past the scope attributes */
 enum { ATTR_LOW_PC = SCOPE_ATTRS, ATTR_HIGH_PC, ATTR_RANGES, ATTR_OTHER };
@@ -950,23 +947,26 @@ static void layout_set(struct abbrev_code *c, const struct code_layout *l)
     memcpy(c->string_at, l->string_at, sizeof c->string_at);
 }
 
-/* Attribute names below 0x80 (one LEB128 byte): their kind + 1 in the low 4 bits (0:
- * ATTR_OTHER), and whether walk() skips a subprogram without code that has it, whether it is
- * DW_AT_sibling. */
+/* Attribute names below 0x80 (one LEB128 byte): their kind in the low 4 bits, xor ATTR_OTHER (0:
+ * ATTR_OTHER; NAME_KIND reads it), and whether walk() skips a subprogram without code that has
+ * it, whether it is DW_AT_sibling. */
 #define NAME_SKIPS 0x10
 #define NAME_SIBLING 0x20
+#define KIND_BITS(k) ((k) ^ ATTR_OTHER)
+#define NAME_KIND(bits) (uint8_t)(((bits)&15) ^ ATTR_OTHER)
+_Static_assert(ATTR_OTHER < 16, "a kind fits the low 4 bits");
 static const uint8_t name_bits[0x80] = {
     [DW_AT_sibling] = NAME_SIBLING,
-    [DW_AT_name] = NAME + 1,
-    [DW_AT_abstract_origin] = ORIGIN + 1,
-    [DW_AT_specification] = SPECIFICATION + 1,
-    [DW_AT_decl_file] = DECL_FILE + 1,
-    [DW_AT_call_file] = CALL_FILE + 1,
-    [DW_AT_call_line] = CALL_LINE + 1,
-    [DW_AT_linkage_name] = LINKAGE_NAME + 1,
-    [DW_AT_low_pc] = (ATTR_LOW_PC + 1) | NAME_SKIPS,
-    [DW_AT_high_pc] = ATTR_HIGH_PC + 1,
-    [DW_AT_ranges] = (ATTR_RANGES + 1) | NAME_SKIPS,
+    [DW_AT_name] = KIND_BITS(NAME),
+    [DW_AT_abstract_origin] = KIND_BITS(ORIGIN),
+    [DW_AT_specification] = KIND_BITS(SPECIFICATION),
+    [DW_AT_decl_file] = KIND_BITS(DECL_FILE),
+    [DW_AT_call_file] = KIND_BITS(CALL_FILE),
+    [DW_AT_call_line] = KIND_BITS(CALL_LINE),
+    [DW_AT_linkage_name] = KIND_BITS(LINKAGE_NAME),
+    [DW_AT_low_pc] = KIND_BITS(ATTR_LOW_PC) | NAME_SKIPS,
+    [DW_AT_high_pc] = KIND_BITS(ATTR_HIGH_PC),
+    [DW_AT_ranges] = KIND_BITS(ATTR_RANGES) | NAME_SKIPS,
     [DW_AT_declaration] = NAME_SKIPS,
 };
 
@@ -974,7 +974,7 @@ static const uint8_t name_bits[0x80] = {
 static uint8_t attr_kind(uint64_t name)
 {
     if (name < 0x80)
-        return name_bits[name] & 15 ? (uint8_t)((name_bits[name] & 15) - 1) : ATTR_OTHER;
+        return NAME_KIND(name_bits[name]);
     int k = scope_attr_kind(name);
     return k >= 0                  ? (uint8_t)k
            : name == DW_AT_low_pc  ? ATTR_LOW_PC
@@ -994,14 +994,113 @@ static const struct form_entry *unit_forms(const spoor_elf *e, struct symbol_tab
     if (t->forms_key == key && key)
         return t->forms;
     bool line_str = spoor_elf_known_section(e, SEC_DEBUG_LINE_STR) != NULL;
-    for (unsigned f = 0; f < STANDARD_FORMS; f++) {
-        t->forms[f].size = (int8_t)form_size(f, version, addr_size);
+    for (unsigned f = 0; f < 0x100; f++) {
+        t->forms[f].size = f < STANDARD_FORMS ? (int8_t)form_size(f, version, addr_size) : -1;
         t->forms[f].str = f == DW_FORM_strp ? 1 : f == DW_FORM_line_strp ? 2 : 0;
-        t->forms[f].plain = f >= DW_FORM_addr && f != 0x02 && f != DW_FORM_implicit_const &&
-                            (f != DW_FORM_line_strp || line_str);
+        t->forms[f].plain = f >= DW_FORM_addr && f < STANDARD_FORMS && f != 0x02 &&
+                            f != DW_FORM_implicit_const && (f != DW_FORM_line_strp || line_str);
     }
     t->forms_key = key;
     return t->forms;
+}
+
+/* Abbreviation entries read before (in any unit of the ELF), by their bytes after the code: the
+ * tag, the children flag and the name/form pairs up to the list's end, each of one byte (and
+ * DW_FORM_implicit_const's values) (units of one producer repeat most entries). An entry equal to
+ * one of them is what it was read into then: abbrev_problem copies it instead of reading it again.
+ * Made for one table of forms (key: symbol_tables.forms_key), cleared when that changes. */
+struct memo_entry {
+    const uint8_t *bytes; /* in .debug_abbrev */
+    uint64_t hash;        /* of the bytes, abbrev_problem's */
+    uint32_t len;
+    uint32_t attrs;          /* its attributes, at abbrev_memo.attrs[attrs] */
+    struct abbrev_code code; /* as read (first: unset) */
+};
+
+struct abbrev_memo {
+    uint32_t key;
+    uint32_t *slots; /* 1 + an index into entries, 0: empty; mask + 1 of them */
+    size_t mask;
+    struct memo_entry *entries;
+    size_t n, cap;
+    struct abbrev_attr *attrs;
+    size_t nattrs, cap_attrs;
+};
+
+static void abbrev_memo_free(struct abbrev_memo *m)
+{
+    if (!m)
+        return;
+    free(m->slots);
+    free(m->entries);
+    free(m->attrs);
+    free(m);
+}
+
+/* The entry of bytes [at, at + len) hashed h in m, NULL when there is none. */
+static const struct memo_entry *memo_find(const struct abbrev_memo *m, const uint8_t *at,
+                                          size_t len, uint64_t h)
+{
+    if (!m->slots)
+        return NULL;
+    for (size_t i = (size_t)(h >> 40) & m->mask;; i = (i + 1) & m->mask) {
+        uint32_t k = m->slots[i];
+        if (!k)
+            return NULL;
+        const struct memo_entry *x = &m->entries[k - 1];
+        if (x->hash == h && x->len == len && !memcmp(x->bytes, at, len))
+            return x;
+    }
+}
+
+/* Keeps the entry of bytes [at, at + len) hashed h, read into c and its attributes attrs; quietly
+ * nothing without memory (the entry is read again next time). */
+static void memo_add(struct abbrev_memo *m, const uint8_t *at, size_t len, uint64_t h,
+                     const struct abbrev_code *c, const struct abbrev_attr *attrs)
+{
+    if ((m->n + 1) * 2 > m->mask + 1 || !m->slots) { /* at most half full */
+        size_t size = m->slots ? (m->mask + 1) * 2 : 1024;
+        uint32_t *slots = calloc(size, sizeof *slots);
+        if (!slots)
+            return;
+        for (size_t k = 0; k < m->n; k++) {
+            size_t i = (size_t)(m->entries[k].hash >> 40) & (size - 1);
+            while (slots[i])
+                i = (i + 1) & (size - 1);
+            slots[i] = (uint32_t)k + 1;
+        }
+        free(m->slots);
+        m->slots = slots;
+        m->mask = size - 1;
+    }
+    if (m->n >= UINT32_MAX - 1 || m->nattrs + c->count >= UINT32_MAX ||
+        spoor_grow((void **)&m->entries, &m->cap, m->n + 1, sizeof *m->entries) ||
+        spoor_grow((void **)&m->attrs, &m->cap_attrs, m->nattrs + c->count, sizeof *m->attrs))
+        return;
+    if (c->count)
+        memcpy(m->attrs + m->nattrs, attrs, c->count * sizeof *attrs);
+    m->entries[m->n] = (struct memo_entry){at, h, (uint32_t)len, (uint32_t)m->nattrs, *c};
+    m->nattrs += c->count;
+    size_t i = (size_t)(h >> 40) & m->mask;
+    while (m->slots[i])
+        i = (i + 1) & m->mask;
+    m->slots[i] = (uint32_t)++m->n;
+}
+
+/* t's memo of abbreviation entries for the forms t->forms_key names (NULL without memory). */
+static struct abbrev_memo *unit_memo(struct symbol_tables *t)
+{
+    struct abbrev_memo *m = t->abbrev_memo;
+    if (m && m->key != t->forms_key) { /* made for other forms: emptied */
+        free(m->slots);
+        m->slots = NULL;
+        m->mask = 0;
+        m->n = m->nattrs = 0;
+    }
+    if (!m && !(m = t->abbrev_memo = calloc(1, sizeof *m)))
+        return NULL;
+    m->key = t->forms_key;
+    return m;
 }
 
 /* The unit's abbreviations at off checked (as binutils reads every DIE, while the walk reads only
@@ -1010,7 +1109,8 @@ static const struct form_entry *unit_forms(const spoor_elf *e, struct symbol_tab
  * nobody defines, or one whose section is missing, makes the DIEs that use it unreadable. NULL
  * when all is well, else what is wrong; -1 in *oom without memory. */
 static const char *abbrev_problem(const spoor_elf *e, Dwarf_Off off, struct abbrevs *a,
-                                  const struct form_entry *forms, char *buf, size_t len, int *oom)
+                                  const struct form_entry *forms, struct abbrev_memo *memo,
+                                  char *buf, size_t len, int *oom)
 {
     unsigned version = a->version, addr_size = a->addr_size; /* the unit header's, as told */
     const struct elf_section *sec = spoor_elf_known_section(e, SEC_DEBUG_ABBREV);
@@ -1024,6 +1124,7 @@ static const char *abbrev_problem(const spoor_elf *e, Dwarf_Off off, struct abbr
         uint64_t code = abbrev_leb(&p, end, &bad);
         if (bad || !code)
             break;
+        const uint8_t *entry = p; /* its bytes after the code (see struct abbrev_memo) */
         uint64_t tag = abbrev_leb(&p, end, &bad);
         bool children = p < end && *p;
         if (p++ >= end) /* children */
@@ -1042,6 +1143,50 @@ static const char *abbrev_problem(const spoor_elf *e, Dwarf_Off off, struct abbr
             a->ncodes = code;
         }
         size_t first = a->nattrs;
+        /* an entry read before: copied (memo_len 0: not such an entry) */
+        size_t memo_len = 0;
+        uint64_t h = 0;
+        if (memo && indexed && !bad && p - entry == 2) { /* a tag of one byte */
+            const uint8_t *q = p;
+            for (const uint8_t *b = entry; b < p; b++)
+                h = (h ^ *b) * 0x100000001b3u;
+            while (end - q >= 2 && (q[0] | q[1]) && !((q[0] | q[1]) & 0x80)) {
+                h = (h ^ spoor_le16(q)) * 0x100000001b3u;
+                q += 2;
+                if (q[-1] != DW_FORM_implicit_const)
+                    continue;
+                while (q < end) { /* its value, a LEB128 number */
+                    uint8_t v = *q++;
+                    h = (h ^ v) * 0x100000001b3u;
+                    if (!(v & 0x80))
+                        break;
+                }
+            }
+            if (end - q >= 2 && !q[0] && !q[1] && entry[0] < 0x80) {
+                h *= 0x100000001b3u; /* the list's end */
+                memo_len = (size_t)(q + 2 - entry);
+                const struct memo_entry *x = memo_find(memo, entry, memo_len, h);
+                if (x && a->codes[code - 1].defined) { /* defined twice: as below */
+                    a->twice = true;
+                    p = q + 2;
+                    continue;
+                }
+                if (x) {
+                    if (spoor_grow((void **)&a->attrs, &a->cap_attrs, first + x->code.count,
+                                   sizeof *a->attrs)) {
+                        *oom = -1;
+                        return NULL;
+                    }
+                    for (uint32_t k = 0; k < x->code.count; k++) /* a few: no call */
+                        a->attrs[first + k] = memo->attrs[x->attrs + k];
+                    a->nattrs = first + x->code.count;
+                    a->codes[code - 1] = x->code;
+                    a->codes[code - 1].first = (uint32_t)first;
+                    p = q + 2;
+                    continue;
+                }
+            }
+        }
         unsigned bits = 0; /* NAME_SKIPS of any attribute */
         int32_t sibling = -1;
         struct code_layout layout = {0, -1, 0, 0, {0}};
@@ -1050,19 +1195,17 @@ static const char *abbrev_problem(const spoor_elf *e, Dwarf_Off off, struct abbr
             if (indexed) { /* the common case, in locals: both of one byte, a plain form */
                 struct abbrev_attr *at = a->attrs + a->nattrs;
                 const struct abbrev_attr *const full = a->attrs + a->cap_attrs;
-                while (at < full && end - p >= 2 && p[0] < 0x80 && p[1] < STANDARD_FORMS &&
-                       forms[p[1]].plain) {
+                while (at < full && end - p >= 2 && p[0] < 0x80 && forms[p[1]].plain) {
                     unsigned nb = name_bits[p[0]], f = p[1];
                     bool is_sibling = (nb & NAME_SIBLING) && sibling < 0;
                     if (is_sibling)
                         sibling = (int32_t)(at - (a->attrs + first));
                     bits |= nb;
-                    *at++ = (struct abbrev_attr){p[0],
-                                                 f,
-                                                 0,
-                                                 nb & 15 ? (uint8_t)((nb & 15) - 1) : ATTR_OTHER,
-                                                 forms[f].size,
-                                                 forms[f].str};
+                    *at++ = (struct abbrev_attr){.name = p[0],
+                                                 .form = (uint16_t)f,
+                                                 .kind = NAME_KIND(nb),
+                                                 .size = forms[f].size,
+                                                 .str = forms[f].str};
                     layout_add(&layout, is_sibling, forms[f].size, forms[f].str);
                     p += 2;
                 }
@@ -1105,12 +1248,12 @@ static const char *abbrev_problem(const spoor_elf *e, Dwarf_Off off, struct abbr
                 int size = standard ? forms[form].size : form_size(form, version, addr_size);
                 unsigned str = form == DW_FORM_strp ? 1 : form == DW_FORM_line_strp ? 2 : 0;
                 a->attrs[a->nattrs++] =
-                    (struct abbrev_attr){name > UINT32_MAX ? UINT32_MAX : (uint32_t)name,
-                                         (uint32_t)form,
-                                         value,
-                                         attr_kind(name),
-                                         (int8_t)size,
-                                         (uint8_t)str};
+                    (struct abbrev_attr){.name = name > UINT16_MAX ? UINT16_MAX : (uint16_t)name,
+                                         .form = (uint16_t)form,
+                                         .kind = attr_kind(name),
+                                         .size = (int8_t)size,
+                                         .str = (uint8_t)str,
+                                         .value = value};
                 layout_add(&layout, is_sibling, size, str);
             }
         }
@@ -1135,7 +1278,9 @@ static const char *abbrev_problem(const spoor_elf *e, Dwarf_Off off, struct abbr
                                           (bits & NAME_SKIPS) != 0,
                                           sibling,
                                           NO_PLAN,
-                                          0};
+                                          0,
+                                          tag == DW_TAG_subprogram ||
+                                              tag == DW_TAG_inlined_subroutine};
                 layout_set(c, &layout);
                 uint32_t form = sibling >= 0 ? a->attrs[first + (size_t)sibling].form : 0;
                 c->sibling_size = form == DW_FORM_ref1   ? 1
@@ -1143,6 +1288,8 @@ static const char *abbrev_problem(const spoor_elf *e, Dwarf_Off off, struct abbr
                                   : form == DW_FORM_ref4 ? 4
                                   : form == DW_FORM_ref8 ? 8
                                                          : 0;
+                if (memo_len && (size_t)(p - entry) == memo_len)
+                    memo_add(memo, entry, memo_len, h, c, a->attrs + first);
             }
         }
     }
@@ -1211,11 +1358,29 @@ static bool skip_form(const uint64_t str_size[2], const uint8_t **p, const uint8
 struct die_reader {
     const uint8_t *base, *hdr, *end; /* .debug_info, the unit's header, the unit's end */
     unsigned version, addr_size;
-    uint64_t str_size[2];     /* see skip_form */
-    const uint8_t *str[2];    /* .debug_str's and .debug_line_str's bytes, NULL when absent */
-    uint8_t *starts;          /* bit o: a DIE (not an end-of-siblings marker) at unit offset o */
+    uint64_t str_size[2];  /* see skip_form */
+    const uint8_t *str[2]; /* .debug_str's and .debug_line_str's bytes, NULL when absent */
+    /* starts[o] == stamp: a DIE (not an end-of-siblings marker) at unit offset o (NULL: not
+     * known; the bytes are symbol_tables.starts, see unit_starts) */
+    uint8_t *starts, stamp;
     struct later_refs *later; /* not NULL while the scan walks: see raw_ref */
 };
+
+/* The DIE starts map for a unit of size bytes (symbol_tables.starts, made and cleared once for
+ * all units: each unit's marks are a new stamp, into *stamp); NULL without memory. */
+static uint8_t *unit_starts(struct symbol_tables *t, size_t size, uint8_t *stamp)
+{
+    size_t old = t->cap_starts;
+    if (spoor_grow((void **)&t->starts, &t->cap_starts, size, 1))
+        return NULL;
+    memset(t->starts + old, 0, t->cap_starts - old);
+    if (!++t->starts_stamp) { /* every stamp used: the marks cleared */
+        memset(t->starts, 0, t->cap_starts);
+        t->starts_stamp = 1;
+    }
+    *stamp = t->starts_stamp;
+    return t->starts;
+}
 
 /* References raw_ref took to DIEs the scan had not reached: each must be a DIE once it has. */
 struct later_refs {
@@ -1291,16 +1456,15 @@ static bool die_reader_init(const spoor_elf *e, const struct dw_unit *u, struct 
                             struct die_reader *r)
 {
     const struct elf_section *sec = spoor_elf_known_section(e, SEC_DEBUG_INFO);
-    if (!sec || !a->ncodes || a->unindexed || u->header + 11 > sec->size)
+    struct unit_header h;
+    if (!sec || !a->ncodes || a->unindexed || !spoor_unit_header(sec, u->header, &h) ||
+        !h.whole) /* libdw checks */
         return false;
     r->base = sec->data;
     r->hdr = r->base + u->header;
-    uint64_t length = spoor_le32(r->hdr);
-    if (length >= 0xfffffff0u || length > sec->size - u->header - 4) /* libdw checks */
-        return false;
-    r->end = r->hdr + 4 + length;
-    r->version = spoor_le16(r->hdr + 4);
-    r->addr_size = r->version >= 5 ? r->hdr[7] : r->hdr[10];
+    r->end = h.end;
+    r->version = h.version;
+    r->addr_size = h.addr_size;
     const struct elf_section *str = spoor_elf_known_section(e, SEC_DEBUG_STR),
                              *line_str = spoor_elf_known_section(e, SEC_DEBUG_LINE_STR);
     r->str_size[0] = str ? str->size : UINT64_MAX;
@@ -1570,7 +1734,7 @@ static bool raw_ref(const struct die_reader *r, const struct abbrevs *a, const s
     if (!r->starts || !unit_ref(ref->at, r->end, ref->form, &off) ||
         off >= (uint64_t)(r->end - r->hdr))
         return false;
-    if (!(r->starts[off >> 3] >> (off & 7) & 1)) { /* not (yet) found a DIE by the scan */
+    if (r->starts[off] != r->stamp) { /* not (yet) found a DIE by the scan */
         struct later_refs *l = r->later;
         if (!l || spoor_grow((void **)&l->off, &l->cap, l->n + 1, sizeof *l->off))
             return false;
@@ -1730,19 +1894,19 @@ static bool read_cu_die(const spoor_elf *e, const struct die_reader *r, const st
 static int own_unit_claims(const spoor_elf *e, struct symbol_tables *t, struct dw_unit *u)
 {
     const struct elf_section *info = spoor_elf_known_section(e, SEC_DEBUG_INFO);
-    if (!info || u->header + 11 > info->size)
+    struct unit_header h;
+    if (!info || !spoor_unit_header(info, u->header, &h))
         return 2;
     char buf[96];
     int oom = 0, got = 2;
     struct abbrevs ab = {0};
     struct die_reader r = {0};
     struct cu_die d;
-    const uint8_t *hdr = info->data + u->header;
-    ab.version = spoor_le16(hdr + 4); /* as spoor_dwarf_unit_build reads it */
-    ab.addr_size = ab.version >= 5 ? hdr[7] : hdr[10];
-    if (!abbrev_problem(e, u->abbrev, &ab, unit_forms(e, t, ab.version, ab.addr_size), buf,
-                        sizeof buf, &oom) &&
-        !oom && die_reader_init(e, u, &ab, &r) && !ab.twice && read_cu_die(e, &r, &ab, u, &d))
+    ab.version = h.version; /* as spoor_dwarf_unit_build reads it */
+    ab.addr_size = h.addr_size;
+    const struct form_entry *forms = unit_forms(e, t, ab.version, ab.addr_size);
+    if (!abbrev_problem(e, u->abbrev, &ab, forms, unit_memo(t), buf, sizeof buf, &oom) && !oom &&
+        die_reader_init(e, u, &ab, &r) && !ab.twice && read_cu_die(e, &r, &ab, u, &d))
         got = cu_claims(e, r.version, &d, t->keep_zero, &u->claims);
     abbrevs_free(&ab);
     if (oom)
@@ -1992,6 +2156,11 @@ die_tree_scan(const struct die_reader *r, const struct dw_unit *u, const struct 
               uint64_t *at, bool *siblings_ok, struct walker *w, int *walked)
 {
     const uint8_t *p = r->base + u->die, *end = r->end;
+    /* in locals: the byte stores into starts below would have them read again per DIE */
+    const struct abbrev_code *const codes = a->codes;
+    const uint64_t ncodes = a->ncodes;
+    uint8_t *const starts = r->starts, stamp = r->stamp;
+    const uint8_t *const hdr = r->hdr;
     const char *problem = NULL;
     struct scan_frame {         /* per open DIE with children */
         uint64_t expect;        /* where its DW_AT_sibling points */
@@ -2023,22 +2192,20 @@ die_tree_scan(const struct die_reader *r, const struct dw_unit *u, const struct 
                 *siblings_ok = false;
             continue;
         }
-        if (code > a->ncodes || !a->codes[code - 1].defined) {
+        if (code > ncodes || !codes[code - 1].defined) {
             problem = "abbreviation code not in the unit's table";
             break;
         }
-        const struct abbrev_code *c = &a->codes[code - 1];
-        if (r->starts) {
-            size_t o = (size_t)(die_at - r->hdr);
-            r->starts[o >> 3] |= (uint8_t)(1u << (o & 7));
-        }
+        const struct abbrev_code *c = &codes[code - 1];
+        if (starts)
+            starts[die_at - hdr] = stamp;
         if (c->children && spoor_grow((void **)&frames, &cap, depth + 1, sizeof *frames)) {
             *siblings_ok = false; /* no memory: the siblings are not checked, no walk */
             *walked = *walked ? *walked : -1;
         }
-        if (!*walked) {
+        bool scope = c->scope;
+        if (!*walked && (scope || c->children)) { /* (a leaf of no scope changes nothing) */
             const struct walk_frame *top = depth ? &frames[depth - 1].walk : NULL;
-            bool scope = c->tag == DW_TAG_subprogram || c->tag == DW_TAG_inlined_subroutine;
             if (top && top->walked && scope) {
                 struct walk_frame child;
                 *walked = walk_child(w, r, a, c, die_at, p, top, &child, false);
@@ -2073,7 +2240,7 @@ die_tree_scan(const struct die_reader *r, const struct dw_unit *u, const struct 
     free(frames);
     for (size_t i = 0; !*walked && r->later && i < r->later->n; i++) {
         uint64_t off = r->later->off[i];
-        if (!(r->starts[off >> 3] >> (off & 7) & 1))
+        if (r->starts[off] != r->stamp)
             *walked = 3; /* a reference into the middle of a DIE */
     }
     if (problem)
@@ -2187,14 +2354,14 @@ int spoor_dwarf_unit_build(const spoor_elf *e, struct symbol_tables *t, size_t u
     int oom = 0, scanned = 1;
     struct later_refs later = {0};
     const struct elf_section *info = spoor_elf_known_section(e, SEC_DEBUG_INFO);
-    if (info && u->header + 11 <= info->size) { /* as die_reader_init reads it */
-        const uint8_t *hdr = info->data + u->header;
-        ab.version = spoor_le16(hdr + 4);
-        ab.addr_size = ab.version >= 5 ? hdr[7] : hdr[10];
+    struct unit_header h;
+    if (info && spoor_unit_header(info, u->header, &h)) { /* as die_reader_init reads it */
+        ab.version = h.version;
+        ab.addr_size = h.addr_size;
     }
+    const struct form_entry *forms = unit_forms(e, t, ab.version, ab.addr_size);
     const char *abbrevs =
-                   abbrev_problem(e, u->abbrev, &ab, unit_forms(e, t, ab.version, ab.addr_size),
-                                  buf, sizeof buf, &oom),
+                   abbrev_problem(e, u->abbrev, &ab, forms, unit_memo(t), buf, sizeof buf, &oom),
                *tree = NULL;
     uint64_t at = 0;
     /* the unit DIE read with the abbreviations when they are whole, else through libdw (its
@@ -2220,7 +2387,8 @@ int spoor_dwarf_unit_build(const spoor_elf *e, struct symbol_tables *t, size_t u
                        "unreadable",
                        (unsigned long long)u->header, (unsigned long long)u->abbrev, abbrevs);
         u->damaged = true;
-    } else if (scannable && (reader.starts = calloc((size_t)(reader.end - reader.hdr) / 8 + 1, 1),
+    } else if (scannable && (reader.starts = unit_starts(t, (size_t)(reader.end - reader.hdr) + 1,
+                                                         &reader.stamp),
                              w.defer_files = true, reader.later = &later,
                              (tree = die_tree_problem(&reader, u, &ab, &at, &siblings_ok, &w,
                                                       &scanned)) != NULL)) {
@@ -2255,11 +2423,14 @@ int spoor_dwarf_unit_build(const spoor_elf *e, struct symbol_tables *t, size_t u
                                   t->keep_zero, &lines, &u->rows, &u->nrows, &cap_rows);
     else if (claims >= 0)
         rows = LINE_NOT_HANDLED;
-    if (rows == LINE_NOT_HANDLED)
-        rows = libdw_cu(e, u, &cu, &have_cu)
-                   ? spoor_line_rows(e, &t->names, &cu, &code, t->keep_zero, &lines, &u->rows,
-                                     &u->nrows, &cap_rows)
-                   : (unit_die_unreadable(e, u), LINE_UNREADABLE);
+    if (rows == LINE_NOT_HANDLED && !libdw_cu(e, u, &cu, &have_cu))
+        rows = (unit_die_unreadable(e, u), LINE_UNREADABLE);
+    else if (rows == LINE_NOT_HANDLED && own) /* the program read once: libdw reads it now */
+        rows = spoor_line_rows_libdw(e, w.cu->stmt_list, &cu, &code, t->keep_zero, &lines, &u->rows,
+                                     &u->nrows, &cap_rows);
+    else if (rows == LINE_NOT_HANDLED)
+        rows = spoor_line_rows(e, &t->names, &cu, &code, t->keep_zero, &lines, &u->rows, &u->nrows,
+                               &cap_rows);
     if (claims >= 0 && rows >= 0) {
         w.files = lines.nfiles ? lines.files : NULL;
         w.nfiles = lines.nfiles;
@@ -2284,7 +2455,6 @@ int spoor_dwarf_unit_build(const spoor_elf *e, struct symbol_tables *t, size_t u
         }
     }
     abbrevs_free(&ab);
-    free(reader.starts);
     free(w.call_files);
     t->lines = lines;
     if (claims < 0 || rows < 0 || walked < 0) { /* out of memory: the unit stays unbuilt */
@@ -2317,4 +2487,6 @@ void spoor_dwarf_units_free(struct symbol_tables *t)
     free(t->scopes);
     free_names(t->names);
     spoor_unit_lines_free(&t->lines);
+    free(t->starts);
+    abbrev_memo_free(t->abbrev_memo);
 }

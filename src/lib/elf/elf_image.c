@@ -287,20 +287,15 @@ static bool surely_not_split(const spoor_elf *e)
         return false;
     const uint8_t *const aend = abbrev->data + abbrev->size;
     for (uint64_t off = 0; off < info->size;) {
-        const uint8_t *h = info->data + off;
-        if (info->size - off < 12)
+        struct unit_header h;
+        uint64_t code, acode, value;
+        if (info->size - off < 12 || !spoor_unit_header(info, off, &h) || !h.whole ||
+            h.version < 2 || h.version > 5 || (h.type != DW_UT_compile && h.type != DW_UT_partial))
             return false;
-        uint64_t length = spoor_le32(h), code, acode, value;
-        unsigned version = spoor_le16(h + 4);
-        if (length >= 0xfffffff0u || length > info->size - off - 4 || version < 2 || version > 5)
+        const uint8_t *die = h.die, *uend = h.end;
+        if (die >= uend || h.table >= abbrev->size || !spoor_uleb128(&die, uend, &code) || !code)
             return false;
-        if (version == 5 && h[6] != DW_UT_compile && h[6] != DW_UT_partial)
-            return false;
-        uint64_t table = spoor_le32(h + (version == 5 ? 8 : 6));
-        const uint8_t *die = h + (version == 5 ? 12 : 11), *uend = h + 4 + length;
-        if (die >= uend || table >= abbrev->size || !spoor_uleb128(&die, uend, &code) || !code)
-            return false;
-        const uint8_t *a = abbrev->data + table;
+        const uint8_t *a = abbrev->data + h.table;
         for (bool found = false; !found;) {
             uint64_t tag, name, form;
             if (!spoor_uleb128(&a, aend, &acode) || !acode || !spoor_uleb128(&a, aend, &tag) ||
@@ -309,6 +304,23 @@ static bool surely_not_split(const spoor_elf *e)
             found = acode == code;
             if (found && tag != DW_TAG_compile_unit && tag != DW_TAG_partial_unit)
                 return false;
+            while (!found) { /* another code's pairs, skipped (one-byte ones without a call) */
+                if (aend - a >= 2 && !((a[0] | a[1]) & 0x80)) {
+                    bool last = !(a[0] | a[1]), value_follows = a[1] == DW_FORM_implicit_const;
+                    a += 2;
+                    if (last)
+                        break;
+                    if (value_follows && !spoor_uleb128(&a, aend, &value))
+                        return false;
+                } else if (!spoor_uleb128(&a, aend, &name) || !spoor_uleb128(&a, aend, &form) ||
+                           (form == DW_FORM_implicit_const && !spoor_uleb128(&a, aend, &value))) {
+                    return false;
+                } else if (!name && !form) {
+                    break;
+                }
+            }
+            if (!found)
+                continue;
             do {
                 if (aend - a >= 2 && (a[0] | a[1]) < 0x80 && a[1] != DW_FORM_implicit_const) {
                     name = a[0]; /* both of one byte, no value: the common case */
@@ -318,12 +330,12 @@ static bool surely_not_split(const spoor_elf *e)
                            (form == DW_FORM_implicit_const && !spoor_uleb128(&a, aend, &value))) {
                     return false;
                 }
-                if (found && (name == DW_AT_dwo_name || name == DW_AT_GNU_dwo_name ||
-                              name == DW_AT_GNU_dwo_id))
+                if (name == DW_AT_dwo_name || name == DW_AT_GNU_dwo_name ||
+                    name == DW_AT_GNU_dwo_id)
                     return false;
             } while (name || form);
         }
-        off += 4 + length;
+        off = (uint64_t)(h.end - info->data);
     }
     return true;
 }

@@ -7,6 +7,7 @@
 #include <elfutils/libdw.h>
 #include <gelf.h>
 
+#include "base/byteorder.h"
 #include "elf/demangle.h"
 #include "elf/elf_sections.h"
 #include "spoor/elf.h"
@@ -101,6 +102,35 @@ static inline const struct elf_section *spoor_elf_known_section(const spoor_elf 
 {
     const struct elf_section *sec = e->known_sections[k];
     return sec && sec->data && !(sec->flags & SHF_COMPRESSED) ? sec : NULL;
+}
+
+/* A unit header of .debug_info as the elf layer reads it (32-bit DWARF: ARM's), without libdw. */
+struct unit_header {
+    unsigned version, addr_size;
+    unsigned type;  /* DWARF 5's unit type, else DW_UT_compile */
+    uint64_t table; /* its abbreviations' offset in .debug_abbrev (UINT64_MAX: not there) */
+    const uint8_t *die, *end; /* its first DIE; its end (whole only) */
+    bool whole;               /* a 32-bit DWARF length, within the section */
+};
+
+/* The unit header at off of info into *h: false when fewer than 11 bytes are there (then h is
+ * unset), else its version and address size, and h->whole as above. */
+static inline bool spoor_unit_header(const struct elf_section *info, uint64_t off,
+                                     struct unit_header *h)
+{
+    if (off > info->size || info->size - off < 11)
+        return false;
+    const uint8_t *p = info->data + off;
+    uint64_t length = spoor_le32(p);
+    h->version = spoor_le16(p + 4);
+    bool v5 = h->version >= 5;
+    h->addr_size = v5 ? p[7] : p[10];
+    h->whole = length < 0xfffffff0u && length <= info->size - off - 4;
+    h->type = v5 ? p[6] : 0x01; /* DW_UT_compile */
+    h->table = !v5 || info->size - off >= 12 ? spoor_le32(p + (v5 ? 8 : 6)) : UINT64_MAX;
+    h->die = p + (v5 ? 12 : 11);
+    h->end = h->whole ? p + 4 + length : NULL;
+    return true;
 }
 
 #endif

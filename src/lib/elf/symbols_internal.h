@@ -33,6 +33,11 @@ struct unit_lines {
     /* the line program reader's class of each opcode below the opcode base, made for the base
      * and operand counts op_key holds (op_key[0] the base, then the counts; 0: none yet) */
     uint8_t op_class[256], op_key[256];
+    /* each special opcode's address and line advance, made for the header fields special_key
+     * holds (0: none yet) */
+    uint16_t special_addr[256];
+    int16_t special_line[256];
+    uint64_t special_key;
 };
 
 struct dw_line {
@@ -90,6 +95,14 @@ line_status spoor_line_rows_at(const spoor_elf *e, struct name_block **names, ui
                                struct unit_lines *u, struct dw_line **rows, size_t *nrows,
                                size_t *cap_rows);
 
+/* The rows and files of unit cu's line program at offset off of .debug_line through libdw alone
+ * (for a program spoor's reader does not handle), as spoor_line_rows appends them. LINE_DONE;
+ * LINE_UNREADABLE (libdw could not read it: warned); LINE_NOMEM. */
+line_status spoor_line_rows_libdw(const spoor_elf *e, uint64_t off, Dwarf_Die *cu,
+                                  const struct unit_claims *claims, bool keep_zero,
+                                  struct unit_lines *u, struct dw_line **rows, size_t *nrows,
+                                  size_t *cap);
+
 void spoor_unit_lines_free(struct unit_lines *u);
 
 /* ---- dwarf_scopes.c ---- */
@@ -135,15 +148,23 @@ struct form_entry {
 };
 #define STANDARD_FORMS 0x2d
 
+struct abbrev_memo; /* dwarf_scopes.c's */
+
 /* Everything the symbolizer builds for one spoor_elf (owned by it, see elf_internal.h). */
 struct symbol_tables {
-    struct form_entry forms[STANDARD_FORMS]; /* for the version and address size of forms_key */
-    uint32_t forms_key;                      /* version << 8 | address size, 0: none made yet */
-    bool keep_zero;                          /* a function really starts at address 0 */
+    /* for the version and address size of forms_key, by a form's byte (past the standard
+     * forms: never plain) */
+    struct form_entry forms[0x100];
+    uint32_t forms_key; /* version << 8 | address size, 0: none made yet */
+    bool keep_zero;     /* a function really starts at address 0 */
     struct dw_scope *scopes;
     size_t nscopes, cap_scopes;
     struct name_block *names; /* file names the line-table reader composed (dir/name) */
     struct unit_lines lines;  /* the line-table reader's arrays, kept for the next unit */
+    uint8_t *starts;          /* dwarf_scopes.c's DIE starts map, kept for the next unit */
+    size_t cap_starts;
+    uint8_t starts_stamp;
+    struct abbrev_memo *abbrev_memo; /* abbreviation entries read in earlier units */
     struct dw_unit *units;
     size_t nunits;
     size_t units_built;
