@@ -447,10 +447,8 @@ static int unit_content(const struct symbol_tables *t, size_t unit, bool breaks,
         return -1;
     struct dw_line *out = c->rows + c->nrows; /* room made above */
     if (!cut || rows_in_regions(t, unit)) {
-        /* row by row: glibc's memcpy moves a block this large with rep movsb, which callgrind
-         * (the instruction counts bench/sym.sh reports) counts once per byte */
-        for (size_t i = 0; i < u->nrows; i++)
-            out[i] = u->rows[i];
+        if (u->nrows)
+            memcpy(out, u->rows, u->nrows * sizeof *out);
         c->nrows += u->nrows;
         return 0;
     }
