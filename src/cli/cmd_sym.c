@@ -319,7 +319,7 @@ __attribute__((noinline)) static void answer_looked_up(struct sym_ctx *c, uint32
         print_json(c, addr, frames, n, partial);
     else
         print_text(c, addr, frames, n);
-    if (c->out.flushes == flushes && !c->memo.off) { /* the answer is all in the buffer */
+    if (c->out.flushes == flushes && !memo_is_off(&c->memo)) { /* the answer is all in the buffer */
         if (warnings) {
             memo_stop(&c->memo);
             forms_stop(&c->forms);
@@ -692,7 +692,7 @@ int cmd_sym(int argc, char **argv)
     spoor_elf_set_demangle(c.elf, demangle);
     c.addr_at = c.json ? JSON_ADDR_AT : TEXT_ADDR_AT;
     memo_init(&c.memo, optind >= argc); /* for the bulk case: addresses from stdin */
-    if (!c.memo.off && !c.return_addresses) {
+    if (!memo_is_off(&c.memo) && !c.return_addresses) {
         c.numbers = calloc(2 * NUMBER_WORDS, sizeof *c.numbers); /* decimal, hex */
         c.offset_words = c.numbers && !c.json ? c.numbers + NUMBER_WORDS : c.numbers;
         c.forms.slot = c.numbers ? calloc(1u << FORM_BITS, sizeof *c.forms.slot) : NULL;

@@ -28,8 +28,7 @@ void memo_init(struct memo *m, bool on)
     m->mask = m->slot ? (1u << MEMO_BITS) - 1 : 0;
     if (!m->slot)
         m->slot = &memo_none;
-    m->off = !on || m->mask == 0;
-    m->half = m->off ? 0 : (m->mask + 1) / 2;
+    m->half = m->mask ? (m->mask + 1) / 2 : 0; /* 0: off (not on, or no memory) */
 }
 
 void memo_stop(struct memo *m)
@@ -58,7 +57,7 @@ bool memo_room(struct memo *m, size_t len, struct memo_slot **at)
 void memo_keep_slow(struct memo *m, uint64_t key, struct memo_slot *at, const char *text,
                     size_t len)
 {
-    if (m->off || !key || len > MEMO_MAX_ANSWER || !memo_room(m, len, &at))
+    if (memo_is_off(m) || !key || len > MEMO_MAX_ANSWER || !memo_room(m, len, &at))
         return;
     struct memo_slot *s = at && !at->key ? at : memo_find(m, key);
     memcpy(m->a.text + m->a.used, text, len);

@@ -44,13 +44,18 @@ struct arena {
 int arena_room(struct arena *a, size_t len, size_t first);
 
 struct memo {
-    bool off;
     uint32_t mask;          /* slots - 1 */
     uint32_t count;         /* slots used */
     uint32_t half;          /* half the slots: emptied when count reaches it (0: off) */
-    struct memo_slot *slot; /* NULL: off (one empty slot instead) */
+    struct memo_slot *slot; /* off: one empty slot */
     struct arena a;
 };
+
+/* Whether the memo is off: no answer kept, none given again. */
+static inline bool memo_is_off(const struct memo *m)
+{
+    return m->half == 0;
+}
 
 _Static_assert(sizeof(struct memo_slot) == 16, "memo_at counts slots of 16 bytes");
 #define MEMO_MUL 0x9e3779b97f4a7c15u /* 2^64 / the golden ratio, odd */
@@ -171,7 +176,7 @@ void forms_stop(struct forms *f);
 static inline struct form_slot *form_find(struct form_slot *slot, const uint64_t id[2])
 {
     const uint32_t mask = (1u << FORM_BITS) - 1;
-    uint64_t h = (id[0] ^ id[1] >> 4) * 0x9e3779b97f4a7c15u;
+    uint64_t h = (id[0] ^ id[1] >> 4) * MEMO_MUL;
     for (uint32_t i = (uint32_t)(h >> (64 - FORM_BITS));; i++) {
         struct form_slot *s = &slot[i & mask];
         if ((s->id[0] == id[0] && s->id[1] == id[1]) || !s->id[0])

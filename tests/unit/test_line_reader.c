@@ -13,6 +13,8 @@
 
 #include <cmocka.h>
 
+#include "example_elves.h"
+
 struct lrow {
     uint32_t addr;
     int line;
@@ -140,12 +142,8 @@ static void test_every_example_elf(void **state)
     assert_non_null(dir);
     struct dirent *ent;
     size_t elves = 0, units = 0, rows = 0;
-    while ((ent = readdir(dir))) {
-        size_t len = strlen(ent->d_name);
-        if (len < 5 || strcmp(ent->d_name + len - 4, ".elf"))
-            continue;
-        char path[1024];
-        snprintf(path, sizeof path, "%s/examples/%s", SPOOR_FIRMWARE_DIR, ent->d_name);
+    char path[1024];
+    while ((ent = next_example(dir, NULL, path))) {
         size_t own = check_elf(path, &rows);
         assert_true(own > 0); /* the reader, not the fallback, read this ELF */
         units += own;

@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include "example_elves.h"
+
 #include "elf/elf_sections.h"
 #include "elf/symbols_internal.h"
 
@@ -205,22 +207,6 @@ static size_t check_answer_ids(const char *path, size_t *nids)
     free(all);
     spoor_elf_close(e);
     return n;
-}
-
-/* The next example ELF of dir whose name has suffix_filter in it (NULL: any), its path into
- * path; NULL after the last. */
-static struct dirent *next_example(DIR *dir, const char *suffix_filter, char path[1024])
-{
-    struct dirent *ent;
-    while ((ent = readdir(dir))) {
-        size_t len = strlen(ent->d_name);
-        if (len < 5 || strcmp(ent->d_name + len - 4, ".elf") ||
-            (suffix_filter && !strstr(ent->d_name, suffix_filter)))
-            continue;
-        snprintf(path, 1024, "%s/examples/%s", SPOOR_FIRMWARE_DIR, ent->d_name);
-        return ent;
-    }
-    return NULL;
 }
 
 static void check_dir(const char *suffix_filter, bool strip_aranges)
