@@ -26,13 +26,15 @@ struct spoor_itm_packet;
 typedef struct spoor_calls_info {
     uint32_t ring;     /* target address */
     uint32_t capacity; /* records */
-    uint32_t next;     /* slot written next */
+    uint32_t next;     /* index of the slot written next (whatever the layout) */
     uint32_t flags;    /* SPOOR_CALLS_FLAG_* */
     unsigned record_size;
+    unsigned layout; /* SPOOR_CALLS_LAYOUT_*: how the device's state named the next slot */
     bool has_time, has_context, time_systick;
 } spoor_calls_info;
 
-/* Parses SPOOR_CALLS_STATE_SIZE bytes of state object. false with the error set:
+/* Parses SPOOR_CALLS_STATE_SIZE bytes of state object, of either layout (format bits 16-23:
+ * next an index, or the slot's address). false with the error set:
  * "call recorder not initialised (spoor_calls_init was not called)", "call recorder state
  * is corrupt: ...". */
 bool spoor_calls_parse_state(const uint8_t *bytes, size_t len, spoor_calls_info *out);

@@ -8,7 +8,7 @@
  * C: one load of the flags word decides whether to record. Nothing here is instrumented.
  * Built for the host too (SPOOR_TARGET_HOST), with a plain claim, for the unit tests.
  */
-#include <string.h>
+#include <stddef.h>
 
 #include "spoor/calls.h"
 
@@ -21,16 +21,20 @@
 
 #if defined(SPOOR_TARGET_HOST) || !defined(__arm__)
 #define SPOOR_CALLS_ON_DEVICE 0
-/* Host build: the ring lives at a host address the u32 state field cannot hold. */
+/* Host build: the ring lives at a host address the u32 state fields cannot hold; they hold its
+ * low 32 bits, and a slot's address is turned back into a host pointer through host_ring. */
 static uint32_t *host_ring;
-#define RING_WORDS(s) (host_ring)
-SPOOR_NO_INSTRUMENT static inline uint32_t spoor_calls_claim(spoor_calls_state_t *s)
+#define SLOT_WORDS(s, a) (host_ring + ((a) - (s)->ring) / 4u)
+#define SPOOR_CALLS_LDREX 0
+SPOOR_NO_INSTRUMENT static inline uint32_t spoor_calls_load_next(volatile uint32_t *next)
 {
-    uint32_t i = s->next, n = i + 1u;
-    if (n == s->capacity)
-        n = 0u;
-    s->next = n;
-    return i;
+    return *next;
+}
+SPOOR_NO_INSTRUMENT static inline uint32_t spoor_calls_store_next(volatile uint32_t *next,
+                                                                  uint32_t value)
+{
+    *next = value;
+    return 0u;
 }
 static uint32_t host_clock;
 SPOOR_NO_INSTRUMENT static inline uint32_t spoor_calls_now(void)
@@ -46,11 +50,12 @@ SPOOR_NO_INSTRUMENT static inline uint32_t spoor_calls_ipsr(void)
 #define SPOOR_CALLS_ON_DEVICE 1
 #include "cortexm/calls_cortexm.h"
 #include "spoor/no_instrument.h"
-#define RING_WORDS(s) ((uint32_t *)(uintptr_t)(s)->ring)
+#define SLOT_WORDS(s, a) ((uint32_t *)(uintptr_t)(a))
 #endif
 
 #define EXTRA_WORDS ((SPOOR_CALLS_TIME ? 1u : 0u) + (SPOOR_CALLS_CONTEXT ? 1u : 0u))
 #define RECORD_WORDS (2u + EXTRA_WORDS)
+#define RECORD_BYTES (RECORD_WORDS * 4u)
 #define RUNNING (SPOOR_CALLS_FLAG_READY | SPOOR_CALLS_FLAG_ENABLED)
 
 /* The hand-written hooks: the default record on ARMv7-M / ARMv8-M Mainline (LDREX/STREX) and
@@ -61,60 +66,64 @@ SPOOR_NO_INSTRUMENT static inline uint32_t spoor_calls_ipsr(void)
 #define ASM_HOOKS 0
 #endif
 
+/* The hand-written hooks address the state's fields by these offsets (#8, #16, #24 below). */
+typedef char
+    spoor_calls_offsets_match[(offsetof(spoor_calls_state_t, ring) == SPOOR_CALLS_ST_RING &&
+                               offsetof(spoor_calls_state_t, next) == SPOOR_CALLS_ST_NEXT &&
+                               offsetof(spoor_calls_state_t, flags) == SPOOR_CALLS_ST_FLAGS &&
+                               offsetof(spoor_calls_state_t, last) == SPOOR_CALLS_ST_LAST &&
+                               SPOOR_CALLS_ST_RING == 8u && SPOOR_CALLS_ST_NEXT == 16u &&
+                               SPOOR_CALLS_ST_LAST == 24u)
+                                  ? 1
+                                  : -1];
+
+/* In .bss: all zero until spoor_calls_init writes every word of it, and zero reads as "not
+ * recording" (last = 0). Nothing of the recorder is in .data. */
 __attribute__((used)) spoor_calls_state_t spoor_calls_state;
-
-#if ASM_HOOKS
-/* What the hand-written hooks read, set from the state object by gate(): the address of
- * spoor_calls_state.next, the index of the ring's last slot (capacity - 1) while the records go
- * to the ring alone, 0 otherwise (before init, paused, frozen, ITM output: the hooks then call
- * spoor_calls_record_slow), and the ring's address - 8. Not part of the layout the host reads. */
-typedef struct spoor_calls_fast_t {
-    volatile uint32_t *next;
-    volatile uint32_t last;
-    volatile uint32_t ring_before;
-} spoor_calls_fast_t;
-__attribute__((used)) spoor_calls_fast_t spoor_calls_fast = {&spoor_calls_state.next, 0u, 0u};
-
-SPOOR_NO_INSTRUMENT static void gate(const spoor_calls_state_t *s)
-{
-    if (s->flags == RUNNING) {
-        spoor_calls_fast.ring_before = s->ring - 8u;
-        spoor_calls_fast.last = s->capacity - 1u;
-    } else {
-        spoor_calls_fast.last = 0u;
-    }
-}
-#else
-SPOOR_NO_INSTRUMENT static inline void gate(const spoor_calls_state_t *s)
-{
-    (void)s;
-}
-#endif
 #if SPOOR_CALLS_ON_DEVICE && SPOOR_CALLS_LDREX
 static uint32_t itm_port;
 #endif
+
+/* Keeps the compiler from moving the state's plain stores across the store that opens the
+ * gate (the hooks run in interrupts on the same core: program order is enough). */
+#define ORDERED() __asm volatile("" ::: "memory")
+
+/* The hooks' gate from the flags: the last slot's address while the records go to the ring
+ * alone, 0 otherwise (before init, paused, frozen, ITM output: the hooks then take the slow
+ * path, which reads the flags). */
+SPOOR_NO_INSTRUMENT static void gate(spoor_calls_state_t *s)
+{
+    ORDERED();
+    s->last = s->flags == RUNNING ? s->ring + (s->capacity - 1u) * RECORD_BYTES : 0u;
+}
 
 uint32_t spoor_calls_context(void) __attribute__((weak));
 
 SPOOR_NO_INSTRUMENT uint32_t spoor_calls_record_size(void)
 {
-    return RECORD_WORDS * 4u;
+    return RECORD_BYTES;
 }
 
 SPOOR_NO_INSTRUMENT bool spoor_calls_init(void *buf, size_t size)
 {
     spoor_calls_state_t *s = &spoor_calls_state;
+    s->last = 0u; /* the hooks stop using the ring first */
     s->flags = 0u;
-    gate(s);
-    uint32_t capacity = (uint32_t)(size / (RECORD_WORDS * 4u));
+    ORDERED();
+    s->magic = 0u;
+    s->format = 0u;
+    s->ring = 0u;
+    s->capacity = 0u;
+    s->next = 0u;
+    uint32_t capacity = (uint32_t)(size / RECORD_BYTES);
     if (!buf || ((uintptr_t)buf & 3u) != 0u || capacity < 2u)
         return false;
-    memset(buf, 0, (size_t)capacity * RECORD_WORDS * 4u);
-#if SPOOR_CALLS_ON_DEVICE
-    s->ring = (uint32_t)(uintptr_t)buf;
-#else
+    /* zeroed word by word: no memset, so that no C library is needed */
+    volatile uint32_t *w = buf;
+    for (uint32_t i = 0; i < capacity * RECORD_WORDS; i++)
+        w[i] = 0u;
+#if !SPOOR_CALLS_ON_DEVICE
     host_ring = buf;
-    s->ring = (uint32_t)(uintptr_t)buf;
 #endif
 #if SPOOR_CALLS_TIME && SPOOR_CALLS_ON_DEVICE
     spoor_calls_time_start();
@@ -123,9 +132,10 @@ SPOOR_NO_INSTRUMENT bool spoor_calls_init(void *buf, size_t size)
         (SPOOR_CALLS_TIME ? SPOOR_CALLS_HAS_TIME : 0u) |
         (SPOOR_CALLS_TIME && SPOOR_CALLS_TIME_IS_SYSTICK ? SPOOR_CALLS_TIME_SYSTICK : 0u) |
         (SPOOR_CALLS_CONTEXT ? SPOOR_CALLS_HAS_CONTEXT : 0u);
-    s->format = RECORD_WORDS * 4u | optional << 8;
+    s->ring = (uint32_t)(uintptr_t)buf;
+    s->format = RECORD_BYTES | optional << 8 | SPOOR_CALLS_LAYOUT_ADDRESS << 16;
     s->capacity = capacity;
-    s->next = 0u;
+    s->next = s->ring;
     s->magic = SPOOR_CALLS_MAGIC;
     s->flags = RUNNING;
     gate(s);
@@ -166,10 +176,34 @@ SPOOR_NO_INSTRUMENT void spoor_calls_itm(int port)
     gate(s);
 }
 
+/* Claims the slot at s->next and advances it (to the ring's first slot after its last one);
+ * returns the slot's address. A cursor outside the ring (never written so by the recorder)
+ * claims the last slot: nothing is written outside the ring. */
+SPOOR_NO_INSTRUMENT static inline __attribute__((always_inline)) uint32_t
+claim(spoor_calls_state_t *s)
+{
+    uint32_t ring = s->ring, last = ring + (s->capacity - 1u) * RECORD_BYTES, a, n;
+#if SPOOR_CALLS_ON_DEVICE && !SPOOR_CALLS_LDREX
+    uint32_t primask = spoor_calls_mask();
+#endif
+    do {
+        a = spoor_calls_load_next(&s->next);
+        n = a + RECORD_BYTES;
+        if (a - ring >= last - ring) {
+            a = last;
+            n = ring;
+        }
+    } while (spoor_calls_store_next(&s->next, n) != 0u);
+#if SPOOR_CALLS_ON_DEVICE && !SPOOR_CALLS_LDREX
+    spoor_calls_unmask(primask);
+#endif
+    return a;
+}
+
 SPOOR_NO_INSTRUMENT static inline __attribute__((always_inline)) void
 store(spoor_calls_state_t *s, uint32_t fn, uint32_t site)
 {
-    uint32_t *slot = RING_WORDS(s) + spoor_calls_claim(s) * RECORD_WORDS;
+    uint32_t *slot = SLOT_WORDS(s, claim(s));
     slot[0] = fn;
     slot[1] = site;
 #if SPOOR_CALLS_TIME
@@ -232,75 +266,72 @@ SPOOR_NO_INSTRUMENT void __cyg_profile_func_exit(void *this_fn, void *call_site)
 #if ASM_HOOKS
 /* ---- The hand-written hooks ---------------------------------------------------------------
  * r0 = this_fn, r1 = call_site. this_fn is a Thumb code address, bit 0 set: the enter record's
- * function word as it is (kind 1); the exit hook clears the bit first. One compare of the index
- * read under the claim with spoor_calls_fast.last sends both the wrap (the index is the last
- * slot's) and "not recording into the ring alone" (last = 0) off the straight path, which
- * claims slot i (next = i + 1) and stores the record at ring - 8 + 8 * (i + 1).
+ * function word as it is (kind 1); the exit hook clears the bit first. The state's address is
+ * a literal in flash; its fields are read at their offsets: ring #8, next #16 (the address of
+ * the slot written next), last #24 (the gate: the address of the ring's last slot while the
+ * records go to the ring alone, 0 otherwise). One unsigned compare of the slot's address with
+ * last sends both the wrap (the slot is the last one) and "not recording into the ring alone"
+ * (last = 0) off the straight path, which stores next = slot + 8 and the record at the slot.
  *
- * ARMv7-M / ARMv8-M Mainline, 12 instructions (exit 13): the claim is LDREX/STREX; when an
- * interrupt came between the two, the STREX fails and the claim is made again. The wrap claims
- * the last slot (ring + 8 * capacity - 8) and stores next = 0 with its own STREX. */
+ * ARMv7-M / ARMv8-M Mainline, 10 instructions (exit 11): the claim is LDREX/STREX; when an
+ * interrupt came between the two, the STREX fails and the claim is made again. The record
+ * goes to the new next - 8, so the STREX's status may take the register the slot was in. The
+ * wrap claims the last slot with next = ring, with r0 and r1 saved to have two more
+ * registers. */
 #if SPOOR_CALLS_LDREX
 #define SPOOR_CALLS_HOOK_BODY                                                                      \
-    "    ldr   r2, =spoor_calls_fast\n"                                                            \
-    "    ldrd  r2, ip, [r2]      @ r2 = &spoor_calls_state.next, ip = last or 0\n"                 \
-    "0:  ldrex r3, [r2]          @ i\n"                                                            \
+    "    ldr   r2, =spoor_calls_state\n"                                                           \
+    "    ldr   ip, [r2, #24]     @ last: the last slot, or 0\n"                                    \
+    "0:  ldrex r3, [r2, #16]     @ the slot: next\n"                                               \
     "    cmp   r3, ip\n"                                                                           \
-    "    bhs   2f                @ i == last: wrap; last == 0: not to the ring alone\n"            \
-    "    add   ip, r3, #1        @ n\n"                                                            \
-    "    strex r3, ip, [r2]\n"                                                                     \
+    "    bhs   2f                @ the last slot: wrap; last == 0: not to the ring alone\n"        \
+    "    add   ip, r3, #8\n"                                                                       \
+    "    strex r3, ip, [r2, #16] @ next = slot + 8\n"                                              \
     "    cbnz  r3, 1f            @ an interrupt came first: claim again\n"                         \
-    "    ldr   r3, [r2, #-8]     @ spoor_calls_state.ring\n"                                       \
-    "    add   r3, r3, ip, lsl #3\n"                                                               \
-    "    strd  r0, r1, [r3, #-8]\n"                                                                \
+    "    strd  r0, r1, [ip, #-8]\n"                                                                \
     "    bx    lr\n"                                                                               \
-    "1:  ldr   ip, =spoor_calls_fast\n"                                                            \
-    "    ldr   ip, [ip, #4]\n"                                                                     \
+    "1:  ldr   ip, [r2, #24]\n"                                                                    \
     "    b     0b\n"                                                                               \
     "2:  cmp   ip, #0\n"                                                                           \
     "    beq   3f\n"                                                                               \
-    "    movs  ip, #0            @ the last slot: next = 0\n"                                      \
-    "    strex r3, ip, [r2]\n"                                                                     \
-    "    cmp   r3, #0\n"                                                                           \
+    "    push  {r0, r1}\n"                                                                         \
+    "    ldr   r0, [r2, #8]      @ ring\n"                                                         \
+    "    strex r1, r0, [r2, #16] @ next = ring\n"                                                  \
+    "    cmp   r1, #0\n"                                                                           \
+    "    pop   {r0, r1}\n"                                                                         \
     "    bne   1b\n"                                                                               \
-    "    ldrd  r3, ip, [r2, #-8] @ ring, capacity\n"                                               \
-    "    add   ip, r3, ip, lsl #3\n"                                                               \
-    "    strd  r0, r1, [ip, #-8]\n"                                                                \
+    "    strd  r0, r1, [ip]      @ the last slot\n"                                                \
     "    bx    lr\n"                                                                               \
     "3:  b     spoor_calls_record_slow @ r0, r1 as they came\n"                                    \
     "    .ltorg\n"
 #define SPOOR_CALLS_EXIT_KIND "    bic   r0, r0, #1\n"
 #else
-/* ARMv6-M / ARMv8-M Baseline, 15 instructions (exit 16): the claim is a PRIMASK section of
- * five instructions (PRIMASK saved and restored: the hooks may run with interrupts masked). */
+/* ARMv6-M / ARMv8-M Baseline, 12 instructions (exit 13): claim and store in one PRIMASK
+ * section of eight instructions (PRIMASK saved and restored: the hooks may run with
+ * interrupts masked). */
 #define SPOOR_CALLS_HOOK_BODY                                                                      \
-    "    push  {r4, r5, lr}\n"                                                                     \
-    "    ldr   r2, =spoor_calls_fast\n"                                                            \
-    "    ldm   r2, {r2, r3, r4}  @ &next, last or 0, ring - 8\n"                                   \
+    "    ldr   r2, =spoor_calls_state\n"                                                           \
     "    mrs   ip, primask\n"                                                                      \
     "    cpsid i\n"                                                                                \
-    "    ldr   r5, [r2]          @ i\n"                                                            \
-    "    cmp   r5, r3\n"                                                                           \
-    "    bhs   2f                @ i == last: wrap; last == 0: not to the ring alone\n"            \
-    "    adds  r5, r5, #1\n"                                                                       \
-    "    str   r5, [r2]\n"                                                                         \
+    "    ldr   r3, [r2, #16]     @ the slot: next\n"                                               \
+    "    ldr   r2, [r2, #24]     @ last: the last slot, or 0\n"                                    \
+    "    cmp   r3, r2\n"                                                                           \
+    "    bhs   2f                @ the last slot: wrap; last == 0: not to the ring alone\n"        \
+    "    stm   r3!, {r0, r1}     @ the record; r3 = slot + 8\n"                                    \
+    "    ldr   r2, =spoor_calls_state\n"                                                           \
+    "    str   r3, [r2, #16]     @ next = slot + 8\n"                                              \
     "1:  msr   primask, ip\n"                                                                      \
-    "    lsls  r5, r5, #3\n"                                                                       \
-    "    adds  r4, r4, r5\n"                                                                       \
-    "    stm   r4!, {r0, r1}\n"                                                                    \
-    "    pop   {r4, r5, pc}\n"                                                                     \
-    "2:  cmp   r3, #0\n"                                                                           \
+    "    bx    lr\n"                                                                               \
+    "2:  cmp   r2, #0\n"                                                                           \
     "    beq   3f\n"                                                                               \
-    "    adds  r5, r5, #1\n"                                                                       \
-    "    movs  r3, #0            @ the last slot: next = 0\n"                                      \
-    "    str   r3, [r2]\n"                                                                         \
+    "    stm   r2!, {r0, r1}     @ the last slot\n"                                                \
+    "    ldr   r2, =spoor_calls_state\n"                                                           \
+    "    ldr   r3, [r2, #8]      @ ring\n"                                                         \
+    "    str   r3, [r2, #16]     @ next = ring\n"                                                  \
     "    b     1b\n"                                                                               \
     "3:  msr   primask, ip\n"                                                                      \
-    "    pop   {r4, r5}\n"                                                                         \
-    "    pop   {r2}\n"                                                                             \
-    "    mov   lr, r2\n"                                                                           \
     "    ldr   r2, =spoor_calls_record_slow\n"                                                     \
-    "    bx    r2\n"                                                                               \
+    "    bx    r2                @ r0, r1 and lr as they came\n"                                   \
     "    .ltorg\n"
 #define SPOOR_CALLS_EXIT_KIND "    subs  r0, r0, #1\n"
 #endif

@@ -130,8 +130,8 @@ def hook_points(elf, hook):
 
     ARMv7-M/v8-M: a slot is claimed by a STREX that succeeds (the hook has one for the straight
     path and one for the wrap); the instruction after it shows the STREX status in its register.
-    ARMv6-M: the claim is the STR of the index between CPSID and MSR, where no interrupt can
-    come (confirm and status None)."""
+    ARMv6-M: the claim is the STR of the next slot's address between CPSID and MSR, where no
+    interrupt can come (confirm and status None)."""
     insns = disassembly(elf, hook)
     claims = []
     for i, (address, mnemonic, operands) in enumerate(insns):
@@ -253,19 +253,21 @@ def truth_depths(records):
 # ARMv7-M/v8-M the LDREX/STREX pair becomes LDR/STR (with the STREX status 0), on ARMv6-M
 # interrupts are unmasked right after CPSID. Each replacement must occur in the source.
 NOT_ATOMIC = {
-    "ldrex": [("ldrex r3, [r2]", "ldr   r3, [r2]"),
-              ("strex r3, ip, [r2]", "str   ip, [r2]\\n    movs  r3, #0")],
+    "ldrex": [("ldrex r3, [r2, #16]", "ldr   r3, [r2, #16]"),
+              ("strex r3, ip, [r2, #16]", "str   ip, [r2, #16]\\n    movs  r3, #0"),
+              ("strex r1, r0, [r2, #16]", "str   r0, [r2, #16]\\n    movs  r1, #0")],
     "primask": [("cpsid i\\n", "cpsid i\\n    cpsie i\\n")],
 }
 # the most instructions an enter and an exit hook call may take (test_hook_cost)
-HOOK_COST = {"m3": (12, 13), "m33": (12, 13), "m0": (15, 16)}
+HOOK_COST = {"m3": (10, 11), "m33": (10, 11), "m0": (12, 13)}
 LIBRARY_CPU = {"m0": "m0plus", "m3": "m3", "m33": "m33"}
 CPU_FLAGS = {"m0": "-mcpu=cortex-m0plus", "m3": "-mcpu=cortex-m3", "m33": "-mcpu=cortex-m33"}
 
 
 def build_not_atomic(cpu, tmp):
     """calls_trace-<cpu> linked with the recorder of NOT_ATOMIC; returns (elf, hook points):
-    the claims are the STRs of the index (ARMv7-M/v8-M: the two that replace the STREXes)."""
+    the claims are the STRs of the next slot's address (ARMv7-M/v8-M: the two that replace the
+    STREXes)."""
     source = Path(os.environ["SPOOR_SOURCE_DIR"])
     text = (source / "target/src/calls_recorder.c").read_text()
     for old, new in NOT_ATOMIC["primask" if cpu == "m0" else "ldrex"]:
@@ -301,7 +303,8 @@ def build_not_atomic(cpu, tmp):
         if cpu == "m0":
             claims = primask_claims(insns)
         else:
-            claims = [a for a, m, ops in insns if m in ("str", "str.w") and ops == "ip, [r2]"]
+            claims = [a for a, m, ops in insns if m in ("str", "str.w") and ops.endswith(
+                "[r2, #16]")]
         assert len(claims) == 2, (hook, claims)
         points.append((insns[0][0], [(a, None, None) for a in claims]))
     return elf, points

@@ -19,11 +19,13 @@
 
 static uint32_t ring[64];
 
-/* The state object as the device holds it, little-endian, with the ring at ring_addr. */
+/* The state object as the device holds it, little-endian, with the ring at ring_addr (and the
+ * address of the next slot moved with it). */
 static void state_bytes(uint8_t out[SPOOR_CALLS_STATE_SIZE], uint32_t ring_addr)
 {
     const spoor_calls_state_t *s = &spoor_calls_state;
-    uint32_t words[6] = {s->magic, s->format, ring_addr, s->capacity, s->next, s->flags};
+    uint32_t words[6] = {
+        s->magic, s->format, ring_addr, s->capacity, ring_addr + (s->next - s->ring), s->flags};
     for (int i = 0; i < 6; i++)
         for (int b = 0; b < 4; b++)
             out[4 * i + b] = (uint8_t)(words[i] >> (8 * b));
@@ -207,9 +209,36 @@ static void test_bad_state_and_ring(void **state)
     assert_non_null(strstr(spoor_last_error(), "magic"));
 
     state_bytes(st, 0x20000000u);
+    st[SPOOR_CALLS_ST_NEXT + 1] = 1; /* the next slot beyond the ring */
+    assert_false(spoor_calls_parse_state(st, sizeof st, &s));
+    assert_string_equal(spoor_last_error(),
+                        "call recorder state is corrupt: next slot at 0x20000108, ring at "
+                        "0x20000000, 32 records of 8 bytes");
+    state_bytes(st, 0x20000000u);
+    st[SPOOR_CALLS_ST_NEXT] += 4; /* not a slot's start */
+    assert_false(spoor_calls_parse_state(st, sizeof st, &s));
+    assert_non_null(strstr(spoor_last_error(), "next slot at 0x2000000c"));
+    state_bytes(st, 0x20000000u);
+    st[SPOOR_CALLS_ST_NEXT + 3] = 0x1F; /* below the ring */
+    assert_false(spoor_calls_parse_state(st, sizeof st, &s));
+    assert_non_null(strstr(spoor_last_error(), "next slot at 0x1f000008"));
+
+    state_bytes(st, 0x20000000u);
+    st[SPOOR_CALLS_ST_FORMAT + 2] = SPOOR_CALLS_LAYOUT_INDEX; /* next an index: the first layout */
+    st[SPOOR_CALLS_ST_NEXT + 3] = 0;
+    st[SPOOR_CALLS_ST_NEXT] = 1;
+    assert_true(spoor_calls_parse_state(st, sizeof st, &s));
+    assert_int_equal(s.next, 1);
+    assert_int_equal(s.layout, SPOOR_CALLS_LAYOUT_INDEX);
     st[SPOOR_CALLS_ST_NEXT] = 200; /* next beyond capacity */
     assert_false(spoor_calls_parse_state(st, sizeof st, &s));
-    assert_non_null(strstr(spoor_last_error(), "next index"));
+    assert_string_equal(spoor_last_error(),
+                        "call recorder state is corrupt: next index 200, capacity 32");
+
+    state_bytes(st, 0x20000000u);
+    st[SPOOR_CALLS_ST_FORMAT + 2] = 2; /* a layout this host does not know */
+    assert_false(spoor_calls_parse_state(st, sizeof st, &s));
+    assert_non_null(strstr(spoor_last_error(), "record format 0x00020008"));
 
     state_bytes(st, 0x20000000u);
     st[SPOOR_CALLS_ST_FORMAT] = 12; /* size without the flags that make it 12 */

@@ -38,12 +38,13 @@ static void put32(uint8_t *p, uint32_t v)
 #define RING 0x20010000u
 
 /* A memory view with the recorder's state at its symbol (ring at RING, 4 slots, 2 written:
- * main calls itself from main+4 and returns) and, when with_ring, the ring. */
+ * main calls itself from main+4 and returns; the first layout: next an index) and, when
+ * with_ring, the ring. */
 static spoor_mem *calls_memory(const spoor_elf *elf, bool with_ring)
 {
     uint32_t state_at, size, main_at, main_size;
     assert_true(spoor_elf_symbol(elf, SPOOR_CALLS_STATE_SYMBOL, &state_at, &size));
-    assert_int_equal(size, SPOOR_CALLS_STATE_SIZE);
+    assert_int_equal(size, SPOOR_CALLS_ST_LAST + 4); /* the host reads the first 24 bytes */
     assert_true(spoor_elf_symbol(elf, "main", &main_at, &main_size));
     uint8_t st[SPOOR_CALLS_STATE_SIZE] = {0};
     put32(st + SPOOR_CALLS_ST_MAGIC, SPOOR_CALLS_MAGIC);

@@ -36,8 +36,10 @@ bool spoor_calls_parse_state(const uint8_t *bytes, size_t len, spoor_calls_info 
     out->has_context = (optional & SPOOR_CALLS_HAS_CONTEXT) != 0;
     out->time_systick = (optional & SPOOR_CALLS_TIME_SYSTICK) != 0;
     out->record_size = format & 0xFFu;
+    out->layout = (format >> 16) & 0xFFu;
     unsigned expect = SPOOR_CALLS_REC_SIZE + 4u * (out->has_time + out->has_context);
-    if (out->record_size != expect || (format >> 16) != 0 ||
+    if (out->record_size != expect || (format >> 24) != 0 ||
+        out->layout > SPOOR_CALLS_LAYOUT_ADDRESS ||
         (optional & ~(SPOOR_CALLS_HAS_TIME | SPOOR_CALLS_HAS_CONTEXT | SPOOR_CALLS_TIME_SYSTICK)))
         return spoor_set_error(SPOOR_ERR_FORMAT,
                                "call recorder state is corrupt: record format 0x%08x", format),
@@ -47,7 +49,7 @@ bool spoor_calls_parse_state(const uint8_t *bytes, size_t len, spoor_calls_info 
                                "call recorder state is corrupt: capacity %u records of %u bytes",
                                out->capacity, out->record_size),
                false;
-    if (out->next >= out->capacity)
+    if (out->layout == SPOOR_CALLS_LAYOUT_INDEX && out->next >= out->capacity)
         return spoor_set_error(SPOOR_ERR_FORMAT,
                                "call recorder state is corrupt: next index %u, capacity %u",
                                out->next, out->capacity),
@@ -57,6 +59,18 @@ bool spoor_calls_parse_state(const uint8_t *bytes, size_t len, spoor_calls_info 
                                "call recorder state is corrupt: ring at 0x%08x, %zu bytes",
                                out->ring, spoor_calls_ring_bytes(out)),
                false;
+    if (out->layout == SPOOR_CALLS_LAYOUT_ADDRESS) {
+        /* next holds the slot's address: a slot's start inside the ring */
+        uint32_t offset = out->next - out->ring;
+        if (out->next < out->ring || offset >= spoor_calls_ring_bytes(out) ||
+            offset % out->record_size)
+            return spoor_set_error(SPOOR_ERR_FORMAT,
+                                   "call recorder state is corrupt: next slot at 0x%08x, ring at "
+                                   "0x%08x, %u records of %u bytes",
+                                   out->next, out->ring, out->capacity, out->record_size),
+                   false;
+        out->next = offset / out->record_size;
+    }
     return true;
 }
 

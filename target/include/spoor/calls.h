@@ -12,9 +12,10 @@
  * SPOOR_CALLS_STATE_SYMBOL), so a RAM image or a crash dump that holds the state object and the
  * ring is enough.
  *
- * Concurrency: records are claimed with one atomic index update (LDREX/STREX on ARMv7-M and
- * ARMv8-M Mainline, a PRIMASK section of a few instructions on ARMv6-M and ARMv8-M Baseline),
- * so interrupt handlers may be instrumented too; their call site is then the EXC_RETURN value.
+ * Concurrency: records are claimed with one atomic update of the next slot's address (LDREX/STREX
+ * on ARMv7-M and ARMv8-M Mainline, a PRIMASK section of a few instructions on ARMv6-M and ARMv8-M
+ * Baseline), so interrupt handlers may be instrumented too; their call site is then the EXC_RETURN
+ * value.
  *
  * The hooks and the whole library are no_instrument_function and call nothing. Code the hooks
  * must not see (startup code before RAM is set up, the fault path) is built without
@@ -45,22 +46,31 @@ extern "C" {
 
 #include "spoor/no_instrument.h"
 
-/* The recorder's state, laid out as SPOOR_CALLS_ST_* say (every field a u32). */
+/* The recorder's state, laid out as SPOOR_CALLS_ST_* say (every field a u32). It is in .bss:
+ * nothing of the recorder depends on .data having been copied, and spoor_calls_init writes
+ * every field. The hooks read only next and last (and the flags on their slow path): while
+ * last is 0, which zeroed RAM reads, they record nothing. */
 typedef struct spoor_calls_state_t {
     uint32_t magic;
     uint32_t format;
     uint32_t ring;
     uint32_t capacity;
-    volatile uint32_t next;
+    volatile uint32_t next; /* the address of the slot written next */
     volatile uint32_t flags;
+    volatile uint32_t last; /* the hooks' gate: the ring's last slot, or 0: not to the ring alone */
 } spoor_calls_state_t;
 
 extern spoor_calls_state_t spoor_calls_state;
 
 /* Starts recording into buf (size bytes, 4-byte aligned): zeroes it, holds size / record size
- * records, and enables recording. Hooks called before init record nothing. Returns false
- * (recording stays off) when buf is NULL, misaligned or holds fewer than 2 records. Call it
- * again to restart with an empty ring. Register the ring and the state object with the crash
+ * records, and enables recording. It writes every field of spoor_calls_state and needs no C
+ * runtime (no .data copy, no C library): call it first thing in Reset_Handler if calls in the
+ * start-up code are to be recorded. Hooks called before init record nothing as long as
+ * spoor_calls_state reads zero (it is in .bss: zeroed by the C runtime, or by the loader).
+ * Zeroing .bss after init turns recording off (nothing is recorded; no fault): call init
+ * again after it. Returns false (recording stays off, the state says "not initialised") when
+ * buf is NULL, misaligned or holds fewer than 2 records. Call it again to restart with an
+ * empty ring. Register the ring and the state object with the crash
  * dump to find them after a fault:
  *   spoor_dump_add_region(&spoor_calls_state, sizeof spoor_calls_state, SPOOR_REGION_DATA);
  *   spoor_dump_add_region(buf, size, SPOOR_REGION_DATA); */

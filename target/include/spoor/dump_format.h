@@ -194,16 +194,26 @@ enum spoor_reason {
  * The host finds the state object in the ELF by its symbol SPOOR_CALLS_STATE_SYMBOL and reads
  * it and the ring from any memory view (dump regions, RAM images, a live target).
  *
- * State object, SPOOR_CALLS_STATE_SIZE bytes, every field a little-endian u32: */
+ * State object, SPOOR_CALLS_STATE_SIZE bytes that the host reads (the device's object has one
+ * more word, the hooks' gate), every field a little-endian u32: */
 #define SPOOR_CALLS_STATE_SYMBOL "spoor_calls_state"
 #define SPOOR_CALLS_MAGIC 0x4C435053u /* "SPCL" as bytes 53 50 43 4c; 0 before init */
 #define SPOOR_CALLS_ST_MAGIC 0u
-#define SPOOR_CALLS_ST_FORMAT 4u    /* bits 0-7 record size in bytes, bits 8-15 SPOOR_CALLS_HAS_* */
+#define SPOOR_CALLS_ST_FORMAT                                                                      \
+    4u                              /* bits 0-7 record size in bytes, bits 8-15 SPOOR_CALLS_HAS_*, \
+                                       bits 16-23 the layout (SPOOR_CALLS_LAYOUT_*) */
 #define SPOOR_CALLS_ST_RING 8u      /* address of the ring (4-byte aligned) */
 #define SPOOR_CALLS_ST_CAPACITY 12u /* records the ring holds */
-#define SPOOR_CALLS_ST_NEXT 16u     /* index (0..capacity-1) of the slot written next */
+#define SPOOR_CALLS_ST_NEXT 16u     /* the slot written next: its index or address (layout) */
 #define SPOOR_CALLS_ST_FLAGS 20u    /* SPOOR_CALLS_FLAG_* */
 #define SPOOR_CALLS_STATE_SIZE 24u
+/* The device's own: the hooks' gate, the address of the ring's last slot while the records go
+ * to the ring alone (flags ready and enabled, no ITM), 0 otherwise. Not read by the host. */
+#define SPOOR_CALLS_ST_LAST 24u
+
+/* format bits 16-23: how next names the slot written next */
+#define SPOOR_CALLS_LAYOUT_INDEX 0u   /* its index, 0 .. capacity-1 (the first layout) */
+#define SPOOR_CALLS_LAYOUT_ADDRESS 1u /* its address: ring + index * record size */
 
 /* format bits 8-15: optional words after the two address words, in this order */
 #define SPOOR_CALLS_HAS_TIME 0x01u    /* u32 timestamp (DWT CYCCNT, or SysTick VAL counting down) */

@@ -1,7 +1,7 @@
 /*
- * The Cortex-M parts of the call recorder (target/src/calls_recorder.c): the atomic claim of
- * the next ring slot, the timestamp and context sources and the ITM output. Static inline so
- * that the hooks stay leaf functions without calls.
+ * The Cortex-M parts of the call recorder (target/src/calls_recorder.c): the accesses of the
+ * atomic claim of the next ring slot, the timestamp and context sources and the ITM output. Static
+ * inline so that the hooks stay leaf functions without calls.
  */
 #ifndef SPOOR_CALLS_CORTEXM_H
 #define SPOOR_CALLS_CORTEXM_H
@@ -25,33 +25,49 @@
 #define SPOOR_CALLS_SYST_CVR 0xE000E018u
 #define SPOOR_CALLS_ITM_PORT(n) (0xE0000000u + 4u * (uint32_t)(n))
 
-/* Claims the slot at s->next and advances it (wrapping at capacity).
- * Returns the claimed index. */
-SPOOR_NO_INSTRUMENT static inline __attribute__((always_inline)) uint32_t
-spoor_calls_claim(spoor_calls_state_t *s)
-{
-    uint32_t i, n;
+/* The claim of the next ring slot (calls_recorder.c's claim()): load_next, then store_next
+ * of the advanced value, repeated while store_next returns non-zero. ARMv7-M / ARMv8-M
+ * Mainline: LDREX and STREX (the STREX fails when an interrupt came in between). ARMv6-M /
+ * ARMv8-M Baseline: plain accesses inside spoor_calls_mask() .. spoor_calls_unmask(). */
 #if SPOOR_CALLS_LDREX
+SPOOR_NO_INSTRUMENT static inline __attribute__((always_inline)) uint32_t
+spoor_calls_load_next(volatile uint32_t *next)
+{
+    uint32_t v;
+    __asm volatile("ldrex %0, [%1]" : "=r"(v) : "r"(next) : "memory");
+    return v;
+}
+SPOOR_NO_INSTRUMENT static inline __attribute__((always_inline)) uint32_t
+spoor_calls_store_next(volatile uint32_t *next, uint32_t value)
+{
     uint32_t failed;
-    do {
-        __asm volatile("ldrex %0, [%1]" : "=r"(i) : "r"(&s->next) : "memory");
-        n = i + 1u;
-        if (n == s->capacity)
-            n = 0u;
-        __asm volatile("strex %0, %2, [%1]" : "=&r"(failed) : "r"(&s->next), "r"(n) : "memory");
-    } while (failed);
+    __asm volatile("strex %0, %2, [%1]" : "=&r"(failed) : "r"(next), "r"(value) : "memory");
+    return failed;
+}
 #else
+SPOOR_NO_INSTRUMENT static inline __attribute__((always_inline)) uint32_t spoor_calls_mask(void)
+{
     uint32_t primask;
     __asm volatile("mrs %0, primask\n cpsid i" : "=r"(primask)::"memory");
-    i = s->next;
-    n = i + 1u;
-    if (n == s->capacity)
-        n = 0u;
-    s->next = n;
-    __asm volatile("msr primask, %0" ::"r"(primask) : "memory");
-#endif
-    return i;
+    return primask;
 }
+SPOOR_NO_INSTRUMENT static inline __attribute__((always_inline)) void
+spoor_calls_unmask(uint32_t primask)
+{
+    __asm volatile("msr primask, %0" ::"r"(primask) : "memory");
+}
+SPOOR_NO_INSTRUMENT static inline __attribute__((always_inline)) uint32_t
+spoor_calls_load_next(volatile uint32_t *next)
+{
+    return *next;
+}
+SPOOR_NO_INSTRUMENT static inline __attribute__((always_inline)) uint32_t
+spoor_calls_store_next(volatile uint32_t *next, uint32_t value)
+{
+    *next = value;
+    return 0u;
+}
+#endif
 
 SPOOR_NO_INSTRUMENT static inline __attribute__((always_inline)) uint32_t spoor_calls_ipsr(void)
 {

@@ -1,4 +1,4 @@
-"""Makes the fixture of test_calls_versions.py: rings that firmware with the first ring layout
+"""Makes the fixture of test_calls_layouts.py: rings that firmware with the first ring layout
 (state version 0: `next` is an index) left, the QEMU log's record of them, and what `spoor calls`
 printed for them then.
 
