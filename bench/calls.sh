@@ -153,7 +153,9 @@ unit = b"".join(struct.pack("<II", (fn + 4 * d) | 1, (site + 2 * d) | 1) for d i
 unit += b"".join(struct.pack("<II", fn + 4 * d, (site + 2 * d) | 1) for d in reversed(range(4)))
 body = unit * (n // 8) + unit[: 8 * (n % 8)]
 open(f"{tmp}/ring.bin", "wb").write(body)
-open(f"{tmp}/state.bin", "wb").write(struct.pack("<6I", 0x4C435053, 8, ring, n, 0, 3))
+# the state as the recorder writes it: format 8-byte records, layout 1 (next = the slot's
+# address); next = slot 0, which is written: the whole ring, oldest record first
+open(f"{tmp}/state.bin", "wb").write(struct.pack("<6I", 0x4C435053, 8 | 1 << 16, ring, n, ring, 3))
 PY
 . "$ROOT/bench/lib.sh"
 echo "host: spoor calls on $RECORDS records (release build, best of 3):"

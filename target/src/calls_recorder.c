@@ -307,7 +307,7 @@ SPOOR_NO_INSTRUMENT void __cyg_profile_func_exit(void *this_fn, void *call_site)
 #define SPOOR_CALLS_EXIT_KIND "    bic   r0, r0, #1\n"
 #else
 /* ARMv6-M / ARMv8-M Baseline, 12 instructions (exit 13): claim and store in one PRIMASK
- * section of eight instructions (PRIMASK saved and restored: the hooks may run with
+ * section of seven instructions (PRIMASK saved and restored: the hooks may run with
  * interrupts masked). */
 #define SPOOR_CALLS_HOOK_BODY                                                                      \
     "    ldr   r2, =spoor_calls_state\n"                                                           \

@@ -77,29 +77,42 @@ class CallsErrors(unittest.TestCase):
                         r"state \(spoor_calls_state, 0x[0-9a-f]+\+24\) is not in the input")
 
     def test_ring_outside_the_image(self):
-        # the state object says the ring is far away
-        self.assertNotEqual(self.symbols["call_ring"], 0x30000000)
-        self.fails_with(self.with_word("moved.bin", self.symbols["spoor_calls_state"] + 8,
-                                       0x30000000),
+        # the state object says the ring (and so its next slot) is far away
+        state, ring = self.symbols["spoor_calls_state"], self.symbols["call_ring"]
+        self.assertNotEqual(ring, 0x30000000)
+        next_slot = int.from_bytes(self.image.read_bytes()[state + 16 - self.base:][:4], "little")
+        self.fails_with(self.with_words("moved.bin", {state + 8: 0x30000000,
+                                                      state + 16: next_slot - ring + 0x30000000}),
                         r"the call ring \(0x30000000\+4096\) is not in the input")
 
-    def with_word(self, name, address, value):
-        """spoor calls on the RAM image with the u32 at address replaced by value."""
-        offset = address - self.base
+    def with_words(self, name, words):
+        """spoor calls on the RAM image with the u32 at each address replaced by its value."""
         def patch(d):
-            d[offset:offset + 4] = value.to_bytes(4, "little")
+            for address, value in words.items():
+                offset = address - self.base
+                d[offset:offset + 4] = value.to_bytes(4, "little")
         path = self.altered_image(name, patch)
         return spoor_calls("-e", self.elf, "--mem", f"{self.base:#x}:{path}")
 
     def test_corrupt_state(self):
-        state = self.symbols["spoor_calls_state"]
-        self.fails_with(self.with_word("m.bin", state, 0x12345678),
+        state, ring = self.symbols["spoor_calls_state"], self.symbols["call_ring"]
+        self.fails_with(self.with_words("m.bin", {state: 0x12345678}),
                         r"call recorder state is corrupt: magic 0x12345678")
-        self.fails_with(self.with_word("n.bin", state + 16, 100000),
+        # next holds the slot's address (format bits 16-23 = 1): one past the ring, one inside
+        # a record
+        self.fails_with(self.with_words("n.bin", {state + 16: ring + 4096}),
+                        rf"corrupt: next slot at {ring + 4096:#010x}, ring at {ring:#010x}, "
+                        r"512 records of 8 bytes")
+        self.fails_with(self.with_words("n.bin", {state + 16: ring + 4}),
+                        rf"corrupt: next slot at {ring + 4:#010x}")
+        # the first layout (format bits 16-23 = 0): next is an index
+        self.fails_with(self.with_words("n.bin", {state + 4: 8, state + 16: 100000}),
                         r"corrupt: next index 100000, capacity 512")
+        self.fails_with(self.with_words("f.bin", {state + 4: 8 | 2 << 16}),
+                        r"corrupt: record format 0x00020008")
 
     def test_corrupt_record(self):
-        self.fails_with(self.with_word("r.bin", self.symbols["call_ring"] + 4, 0x1234),
+        self.fails_with(self.with_words("r.bin", {self.symbols["call_ring"] + 4: 0x1234}),
                         r"record in slot 0 is corrupt")
 
     def test_dump_of_another_firmware(self):

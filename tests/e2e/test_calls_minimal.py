@@ -6,7 +6,11 @@ Reset_Handler calls spoor_calls_init and then instrumented code while an instrum
 handler fires every few dozen instructions; the 32-record ring wraps. On the M0, the M3 and the
 M33 under QEMU:
 
-- the firmware reaches its end (exit status 0; a HardFault exits with 1);
+- the firmware reaches its end (exit status 0; a HardFault exits with 1), also after its
+  instrumented code ran once more with the state object zeroed (as a C runtime's .bss zeroing
+  after init would): the ring is then unchanged, which the firmware checks;
+- a call before spoor_calls_init (the state reads zero) is not recorded: the first record is
+  main_work's;
 - `spoor calls --json` on the RAM image it saved gives the newest records QEMU's CPU log shows
   at the hooks (test_calls_trace.ground_truth: r0, r1 and IPSR at each hook's entry, placed
   where its claim succeeded), with names from nm, depths from the log's nesting and handler
@@ -40,7 +44,8 @@ def build(cpu, out):
     flags, lib, flash, ram = CORES[cpu]
     library = harness.firmware_dir() / f"libspoor_target_{lib}.a"
     subprocess.run([harness.require_tool("arm-none-eabi-gcc"), *flags, "-mthumb", "-g", "-O1",
-                    "-ffreestanding", "-nostdlib", "-finstrument-functions", "-Wall", "-Wextra",
+                    "-ffreestanding", "-nostdlib", "-finstrument-functions",
+                    "-finstrument-functions-exclude-file-list=semihost.h", "-Wall", "-Wextra",
                     "-Werror", "-I", str(SOURCE / "target/include"),
                     "-I", str(SOURCE / "examples/common"),
                     "-T", str(FW / "calls_minimal_fw.ld"),
@@ -71,7 +76,8 @@ class MinimalFirmware(unittest.TestCase):
                 self.assertEqual(len(image), int(m.group(2), 16))
                 offset = syms["data_word"] - int(m.group(1), 16)
                 self.assertEqual(image[offset:offset + 4], bytes(4))
-                truth = ct.ground_truth(log, points)
+                stats = {}
+                truth = ct.ground_truth(log, points, stats=stats)
                 self.assertTrue(any(t["ipsr"] == 15 for t in truth), "no SysTick record")
                 args = ["--mem", f"{m.group(1)}:{out}"]
                 got = subprocess.run([ct.spoor(), "calls", "-e", str(elf), "--json"] + args,
@@ -81,6 +87,16 @@ class MinimalFirmware(unittest.TestCase):
                 self.assertGreater(len(truth), 32)
                 self.check_against_truth(elf, truth, records, wrapped=True)
                 self.assertEqual(len(records), 32)
+                # the calls to record began with main_work, once: work_leaf's call before init
+                # and the calls after the state was zeroed are in the log, not in the ring
+                funcs = ct.functions(elf)
+                entered = [ct.containing(funcs, e["fn"])[0] for e in stats["entries"]
+                           if e["kind"] == "enter"]
+                self.assertEqual(entered[0], "work_leaf")
+                self.assertEqual(entered.count("main_work"), 2)
+                self.assertEqual([ct.containing(funcs, t["fn"])[0] for t in truth
+                                  if t["kind"] == "enter" and t["ipsr"] == 0][0], "main_work")
+                self.assertEqual(sum(t["fn"] == syms["main_work"] for t in truth), 2)
 
     def test_recorder_object(self):
         """calls_recorder's object in each target library: no .data, no undefined symbol."""

@@ -43,8 +43,8 @@ def store_points(elf):
                              text=True).stdout
         found = set()
         for line in out.splitlines():
-            m = re.match(r"^\s*([0-9a-f]+):\s+(?:[0-9a-f]{4}\s?)+\s+str\s+r(\d+), \[r\d+, #(8|12)\]",
-                         line)
+            m = re.match(r"^\s*([0-9a-f]+):\s+(?:[0-9a-f]{4}\s?)+\s+str(?:\.w)?\s+r(\d+), "
+                         r"\[(?:r\d+|ip), #(8|12)\]", line)
             if m:
                 key = "time" if m.group(3) == "8" else "ctx"
                 stores[int(m.group(1), 16)] = (key, int(m.group(2)))

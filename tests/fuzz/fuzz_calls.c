@@ -2,7 +2,8 @@
  * image) leaves them. Input: SPOOR_CALLS_STATE_SIZE bytes of state, then ring bytes. Any input
  * must decode or fail with an error, never crash or leak; decoded records must be consistent
  * (contexts in range, depths not negative, at most capacity records). The capacity is also
- * forced to fit the bytes given, so that mutations reach the ring decoder. */
+ * forced to fit the bytes given (and next to name a slot in it, in either layout), so that
+ * mutations reach the ring decoder. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,9 +46,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (rs >= 8 && ring_len / rs >= 2) {
         uint32_t cap = (uint32_t)(ring_len / rs);
         memcpy(state + SPOOR_CALLS_ST_CAPACITY, &cap, 4); /* little-endian host */
-        uint32_t next;
+        uint32_t next, ring_at;
         memcpy(&next, state + SPOOR_CALLS_ST_NEXT, 4);
-        next %= cap;
+        memcpy(&ring_at, state + SPOOR_CALLS_ST_RING, 4);
+        if (state[SPOOR_CALLS_ST_FORMAT + 2] == SPOOR_CALLS_LAYOUT_ADDRESS) /* the slot's address */
+            next = ring_at + (next - ring_at) / rs % cap * rs;
+        else
+            next %= cap;
         memcpy(state + SPOOR_CALLS_ST_NEXT, &next, 4);
         run(state, ring, ring_len);
     }

@@ -3,7 +3,10 @@
  * (calls_minimal_fw.ld). Reset_Handler calls spoor_calls_init and then instrumented code, while
  * an instrumented SysTick handler fires every few dozen instructions. At the end the RAM from
  * .data to the end of .bss goes to the file named last on the semihosting command line, and the
- * program prints "image 0xADDR SIZE" and exits with status 0; a HardFault exits with status 1.
+ * program prints "image 0xADDR SIZE". Then it zeroes the state object, as a C runtime's .bss
+ * zeroing after init would, and runs the instrumented code again: nothing may be recorded. An
+ * instrumented call before spoor_calls_init (the state reads zero) records nothing either. It
+ * exits with status 0 at its end; a HardFault or a failed check exits with status 1.
  * Only work_*, SysTick_Handler and main_work are instrumented (no_instrument_function on the
  * rest). */
 #include <stdint.h>
@@ -42,7 +45,8 @@ NOTRACE void *memset(void *to, int c, unsigned n)
     return to;
 }
 
-/* ---- semihosting: semihost_call from examples/common/semihost.h, no library ---------- */
+/* ---- semihosting: semihost_call from examples/common/semihost.h (not instrumented: the build
+ * leaves the header out with -finstrument-functions-exclude-file-list), no library ---------- */
 NOTRACE static void put(const char *s)
 {
     semihost_call(SEMIHOST_SYS_WRITE0, s);
@@ -125,8 +129,17 @@ NOINLINE void main_work(void)
 }
 
 /* ---- not instrumented ------------------------------------------------------------------------ */
+NOTRACE static uint32_t ring_sum(void)
+{
+    uint32_t sum = 0;
+    for (uint32_t i = 0; i < sizeof call_ring / 4u; i++)
+        sum = sum * 31u + call_ring[i];
+    return sum;
+}
+
 void Reset_Handler(void)
 {
+    sink += work_leaf(1u); /* before init: the state reads zero, nothing is recorded */
     if (!spoor_calls_init(call_ring, sizeof call_ring)) {
         put("spoor_calls_init failed\n");
         leave(0);
@@ -141,6 +154,16 @@ void Reset_Handler(void)
     put_hex(ticks);
     put("\n");
     save_image();
+    /* the state zeroed after init, as a C runtime's .bss zeroing does: nothing is recorded */
+    uint32_t sum = ring_sum();
+    volatile uint32_t *state = (volatile uint32_t *)&spoor_calls_state;
+    for (uint32_t i = 0; i < sizeof spoor_calls_state / 4u; i++)
+        state[i] = 0u;
+    main_work();
+    if (ring_sum() != sum) {
+        put("recorded after the state was zeroed\n");
+        leave(0);
+    }
     leave(1);
 }
 
