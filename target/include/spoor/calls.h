@@ -17,9 +17,10 @@
  * Baseline), so interrupt handlers may be instrumented too; their call site is then the EXC_RETURN
  * value.
  *
- * The hooks and the whole library are no_instrument_function and call nothing. Code the hooks
- * must not see (startup code before RAM is set up, the fault path) is built without
- * -finstrument-functions or left out with
+ * The hooks and the whole library are no_instrument_function and call nothing; the recorder
+ * needs no C runtime (nothing in .data, no C library calls). Code the hooks must not see (start-up
+ * code that runs before both .bss is zeroed and spoor_calls_init, the fault path) is built
+ * without -finstrument-functions or left out with
  *   -finstrument-functions-exclude-file-list=startup.c,spoor/
  *   -finstrument-functions-exclude-function-list=SystemInit
  * (docs/calls.md). The crash library's fault handler calls spoor_calls_freeze() first, when

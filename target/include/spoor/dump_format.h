@@ -233,9 +233,10 @@ enum spoor_reason {
  *      or an EXC_RETURN value (0xF0000000 and up) when the function is an exception handler.
  *      0 marks a slot never written (the ring is zeroed at init).
  *   +8 timestamp (SPOOR_CALLS_HAS_TIME), then the context id (SPOOR_CALLS_HAS_CONTEXT).
- * Slots are written in index order, wrapping at capacity: when the slot at next is written
- * (call site != 0) the ring has wrapped and that slot is the oldest record; otherwise the
- * records are slots 0 .. next-1. */
+ * Slots are written in index order, wrapping at capacity. The slot next names (layout 1: the
+ * slot at address next, index (next - ring) / record size; layout 0: index next): when it is
+ * written (call site != 0) the ring has wrapped and that slot is the oldest record; otherwise
+ * the records are the slots before it, from slot 0. */
 #define SPOOR_CALLS_REC_FUNCTION 0u
 #define SPOOR_CALLS_REC_SITE 4u
 #define SPOOR_CALLS_REC_EXTRA 8u
