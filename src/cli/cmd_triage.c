@@ -200,6 +200,11 @@ static int write_html(const struct opts *o, spoor_triage *t, spoor_elf_dir *dir)
         json_object_end(&j);
     }
     json_array_end(&j);
+    json_array_begin(&j, "warnings"); /* what could not be read, as on stderr */
+    const char *const *warnings;
+    for (size_t i = 0, n = spoor_triage_warnings(t, &warnings); i < n; i++)
+        json_string(&j, NULL, warnings[i]);
+    json_array_end(&j);
     json_object_begin(&j, "reports"); /* bucket id: its example's page, beside the index */
     for (size_t i = 0; i < nb; i++) {
         char name[32];
@@ -238,23 +243,40 @@ static void print_text(outbuf *o, spoor_triage *t)
     ob_printf(o, "%zu bucket%s from %" PRIu64 " dump%s; %zu not signed\n\n", nb, nb == 1 ? "" : "s",
               signed_dumps, signed_dumps == 1 ? "" : "s", bad);
     char first[32], last[32];
+    /* the strings come from dumps, ELFs, file names and --merge files: through ob_text */
     for (size_t i = 0; i < nb; i++) {
-        ob_printf(o, "%6" PRIu64 "  %s  %s\n", b[i].count, b[i].sig.id, b[i].sig.text);
-        ob_printf(o, "        builds:");
-        for (size_t v = 0; v < b[i].nversions; v++)
-            ob_printf(o, " %.12s%s%s (%" PRIu64 ")", b[i].versions[v].build_id,
-                      b[i].versions[v].version ? " " : "",
-                      b[i].versions[v].version ? b[i].versions[v].version : "",
-                      b[i].versions[v].count);
-        ob_printf(o, "\n        first %s  last %s\n        example: %s\n",
+        ob_printf(o, "%6" PRIu64 "  ", b[i].count);
+        ob_text(o, b[i].sig.id);
+        ob_str(o, "  ");
+        ob_text(o, b[i].sig.text);
+        ob_printf(o, "\n        builds:");
+        for (size_t v = 0; v < b[i].nversions; v++) {
+            char id[13];
+            snprintf(id, sizeof id, "%s", b[i].versions[v].build_id);
+            ob_char(o, ' ');
+            ob_text(o, id);
+            if (b[i].versions[v].version) {
+                ob_char(o, ' ');
+                ob_text(o, b[i].versions[v].version);
+            }
+            ob_printf(o, " (%" PRIu64 ")", b[i].versions[v].count);
+        }
+        ob_printf(o, "\n        first %s  last %s\n        example: ",
                   spoor_triage_time_text(b[i].first, first),
-                  spoor_triage_time_text(b[i].last, last), b[i].example);
+                  spoor_triage_time_text(b[i].last, last));
+        ob_text(o, b[i].example);
+        ob_char(o, '\n');
     }
     if (bad)
         ob_printf(o, "\nnot signed (%zu):\n", bad);
     for (size_t i = 0; i < nd; i++)
-        if (d[i].error)
-            ob_printf(o, "  %s: %s\n", d[i].path, d[i].error);
+        if (d[i].error) {
+            ob_str(o, "  ");
+            ob_text(o, d[i].path);
+            ob_str(o, ": ");
+            ob_text(o, d[i].error);
+            ob_char(o, '\n');
+        }
 }
 
 static int parse(int argc, char **argv, struct opts *o)
@@ -326,12 +348,15 @@ int cmd_triage(int argc, char **argv)
     rc = SPOOR_EXIT_OK;
     for (int i = optind; t && i < argc && rc == SPOOR_EXIT_OK; i++)
         if (o.merge ? !spoor_triage_merge_file(t, argv[i])
-                    : !spoor_triage_list_files(argv[i], &paths, &npaths))
+                    : !spoor_triage_list_files(t, argv[i], &paths, &npaths))
             rc = cli_fail("triage");
     if (!t)
         rc = cli_fail("triage");
     else if (rc == SPOOR_EXIT_OK && !o.merge && !spoor_triage_add_files(t, paths, npaths, o.jobs))
         rc = cli_fail("triage");
+    const char *const *warnings;
+    for (size_t i = 0, n = t ? spoor_triage_warnings(t, &warnings) : 0; i < n; i++)
+        cli_warn_input("triage", "%s", warnings[i]);
     if (rc == SPOOR_EXIT_OK && o.html)
         rc = write_html(&o, t, dir);
     if (rc == SPOOR_EXIT_OK && (o.json || !o.html)) {

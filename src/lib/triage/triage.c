@@ -24,7 +24,29 @@ struct spoor_triage {
     spoor_triage_dump *dumps;
     size_t ndumps, dump_cap;
     bool buckets_sorted, dumps_sorted;
+    char **warnings; /* spoor_triage_warnings */
+    size_t nwarnings, warning_cap;
 };
+
+/* A warning line, once (out of memory: left out). */
+static void add_warning(spoor_triage *t, const char *line)
+{
+    for (size_t i = 0; i < t->nwarnings; i++)
+        if (!strcmp(t->warnings[i], line))
+            return;
+    char *copy = strdup(line);
+    if (copy &&
+        !spoor_grow((void **)&t->warnings, &t->warning_cap, t->nwarnings + 1, sizeof *t->warnings))
+        t->warnings[t->nwarnings++] = copy;
+    else
+        free(copy);
+}
+
+size_t spoor_triage_warnings(spoor_triage *t, const char *const **list)
+{
+    *list = (const char *const *)t->warnings;
+    return t->nwarnings;
+}
 
 spoor_triage *spoor_triage_new(spoor_elf_dir *dir, unsigned k)
 {
@@ -35,6 +57,9 @@ spoor_triage *spoor_triage_new(spoor_elf_dir *dir, unsigned k)
     }
     t->dir = dir;
     t->k = k ? k : SPOOR_TRIAGE_DEFAULT_K;
+    const char *const *w;
+    for (size_t i = 0, n = dir ? spoor_elf_dir_warnings(dir, &w) : 0; i < n; i++)
+        add_warning(t, w[i]);
     return t;
 }
 
@@ -49,13 +74,26 @@ void spoor_triage_free(spoor_triage *t)
     free(t->buckets);
     spoor_hash_free(&t->index);
     free(t->dumps);
+    for (size_t i = 0; i < t->nwarnings; i++)
+        free(t->warnings[i]);
+    free(t->warnings);
     free(t);
 }
 
 struct file_list {
+    spoor_triage *t;
     char ***paths;
     size_t *n, cap;
 };
+
+static int skipped(const char *path, const char *why, void *ctx)
+{
+    struct file_list *l = ctx;
+    char line[4200];
+    snprintf(line, sizeof line, "%s: skipped: %s", path, why);
+    add_warning(l->t, line);
+    return 0;
+}
 
 static int add_path(const char *path, void *ctx)
 {
@@ -67,10 +105,10 @@ static int add_path(const char *path, void *ctx)
     return 0;
 }
 
-bool spoor_triage_list_files(const char *path, char ***paths, size_t *n)
+bool spoor_triage_list_files(spoor_triage *t, const char *path, char ***paths, size_t *n)
 {
-    struct file_list l = {paths, n, 0};
-    return spoor_walk_files(path, add_path, &l) == 0;
+    struct file_list l = {t, paths, n, 0};
+    return spoor_walk_files(path, add_path, skipped, &l) == 0;
 }
 
 static uint64_t id_of(const char *id)
@@ -267,6 +305,15 @@ nomem:
     return false;
 }
 
+/* What an ELF that signed dumps could not read (a damaged .debug_frame, a DWARF unit): said,
+ * since it can move dumps to other buckets. */
+static void elf_warnings(const spoor_elf *elf, void *ctx)
+{
+    const char *const *w;
+    for (size_t i = 0, n = spoor_elf_warnings(elf, &w); i < n; i++)
+        add_warning(ctx, w[i]);
+}
+
 bool spoor_triage_add_files(spoor_triage *t, char *const *paths, size_t n, unsigned threads)
 {
     if (!t->dir) {
@@ -288,7 +335,7 @@ bool spoor_triage_add_files(spoor_triage *t, char *const *paths, size_t n, unsig
     if (!j.results || !ids || !j.handles) {
         free(j.results);
         free(ids);
-        spoor_triage_handles_free(j.handles);
+        spoor_triage_handles_free(j.handles, NULL, NULL);
         spoor_set_error(SPOOR_ERR_NOMEM, "triage: out of memory");
         return false;
     }
@@ -301,7 +348,7 @@ bool spoor_triage_add_files(spoor_triage *t, char *const *paths, size_t n, unsig
     for (unsigned i = 0; i < started; i++)
         pthread_join(ids[i], NULL);
     free(ids);
-    spoor_triage_handles_free(j.handles);
+    spoor_triage_handles_free(j.handles, elf_warnings, t);
     bool ok = true;
     for (size_t i = 0; i < n; i++) {
         if (ok)
@@ -346,33 +393,11 @@ bool spoor_triage_merge_text(spoor_triage *t, const char *text, size_t len, cons
 
 bool spoor_triage_merge_file(spoor_triage *t, const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        spoor_set_error(SPOOR_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    uint8_t *text;
+    size_t len;
+    if (!spoor_dump_read_file(path, &text, &len))
         return false;
-    }
-    char *text = NULL;
-    size_t len = 0, cap = 0, got;
-    do {
-        if (len == cap) {
-            cap = cap ? 2 * cap : 65536;
-            char *grown = realloc(text, cap);
-            if (!grown) {
-                free(text);
-                fclose(f);
-                spoor_set_error(SPOOR_ERR_NOMEM, "%s: out of memory", path);
-                return false;
-            }
-            text = grown;
-        }
-        got = fread(text + len, 1, cap - len, f);
-        len += got;
-    } while (got);
-    bool ok = !ferror(f);
-    if (!ok)
-        spoor_set_error(SPOOR_ERR_IO, "%s: cannot read: %s", path, strerror(errno));
-    fclose(f);
-    ok = ok && spoor_triage_merge_text(t, text, len, path);
+    bool ok = spoor_triage_merge_text(t, (const char *)text, len, path);
     free(text);
     return ok;
 }

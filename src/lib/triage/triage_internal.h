@@ -23,7 +23,9 @@ bool spoor_triage_line_parse(const char *text, size_t len, struct triage_line *o
  * sign with it, give it back. Copies are closed by spoor_triage_handles_free. */
 struct triage_handles;
 struct triage_handles *spoor_triage_handles_new(void);
-void spoor_triage_handles_free(struct triage_handles *h);
+/* seen (may be NULL) is shown every handle (the shared ones and the copies) before they go. */
+void spoor_triage_handles_free(struct triage_handles *h,
+                               void (*seen)(const spoor_elf *elf, void *ctx), void *ctx);
 spoor_elf *spoor_triage_handle_take(struct triage_handles *h, spoor_elf *shared);
 void spoor_triage_handle_give(struct triage_handles *h, spoor_elf *shared, spoor_elf *handle);
 
