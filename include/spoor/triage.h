@@ -25,6 +25,7 @@
 #include "spoor/elf_dir.h"
 
 #define SPOOR_TRIAGE_MAX_K 32
+#define SPOOR_TRIAGE_SHARD_VERSION 1 /* of the --json output merged back (docs/triage.md) */
 #define SPOOR_TRIAGE_DEFAULT_K 5
 
 /* A signature: its parts and, joined, its text and id (16 hex digits of its 64-bit FNV-1a
@@ -97,14 +98,24 @@ bool spoor_triage_list_files(spoor_triage *t, const char *path, char ***paths, s
  * with its error. False only when out of memory or without an elf_dir. */
 bool spoor_triage_add_files(spoor_triage *t, char *const *paths, size_t n, unsigned threads);
 
-/* Adds the JSON Lines a triage printed (bucket lines, per-dump lines, error lines; name for
- * errors): bucket lines add to the buckets, per-dump lines to the dumps. False with "NAME:
- * line N: ..." on a line that is not such an object (nothing of that line is added). */
+/* Adds the JSON Lines a triage printed (name for errors): a shard line first
+ * ({"spoor_triage":1,"shards":[ID,...]}: the format's version and the ids of the shards the
+ * lines come from), then bucket lines, which add to the buckets, and per-dump and error lines,
+ * which add to the dumps; several such runs may follow one another. False with "NAME: line N:
+ * ..." on a line that is not such an object, a line before any shard line, another format
+ * version, a key twice in an object, a count above 2^53 (or counts adding up to more); "NAME:
+ * bucket ID twice in one shard"; "NAME: shard ID is merged twice (from A and B)" when a shard
+ * comes again (one file given twice, or in two merged outputs). */
 bool spoor_triage_merge_text(spoor_triage *t, const char *text, size_t len, const char *name);
 
 /* The same for a file's contents: a regular file of at most 256 MiB (the errors of
  * spoor_dump_read_file: "FILE: cannot open: ...", "FILE: not a regular file (a FIFO)", ...). */
 bool spoor_triage_merge_file(spoor_triage *t, const char *path);
+
+/* The ids of the shards the triage holds (sorted; into ids when not NULL, each valid until the
+ * triage changes): one for the dumps it signed (of their paths, times and buckets or errors),
+ * and those of the shard lines merged. The first line of --json output names them. */
+size_t spoor_triage_shards(spoor_triage *t, const char *ids[]);
 
 /* The buckets, by count (most first), then id. Valid until the triage changes. */
 size_t spoor_triage_buckets(spoor_triage *t, const spoor_triage_bucket **out);

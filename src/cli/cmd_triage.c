@@ -32,7 +32,8 @@ static const char triage_usage[] =
     "      --elf-dir DIR  the firmware ELFs, found by their GNU build-id (read recursively;\n"
     "                     .build-id/xx/rest.debug trees too)\n"
     "  -k, --frames K     application frames in a signature (default 5, at most 32)\n"
-    "  -j, --json         one JSON object per bucket, then one per dump not signed\n"
+    "  -j, --json         the shard line {\"spoor_triage\":1,\"shards\":[...]}, then one JSON\n"
+    "                     object per bucket, then one per dump not signed\n"
     "      --per-dump     with --json: one line per input dump too: "
     "{\"dump\":PATH,\"bucket\":ID,...}\n"
     "      --html OUT     write a page of the buckets, OUT/index.html (self-contained, no\n"
@@ -42,7 +43,8 @@ static const char triage_usage[] =
     "      --jobs N       worker threads (default: one per online CPU)\n"
     "      --merge        read FILEs of earlier --json output (shards of a fleet) and print\n"
     "                     what one run over all their dumps prints (--elf-dir only with\n"
-    "                     --html: the ELFs of the examples' pages)\n"
+    "                     --html: the ELFs of the examples' pages); a shard merged twice,\n"
+    "                     or edited by hand, is refused\n"
     "  -h, --help         this text\n\n"
     "Exit status: 0 report printed, 2 usage or input error (no ELF folder, a bad --merge file).\n";
 
@@ -91,12 +93,28 @@ static void print_bucket_json(json_out *j, const spoor_triage_bucket *b)
     json_object_end(j);
 }
 
-static void print_json(outbuf *o, spoor_triage *t, bool per_dump)
+static bool print_json(outbuf *o, spoor_triage *t, bool per_dump)
 {
     json_out j;
     const spoor_triage_bucket *b;
     size_t nb = spoor_triage_buckets(t, &b);
     char when[32];
+    /* the shard line first: the format's version, the shards these lines count */
+    size_t ns = spoor_triage_shards(t, NULL);
+    const char **ids = malloc((ns ? ns : 1) * sizeof *ids);
+    if (!ids)
+        return false;
+    spoor_triage_shards(t, ids);
+    json_init(&j, o);
+    json_object_begin(&j, NULL);
+    json_uint(&j, "spoor_triage", SPOOR_TRIAGE_SHARD_VERSION);
+    json_array_begin(&j, "shards");
+    for (size_t i = 0; i < ns; i++)
+        json_string(&j, NULL, ids[i]);
+    json_array_end(&j);
+    json_object_end(&j);
+    json_finish(&j);
+    free(ids);
     for (size_t i = 0; i < nb; i++) {
         json_init(&j, o);
         print_bucket_json(&j, &b[i]);
@@ -120,6 +138,7 @@ static void print_json(outbuf *o, spoor_triage *t, bool per_dump)
         json_object_end(&j);
         json_finish(&j);
     }
+    return true;
 }
 
 /* ---- --html OUT: the page of the buckets and a spoor report page per example ---- */
@@ -362,8 +381,9 @@ int cmd_triage(int argc, char **argv)
     if (rc == SPOOR_EXIT_OK && (o.json || !o.html)) {
         static outbuf out;
         ob_init(&out, 1);
-        (o.json ? print_json(&out, t, o.per_dump) : print_text(&out, t));
-        if (!ob_flush(&out))
+        if (o.json ? !print_json(&out, t, o.per_dump) : (print_text(&out, t), false))
+            rc = cli_out_of_memory("triage");
+        else if (!ob_flush(&out))
             rc = cli_error("triage", "cannot write the report: %s", strerror(errno));
     }
     for (size_t i = 0; i < npaths; i++)

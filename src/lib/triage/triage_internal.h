@@ -7,13 +7,24 @@
 #include "spoor/error.h"
 #include "spoor/triage.h"
 
-enum triage_line_kind { TRIAGE_LINE_BUCKET, TRIAGE_LINE_DUMP };
+enum triage_line_kind { TRIAGE_LINE_BUCKET, TRIAGE_LINE_DUMP, TRIAGE_LINE_SHARD };
+
+/* The version of the shard format (docs/triage.md): the first line of every --json output. */
+#define TRIAGE_SHARD_VERSION SPOOR_TRIAGE_SHARD_VERSION
+/* The largest count a bucket may reach: JSON numbers are exact (in every reader) up to 2^53. */
+#define TRIAGE_MAX_COUNT (1ull << 53)
 
 struct triage_line {
     enum triage_line_kind kind;
     spoor_triage_bucket bucket; /* TRIAGE_LINE_BUCKET (owned) */
     spoor_triage_dump dump;     /* TRIAGE_LINE_DUMP (owned) */
+    char (*shards)[17];         /* TRIAGE_LINE_SHARD: the shard ids (owned) */
+    size_t nshards;
 };
+
+/* FNV-1a 64 of n bytes, from h (TRIAGE_FNV_START to begin). */
+#define TRIAGE_FNV_START 0xcbf29ce484222325ull
+uint64_t spoor_triage_fnv(uint64_t h, const void *data, size_t n);
 
 /* Parses one line (len bytes, no newline) into *out. False with the error set ("line N: ...",
  * the caller adds the name); nothing to free then. */
