@@ -19,7 +19,8 @@ line); the copies get file times of their own. Checked:
 - `--merge` of per-shard --json (and --json --per-dump) outputs equals the single run's output;
 - `--html OUT`: OUT/index.html opened by headless Chromium with the network cut off (test_report's
   proxy records every request): one row per bucket of `spoor triage --json` with its values,
-  the dumps not signed, no console message, no request; each row's link is a file in OUT holding
+  the dumps not signed, every error and warning of the page's JSON said on the page
+  (test_report.check_partials), no console message, no request; each row's link is a file in OUT holding
   spoor report's page of the example (its embedded report is `spoor crash --json` of the
   example); a dump path with `</script>` and `<!--` in it stays text; --merge --html gives the
   page's buckets of the single run. A screenshot is kept in BUILD/test_triage/.
@@ -295,7 +296,7 @@ class TriageTest(unittest.TestCase):
     def check_page(self, out, lines, name):
         """OUT/index.html rendered by Chromium: its rows are the buckets and errors of lines
         (spoor triage --json); returns {bucket id: href} of the rows with a link."""
-        from test_report import Dom, Proxy, chromium, page_shell
+        from test_report import Dom, Proxy, check_partials, chromium, page_shell
         page = out / "index.html"
         shell = page_shell(page)
         for pattern in (r"\ssrc=", r"\shref=", r"url\(", r"@import", r"fetch\(", r"XMLHttpRequest",
@@ -310,6 +311,8 @@ class TriageTest(unittest.TestCase):
         self.assertGreater((ARTIFACTS / f"{name}.png").stat().st_size, 10000)
         dom = Dom(dom_text).root
         self.assertEqual(dom.find(tag="html").attrs.get("data-rendered"), "yes")
+        # every error and warning of the page's JSON is said on the page
+        check_partials(dom, page_data(page), name)
         buckets = [line for line in lines if "bucket" in line and "dump" not in line]
         rows = list(dom.find_all("bucket", "tr"))
         self.assertEqual(len(rows), len(buckets), name)
