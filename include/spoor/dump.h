@@ -71,6 +71,13 @@ spoor_dump *spoor_dump_parse(const void *bytes, size_t len);
 /* Reads and parses a dump file. Errors name the file when it cannot be read:
  * "FILE: cannot open: ...". */
 spoor_dump *spoor_dump_load(const char *path);
+
+/* Reads a whole regular file (a dump, a saved spoor crash --json report, a triage shard) into a
+ * malloc'd buffer, with a NUL byte after its *size bytes, checking its type and size before
+ * reading: false with "PATH: cannot open: ...", "PATH: not a regular file (a FIFO)" (FIFOs and
+ * devices are refused, never waited on or read without end), "PATH: N bytes, larger than 256
+ * MiB". */
+bool spoor_dump_read_file(const char *path, uint8_t **data, size_t *size);
 void spoor_dump_free(spoor_dump *dump);
 
 /* A --mem ADDR:FILE argument. */

@@ -17,7 +17,8 @@ typedef struct spoor_elf_dir spoor_elf_dir;
 /* Indexes every 32-bit ARM ELF with a build-id under path (a folder, read recursively, symbolic
  * links to files followed, or one ELF file). Files that are not ELF, or are ELF of another
  * machine or without a build-id, are skipped; two files with one build-id (a file and its
- * .build-id link) count once. NULL with spoor_last_error() set when path cannot be read
+ * .build-id link, a stripped ELF and its .debug file) count once (spoor_elf_dir_warnings). NULL
+ * with spoor_last_error() set when path cannot be read
  * ("DIR: cannot open: ...") or holds no ELF with a build-id ("DIR: no ARM ELF with a build-id
  * (N files looked at)"). */
 spoor_elf_dir *spoor_elf_dir_scan(const char *path);
@@ -25,6 +26,17 @@ void spoor_elf_dir_free(spoor_elf_dir *dir);
 
 /* How many distinct build-ids were found. */
 size_t spoor_elf_dir_count(const spoor_elf_dir *dir);
+
+/* What the scan says besides (one line each): a folder skipped ("PATH: skipped: Permission
+ * denied", "PATH: skipped: a folder deeper than 32 levels"), and a build-id found in two ELFs
+ * whose code differs ("build-id HEX is in two ELFs whose code differs: A and B (A used)").
+ * Of two files with one build-id the one with a symbol table and DWARF is used (a .build-id
+ * tree's xx/rest.debug, not its stripped xx/rest), then the first by path. */
+size_t spoor_elf_dir_warnings(const spoor_elf_dir *dir, const char *const **list);
+
+/* The i-th ELF of the index (0 <= i < spoor_elf_dir_count) when spoor_elf_dir_open opened it,
+ * else NULL: what the caller used, for its spoor_elf_warnings(). */
+const spoor_elf *spoor_elf_dir_opened(const spoor_elf_dir *dir, size_t i);
 
 /* The path of the ELF with this build-id, or NULL when none has it. */
 const char *spoor_elf_dir_find(const spoor_elf_dir *dir, const uint8_t *id, size_t len);

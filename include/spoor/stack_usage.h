@@ -47,12 +47,17 @@ typedef struct spoor_stack_usage {
     uint32_t free_min;  /* bytes at the far end never written (as the RTOS counts them) */
     uint32_t peak;      /* size - free_min (has_high), else 0 */
     bool overflowed;    /* the guard/magic word is broken, or sp is below low */
-    bool nearly_full;   /* the free part (free_min, else sp - low) is under 10 % of size */
-    const char *from;   /* where the bounds come from, in words: "pxStack/pxEndOfStack",
-                           "heap block header", "saved SP", "stack_mem/stack_size",
-                           "stack_info", "tx_thread_stack_start/end", "section .stack",
-                           "symbols __stack_bottom/__stack_top", ... */
-    char why[160];      /* found false: why (no stack symbols, no such members, ...) */
+    bool unreadable;    /* the fill count met memory the input does not hold (at unreadable_at):
+                           free_min and peak are unknown (filled false) */
+    uint32_t unreadable_at;
+    bool overflow_unknown; /* unreadable, and the guard/magic word was not read: whether the
+                              stack overflowed is unknown (overflowed false) */
+    bool nearly_full;      /* the free part (free_min, else sp - low) is under 10 % of size */
+    const char *from;      /* where the bounds come from, in words: "pxStack/pxEndOfStack",
+                              "heap block header", "saved SP", "stack_mem/stack_size",
+                              "stack_info", "tx_thread_stack_start/end", "section .stack",
+                              "symbols __stack_bottom/__stack_top", ... */
+    char why[160];         /* found false: why (no stack symbols, no such members, ...) */
 } spoor_stack_usage;
 
 /* The main stack: the ELF's .stack section, or its symbols (the top: _estack, __StackTop,

@@ -25,6 +25,7 @@
 #include "spoor/elf_dir.h"
 
 #define SPOOR_TRIAGE_MAX_K 32
+#define SPOOR_TRIAGE_SHARD_VERSION 1 /* of the --json output merged back (docs/triage.md) */
 #define SPOOR_TRIAGE_DEFAULT_K 5
 
 /* A signature: its parts and, joined, its text and id (16 hex digits of its 64-bit FNV-1a
@@ -86,9 +87,10 @@ spoor_triage *spoor_triage_new(spoor_elf_dir *elf_dir, unsigned k);
 void spoor_triage_free(spoor_triage *t);
 
 /* Every regular file at path (a folder read recursively, sorted; or one file) appended to
- * *paths (*n entries, malloc'd, free each and the array). False with the error set when path
- * cannot be read. */
-bool spoor_triage_list_files(const char *path, char ***paths, size_t *n);
+ * *paths (*n entries, malloc'd, free each and the array); a folder that cannot be read or lies
+ * deeper than 32 levels is skipped with a warning (spoor_triage_warnings). False with the
+ * error set when path cannot be read. */
+bool spoor_triage_list_files(spoor_triage *t, const char *path, char ***paths, size_t *n);
 
 /* Reads and signs the files on threads workers (0: one per online CPU). An ELF is opened once
  * (elf_dir) and shared; a thread that needs it while another signs with it gets a copy of it
@@ -96,18 +98,34 @@ bool spoor_triage_list_files(const char *path, char ***paths, size_t *n);
  * with its error. False only when out of memory or without an elf_dir. */
 bool spoor_triage_add_files(spoor_triage *t, char *const *paths, size_t n, unsigned threads);
 
-/* Adds the JSON Lines a triage printed (bucket lines, per-dump lines, error lines; name for
- * errors): bucket lines add to the buckets, per-dump lines to the dumps. False with "NAME:
- * line N: ..." on a line that is not such an object (nothing of that line is added). */
+/* Adds the JSON Lines a triage printed (name for errors): a shard line first
+ * ({"spoor_triage":1,"shards":[ID,...]}: the format's version and the ids of the shards the
+ * lines come from), then bucket lines, which add to the buckets, and per-dump and error lines,
+ * which add to the dumps; several such runs may follow one another. False with "NAME: line N:
+ * ..." on a line that is not such an object, a line before any shard line, another format
+ * version, a key twice in an object, a count above 2^53 (or counts adding up to more); "NAME:
+ * bucket ID twice in one shard"; "NAME: shard ID is merged twice (from A and B)" when a shard
+ * comes again (one file given twice, or in two merged outputs). */
 bool spoor_triage_merge_text(spoor_triage *t, const char *text, size_t len, const char *name);
 
-/* The same for a file's contents ("FILE: cannot open: ..."). */
+/* The same for a file's contents: a regular file of at most 256 MiB (the errors of
+ * spoor_dump_read_file: "FILE: cannot open: ...", "FILE: not a regular file (a FIFO)", ...). */
 bool spoor_triage_merge_file(spoor_triage *t, const char *path);
+
+/* The ids of the shards the triage holds (sorted; into ids when not NULL, each valid until the
+ * triage changes): one for the dumps it signed (of their paths, times and buckets or errors),
+ * and those of the shard lines merged. The first line of --json output names them. */
+size_t spoor_triage_shards(spoor_triage *t, const char *ids[]);
 
 /* The buckets, by count (most first), then id. Valid until the triage changes. */
 size_t spoor_triage_buckets(spoor_triage *t, const spoor_triage_bucket **out);
 /* The dumps, by path (each path once: of lines for one path, the first by bucket, error). */
 size_t spoor_triage_dumps(spoor_triage *t, const spoor_triage_dump **out);
+
+/* What the run could not read, one line each, in the order found: the ELF folder's
+ * (spoor_elf_dir_warnings), folders of dumps skipped, and the warnings of every ELF that
+ * signed dumps (spoor_elf_warnings: a part it could not read can change signatures). */
+size_t spoor_triage_warnings(spoor_triage *t, const char *const **list);
 
 /* "2024-05-01T12:00:00Z" (21 bytes) / back: false when s is not that form. */
 char *spoor_triage_time_text(int64_t t, char out[32]);

@@ -19,12 +19,13 @@ static void put_function(outbuf *ob, const spoor_elf *elf, uint32_t fn)
 {
     uint32_t off;
     const char *name = calls_name_at(elf, fn, &off);
-    if (!name)
+    if (!name) {
         ob_str(ob, "???");
-    else if (off)
-        ob_printf(ob, "%s:0x%04" PRIX32, name, off);
-    else
-        ob_str(ob, name);
+        return;
+    }
+    ob_text(ob, name); /* an ELF's string: escaped for the terminal */
+    if (off)
+        ob_printf(ob, ":0x%04" PRIX32, off);
 }
 
 static void put_site(outbuf *ob, const spoor_elf *elf, uint32_t site)
@@ -36,10 +37,12 @@ static void put_site(outbuf *ob, const spoor_elf *elf, uint32_t site)
     }
     uint32_t off;
     const char *name = calls_name_at(elf, site, &off);
-    if (name)
-        ob_printf(ob, "%s:0x%04" PRIX32, name, off);
-    else
+    if (name) {
+        ob_text(ob, name);
+        ob_printf(ob, ":0x%04" PRIX32, off);
+    } else {
         ob_str(ob, "???");
+    }
 }
 
 const char *calls_json_name(const spoor_elf *elf, uint32_t addr, bool site, char *buf, size_t len)

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "outbuf.h"
 #include "spoor/dump.h"
 #include "spoor/elf.h"
 #include "spoor/elf_dir.h"
@@ -11,9 +12,9 @@
 /* The one printer of every line spoor writes to stderr: "spoor CMD: " kind message. */
 static void say(const char *cmd, const char *kind, const char *fmt, va_list ap)
 {
-    fprintf(stderr, "spoor %s: %s", cmd, kind);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    char line[8192]; /* one line: what a message quotes from a dump or an ELF is escaped */
+    vsnprintf(line, sizeof line, fmt, ap);
+    fprintf(stderr, "spoor %s: %s%s\n", cmd, kind, ob_text_clean(line));
 }
 
 int cli_error(const char *cmd, const char *fmt, ...)
@@ -122,6 +123,9 @@ spoor_elf *cli_open_elf_for(const char *cmd, const char *path, const char *dump_
     }
     spoor_elf_dir *dir = dump->build_id ? spoor_elf_dir_scan(elf_dir) : NULL;
     const char *found = dir ? spoor_elf_dir_find(dir, dump->build_id, dump->build_id_len) : NULL;
+    const char *const *warnings; /* folders skipped, one build-id in files that differ */
+    for (size_t i = 0, n = dir ? spoor_elf_dir_warnings(dir, &warnings) : 0; i < n; i++)
+        cli_warn_input(cmd, "%s", warnings[i]);
     spoor_elf *elf = NULL;
     char hex[130];
     if (!dump->build_id)

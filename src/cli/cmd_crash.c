@@ -93,7 +93,9 @@ static void print_text(struct crash *c)
     const spoor_regs *r = &c->snap->regs;
     const spoor_fault_status *fs = &c->snap->fault;
     char buf[1024];
-    ob_printf(o, "reason: %s\n", reason_text(c, buf, sizeof buf));
+    ob_str(o, "reason: ");
+    ob_text(o, reason_text(c, buf, sizeof buf));
+    ob_char(o, '\n');
     if (explains_fault(c)) {
         spoor_fault_summary(&c->fault, buf, sizeof buf);
         ob_printf(o, "%s\n", buf);
@@ -145,11 +147,14 @@ static void print_text(struct crash *c)
                 ob_printf(o, "  #%-2d 0x%08x ", num, f->pc);
             else
                 ob_printf(o, "      inlined in ");
-            ob_str(o, loc[k].function ? loc[k].function : "??");
+            ob_text(o, loc[k].function ? loc[k].function : "??");
             if (k + 1 == n && loc[0].has_offset) /* the offset into the real function */
                 ob_printf(o, "+0x%x", spoor_frame_function_offset(c->elf, f, &loc[0]));
-            if (loc[k].file)
-                ob_printf(o, " at %s:%u", loc[k].file, loc[k].line);
+            if (loc[k].file) {
+                ob_str(o, " at ");
+                ob_text(o, loc[k].file);
+                ob_printf(o, ":%u", loc[k].line);
+            }
             if (k == 0)
                 ob_printf(o, "  [%s]", spoor_unwind_method_name(f->method));
             if (k == 0 && same)

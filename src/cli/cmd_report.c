@@ -20,8 +20,6 @@
 extern const unsigned char report_template[];
 extern const unsigned long report_template_len;
 
-#define MAX_JSON (256u << 20)
-
 static const char report_usage[] =
     "usage: spoor report -e FW.elf [OPTIONS] -o PAGE.html DUMP\n"
     "       spoor report -e FW.elf [OPTIONS] -o PAGE.html --regs regs.json [--mem ADDR:FILE ...]\n"
@@ -81,10 +79,13 @@ static char *report_json(struct crash *c, const struct report_args *r, target_in
         }
         if (!(c->elf = cli_open_elf("report", r->elf_path)))
             return NULL;
-        if (!(text = report_read_file(r->from_json, MAX_JSON, len)))
-            cli_error("report", "%s: %s", r->from_json, strerror(errno));
-        *rc = text ? SPOOR_EXIT_OK : SPOOR_EXIT_USAGE;
-        return text;
+        uint8_t *data; /* a regular file, bounded: never a FIFO waited on, /dev/zero read on */
+        if (!spoor_dump_read_file(r->from_json, &data, len)) {
+            cli_fail("report");
+            return NULL;
+        }
+        *rc = SPOOR_EXIT_OK;
+        return (char *)data;
     }
     if ((*rc = crash_open(c, "report", r->elf_path, in, args, nargs)))
         return NULL;

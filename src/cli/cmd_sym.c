@@ -61,6 +61,7 @@ struct sym_ctx {
     struct {
         const char *s;
         size_t len;
+        bool plain;  /* nothing in it for ob_text to escape */
     } lengths[4096]; /* strlen of the names and files printed, by address of the string */
     outbuf out;
     json_out jout;  /* JSON writer onto out */
@@ -74,14 +75,17 @@ struct sym_ctx {
     char *line, *line_end; /* and its first frame's line's digits (NULL: none, or not so) */
 };
 
-/* strlen(s), remembered: the symbolizer hands out the same few thousand strings again and again. */
-static size_t length_of(struct sym_ctx *c, const char *s)
+/* strlen(s), remembered with whether it is plain (ob_text_plain): the symbolizer hands out the
+ * same few thousand strings again and again. */
+static size_t length_of(struct sym_ctx *c, const char *s, bool *plain)
 {
     size_t h = (size_t)(((uint64_t)(uintptr_t)s * 0x9e3779b97f4a7c15u) >> 52); /* 12 bits */
     if (c->lengths[h].s != s) {
         c->lengths[h].s = s;
         c->lengths[h].len = strlen(s);
+        c->lengths[h].plain = ob_text_plain(s);
     }
+    *plain &= c->lengths[h].plain;
     return c->lengths[h].len;
 }
 
@@ -98,20 +102,21 @@ static inline __attribute__((always_inline)) void print_frame(struct sym_ctx *c,
                                                               bool has_offset, bool first)
 {
     const char *fn = f->function ? f->function : "??";
-    size_t fn_len = f->function ? length_of(c, f->function) : 2;
-    size_t file_len = f->file ? length_of(c, f->file) : 0;
-    char *p = ob_reserve(&c->out, fn_len + file_len + TEXT_FRAME_EXTRA);
-    if (!p) { /* names longer than the whole buffer: write piece by piece */
+    bool plain = true;
+    size_t fn_len = f->function ? length_of(c, f->function, &plain) : 2;
+    size_t file_len = f->file ? length_of(c, f->file, &plain) : 0;
+    char *p = plain ? ob_reserve(&c->out, fn_len + file_len + TEXT_FRAME_EXTRA) : NULL;
+    if (!p) { /* names to escape (ob_text), or longer than the whole buffer: piece by piece */
         char num[16];
         ob_write(&c->out, head, head_len);
-        ob_write(&c->out, fn, fn_len);
+        ob_text(&c->out, fn);
         if (has_offset) {
             num[0] = '+';
             ob_write(&c->out, num, (size_t)(ob_put_hex(num + 1, f->offset) - num));
         }
         if (f->file) {
             ob_write(&c->out, " at ", 4);
-            ob_write(&c->out, f->file, file_len);
+            ob_text(&c->out, f->file);
             num[0] = ':';
             char *e = ob_put_u32(num + 1, f->line);
             ob_write(&c->out, num, (size_t)(e - num));

@@ -32,7 +32,8 @@ static const char triage_usage[] =
     "      --elf-dir DIR  the firmware ELFs, found by their GNU build-id (read recursively;\n"
     "                     .build-id/xx/rest.debug trees too)\n"
     "  -k, --frames K     application frames in a signature (default 5, at most 32)\n"
-    "  -j, --json         one JSON object per bucket, then one per dump not signed\n"
+    "  -j, --json         the shard line {\"spoor_triage\":1,\"shards\":[...]}, then one JSON\n"
+    "                     object per bucket, then one per dump not signed\n"
     "      --per-dump     with --json: one line per input dump too: "
     "{\"dump\":PATH,\"bucket\":ID,...}\n"
     "      --html OUT     write a page of the buckets, OUT/index.html (self-contained, no\n"
@@ -42,7 +43,8 @@ static const char triage_usage[] =
     "      --jobs N       worker threads (default: one per online CPU)\n"
     "      --merge        read FILEs of earlier --json output (shards of a fleet) and print\n"
     "                     what one run over all their dumps prints (--elf-dir only with\n"
-    "                     --html: the ELFs of the examples' pages)\n"
+    "                     --html: the ELFs of the examples' pages); a shard merged twice,\n"
+    "                     or edited by hand, is refused\n"
     "  -h, --help         this text\n\n"
     "Exit status: 0 report printed, 2 usage or input error (no ELF folder, a bad --merge file).\n";
 
@@ -91,12 +93,28 @@ static void print_bucket_json(json_out *j, const spoor_triage_bucket *b)
     json_object_end(j);
 }
 
-static void print_json(outbuf *o, spoor_triage *t, bool per_dump)
+static bool print_json(outbuf *o, spoor_triage *t, bool per_dump)
 {
     json_out j;
     const spoor_triage_bucket *b;
     size_t nb = spoor_triage_buckets(t, &b);
     char when[32];
+    /* the shard line first: the format's version, the shards these lines count */
+    size_t ns = spoor_triage_shards(t, NULL);
+    const char **ids = malloc((ns ? ns : 1) * sizeof *ids);
+    if (!ids)
+        return false;
+    spoor_triage_shards(t, ids);
+    json_init(&j, o);
+    json_object_begin(&j, NULL);
+    json_uint(&j, "spoor_triage", SPOOR_TRIAGE_SHARD_VERSION);
+    json_array_begin(&j, "shards");
+    for (size_t i = 0; i < ns; i++)
+        json_string(&j, NULL, ids[i]);
+    json_array_end(&j);
+    json_object_end(&j);
+    json_finish(&j);
+    free(ids);
     for (size_t i = 0; i < nb; i++) {
         json_init(&j, o);
         print_bucket_json(&j, &b[i]);
@@ -120,6 +138,7 @@ static void print_json(outbuf *o, spoor_triage *t, bool per_dump)
         json_object_end(&j);
         json_finish(&j);
     }
+    return true;
 }
 
 /* ---- --html OUT: the page of the buckets and a spoor report page per example ---- */
@@ -200,6 +219,11 @@ static int write_html(const struct opts *o, spoor_triage *t, spoor_elf_dir *dir)
         json_object_end(&j);
     }
     json_array_end(&j);
+    json_array_begin(&j, "warnings"); /* what could not be read, as on stderr */
+    const char *const *warnings;
+    for (size_t i = 0, n = spoor_triage_warnings(t, &warnings); i < n; i++)
+        json_string(&j, NULL, warnings[i]);
+    json_array_end(&j);
     json_object_begin(&j, "reports"); /* bucket id: its example's page, beside the index */
     for (size_t i = 0; i < nb; i++) {
         char name[32];
@@ -238,23 +262,40 @@ static void print_text(outbuf *o, spoor_triage *t)
     ob_printf(o, "%zu bucket%s from %" PRIu64 " dump%s; %zu not signed\n\n", nb, nb == 1 ? "" : "s",
               signed_dumps, signed_dumps == 1 ? "" : "s", bad);
     char first[32], last[32];
+    /* the strings come from dumps, ELFs, file names and --merge files: through ob_text */
     for (size_t i = 0; i < nb; i++) {
-        ob_printf(o, "%6" PRIu64 "  %s  %s\n", b[i].count, b[i].sig.id, b[i].sig.text);
-        ob_printf(o, "        builds:");
-        for (size_t v = 0; v < b[i].nversions; v++)
-            ob_printf(o, " %.12s%s%s (%" PRIu64 ")", b[i].versions[v].build_id,
-                      b[i].versions[v].version ? " " : "",
-                      b[i].versions[v].version ? b[i].versions[v].version : "",
-                      b[i].versions[v].count);
-        ob_printf(o, "\n        first %s  last %s\n        example: %s\n",
+        ob_printf(o, "%6" PRIu64 "  ", b[i].count);
+        ob_text(o, b[i].sig.id);
+        ob_str(o, "  ");
+        ob_text(o, b[i].sig.text);
+        ob_printf(o, "\n        builds:");
+        for (size_t v = 0; v < b[i].nversions; v++) {
+            char id[13];
+            snprintf(id, sizeof id, "%s", b[i].versions[v].build_id);
+            ob_char(o, ' ');
+            ob_text(o, id);
+            if (b[i].versions[v].version) {
+                ob_char(o, ' ');
+                ob_text(o, b[i].versions[v].version);
+            }
+            ob_printf(o, " (%" PRIu64 ")", b[i].versions[v].count);
+        }
+        ob_printf(o, "\n        first %s  last %s\n        example: ",
                   spoor_triage_time_text(b[i].first, first),
-                  spoor_triage_time_text(b[i].last, last), b[i].example);
+                  spoor_triage_time_text(b[i].last, last));
+        ob_text(o, b[i].example);
+        ob_char(o, '\n');
     }
     if (bad)
         ob_printf(o, "\nnot signed (%zu):\n", bad);
     for (size_t i = 0; i < nd; i++)
-        if (d[i].error)
-            ob_printf(o, "  %s: %s\n", d[i].path, d[i].error);
+        if (d[i].error) {
+            ob_str(o, "  ");
+            ob_text(o, d[i].path);
+            ob_str(o, ": ");
+            ob_text(o, d[i].error);
+            ob_char(o, '\n');
+        }
 }
 
 static int parse(int argc, char **argv, struct opts *o)
@@ -326,19 +367,23 @@ int cmd_triage(int argc, char **argv)
     rc = SPOOR_EXIT_OK;
     for (int i = optind; t && i < argc && rc == SPOOR_EXIT_OK; i++)
         if (o.merge ? !spoor_triage_merge_file(t, argv[i])
-                    : !spoor_triage_list_files(argv[i], &paths, &npaths))
+                    : !spoor_triage_list_files(t, argv[i], &paths, &npaths))
             rc = cli_fail("triage");
     if (!t)
         rc = cli_fail("triage");
     else if (rc == SPOOR_EXIT_OK && !o.merge && !spoor_triage_add_files(t, paths, npaths, o.jobs))
         rc = cli_fail("triage");
+    const char *const *warnings;
+    for (size_t i = 0, n = t ? spoor_triage_warnings(t, &warnings) : 0; i < n; i++)
+        cli_warn_input("triage", "%s", warnings[i]);
     if (rc == SPOOR_EXIT_OK && o.html)
         rc = write_html(&o, t, dir);
     if (rc == SPOOR_EXIT_OK && (o.json || !o.html)) {
         static outbuf out;
         ob_init(&out, 1);
-        (o.json ? print_json(&out, t, o.per_dump) : print_text(&out, t));
-        if (!ob_flush(&out))
+        if (o.json ? !print_json(&out, t, o.per_dump) : (print_text(&out, t), false))
+            rc = cli_out_of_memory("triage");
+        else if (!ob_flush(&out))
             rc = cli_error("triage", "cannot write the report: %s", strerror(errno));
     }
     for (size_t i = 0; i < npaths; i++)

@@ -62,10 +62,14 @@ static void text_line(outbuf *o, const char *indent, const char *what, const spo
         ob_printf(o, ", peak %u, %u never written", u->peak, u->free_min);
     else if (u->filled)
         ob_printf(o, ", %u never written", u->free_min);
+    else if (u->unreadable)
+        ob_printf(o, ", peak unknown (memory at 0x%08x not in the input)", u->unreadable_at);
     else
         ob_str(o, ", peak unknown (no fill pattern)");
     if (u->overflowed)
         ob_str(o, "  OVERFLOWED");
+    else if (u->overflow_unknown)
+        ob_str(o, "  overflow unknown");
     else if (u->nearly_full)
         ob_str(o, "  NEARLY FULL (under 10 % free)");
     ob_char(o, '\n');
@@ -95,9 +99,16 @@ void stack_usage_json(json_out *j, const char *key, const spoor_stack_usage *u)
     json_opt(j, "used", u->has_sp && u->has_high, u->used);
     json_opt(j, "peak", u->filled && u->has_high, u->peak);
     json_opt(j, "free_min", u->filled, u->free_min);
-    json_bool(j, "overflowed", u->overflowed);
+    if (u->overflow_unknown)
+        json_null(j, "overflowed");
+    else
+        json_bool(j, "overflowed", u->overflowed);
     json_bool(j, "nearly_full", u->nearly_full);
     json_string(j, "from", u->from);
+    if (u->unreadable)
+        json_hex32(j, "unreadable", u->unreadable_at);
+    else
+        json_null(j, "unreadable");
     json_object_end(j);
 }
 

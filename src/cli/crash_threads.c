@@ -103,11 +103,14 @@ static void text_frames(outbuf *o, const spoor_elf *elf, const struct thread_vie
                 ob_printf(o, "    #%-2zu 0x%08x ", i, f->pc);
             else
                 ob_printf(o, "        inlined in ");
-            ob_str(o, loc[k].function ? loc[k].function : "??");
+            ob_text(o, loc[k].function ? loc[k].function : "??");
             if (k + 1 == n && loc[0].has_offset) /* the offset into the real function */
                 ob_printf(o, "+0x%x", spoor_frame_function_offset(elf, f, &loc[0]));
-            if (loc[k].file)
-                ob_printf(o, " at %s:%u", loc[k].file, loc[k].line);
+            if (loc[k].file) {
+                ob_str(o, " at ");
+                ob_text(o, loc[k].file);
+                ob_printf(o, ":%u", loc[k].line);
+            }
             if (k == 0)
                 ob_printf(o, "  [%s]", spoor_unwind_method_name(f->method));
             ob_char(o, '\n');

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -55,9 +56,32 @@ int html_write(const char *cmd, const char *path, const char *tmpl, size_t tmpl_
             from = at[i] + strlen(markers[i]);
     if (!found)
         return cli_error(cmd, "the page template lacks its markers (a bad build)");
-    int fd = strcmp(path, "-") ? open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644) : 1;
-    if (fd < 0)
-        return cli_error(cmd, "%s: %s", path, strerror(errno));
+    /* A file: written as a new file beside it, then renamed over it, so that a symbolic link
+     * (or anything else) planted at path is replaced, never written through. */
+    struct stat st;
+    bool to_stdout = !strcmp(path, "-");
+    if (!to_stdout && lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return cli_error(cmd, "%s: not a regular file (%s): not written over", path,
+                         S_ISLNK(st.st_mode)   ? "a symbolic link"
+                         : S_ISDIR(st.st_mode) ? "a directory"
+                                               : "a device, FIFO or socket");
+    char *tmp_path = NULL;
+    int fd = 1;
+    if (!to_stdout) {
+        size_t len = strlen(path) + sizeof ".XXXXXX";
+        if (!(tmp_path = malloc(len)))
+            return cli_out_of_memory(cmd);
+        snprintf(tmp_path, len, "%s.XXXXXX", path);
+        mode_t mask = umask(0);
+        umask(mask);
+        if ((fd = mkstemp(tmp_path)) < 0 || fchmod(fd, 0666 & ~mask) != 0) {
+            int err = errno;
+            if (fd >= 0)
+                close(fd), unlink(tmp_path);
+            free(tmp_path);
+            return cli_error(cmd, "%s: %s", path, strerror(err));
+        }
+    }
     static outbuf o;
     ob_init(&o, fd);
     from = tmpl;
@@ -73,6 +97,13 @@ int html_write(const char *cmd, const char *path, const char *tmpl, size_t tmpl_
         ok = false;
         err = errno;
     }
+    if (tmp_path && ok && rename(tmp_path, path) != 0) {
+        ok = false;
+        err = errno;
+    }
+    if (tmp_path && !ok)
+        unlink(tmp_path);
+    free(tmp_path);
     return ok ? SPOOR_EXIT_OK
               : cli_error(cmd, "%s: cannot write the page: %s", path, strerror(err));
 }

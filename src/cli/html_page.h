@@ -25,8 +25,9 @@ void html_put_json(outbuf *o, const char *s, size_t n);
 
 /* Writes the template tmpl (tmpl_len bytes, NUL-terminated) to path ("-": standard output) with its
  * n markers (at most HTML_MAX_MARKERS), each found once and in this order, replaced by docs[i]
- * (lens[i] bytes, through html_put_json). Returns SPOOR_EXIT_OK or the exit status after a one-line
- * error of cmd. */
+ * (lens[i] bytes, through html_put_json). A file is written new beside path and renamed over it;
+ * a path that is there but not a regular file (a symbolic link, a directory, a device) is refused.
+ * Returns SPOOR_EXIT_OK or the exit status after a one-line error of cmd. */
 int html_write(const char *cmd, const char *path, const char *tmpl, size_t tmpl_len,
                const char *const *markers, const char *const *docs, const size_t *lens, size_t n);
 

@@ -65,13 +65,13 @@ static void flow_location_text(mtb_flow_printer *m, const spoor_location *l)
     outbuf *o = m->out;
     if (l->function != m->last_function ||
         (l->function && m->last_function && strcmp(l->function, m->last_function))) {
-        ob_str(o, l->function ? l->function : "??");
+        ob_text(o, l->function ? l->function : "??");
         ob_str(o, ":\n");
     }
     if (l->file && l->line &&
         (l->line != m->last_line || !m->last_file || strcmp(l->file, m->last_file))) {
         source_file *f = source(m, l->file);
-        ob_str(o, l->file);
+        ob_text(o, l->file);
         ob_char(o, ':');
         ob_u32(o, l->line);
         if (f && l->line <= f->nlines) {

@@ -8,11 +8,11 @@ static void put_place(outbuf *o, const spoor_elf *elf, uint32_t addr)
     spoor_elf_symbolize(elf, addr, loc, 8);
     const spoor_location *l = &loc[0];
     if (l->function)
-        ob_str(o, l->function);
+        ob_text(o, l->function);
     else
         ob_hex8(o, addr);
     ob_str(o, " @ ");
-    ob_str(o, l->file ? l->file : "?");
+    ob_text(o, l->file ? l->file : "?");
     ob_char(o, ':');
     if (l->line)
         ob_u32(o, l->line);

@@ -82,6 +82,112 @@ void ob_hex8(outbuf *ob, uint32_t v)
     ob_commit(ob, ob_put_hex8(ob_reserve(ob, 10), v));
 }
 
+/* The length of the UTF-8 sequence at p (1 to 4) and its code point in *cp, or 0 when the bytes
+ * there are not one (a stray continuation byte, an overlong form, a surrogate, a cut sequence). */
+static size_t utf8_seq(const unsigned char *p, uint32_t *cp)
+{
+    unsigned c = p[0];
+    size_t n;
+    uint32_t v, min;
+    if (c < 0x80) {
+        *cp = c;
+        return 1;
+    }
+    if (c >= 0xC2 && c <= 0xDF)
+        n = 2, v = c & 0x1Fu, min = 0x80;
+    else if (c >= 0xE0 && c <= 0xEF)
+        n = 3, v = c & 0x0Fu, min = 0x800;
+    else if (c >= 0xF0 && c <= 0xF4)
+        n = 4, v = c & 0x07u, min = 0x10000;
+    else
+        return 0;
+    for (size_t i = 1; i < n; i++) {
+        if ((p[i] & 0xC0) != 0x80) /* a NUL stops here too */
+            return 0;
+        v = v << 6 | (p[i] & 0x3Fu);
+    }
+    if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF))
+        return 0;
+    *cp = v;
+    return n;
+}
+
+/* What must not reach a terminal or a page as it is: C0 and C1 controls, DEL, and the
+ * bidirectional formatting characters, which reorder the text around them. */
+static bool hostile(uint32_t cp)
+{
+    return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || cp == 0x061C || cp == 0x200E ||
+           cp == 0x200F || (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
+/* The next character of s (not at its NUL): its length, *bad when it is hostile or not UTF-8
+ * (then its length is 1 for a byte that is no UTF-8, and *cp the byte). */
+static size_t next_char(const unsigned char *s, uint32_t *cp, bool *bad)
+{
+    size_t n = utf8_seq(s, cp);
+    if (!n) {
+        *cp = s[0];
+        *bad = true;
+        return 1;
+    }
+    *bad = hostile(*cp);
+    return n;
+}
+
+bool ob_text_plain(const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        if (*p >= 0x20 && *p < 0x7F) {
+            p++;
+            continue;
+        }
+        uint32_t cp;
+        bool bad;
+        p += next_char(p, &cp, &bad);
+        if (bad)
+            return false;
+    }
+    return true;
+}
+
+void ob_text(outbuf *ob, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s, *run = p;
+    while (*p) {
+        if (*p >= 0x20 && *p < 0x7F) {
+            p++;
+            continue;
+        }
+        uint32_t cp;
+        bool bad;
+        size_t n = next_char(p, &cp, &bad);
+        if (bad) {
+            ob_write(ob, (const char *)run, (size_t)(p - run));
+            ob_char(ob, '?');
+            run = p + n;
+        }
+        p += n;
+    }
+    ob_write(ob, (const char *)run, (size_t)(p - run));
+}
+
+char *ob_text_clean(char *s)
+{
+    unsigned char *p = (unsigned char *)s, *to = p;
+    while (*p) {
+        uint32_t cp;
+        bool bad;
+        size_t n = next_char(p, &cp, &bad);
+        if (bad)
+            *to++ = '?';
+        else
+            memmove(to, p, n), to += n;
+        p += n;
+    }
+    *to = 0;
+    return s;
+}
+
 void ob_json_string(outbuf *ob, const char *s)
 {
     if (!s) {
@@ -90,30 +196,39 @@ void ob_json_string(outbuf *ob, const char *s)
     }
     ob_char(ob, '"');
     const char *run = s;
-    for (const unsigned char *p = (const unsigned char *)s;; p++) {
-        if (*p && *p >= 0x20 && *p != '"' && *p != '\\')
+    for (const unsigned char *p = (const unsigned char *)s;;) {
+        if (*p && *p >= 0x20 && *p < 0x7F && *p != '"' && *p != '\\') {
+            p++;
             continue;
+        }
+        uint32_t cp = *p;
+        bool bad = false;
+        size_t n = *p >= 0x80 ? next_char(p, &cp, &bad) : 1;
+        if (*p >= 0x80 && !bad) { /* UTF-8, kept as it is */
+            p += n;
+            continue;
+        }
         ob_write(ob, run, (size_t)((const char *)p - run));
         if (!*p)
             break;
         char esc[7] = {'\\', (char)*p};
-        size_t n = 2;
+        size_t len = 2;
         switch (*p) {
         case '\n': esc[1] = 'n'; break;
         case '\t': esc[1] = 't'; break;
         case '\r': esc[1] = 'r'; break;
         case '"':
         case '\\': break;
-        default:
+        default: /* controls, bidi controls, and a byte that is no UTF-8 as the code point of
+                    its value (so the output is always UTF-8) */
             esc[1] = 'u';
-            esc[2] = '0';
-            esc[3] = '0';
-            esc[4] = hexdigits[*p >> 4];
-            esc[5] = hexdigits[*p & 15];
-            n = 6;
+            for (int i = 0; i < 4; i++)
+                esc[2 + i] = hexdigits[cp >> (12 - 4 * i) & 15];
+            len = 6;
         }
-        ob_write(ob, esc, n);
-        run = (const char *)p + 1;
+        ob_write(ob, esc, len);
+        p += n;
+        run = (const char *)p;
     }
     ob_char(ob, '"');
 }

@@ -212,10 +212,21 @@ static inline char *ob_put_short(char *p, const char *s, size_t n)
 }
 
 void ob_str(outbuf *ob, const char *s);
-void ob_u32(outbuf *ob, uint32_t v);            /* decimal */
-void ob_hex(outbuf *ob, uint32_t v);            /* 0x.. without padding */
-void ob_hex8(outbuf *ob, uint32_t v);           /* 0x%08x */
-void ob_json_string(outbuf *ob, const char *s); /* "..." escaped, or null: the one escaper */
+void ob_u32(outbuf *ob, uint32_t v);  /* decimal */
+void ob_hex(outbuf *ob, uint32_t v);  /* 0x.. without padding */
+void ob_hex8(outbuf *ob, uint32_t v); /* 0x%08x */
+/* "..." escaped, or null: the one JSON escaper. Its output is always UTF-8: a byte of s that is
+ * not part of a UTF-8 character is written as the code point of its value (\u00XX); controls
+ * and the bidirectional formatting characters (U+202E, ...) as \u escapes. */
+void ob_json_string(outbuf *ob, const char *s);
+/* The one escaper of text from a dump or an ELF (names, paths, messages) for a terminal: C0 and
+ * C1 controls, DEL, bidirectional formatting characters and bytes that are not UTF-8 are
+ * written as '?' (as thread names are read), so no such string can start a line or send an
+ * escape sequence. ob_text_clean does it in place (s shrinks or stays), ob_text_plain says
+ * whether s has nothing to escape. */
+void ob_text(outbuf *ob, const char *s);
+char *ob_text_clean(char *s);
+bool ob_text_plain(const char *s);
 void ob_printf(outbuf *ob, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -97,9 +97,10 @@ static void stack_cells(const top_thread_info *info, row_cells cells)
     bytes_cell(cells[9], u->has_sp && u->has_high, u->used);
     bytes_cell(cells[10], u->filled && u->has_high, u->peak);
     snprintf(cells[11], CELL, "%s",
-             u->overflowed    ? "OVERFLOWED"
-             : u->nearly_full ? "NEARLY FULL"
-                              : "");
+             u->overflowed         ? "OVERFLOWED"
+             : u->overflow_unknown ? "?"
+             : u->nearly_full      ? "NEARLY FULL"
+                                   : "");
 }
 
 static int by_time(const void *a, const void *b)

@@ -55,6 +55,18 @@ def readelf_complains(elf):
     return r.stderr.strip() != "" or "cie=invalid" in r.stdout
 
 
+def long_fde(data):
+    """The ELF with an FDE length that runs into the next entries: the second FDE's + 0x400."""
+    off, _ = sections(data)[0][".debug_frame"]
+    cie_len, = struct.unpack_from("<I", data, off)
+    fde = off + 4 + cie_len
+    fde_len, = struct.unpack_from("<I", data, fde)
+    second = fde + 4 + fde_len
+    bad = bytearray(data)
+    struct.pack_into("<I", bad, second, struct.unpack_from("<I", data, second)[0] + 0x400)
+    return bytes(bad)
+
+
 def main():
     failed = False
     elf, _ = scenarios.harness.example("crash", "m3")
@@ -73,15 +85,8 @@ def main():
                 print(f"FAIL clean ELF, {s}: no frames")
                 failed = True
 
-        # an FDE length that runs into the next entries: the second FDE's length + 0x400
-        cie_len, = struct.unpack_from("<I", data, off)
-        fde = off + 4 + cie_len
-        fde_len, = struct.unpack_from("<I", data, fde)
-        second = fde + 4 + fde_len
-        bad = bytearray(data)
-        struct.pack_into("<I", bad, second, struct.unpack_from("<I", data, second)[0] + 0x400)
         path = os.path.join(tmp, "long-fde.elf")
-        open(path, "wb").write(bytes(bad))
+        open(path, "wb").write(long_fde(data))
         got = crash(path, dumps["nested"])
         ok = readelf_complains(path) and warned(got)
         print(f"{'ok  ' if ok else 'FAIL'} FDE length into the next entries: exit {got[0]}, "

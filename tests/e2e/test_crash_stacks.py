@@ -176,6 +176,61 @@ class CrashStacks(unittest.TestCase):
         self.assertEqual(main["peak"], stack_top - lowest, f"{label}: lowest MSP {lowest:#x}")
         self.assertFalse(main["overflowed"])
 
+    def test_e01_page_under_a_stack(self):
+        """RTX5 on the M3, parked; spoor crash --gdb through tests/e2e/faulty_gdb.py, which
+        answers E01 to every read starting in the 256-byte page that holds alpha's stack_mem (its
+        magic word): alpha's free_min, peak and overflow are unknown (null, the address said),
+        never OVERFLOWED; the other threads' counts are as without the fault."""
+        from faulty_gdb import FaultyGdb
+        defines, low_expr, _, _ = RTOSES["rtx5"]
+        flags, machine = CORES["m3"]
+        with tempfile.TemporaryDirectory() as tmp:
+            work = Path(tmp)
+            elf = build_test_firmware("rtos_ctx_fw", flags, 0, RAM, work / "e01.elf",
+                                      extra=defines)
+            port = harness.free_port()
+            command = harness.qemu_command(elf, machine, gdb_port=port)
+            command.remove("-S")
+            qemu = subprocess.Popen(command, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL)
+            try:
+                time.sleep(1.5)
+                stop_parked(port)
+                text = harness.run_gdb(elf, port, [
+                    f'printf "@@low %u\\n", {low_expr.format(t="alpha_tcb")}', "detach"])
+                low = int(re.search(r"^@@low (\d+)$", text, re.M).group(1))
+                stop_parked(port)
+                args = [SPOOR, "crash", "-e", str(elf), "--threads", "--json"]
+                clean = json.loads(subprocess.run(
+                    args + ["--gdb", f"127.0.0.1:{port}"], capture_output=True, text=True,
+                    timeout=60, check=True).stdout)
+                page = f"{low >> 8:x}"
+                with FaultyGdb(port, "error", match=rf"^m{page}[0-9a-f]{{2}},",
+                               every=True) as proxy:
+                    r = subprocess.run(args + ["--gdb", f"127.0.0.1:{proxy.port}"],
+                                       capture_output=True, text=True, timeout=60)
+                    fired = proxy.fired
+                r_text = subprocess.run(args[:-1] + ["--gdb", f"127.0.0.1:{port}"],
+                                        capture_output=True, text=True, timeout=60)
+            finally:
+                qemu.terminate()
+                qemu.wait()
+        self.assertTrue(fired)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        report = json.loads(r.stdout)
+        got = {t["name"]: t["stack"] for t in report["threads"]}
+        want = {t["name"]: t["stack"] for t in clean["threads"]}
+        self.assertFalse(want["alpha"]["overflowed"])
+        alpha = got["alpha"]
+        self.assertEqual((alpha["free_min"], alpha["peak"], alpha["overflowed"],
+                          alpha["unreadable"]), (None, None, None, f"0x{low:08x}"))
+        # (threads whose TCB lies in the page are not read: their names are unknown)
+        others = [n for n in got if n not in ("alpha", None)]
+        self.assertTrue(others)
+        for name in others:
+            self.assertEqual(got[name], want[name], name)
+        self.assertEqual(r_text.returncode, 0, r_text.stderr)
+
     def test_rtoses(self):
         with tempfile.TemporaryDirectory() as tmp:
             for rtos in RTOSES:

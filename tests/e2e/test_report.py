@@ -231,6 +231,52 @@ def embedded_annex(page):
     return embedded(page, "spoor-annex")
 
 
+# ---------------------------------------------------------------- what is partial or unknown
+
+# A member whose name says something is partial, cut, lost or unknown (threads_partial,
+# threads_not_shown, threads_error, a thread's error, a stack's unreadable, branches_info's and
+# calls_info's error, wrapped and empty_slots, a call record's after_gap, a frame's
+# tailcalls_possible, a triage dump's error, ...): found by name, so that a new one cannot be
+# left off the page unseen. A stack's overflowed is null when it is unknown.
+PARTIAL = re.compile(r"partial|not_shown|error|unreadable|unknown|missing|lost|truncated|cut|"
+                     r"wrapped|empty_slots|after_gap|possible|skipped|warnings")
+NULL_IS_UNKNOWN = {"overflowed"}
+
+
+def partial_fields(value, path=""):
+    """(JSON path "threads.3.stack.unreadable", value) of every member of value that says
+    something is partial or unknown (a value that is not null, false, 0 or empty; or null for
+    NULL_IS_UNKNOWN)."""
+    items = value.items() if isinstance(value, dict) else \
+        enumerate(value) if isinstance(value, list) else ()
+    for key, v in items:
+        at = f"{path}.{key}" if path else str(key)
+        if isinstance(key, str) and (PARTIAL.search(key) and v not in (None, False, 0, "", [], {})
+                                     or key in NULL_IS_UNKNOWN and v is None):
+            yield at, v
+        yield from partial_fields(v, at)
+
+
+def check_partials(dom, document, where):
+    """Every partial field of the page's JSON document is said on the page: an element names it
+    in data-partial and its text holds the value (a string, a number; each string of a list)."""
+    marked = {}
+    for node in dom.find_all():
+        for at in (node.attrs.get("data-partial") or "").split():
+            marked.setdefault(at, []).append(node)
+    fields = list(partial_fields(document))
+    for at, value in fields:
+        nodes = marked.get(at)
+        if not nodes:
+            raise AssertionError(f"{where}: {at} = {value!r} is in the JSON, not on the page")
+        texts = " ".join(n.text() for n in nodes)
+        for want in (value if isinstance(value, list) else [value]):
+            if isinstance(want, (str, int)) and not isinstance(want, bool) and \
+                    str(want) not in texts:
+                raise AssertionError(f"{where}: {at} = {want!r}: the page says {texts!r}")
+    return fields
+
+
 # ---------------------------------------------------------------- references
 
 def objdump(elf):
@@ -370,6 +416,7 @@ class Report(unittest.TestCase):
         self.assertEqual(png_size(shot), (1280, min(height, 16000)))
         dom = Dom(dom_text).root
         self.assertEqual(dom.find(tag="html").attrs.get("data-rendered"), "yes")
+        check_partials(dom, embedded_report(page), name)
         return page, dom
 
     def check_backtrace(self, rows, frames, elf, where):

@@ -11,7 +11,15 @@ is corrupted here the ways a crashed target's lists are:
     256 are listed and "N more threads not shown" is said; a list longer than 1,024 items is cut
     there and said.
 The uncorrupted memory must give no such marker. Text and JSON (threads_not_shown,
-threads_partial), and through spoor gdbserver --threads a last GDB thread saying it.
+threads_partial), and through spoor gdbserver --threads a last GDB thread saying it; spoor
+report's page of each (headless Chromium, test_report.check_partials) says every field of its
+JSON that is partial or unknown.
+
+Stack memory the input does not hold is unknown, never used: the FreeRTOS tasks' stacks are
+filled with 0xA5 below their saved SP (as tskSTACK_FILL_BYTE fills them), and Net's lowest 64
+bytes are left out of the --mem images. IDLE's free_min must be what uxTaskGetStackHighWaterMark
+counts on the image (0xA5 bytes from pxStack, whole words); Net's free_min, peak and overflowed
+unknown (null, "overflow unknown"), the address where memory gave out said, never OVERFLOWED.
 """
 
 import json
@@ -82,6 +90,63 @@ def put(image, addr, value):
     struct.pack_into("<I", image, addr - RAM, value)
 
 
+def report_page(elf, regs, mems, work, name):
+    """spoor report --threads of the input, rendered by Chromium: every partial field of the
+    JSON in the page is said on it. The JSON document."""
+    from test_report import Dom, Proxy, chromium, check_partials, embedded_report
+    page = work / f"{name}.html"
+    args = [SPOOR, "report", "-e", str(elf), "--regs", str(regs), "--threads", "-o", str(page)]
+    for addr, path in mems:
+        args += ["--mem", f"{addr:#x}:{path}"]
+    result = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    check(result.returncode == 0, f"report {name}: exit {result.returncode}: {result.stderr}")
+    proxy = Proxy()
+    dom_text, console = chromium(page, proxy)
+    check(console == [] and proxy.requests == [], f"report {name}: {console} {proxy.requests}")
+    document = embedded_report(page)
+    try:
+        fields = check_partials(Dom(dom_text).root, document, name)
+    except AssertionError as e:
+        check(False, str(e))
+        fields = []
+    return document, dict(fields)
+
+
+def stack_hole(elf, data, regs, work):
+    """Net's stack with its lowest 64 bytes not in the input (see the docstring)."""
+    sym = symbol_addresses(elf)
+    image = bytearray(data.read_bytes())
+    plain = crash(elf, regs, [(RAM, data)], True)
+    stacks = {t["name"]: t["stack"] for t in plain["threads"]}
+    for name in ("IDLE", "Net"):
+        low, high = int(stacks[name]["low"], 16), int(stacks[name]["high"], 16)
+        sp = high - stacks[name]["used"]
+        image[low - RAM:sp - RAM] = b"\xA5" * (sp - low)
+    net_low = int(stacks["Net"]["low"], 16)
+    below, above = work / "below-net.bin", work / "above-net.bin"
+    below.write_bytes(image[:net_low - RAM])
+    above.write_bytes(image[net_low + 64 - RAM:])
+    mems = [(RAM, below), (net_low + 64, above)]
+    report = crash(elf, regs, mems, True)
+    got = {t["name"]: t["stack"] for t in report["threads"]}
+    idle_low = int(stacks["IDLE"]["low"], 16)
+    run = 0
+    while image[idle_low - RAM + run] == 0xA5:
+        run += 1
+    check(got["IDLE"]["free_min"] == run // 4 * 4 and got["IDLE"]["overflowed"] is False,
+          f"stack hole: IDLE {got['IDLE']} (the image counts {run // 4 * 4})")
+    net = got["Net"]
+    check((net["free_min"], net["peak"], net["overflowed"], net["unreadable"]) ==
+          (None, None, None, f"0x{net_low:08x}"), f"stack hole: Net {net}")
+    text = crash(elf, regs, mems, False)
+    line = next((ln for ln in text.splitlines() if ln.strip().startswith("stack:") and
+                 f"0x{net_low:08x}-" in ln), "")
+    check(f"peak unknown (memory at 0x{net_low:08x} not in the input)" in line and
+          "overflow unknown" in line and "OVERFLOWED" not in line, f"stack hole, text: {line!r}")
+    del sym
+    return mems
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -109,6 +174,13 @@ def main():
         extra, err = served_extra(elf, regs, [(RAM, bad)])
         check(len(extra) == 4 and extra[-1].startswith("<partial: xSuspendedTaskList")
               and "partial: 1 thread list" in err, f"FreeRTOS wild, gdbserver: {extra} {err}")
+        _, fields = report_page(elf, regs, [(RAM, bad)], work, "freertos-wild")
+        check("threads_partial" in fields, f"FreeRTOS wild, page: {fields}")
+        mems = stack_hole(elf, data, regs, work)
+        document, fields = report_page(elf, regs, mems, work, "freertos-stack-hole")
+        net = next(i for i, t in enumerate(document["threads"]) if t["name"] == "Net")
+        check({f"threads.{net}.stack.unreadable", f"threads.{net}.stack.overflowed"} <= set(fields),
+              f"FreeRTOS stack hole, page: {fields}")
 
         # Zephyr: a loop, then many threads
         elf, data = build_with_data("ZEPHYR", work)
@@ -152,6 +224,9 @@ def main():
             text = crash(elf, regs, mems, False)
             check(f"... {total - shown} more threads not shown" in text,
                   f"Zephyr {count}: text: {text[-300:]}")
+            _, fields = report_page(elf, regs, mems, work, f"zephyr-{count}")
+            check(fields.get("threads_not_shown") == total - shown and
+                  fields.get("threads_partial") == partial, f"Zephyr {count}, page: {fields}")
             if count == 300:
                 extra, err = served_extra(elf, regs, mems)
                 # (the shape's Zephyr TCBs saved no stack pointer: those are left out)

@@ -19,7 +19,8 @@ line); the copies get file times of their own. Checked:
 - `--merge` of per-shard --json (and --json --per-dump) outputs equals the single run's output;
 - `--html OUT`: OUT/index.html opened by headless Chromium with the network cut off (test_report's
   proxy records every request): one row per bucket of `spoor triage --json` with its values,
-  the dumps not signed, no console message, no request; each row's link is a file in OUT holding
+  the dumps not signed, every error and warning of the page's JSON said on the page
+  (test_report.check_partials), no console message, no request; each row's link is a file in OUT holding
   spoor report's page of the example (its embedded report is `spoor crash --json` of the
   example); a dump path with `</script>` and `<!--` in it stays text; --merge --html gives the
   page's buckets of the single run. A screenshot is kept in BUILD/test_triage/.
@@ -200,7 +201,7 @@ class TriageTest(unittest.TestCase):
         cls.tmp.cleanup()
 
     def buckets(self):
-        return [line for line in self.lines if "dump" not in line]
+        return [line for line in self.lines if "bucket" in line and "dump" not in line]
 
     def per_dump(self):
         return {line["dump"]: line for line in self.lines if "dump" in line}
@@ -270,18 +271,32 @@ class TriageTest(unittest.TestCase):
                 out = root / f"shard{i}{len(flags)}.jsonl"
                 out.write_text(spoor("--elf-dir", self.elfs, "--jobs", 1, *flags, sub))
                 shards.append(out)
-            self.assertEqual(spoor("--merge", *flags, *shards), whole)
+            # the lines after the shard line are the one run's; the shard line names the shards
+            ids = sorted(json.loads(s.read_text().splitlines()[0])["shards"][0] for s in shards)
+            merged = spoor("--merge", *flags, *shards).split("\n", 1)
+            self.assertEqual(json.loads(merged[0]), {"spoor_triage": 1, "shards": ids})
+            self.assertEqual(merged[1], whole.split("\n", 1)[1])
             # associative: merging merged halves gives the same
             half = len(shards) // 2
             left, right = root / f"left{len(flags)}", root / f"right{len(flags)}"
             left.write_text(spoor("--merge", *flags, *shards[:half]))
             right.write_text(spoor("--merge", *flags, *shards[half:]))
-            self.assertEqual(spoor("--merge", *flags, right, left), whole)
+            self.assertEqual(spoor("--merge", *flags, right, left).split("\n", 1),
+                             ["\n".join(merged[:1]), merged[1]])
+            # a shard merged twice, alone or inside a merged output: refused, nothing printed
+            for twice in ([shards[0], shards[0]], [left, shards[0]]):
+                r = subprocess.run([SPOOR, "triage", "--merge", *map(str, twice)],
+                                   capture_output=True, text=True)
+                self.assertEqual((r.returncode, r.stdout), (2, ""), twice)
+                first = json.loads(shards[0].read_text().splitlines()[0])["shards"][0]
+                self.assertRegex(r.stderr, rf"^spoor triage: {re.escape(str(twice[1]))}: shard "
+                                 rf"{first} is merged twice \(from {re.escape(str(twice[0]))} "
+                                 rf"and {re.escape(str(twice[1]))}\)\n$")
 
     def check_page(self, out, lines, name):
         """OUT/index.html rendered by Chromium: its rows are the buckets and errors of lines
         (spoor triage --json); returns {bucket id: href} of the rows with a link."""
-        from test_report import Dom, Proxy, chromium, page_shell
+        from test_report import Dom, Proxy, check_partials, chromium, page_shell
         page = out / "index.html"
         shell = page_shell(page)
         for pattern in (r"\ssrc=", r"\shref=", r"url\(", r"@import", r"fetch\(", r"XMLHttpRequest",
@@ -296,6 +311,8 @@ class TriageTest(unittest.TestCase):
         self.assertGreater((ARTIFACTS / f"{name}.png").stat().st_size, 10000)
         dom = Dom(dom_text).root
         self.assertEqual(dom.find(tag="html").attrs.get("data-rendered"), "yes")
+        # every error and warning of the page's JSON is said on the page
+        check_partials(dom, page_data(page), name)
         buckets = [line for line in lines if "bucket" in line and "dump" not in line]
         rows = list(dom.find_all("bucket", "tr"))
         self.assertEqual(len(rows), len(buckets), name)
@@ -355,7 +372,7 @@ class TriageTest(unittest.TestCase):
         self.assertEqual(err, [""])
         lines = json_lines(spoor("--elf-dir", self.elfs, "--json", small))
         links = self.check_page(out, lines, "index")
-        buckets = [line for line in lines if "dump" not in line]
+        buckets = [line for line in lines if "bucket" in line and "dump" not in line]
         self.assertEqual(set(links), {b["bucket"] for b in buckets})
         self.assertIn(str(evil), [b["example"] for b in buckets])
         from test_report import Proxy, chromium, embedded_report

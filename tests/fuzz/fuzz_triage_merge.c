@@ -61,3 +61,18 @@ const char *spoor_elf_path(const spoor_elf *elf)
     (void)elf;
     abort();
 }
+size_t spoor_elf_dir_warnings(const spoor_elf_dir *dir, const char *const **list)
+{
+    (void)dir, (void)list;
+    return 0;
+}
+size_t spoor_elf_warnings(const spoor_elf *elf, const char *const **list)
+{
+    (void)elf, (void)list;
+    return 0;
+}
+bool spoor_dump_read_file(const char *path, uint8_t **data, size_t *size)
+{
+    (void)path, (void)data, (void)size;
+    abort();
+}

@@ -18,11 +18,22 @@ static int cmp_name(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int walk(const char *path, int depth, int (*file)(const char *, void *), void *ctx)
+struct walker {
+    int (*file)(const char *path, void *ctx);
+    int (*skipped)(const char *path, const char *why, void *ctx);
+    void *ctx;
+};
+
+static int skip(const struct walker *w, const char *path, const char *why)
+{
+    return w->skipped ? w->skipped(path, why, w->ctx) : 0;
+}
+
+static int walk(const char *path, int depth, const struct walker *w)
 {
     DIR *dir = opendir(path);
-    if (!dir)
-        return 0; /* a folder below the top that cannot be read: skipped */
+    if (!dir) /* a folder below the top that cannot be read: skipped, and said */
+        return skip(w, path, strerror(errno));
     char **names = NULL;
     size_t n = 0, cap = 0;
     int rc = 0;
@@ -54,9 +65,11 @@ static int walk(const char *path, int depth, int (*file)(const char *, void *), 
         struct stat lst, st;
         if (lstat(child, &lst) == 0 && stat(child, &st) == 0) {
             if (S_ISDIR(st.st_mode) && !S_ISLNK(lst.st_mode) && depth < MAX_DEPTH)
-                rc = walk(child, depth + 1, file, ctx);
+                rc = walk(child, depth + 1, w);
+            else if (S_ISDIR(st.st_mode) && !S_ISLNK(lst.st_mode))
+                rc = skip(w, child, "a folder deeper than 32 levels");
             else if (S_ISREG(st.st_mode))
-                rc = file(child, ctx);
+                rc = w->file(child, w->ctx);
         }
         free(child);
     }
@@ -66,8 +79,10 @@ static int walk(const char *path, int depth, int (*file)(const char *, void *), 
     return rc;
 }
 
-int spoor_walk_files(const char *path, int (*file)(const char *path, void *ctx), void *ctx)
+int spoor_walk_files(const char *path, int (*file)(const char *path, void *ctx),
+                     int (*skipped)(const char *path, const char *why, void *ctx), void *ctx)
 {
+    const struct walker w = {file, skipped, ctx};
     struct stat st;
     if (stat(path, &st) != 0) {
         spoor_set_error(SPOOR_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
@@ -83,7 +98,7 @@ int spoor_walk_files(const char *path, int (*file)(const char *path, void *ctx),
         spoor_set_error(SPOOR_ERR_IO, "%s: cannot open: not a file or folder", path);
         return -1;
     }
-    if (walk(path, 0, file, ctx) == 0)
+    if (walk(path, 0, &w) == 0)
         return 0;
     spoor_set_error(SPOOR_ERR_NOMEM, "%s: out of memory", path);
     return -1;

@@ -5,10 +5,12 @@
 
 /* Calls file(path, ctx) for every regular file under path (a folder, or one file: that file),
  * in name order within each folder. Symbolic links to files are followed, to folders not (a
- * .build-id tree links to files; a linked folder could loop); at most 32 levels deep; folders
- * below path that cannot be read are skipped. file returns 0, or -1 when out of memory, which
- * stops the walk. 0 when done; -1 with the error set: "PATH: cannot open: ..." (path itself
- * cannot be read, or is not a file or folder), "PATH: out of memory". */
-int spoor_walk_files(const char *path, int (*file)(const char *path, void *ctx), void *ctx);
+ * .build-id tree links to files; a linked folder could loop); at most 32 levels deep. A folder
+ * below path that cannot be read, or lies deeper, is skipped: skipped(its path, why, ctx) is
+ * told (may be NULL). file and skipped return 0, or -1 when out of memory, which stops the
+ * walk. 0 when done; -1 with the error set: "PATH: cannot open: ..." (path itself cannot be
+ * read, or is not a file or folder), "PATH: out of memory". */
+int spoor_walk_files(const char *path, int (*file)(const char *path, void *ctx),
+                     int (*skipped)(const char *path, const char *why, void *ctx), void *ctx);
 
 #endif

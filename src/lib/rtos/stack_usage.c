@@ -12,16 +12,27 @@
 #define RTX5_MAGIC 0xE25A2EA5u
 #define FREERTOS_GUARD 16u /* bytes configCHECK_FOR_STACK_OVERFLOW 2 checks at pxStack */
 
-/* Bytes equal to fill from low up, up to limit; *readable false when memory gave out. */
+/* Bytes equal to fill from low up, up to limit. When memory gives out first (a chunk that
+ * cannot be read is read again byte by byte, to the first byte the input does not hold), the
+ * count is cut there: u->unreadable and u->unreadable_at say so. */
 static uint32_t count_fill(spoor_read_fn read, void *ctx, uint32_t low, uint32_t limit,
-                           uint8_t fill)
+                           uint8_t fill, spoor_stack_usage *u)
 {
     uint8_t buf[CHUNK];
     uint32_t n = 0;
     while (low + n < limit) {
         uint32_t len = limit - (low + n) < CHUNK ? limit - (low + n) : CHUNK;
-        if (!read(ctx, low + n, buf, len))
-            return n;
+        if (!read(ctx, low + n, buf, len)) {
+            for (uint32_t i = 0; i < len; i++, n++)
+                if (!read(ctx, low + n, buf, 1)) {
+                    u->unreadable = true;
+                    u->unreadable_at = low + n;
+                    return n;
+                } else if (buf[0] != fill) {
+                    return n;
+                }
+            continue;
+        }
         for (uint32_t i = 0; i < len; i++, n++)
             if (buf[i] != fill)
                 return n;
@@ -52,6 +63,21 @@ static bool read_word(spoor_read_fn read, void *ctx, uint32_t addr, uint32_t *ou
         return false;
     *out = spoor_le32(b);
     return true;
+}
+
+/* The word at addr on the stack, or false with u->unreadable at its first byte not held. */
+static bool read_stack_word(spoor_read_fn read, void *ctx, uint32_t addr, uint32_t *out,
+                            spoor_stack_usage *u)
+{
+    if (read_word(read, ctx, addr, out))
+        return true;
+    uint8_t b;
+    uint32_t at = addr;
+    while (at < addr + 3u && read(ctx, at, &b, 1))
+        at++;
+    u->unreadable = true;
+    u->unreadable_at = at;
+    return false;
 }
 
 /* used, nearly_full and the SP check, once bounds, sp and the fill are known. */
@@ -92,6 +118,15 @@ static uint32_t fill_limit(const spoor_stack_usage *u)
     return limit;
 }
 
+/* The fill count cut by memory the input does not hold (count_fill): free_min and peak are
+ * unknown, and so is the overflow unless the guard was read intact (guard_ok). */
+static void fill_unreadable(spoor_stack_usage *u, bool guard_ok)
+{
+    u->filled = false;
+    u->overflowed = false;
+    u->overflow_unknown = !guard_ok;
+}
+
 static void count_thread_fill(rtos_stack_fill kind, spoor_read_fn read, void *ctx, bool rtos_fills,
                               spoor_stack_usage *u)
 {
@@ -100,25 +135,42 @@ static void count_thread_fill(rtos_stack_fill kind, spoor_read_fn read, void *ct
     case RTOS_FILL_FREERTOS:
     case RTOS_FILL_THREADX: {
         uint8_t byte = kind == RTOS_FILL_FREERTOS ? 0xA5 : 0xEF;
-        uint32_t n = count_fill(read, ctx, u->low, limit, byte);
+        uint32_t n = count_fill(read, ctx, u->low, limit, byte, u);
+        uint32_t guard = kind == RTOS_FILL_FREERTOS ? FREERTOS_GUARD : 4u;
+        if (u->unreadable) {
+            fill_unreadable(u, n >= guard);
+            break;
+        }
         u->filled =
             rtos_fills || n >= 4 || holds_fill_word(read, ctx, u->low, limit, byte * 0x01010101u);
         u->free_min = n & ~3u;
-        uint32_t guard = kind == RTOS_FILL_FREERTOS ? FREERTOS_GUARD : 4u;
         u->overflowed = u->filled && n < guard;
         break;
     }
     case RTOS_FILL_RTX5: {
         uint32_t magic = 0;
-        bool has_magic = read_word(read, ctx, u->low, &magic) && magic == RTX5_MAGIC;
+        if (!read_stack_word(read, ctx, u->low, &magic, u)) {
+            fill_unreadable(u, false);
+            break;
+        }
+        bool has_magic = magic == RTX5_MAGIC;
+        uint32_t n = has_magic ? count_fill(read, ctx, u->low + 4u, limit, 0xCC, u) : 0;
+        if (u->unreadable) {
+            fill_unreadable(u, true);
+            break;
+        }
         u->filled =
             rtos_fills || has_magic || holds_fill_word(read, ctx, u->low, limit, 0xCCCCCCCCu);
-        u->free_min = has_magic ? 4u + (count_fill(read, ctx, u->low + 4u, limit, 0xCC) & ~3u) : 0;
+        u->free_min = has_magic ? 4u + (n & ~3u) : 0;
         u->overflowed = u->filled && !has_magic;
         break;
     }
     case RTOS_FILL_ZEPHYR: {
-        uint32_t n = count_fill(read, ctx, u->low, limit, 0xAA);
+        uint32_t n = count_fill(read, ctx, u->low, limit, 0xAA, u);
+        if (u->unreadable) {
+            fill_unreadable(u, n > 0);
+            break;
+        }
         u->filled = rtos_fills || n >= 4 || holds_fill_word(read, ctx, u->low, limit, 0xAAAAAAAAu);
         u->free_min = n;
         u->overflowed = u->filled && n == 0;
@@ -288,13 +340,15 @@ bool spoor_stack_usage_main(const spoor_elf *elf, spoor_read_fn read, void *ctx,
     u->has_high = true;
     if (u->high > u->low) {
         static const uint32_t fills[] = {0xA5A5A5A5u, 0xCCCCCCCCu, 0xAAAAAAAAu, 0xEFEFEFEFu};
-        uint32_t w;
-        if (read_word(read, ctx, u->low, &w))
+        uint32_t w = 0;
+        if (read_stack_word(read, ctx, u->low, &w, u))
             for (size_t i = 0; i < 4; i++)
                 if (w == fills[i]) {
                     u->filled = true;
-                    u->free_min = count_fill(read, ctx, u->low, fill_limit(u), (uint8_t)w) & ~3u;
+                    u->free_min = count_fill(read, ctx, u->low, fill_limit(u), (uint8_t)w, u) & ~3u;
                 }
+        if (u->unreadable) /* no guard word on the main stack: its overflow is the SP's */
+            u->filled = false, u->free_min = 0;
     }
     finish(u);
     return true;

@@ -18,11 +18,7 @@ bool spoor_dump_check_regions(spoor_dump *dump);
  * spoor_dump_read_file. */
 int spoor_dump_open_file(const char *path, size_t *size);
 
-/* Reads a whole regular file into a malloc'd buffer, checking its size before reading; false
- * with "PATH: cannot open: ...", "PATH: not a regular file (a FIFO)" (opened by
- * spoor_input_open: FIFOs, devices never block),
- * "PATH: N bytes, larger than 256 MiB". */
-bool spoor_dump_read_file(const char *path, uint8_t **data, size_t *size);
+/* spoor_dump_read_file (spoor/dump.h) reads the files of every input, with this bound. */
 
 /* Decodes a REGISTERS payload (SPOOR_REGS_SIZE bytes). */
 void spoor_dump_registers_from_words(spoor_regs *regs, const uint8_t *payload);

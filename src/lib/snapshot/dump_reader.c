@@ -374,7 +374,7 @@ bool spoor_dump_read_file(const char *path, uint8_t **data, size_t *size)
     int fd = spoor_dump_open_file(path, &cap);
     if (fd < 0)
         return false;
-    uint8_t *buf = malloc(cap ? cap : 1);
+    uint8_t *buf = malloc(cap + 1);
     if (!buf) {
         spoor_set_error(SPOOR_ERR_NOMEM, "%s: out of memory", path);
         close(fd);
@@ -395,6 +395,7 @@ bool spoor_dump_read_file(const char *path, uint8_t **data, size_t *size)
         n += (size_t)got;
     }
     close(fd);
+    buf[n] = 0;
     *data = buf;
     *size = n;
     return true;

@@ -24,7 +24,68 @@ struct spoor_triage {
     spoor_triage_dump *dumps;
     size_t ndumps, dump_cap;
     bool buckets_sorted, dumps_sorted;
+    char **warnings; /* spoor_triage_warnings */
+    size_t nwarnings, warning_cap;
+    struct shard *shards; /* spoor_triage_shards */
+    size_t nshards, shard_cap;
 };
+
+struct shard {
+    char id[17];
+    char *from;   /* the file it was merged from; NULL: signed in this run */
+    size_t order; /* of adding */
+};
+
+static bool add_shard(spoor_triage *t, const char *id, const char *from)
+{
+    if (spoor_grow((void **)&t->shards, &t->shard_cap, t->nshards + 1, sizeof *t->shards))
+        return false;
+    struct shard *s = &t->shards[t->nshards];
+    memcpy(s->id, id, sizeof s->id);
+    s->order = t->nshards;
+    if (from && !(s->from = strdup(from)))
+        return false;
+    if (!from)
+        s->from = NULL;
+    t->nshards++;
+    return true;
+}
+
+static int cmp_shard(const void *a, const void *b)
+{
+    const struct shard *x = a, *y = b;
+    int c = strcmp(x->id, y->id);
+    return c ? c : (x->order > y->order) - (x->order < y->order);
+}
+
+size_t spoor_triage_shards(spoor_triage *t, const char *ids[])
+{
+    if (t->nshards)
+        qsort(t->shards, t->nshards, sizeof *t->shards, cmp_shard);
+    for (size_t i = 0; ids && i < t->nshards; i++)
+        ids[i] = t->shards[i].id;
+    return t->nshards;
+}
+
+/* A warning line, once (out of memory: left out). */
+static void add_warning(spoor_triage *t, const char *line)
+{
+    for (size_t i = 0; i < t->nwarnings; i++)
+        if (!strcmp(t->warnings[i], line))
+            return;
+    char *copy = strdup(line);
+    if (copy &&
+        !spoor_grow((void **)&t->warnings, &t->warning_cap, t->nwarnings + 1, sizeof *t->warnings))
+        t->warnings[t->nwarnings++] = copy;
+    else
+        free(copy);
+}
+
+size_t spoor_triage_warnings(spoor_triage *t, const char *const **list)
+{
+    *list = (const char *const *)t->warnings;
+    return t->nwarnings;
+}
 
 spoor_triage *spoor_triage_new(spoor_elf_dir *dir, unsigned k)
 {
@@ -35,6 +96,9 @@ spoor_triage *spoor_triage_new(spoor_elf_dir *dir, unsigned k)
     }
     t->dir = dir;
     t->k = k ? k : SPOOR_TRIAGE_DEFAULT_K;
+    const char *const *w;
+    for (size_t i = 0, n = dir ? spoor_elf_dir_warnings(dir, &w) : 0; i < n; i++)
+        add_warning(t, w[i]);
     return t;
 }
 
@@ -49,13 +113,29 @@ void spoor_triage_free(spoor_triage *t)
     free(t->buckets);
     spoor_hash_free(&t->index);
     free(t->dumps);
+    for (size_t i = 0; i < t->nwarnings; i++)
+        free(t->warnings[i]);
+    free(t->warnings);
+    for (size_t i = 0; i < t->nshards; i++)
+        free(t->shards[i].from);
+    free(t->shards);
     free(t);
 }
 
 struct file_list {
+    spoor_triage *t;
     char ***paths;
     size_t *n, cap;
 };
+
+static int skipped(const char *path, const char *why, void *ctx)
+{
+    struct file_list *l = ctx;
+    char line[4200];
+    snprintf(line, sizeof line, "%s: skipped: %s", path, why);
+    add_warning(l->t, line);
+    return 0;
+}
 
 static int add_path(const char *path, void *ctx)
 {
@@ -67,10 +147,10 @@ static int add_path(const char *path, void *ctx)
     return 0;
 }
 
-bool spoor_triage_list_files(const char *path, char ***paths, size_t *n)
+bool spoor_triage_list_files(spoor_triage *t, const char *path, char ***paths, size_t *n)
 {
-    struct file_list l = {paths, n, 0};
-    return spoor_walk_files(path, add_path, &l) == 0;
+    struct file_list l = {t, paths, n, 0};
+    return spoor_walk_files(path, add_path, skipped, &l) == 0;
 }
 
 static uint64_t id_of(const char *id)
@@ -140,6 +220,11 @@ static bool add_bucket(spoor_triage *t, spoor_triage_bucket *b)
     if (spoor_hash_reserve(&t->index, t->nbuckets, bucket_hash, t->buckets))
         goto nomem;
     size_t *slot = spoor_hash_slot(&t->index, id_of(b->sig.id), bucket_is, t->buckets, b->sig.id);
+    if (*slot && t->buckets[*slot - 1].count > TRIAGE_MAX_COUNT - b->count) {
+        spoor_set_error(SPOOR_ERR_FORMAT, "bucket %s: counts add up to more than 2^53", b->sig.id);
+        spoor_triage_bucket_clear(b);
+        return false;
+    }
     if (*slot)
         return fold(&t->buckets[*slot - 1], b) || (spoor_triage_bucket_clear(b), false);
     if (spoor_grow((void **)&t->buckets, &t->bucket_cap, t->nbuckets + 1, sizeof *t->buckets))
@@ -267,6 +352,15 @@ nomem:
     return false;
 }
 
+/* What an ELF that signed dumps could not read (a damaged .debug_frame, a DWARF unit): said,
+ * since it can move dumps to other buckets. */
+static void elf_warnings(const spoor_elf *elf, void *ctx)
+{
+    const char *const *w;
+    for (size_t i = 0, n = spoor_elf_warnings(elf, &w); i < n; i++)
+        add_warning(ctx, w[i]);
+}
+
 bool spoor_triage_add_files(spoor_triage *t, char *const *paths, size_t n, unsigned threads)
 {
     if (!t->dir) {
@@ -288,7 +382,7 @@ bool spoor_triage_add_files(spoor_triage *t, char *const *paths, size_t n, unsig
     if (!j.results || !ids || !j.handles) {
         free(j.results);
         free(ids);
-        spoor_triage_handles_free(j.handles);
+        spoor_triage_handles_free(j.handles, NULL, NULL);
         spoor_set_error(SPOOR_ERR_NOMEM, "triage: out of memory");
         return false;
     }
@@ -301,8 +395,22 @@ bool spoor_triage_add_files(spoor_triage *t, char *const *paths, size_t n, unsig
     for (unsigned i = 0; i < started; i++)
         pthread_join(ids[i], NULL);
     free(ids);
-    spoor_triage_handles_free(j.handles);
-    bool ok = true;
+    spoor_triage_handles_free(j.handles, elf_warnings, t);
+    /* this run's shard id: of every dump's path, time and bucket or error, in any order */
+    uint64_t id = n;
+    for (size_t i = 0; i < n; i++) {
+        const struct result *r = &j.results[i];
+        char time[24];
+        snprintf(time, sizeof time, "%lld", (long long)r->time);
+        uint64_t h = spoor_triage_fnv(TRIAGE_FNV_START, paths[i], strlen(paths[i]) + 1);
+        h = spoor_triage_fnv(h, time, strlen(time) + 1);
+        h = r->error ? spoor_triage_fnv(h, r->error, strlen(r->error))
+                     : spoor_triage_fnv(h, r->sig.id, 16);
+        id += h;
+    }
+    char hex[17];
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)id);
+    bool ok = add_shard(t, hex, NULL);
     for (size_t i = 0; i < n; i++) {
         if (ok)
             ok = add_result(t, paths[i], &j.results[i]);
@@ -316,63 +424,110 @@ bool spoor_triage_add_files(spoor_triage *t, char *const *paths, size_t n, unsig
 
 /* ---- merging earlier output ---- */
 
+static int cmp_id17(const void *a, const void *b)
+{
+    return strcmp(a, b);
+}
+
+/* One shard's bucket lines name each bucket once (its lines were made from one table): a
+ * bucket twice is a hand-edited or concatenated shard, whose counts would add up twice. */
+static bool bucket_once(char (*ids)[17], size_t n, const char *name)
+{
+    if (n)
+        qsort(ids, n, sizeof *ids, cmp_id17);
+    for (size_t i = 1; i < n; i++)
+        if (!strcmp(ids[i - 1], ids[i])) {
+            spoor_set_error(SPOOR_ERR_FORMAT, "%s: bucket %s twice in one shard", name, ids[i]);
+            return false;
+        }
+    return true;
+}
+
+/* Every shard merged once: the same shard twice (one file given twice, a merged output with
+ * one of its shards again) would count its dumps twice. */
+static bool shards_once(spoor_triage *t, const char *name)
+{
+    spoor_triage_shards(t, NULL);
+    for (size_t i = 1; i < t->nshards; i++)
+        if (!strcmp(t->shards[i - 1].id, t->shards[i].id)) {
+            const char *a = t->shards[i - 1].from, *b = t->shards[i].from;
+            spoor_set_error(SPOOR_ERR_FORMAT, "%s: shard %s is merged twice (from %s and %s)", name,
+                            t->shards[i].id, a ? a : "this run", b ? b : "this run");
+            return false;
+        }
+    return true;
+}
+
 bool spoor_triage_merge_text(spoor_triage *t, const char *text, size_t len, const char *name)
 {
-    size_t line = 0;
-    for (const char *p = text, *end = text + len; p < end;) {
+    size_t line = 0, nseen = 0, seen_cap = 0;
+    char(*seen)[17] = NULL; /* the buckets of the current shard */
+    bool shard = false, ok = true;
+    for (const char *p = text, *end = text + len; ok && p < end;) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         const char *stop = nl ? nl : end;
         line++;
         const char *q = p;
         while (q < stop && (*q == ' ' || *q == '\t' || *q == '\r'))
             q++;
-        if (q < stop) {
-            struct triage_line l;
-            if (!spoor_triage_line_parse(p, (size_t)(stop - p), &l)) {
-                char why[400];
-                snprintf(why, sizeof why, "%s", spoor_last_error());
-                spoor_set_error(SPOOR_ERR_FORMAT, "%s: line %zu: %s", name, line, why);
-                return false;
-            }
-            bool ok =
-                l.kind == TRIAGE_LINE_BUCKET ? add_bucket(t, &l.bucket) : add_dump(t, &l.dump);
-            if (!ok)
-                return false;
-        }
         p = nl ? nl + 1 : end;
+        if (q == stop)
+            continue;
+        struct triage_line l;
+        char why[400];
+        if (!spoor_triage_line_parse(q, (size_t)(stop - q), &l)) {
+            snprintf(why, sizeof why, "%s", spoor_last_error());
+            spoor_set_error(SPOOR_ERR_FORMAT, "%s: line %zu: %s", name, line, why);
+            ok = false;
+        } else if (l.kind == TRIAGE_LINE_SHARD) {
+            ok = bucket_once(seen, nseen, name);
+            nseen = 0;
+            for (size_t i = 0; ok && i < l.nshards; i++)
+                if (!add_shard(t, l.shards[i], name)) {
+                    spoor_set_error(SPOOR_ERR_NOMEM, "triage: out of memory");
+                    ok = false;
+                }
+            free(l.shards);
+            shard = true;
+        } else if (!shard) {
+            if (l.kind == TRIAGE_LINE_BUCKET)
+                spoor_triage_bucket_clear(&l.bucket);
+            else
+                spoor_triage_dump_clear(&l.dump);
+            spoor_set_error(SPOOR_ERR_FORMAT,
+                            "%s: line %zu: no shard line {\"spoor_triage\":%d,\"shards\":[...]} "
+                            "before it: not spoor triage --json output of this format",
+                            name, line, TRIAGE_SHARD_VERSION);
+            ok = false;
+        } else if (l.kind == TRIAGE_LINE_BUCKET) {
+            if (spoor_grow((void **)&seen, &seen_cap, nseen + 1, sizeof *seen)) {
+                spoor_triage_bucket_clear(&l.bucket);
+                spoor_set_error(SPOOR_ERR_NOMEM, "triage: out of memory");
+                ok = false;
+            } else {
+                memcpy(seen[nseen++], l.bucket.sig.id, 17);
+                ok = add_bucket(t, &l.bucket);
+                if (!ok && spoor_last_status() != SPOOR_ERR_NOMEM) {
+                    snprintf(why, sizeof why, "%s", spoor_last_error());
+                    spoor_set_error(SPOOR_ERR_FORMAT, "%s: line %zu: %s", name, line, why);
+                }
+            }
+        } else {
+            ok = add_dump(t, &l.dump);
+        }
     }
-    return true;
+    ok = ok && bucket_once(seen, nseen, name) && shards_once(t, name);
+    free(seen);
+    return ok;
 }
 
 bool spoor_triage_merge_file(spoor_triage *t, const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        spoor_set_error(SPOOR_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    uint8_t *text;
+    size_t len;
+    if (!spoor_dump_read_file(path, &text, &len))
         return false;
-    }
-    char *text = NULL;
-    size_t len = 0, cap = 0, got;
-    do {
-        if (len == cap) {
-            cap = cap ? 2 * cap : 65536;
-            char *grown = realloc(text, cap);
-            if (!grown) {
-                free(text);
-                fclose(f);
-                spoor_set_error(SPOOR_ERR_NOMEM, "%s: out of memory", path);
-                return false;
-            }
-            text = grown;
-        }
-        got = fread(text + len, 1, cap - len, f);
-        len += got;
-    } while (got);
-    bool ok = !ferror(f);
-    if (!ok)
-        spoor_set_error(SPOOR_ERR_IO, "%s: cannot read: %s", path, strerror(errno));
-    fclose(f);
-    ok = ok && spoor_triage_merge_text(t, text, len, path);
+    bool ok = spoor_triage_merge_text(t, (const char *)text, len, path);
     free(text);
     return ok;
 }

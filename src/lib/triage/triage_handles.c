@@ -37,11 +37,14 @@ struct triage_handles *spoor_triage_handles_new(void)
     return h;
 }
 
-void spoor_triage_handles_free(struct triage_handles *h)
+void spoor_triage_handles_free(struct triage_handles *h,
+                               void (*seen)(const spoor_elf *elf, void *ctx), void *ctx)
 {
     if (!h)
         return;
     for (size_t i = 0; i < h->npools; i++) {
+        for (size_t j = 0; seen && j < h->pools[i].n; j++)
+            seen(h->pools[i].handles[j], ctx);
         for (size_t j = 1; j < h->pools[i].n; j++)
             spoor_elf_close(h->pools[i].handles[j]);
         free(h->pools[i].handles);

@@ -7,13 +7,24 @@
 #include "spoor/error.h"
 #include "spoor/triage.h"
 
-enum triage_line_kind { TRIAGE_LINE_BUCKET, TRIAGE_LINE_DUMP };
+enum triage_line_kind { TRIAGE_LINE_BUCKET, TRIAGE_LINE_DUMP, TRIAGE_LINE_SHARD };
+
+/* The version of the shard format (docs/triage.md): the first line of every --json output. */
+#define TRIAGE_SHARD_VERSION SPOOR_TRIAGE_SHARD_VERSION
+/* The largest count a bucket may reach: JSON numbers are exact (in every reader) up to 2^53. */
+#define TRIAGE_MAX_COUNT (1ull << 53)
 
 struct triage_line {
     enum triage_line_kind kind;
     spoor_triage_bucket bucket; /* TRIAGE_LINE_BUCKET (owned) */
     spoor_triage_dump dump;     /* TRIAGE_LINE_DUMP (owned) */
+    char (*shards)[17];         /* TRIAGE_LINE_SHARD: the shard ids (owned) */
+    size_t nshards;
 };
+
+/* FNV-1a 64 of n bytes, from h (TRIAGE_FNV_START to begin). */
+#define TRIAGE_FNV_START 0xcbf29ce484222325ull
+uint64_t spoor_triage_fnv(uint64_t h, const void *data, size_t n);
 
 /* Parses one line (len bytes, no newline) into *out. False with the error set ("line N: ...",
  * the caller adds the name); nothing to free then. */
@@ -23,7 +34,9 @@ bool spoor_triage_line_parse(const char *text, size_t len, struct triage_line *o
  * sign with it, give it back. Copies are closed by spoor_triage_handles_free. */
 struct triage_handles;
 struct triage_handles *spoor_triage_handles_new(void);
-void spoor_triage_handles_free(struct triage_handles *h);
+/* seen (may be NULL) is shown every handle (the shared ones and the copies) before they go. */
+void spoor_triage_handles_free(struct triage_handles *h,
+                               void (*seen)(const spoor_elf *elf, void *ctx), void *ctx);
 spoor_elf *spoor_triage_handle_take(struct triage_handles *h, spoor_elf *shared);
 void spoor_triage_handle_give(struct triage_handles *h, spoor_elf *shared, spoor_elf *handle);
 

@@ -13,6 +13,8 @@
 
 #define MAX_DEPTH 4 /* a bucket line: object > versions > object */
 #define MAX_ITEMS 4096
+#define MAX_SHARDS (1u << 20) /* the ids of a shard line: a merge of that many shards */
+#define MAX_KEYS 32           /* a line's objects have a dozen members */
 
 struct reader {
     char error[160];
@@ -48,8 +50,8 @@ static bool get_count(struct reader *r, const spoor_json_value *o, const char *k
 {
     const spoor_json_value *v = spoor_json_member(o, key);
     long long n;
-    if (!spoor_json_integer(v, &n) || n < 1)
-        return fail(r, "\"%s\": expected a count of 1 or more", key);
+    if (!spoor_json_integer(v, &n) || n < 1 || (unsigned long long)n > TRIAGE_MAX_COUNT)
+        return fail(r, "\"%s\": expected a count of 1 to 2^53", key);
     *out = (uint64_t)n;
     return true;
 }
@@ -137,7 +139,7 @@ static bool to_bucket(struct reader *r, const spoor_json_value *o, spoor_triage_
                 ok = fail(r, "\"versions\": not sorted by build_id, or one twice");
         total += ok ? out->count : 0;
     }
-    if (ok && total != b->count)
+    if (ok && total != b->count) /* (each count at most 2^53: the sum cannot wrap) */
         ok = fail(r, "\"count\" %llu is not the sum of the versions' counts (%llu)",
                   (unsigned long long)b->count, (unsigned long long)total);
     if (!ok)
@@ -164,21 +166,75 @@ static bool to_dump(struct reader *r, const spoor_json_value *o, spoor_triage_du
     return ok;
 }
 
+/* A key twice in one object (a hand-edited line: which one counts?), anywhere in v; "" for
+ * an object of more than MAX_KEYS members. */
+static const char *duplicate_key(const spoor_json_value *v)
+{
+    if (v->type != SPOOR_JSON_OBJECT && v->type != SPOOR_JSON_ARRAY)
+        return NULL;
+    if (v->type == SPOOR_JSON_OBJECT && v->n > MAX_KEYS)
+        return "";
+    for (size_t i = 0; i < v->n; i++) {
+        for (size_t k = 0; v->type == SPOOR_JSON_OBJECT && k < i; k++)
+            if (!strcmp(v->keys[i], v->keys[k]))
+                return v->keys[i];
+        const char *d = duplicate_key(&v->items[i]);
+        if (d)
+            return d;
+    }
+    return NULL;
+}
+
+/* The shard line: {"spoor_triage": VERSION, "shards": [ID, ...]}. */
+static bool to_shard(struct reader *r, const spoor_json_value *o, struct triage_line *out)
+{
+    long long version;
+    const spoor_json_value *ids = spoor_json_member(o, "shards");
+    if (!spoor_json_integer(spoor_json_member(o, "spoor_triage"), &version) ||
+        version != TRIAGE_SHARD_VERSION)
+        return fail(r, "shard format version %s, this spoor reads version %d",
+                    spoor_json_member(o, "spoor_triage")->text
+                        ? spoor_json_member(o, "spoor_triage")->text
+                        : "?",
+                    TRIAGE_SHARD_VERSION);
+    if (!ids || ids->type != SPOOR_JSON_ARRAY || !ids->n)
+        return fail(r, "\"shards\": expected an array of shard ids");
+    if (!(out->shards = calloc(ids->n, sizeof *out->shards)))
+        return fail(r, "out of memory");
+    for (size_t i = 0; i < ids->n; i++) {
+        if (ids->items[i].type != SPOOR_JSON_STRING || !is_id(ids->items[i].text)) {
+            free(out->shards);
+            out->shards = NULL;
+            return fail(r, "\"shards\": expected ids of 16 lowercase hex digits");
+        }
+        memcpy(out->shards[i], ids->items[i].text, 17);
+    }
+    out->nshards = ids->n;
+    return true;
+}
+
 bool spoor_triage_line_parse(const char *text, size_t len, struct triage_line *out)
 {
     struct reader r = {{0}};
     spoor_json_value v;
     spoor_json_error err;
     memset(out, 0, sizeof *out);
-    bool ok = spoor_json_parse(text, len, MAX_DEPTH, MAX_ITEMS, &v, &err);
+    bool ok = spoor_json_parse(text, len, MAX_DEPTH, MAX_SHARDS, &v, &err);
     if (!ok)
         fail(&r, "%s", err.message);
     if (ok && v.type != SPOOR_JSON_OBJECT)
         ok = fail(&r, "expected a JSON object");
+    const char *twice = ok ? duplicate_key(&v) : NULL;
+    if (twice)
+        ok = twice[0] ? fail(&r, "the key \"%s\" twice in one object", twice)
+                      : fail(&r, "an object of more than %d members", MAX_KEYS);
     if (ok) {
-        out->kind = spoor_json_member(&v, "dump") ? TRIAGE_LINE_DUMP : TRIAGE_LINE_BUCKET;
-        ok = out->kind == TRIAGE_LINE_DUMP ? to_dump(&r, &v, &out->dump)
-                                           : to_bucket(&r, &v, &out->bucket);
+        out->kind = spoor_json_member(&v, "spoor_triage") ? TRIAGE_LINE_SHARD
+                    : spoor_json_member(&v, "dump")       ? TRIAGE_LINE_DUMP
+                                                          : TRIAGE_LINE_BUCKET;
+        ok = out->kind == TRIAGE_LINE_SHARD  ? to_shard(&r, &v, out)
+             : out->kind == TRIAGE_LINE_DUMP ? to_dump(&r, &v, &out->dump)
+                                             : to_bucket(&r, &v, &out->bucket);
     }
     spoor_json_value_free(&v);
     if (!ok)

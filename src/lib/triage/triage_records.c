@@ -41,6 +41,13 @@ static bool append(char **buf, size_t *len, size_t *cap, const char *s)
     return true;
 }
 
+uint64_t spoor_triage_fnv(uint64_t h, const void *data, size_t n)
+{
+    for (const unsigned char *p = data, *end = p + n; p < end; p++)
+        h = (h ^ *p) * 0x100000001b3ull;
+    return h;
+}
+
 bool spoor_triage_sig_finish(spoor_triage_sig *s)
 {
     char *t = NULL;
@@ -60,9 +67,7 @@ bool spoor_triage_sig_finish(spoor_triage_sig *s)
         spoor_set_error(SPOOR_ERR_NOMEM, "triage: out of memory");
         return false;
     }
-    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a 64 */
-    for (const unsigned char *p = (const unsigned char *)t; *p; p++)
-        h = (h ^ *p) * 0x100000001b3ull;
+    uint64_t h = spoor_triage_fnv(TRIAGE_FNV_START, t, strlen(t));
     snprintf(s->id, sizeof s->id, "%016llx", (unsigned long long)h);
     free(s->text);
     s->text = t;
