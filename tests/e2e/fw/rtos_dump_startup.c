@@ -1,0 +1,58 @@
+/* The startup file of the thread-aware dump firmware (rtos_dump_fw.c), written as a vendor's
+ * would be: its own vector table, Reset_Handler and Default_Handler.
+ * -DSTATIC_HANDLER: the vendor's own `static void HardFault_Handler(void)` in the table and
+ * Default_Handler for MemManage, BusFault and UsageFault (links without a word; spoor's
+ * handlers are never reached, and spoor_crash_init() must say so). Without it the table names
+ * spoor's handlers from spoor/handlers.h. */
+#include <stdint.h>
+
+extern uint32_t __stack_top[], __bss_start[], __bss_end[];
+int main(void);
+void Reset_Handler(void);
+void Default_Handler(void);
+void PendSV_Handler(void);
+
+#if defined(STATIC_HANDLER)
+static void HardFault_Handler(void)
+{
+    for (;;) {
+    }
+}
+#define MEMMANAGE Default_Handler
+#define BUSFAULT Default_Handler
+#define USAGEFAULT Default_Handler
+#else
+#include "spoor/handlers.h"
+#define MEMMANAGE MemManage_Handler
+#define BUSFAULT BusFault_Handler
+#define USAGEFAULT UsageFault_Handler
+#endif
+
+__attribute__((section(".vectors"), used)) void (*const vectors[16])(void) = {
+    [0] = (void (*)(void))(uintptr_t)__stack_top,
+    [1] = Reset_Handler,
+    [2] = Default_Handler,
+    [3] = HardFault_Handler,
+    [4] = MEMMANAGE,
+    [5] = BUSFAULT,
+    [6] = USAGEFAULT,
+    [11] = Default_Handler,
+    [12] = Default_Handler,
+    [14] = PendSV_Handler,
+    [15] = Default_Handler,
+};
+
+void Default_Handler(void)
+{
+    for (;;) {
+    }
+}
+
+void Reset_Handler(void)
+{
+    for (uint32_t *p = __bss_start; p < __bss_end; p++)
+        *p = 0;
+    main();
+    for (;;) {
+    }
+}
