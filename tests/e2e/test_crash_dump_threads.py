@@ -21,7 +21,11 @@ writes the dump and resets; the firmware writes it to dump.bin over semihosting.
    context as the port leaves it (gdb prints the TCB member), given to gdb (`set $r4 = ...`,
    `bt`). `spoor crash --threads --json` on the dump must list every task (names, the running
    one current) with backtraces equal to gdb's.
-4. The capture's cost: QEMU's exec log (one instruction per block) counts the instructions from
+4. The gdb hand-over (FreeRTOS): the firmware run again under gdb, stopped after the reset
+   before it hands the dump over; gdb/spoor.py's `spoor-dump FILE dump_buffer` and `spoor-dump
+   FILE` (the buffer spoor_crash_init() was given) must write the very bytes the firmware
+   writes through semihosting.
+5. The capture's cost: QEMU's exec log (one instruction per block) counts the instructions from
    the UsageFault entry to the reset; printed, and bounded.
 """
 
@@ -183,6 +187,20 @@ def covered(records, dump, addr, length):
     return False
 
 
+def gdb_handover(elf, work, dump):
+    """4: spoor-dump from gdb after the reset equals the semihosting hand-over."""
+    commands = ["break spoor_crash_to_host_file", "continue",
+                f"source {SOURCE_DIR}/gdb/spoor.py", f"spoor-dump {work}/given.bin dump_buffer",
+                f"spoor-dump {work}/found.bin", "kill"]
+    with Qemu(elf, MACHINE, gdb=True) as qemu:
+        text = run_gdb(elf, qemu.gdb_port, commands)
+    for name in ("given", "found"):
+        path = work / f"{name}.bin"
+        line = f"spoor-dump: {len(dump)} bytes of dump (state: waiting) written to {path}"
+        check(line in text and path.is_file() and path.read_bytes() == dump,
+              f"gdb hand-over ({name}): {text[-1200:]}")
+
+
 def capture_instructions(elf, work):
     """Instructions from the UsageFault entry to the reset (QEMU's exec log)."""
     log = work / "exec.log"
@@ -260,6 +278,8 @@ def run_one(rtos, work):
         check(mine == trace and len(trace) >= 3 and f"{TASKS[i]}_main" in trace,
               f"{rtos}: {TASKS[i]}: spoor {mine} != gdb {trace}")
 
+    if rtos == "freertos":
+        gdb_handover(elf, work, dump)
     count = capture_instructions(elf, work)
     print(f"{rtos}: dump {total} bytes, {len(records)} memory records, capture "
           f"{count} instructions (UsageFault entry to reset)")
