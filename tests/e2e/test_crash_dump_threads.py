@@ -2,7 +2,9 @@
 
 tests/e2e/fw/rtos_dump_fw.c is built for the Cortex-M3 (mps2-an385) once per RTOS shape
 (FreeRTOS, Zephyr, RTX5, ThreadX: the kernels' TCB types and globals, their Cortex-M3 ports'
-saved contexts) with spoor's target library from the sources and a vendor-style startup file
+saved contexts) and for the Cortex-M33 (mps2-an505, Secure state, soft float: SecureFault is
+checked too) once per RTOS whose Armv8-M Mainline port saves what the Cortex-M3 port does
+(Zephyr, RTX5, ThreadX; FreeRTOS's ARM_CM33_NTZ port saves PSPLIM and EXC_RETURN too) with spoor's target library from the sources and a vendor-style startup file
 (rtos_dump_startup.c), an 8 KiB .noinit dump buffer and the RTOS's spoor_crash_add_*() call.
 Four tasks switch; the running one hits an undefined instruction; spoor's UsageFault handler
 writes the dump and resets; the firmware writes it to dump.bin over semihosting.
@@ -11,7 +13,8 @@ writes the dump and resets; the firmware writes it to dump.bin over semihosting.
    HardFault_Handler` and Default_Handler for MemManage/BusFault/UsageFault (it links without a
    word): spoor_crash_init() must return false, and the reason the firmware prints must name
    the table entry and spoor's handler by the addresses arm-none-eabi-nm gives for the two
-   HardFault_Handler symbols.
+   HardFault_Handler symbols (M3, and M33 with VTOR at 0x10000000). On the M33 a table with
+   spoor's handlers but Default_Handler for SecureFault must be reported the same way.
 2. Fixed (the table names spoor's handlers, spoor/handlers.h): the dump arrives, fits the 8 KiB
    buffer, holds more than 8 memory records, thread stacks among them (kind 6), read here with
    a parser written from spoor/dump_format.h.
@@ -47,8 +50,14 @@ SPOOR = os.environ.get("SPOOR_BIN", "spoor")
 SOURCE_DIR = Path(os.environ.get("SPOOR_SOURCE_DIR", Path(__file__).resolve().parents[2]))
 FW_DIR = SOURCE_DIR / "tests" / "e2e" / "fw"
 TARGET = SOURCE_DIR / "target"
-MACHINE = "mps2-an385"
-RAM_START, RAM_END = 0x20000000, 0x20010000
+# core: (gcc flags, QEMU machine, code origin, RAM origin, the RTOSes run on it)
+CORES = {
+    "m3": (["-mcpu=cortex-m3"], "mps2-an385", 0x0, 0x20000000,
+           ["freertos", "zephyr", "rtx5", "threadx"]),
+    "m33": (["-mcpu=cortex-m33", "-mfloat-abi=soft"], "mps2-an505", 0x10000000, 0x38000000,
+            ["zephyr", "rtx5", "threadx"]),
+}
+RAM_SIZE = 0x10000
 BUFFER = 8192
 TASKS = ["alpha", "beta", "gamma", "monitor"]
 RUNNING = "monitor"
@@ -66,17 +75,19 @@ RTOSES = {
 MAX_CAPTURE_INSTRUCTIONS = 200000
 
 
-def build(rtos, out, static_handler=False):
+def build(rtos, core, out, static_handler=False, extra=()):
     define = RTOSES[rtos][0]
+    flags, _, flash, ram, _ = CORES[core]
     sources = [FW_DIR / "rtos_dump_fw.c", FW_DIR / "rtos_dump_startup.c",
                *sorted((TARGET / "src").glob("*.c")), *sorted((TARGET / "src" / "cortexm").glob("*.c"))]
-    subprocess.run([require_tool("arm-none-eabi-gcc"), "-mcpu=cortex-m3", "-mthumb", "-g", "-O1",
+    subprocess.run([require_tool("arm-none-eabi-gcc"), *flags, "-mthumb", "-g", "-O1",
                     "-funwind-tables", "-ffreestanding", "-ffunction-sections", "-fdata-sections",
                     "-Wall", "-Wextra", "-Werror", f"-D{define}",
-                    *(["-DSTATIC_HANDLER"] if static_handler else []),
+                    *(["-DSTATIC_HANDLER"] if static_handler else []), *extra,
                     "-I", str(TARGET / "include"), "-I", str(TARGET / "include" / "spoor" / "freertos"),
                     "-I", str(FW_DIR), "-nostartfiles", "--specs=nano.specs", "-Wl,--gc-sections",
                     "-Wl,--build-id=sha1", "-T", str(FW_DIR / "rtos_dump_fw.ld"),
+                    f"-Wl,--defsym=FW_FLASH={flash:#x},--defsym=FW_RAM={ram:#x}",
                     *map(str, sources), "-o", str(out)], check=True)
     return out
 
@@ -110,19 +121,35 @@ def memory_records(dump):
     return out, total
 
 
-def run_static(work):
+def run_static(core, work):
     """1: the vendor's static HardFault_Handler is found and named."""
-    elf = build("freertos", work / "static.elf", static_handler=True)
+    machine, flash = CORES[core][1], CORES[core][2]
+    elf = build(CORES[core][4][0], core, work / f"static-{core}.elf", static_handler=True)
     symbols = nm(elf)
     vendor = [a for a, k, n in symbols if n == "HardFault_Handler" and k == "t"]
     spoor = [a for a, k, n in symbols if n == "HardFault_Handler" and k == "T"]
     check(len(vendor) == 1 and len(spoor) == 1, f"static: HardFault_Handler symbols {symbols}")
-    with Qemu(elf, MACHINE) as qemu:
+    with Qemu(elf, machine) as qemu:
         result = qemu.wait(30)
-    want = (f"spoor_crash_init: HardFault entry of the vector table at 0x00000000 is "
+    want = (f"spoor_crash_init: HardFault entry of the vector table at {flash:#010x} is "
             f"{vendor[0] | 1:#010x}, not spoor's HardFault_Handler {spoor[0] | 1:#010x}")
     check(result.returncode == 1 and want in result.output,
-          f"static: exit {result.returncode}, output {result.output!r}, want {want!r}")
+          f"static {core}: exit {result.returncode}, output {result.output!r}, want {want!r}")
+
+
+def run_securefault(work):
+    """1 on the Cortex-M33 in the Secure state: a table with spoor's HardFault, MemManage,
+    BusFault and UsageFault handlers but Default_Handler for SecureFault is reported too."""
+    machine, flash = CORES["m33"][1], CORES["m33"][2]
+    elf = build("rtx5", "m33", work / "securefault.elf", extra=["-DSECUREFAULT_DEFAULT"])
+    default = symbol(elf, "Default_Handler")
+    mine = next(a for a, k, n in nm(elf) if n == "SecureFault_Handler" and k == "T")
+    with Qemu(elf, machine) as qemu:
+        result = qemu.wait(30)
+    want = (f"spoor_crash_init: SecureFault entry of the vector table at {flash:#010x} is "
+            f"{default | 1:#010x}, not spoor's SecureFault_Handler {mine | 1:#010x}")
+    check(result.returncode == 1 and want in result.output,
+          f"securefault: exit {result.returncode}, output {result.output!r}, want {want!r}")
 
 
 def saved_registers(rtos, word, saved):
@@ -142,7 +169,7 @@ def saved_registers(rtos, word, saved):
     return regs
 
 
-def gdb_reference(rtos, elf, work):
+def gdb_reference(rtos, core, elf, work):
     """Stops at monitor_fault; gdb's bt there, the TCBs and what each task saved, the RAM.
     Returns (running bt, saved)."""
     members = RTOSES[rtos][2]
@@ -151,8 +178,9 @@ def gdb_reference(rtos, elf, work):
         commands.append(f'printf "@@{i} tcb %u\\n", (unsigned)fw_tcbs[{i}]')
         commands += [f'printf "@@{i} {key} %u\\n", {expr.format(t=f"fw_tcbs[{i}]")}'
                      for key, expr in members.items()]
-    commands += [f"dump binary memory {work}/ram.bin {RAM_START:#x} {RAM_END:#x}", "kill"]
-    with Qemu(elf, MACHINE, gdb=True) as qemu:
+    ram = CORES[core][3]
+    commands += [f"dump binary memory {work}/ram.bin {ram:#x} {ram + RAM_SIZE:#x}", "kill"]
+    with Qemu(elf, CORES[core][1], gdb=True) as qemu:
         text = run_gdb(elf, qemu.gdb_port, commands)
     traces = parse_backtraces(text)
     saved = [{} for _ in TASKS]
@@ -162,14 +190,14 @@ def gdb_reference(rtos, elf, work):
     return (traces[0] if traces else []), saved
 
 
-def gdb_backtraces(elf, registers, label):
+def gdb_backtraces(elf, machine, registers, label):
     """gdb-multiarch's `bt` for each register set ({register: value}), in a second run of the
     firmware (it runs the same way every time: no timer, no input) stopped at the same place."""
     commands = ["break monitor_fault", "continue"]
     for regs in registers:
         commands += [f"set ${reg} = {value:#x}" for reg, value in regs.items()]
         commands += ["set $xpsr = 0x01000000", "bt"]
-    with Qemu(elf, MACHINE, gdb=True) as qemu:
+    with Qemu(elf, machine, gdb=True) as qemu:
         text = run_gdb(elf, qemu.gdb_port, commands + ["kill"])
     traces = parse_backtraces(text)
     check(len(traces) == len(registers), f"{label}: gdb gave {len(traces)} backtraces: "
@@ -187,12 +215,12 @@ def covered(records, dump, addr, length):
     return False
 
 
-def gdb_handover(elf, work, dump):
+def gdb_handover(elf, machine, work, dump):
     """4: spoor-dump from gdb after the reset equals the semihosting hand-over."""
     commands = ["break spoor_crash_to_host_file", "continue",
                 f"source {SOURCE_DIR}/gdb/spoor.py", f"spoor-dump {work}/given.bin dump_buffer",
                 f"spoor-dump {work}/found.bin", "kill"]
-    with Qemu(elf, MACHINE, gdb=True) as qemu:
+    with Qemu(elf, machine, gdb=True) as qemu:
         text = run_gdb(elf, qemu.gdb_port, commands)
     for name in ("given", "found"):
         path = work / f"{name}.bin"
@@ -201,10 +229,10 @@ def gdb_handover(elf, work, dump):
               f"gdb hand-over ({name}): {text[-1200:]}")
 
 
-def capture_instructions(elf, work):
+def capture_instructions(elf, machine, work):
     """Instructions from the UsageFault entry to the reset (QEMU's exec log)."""
     log = work / "exec.log"
-    with Qemu(elf, MACHINE, exec_log=log) as qemu:
+    with Qemu(elf, machine, exec_log=log) as qemu:
         qemu.wait(120)
     trace = parse_exec_log(log)
     reset = symbol(elf, "Reset_Handler") & ~1
@@ -217,28 +245,30 @@ def capture_instructions(elf, work):
     return None if end is None else end - start
 
 
-def run_one(rtos, work):
+def run_one(rtos, core, work):
     display = RTOSES[rtos][1]
-    elf = build(rtos, work / f"{rtos}.elf")
+    machine, ram_start = CORES[core][1], CORES[core][3]
+    label = f"{rtos} {core}"
+    elf = build(rtos, core, work / f"{rtos}-{core}.elf")
     os.chdir(work)
-    with Qemu(elf, MACHINE) as qemu:
+    with Qemu(elf, machine) as qemu:
         result = qemu.wait(30)
     dump_path = work / "dump.bin"
     check(result.returncode == 0 and "dump written" in result.output and dump_path.is_file(),
-          f"{rtos}: exit {result.returncode}: {result.output!r}")
+          f"{label}: exit {result.returncode}: {result.output!r}")
     if not dump_path.is_file():
         return
     dump = dump_path.read_bytes()
     records, total = memory_records(dump)
-    check(total == len(dump) and total <= BUFFER - 16, f"{rtos}: dump of {total} bytes")
+    check(total == len(dump) and total <= BUFFER - 16, f"{label}: dump of {total} bytes")
     check(any(kind == 6 for _, kind, _ in records),
-          f"{rtos}: no thread stack records: {[(hex(a), k, n) for a, k, n in records]}")
+          f"{label}: no thread stack records: {[(hex(a), k, n) for a, k, n in records]}")
 
-    running_bt, saved = gdb_reference(rtos, elf, work)
+    running_bt, saved = gdb_reference(rtos, core, elf, work)
     ram = (work / "ram.bin").read_bytes()
 
     def word(addr):
-        return struct.unpack_from("<I", ram, addr - RAM_START)[0]
+        return struct.unpack_from("<I", ram, addr - ram_start)[0]
 
     tcbs = [s.get("tcb") for s in saved]
     order = [i for i, name in enumerate(TASKS) if name != RUNNING]
@@ -246,28 +276,28 @@ def run_one(rtos, work):
     for i, regs in zip(order, registers):
         # the TCB and the hardware frame of the saved context are in the dump
         check(covered(records, dump, tcbs[i], 16) and covered(records, dump, regs["sp"] - 32, 32),
-              f"{rtos}: {TASKS[i]}: TCB {tcbs[i]:#x} or stack at {regs['sp']:#x} not in the dump")
-    traces = gdb_backtraces(elf, registers, rtos)
+              f"{label}: {TASKS[i]}: TCB {tcbs[i]:#x} or stack at {regs['sp']:#x} not in the dump")
+    traces = gdb_backtraces(elf, machine, registers, label)
     out = subprocess.run([SPOOR, "crash", "-e", str(elf), str(dump_path), "--threads", "--json"],
                          capture_output=True, text=True, timeout=60)
-    check(out.returncode == 0, f"{rtos}: spoor crash: {out.stderr}")
+    check(out.returncode == 0, f"{label}: spoor crash: {out.stderr}")
     if out.returncode != 0:
         return
     report = json.loads(out.stdout)
     threads = {int(t["tcb"], 16): t for t in report.get("threads", [])}
     check(report.get("rtos") == display and set(threads) == set(tcbs),
-          f"{rtos}: threads {report.get('rtos')} {[hex(t) for t in threads]} != "
+          f"{label}: threads {report.get('rtos')} {[hex(t) for t in threads]} != "
           f"{[hex(t) for t in tcbs if t]}")
     for i, name in enumerate(TASKS):
         t = threads.get(tcbs[i])
         check(t is not None and t.get("name") == name and bool(t.get("current")) == (name == RUNNING),
-              f"{rtos}: {name}: {t}")
+              f"{label}: {name}: {t}")
     running = threads.get(tcbs[TASKS.index(RUNNING)])
     if running_bt and running_bt[-1] == SIGNAL:  # the task's entry returns to 0xFFFFFFFF
         running_bt = running_bt[:-1]
     if running:
         check(spoor_functions(running) == running_bt and len(running_bt) >= 3,
-              f"{rtos}: running: spoor {spoor_functions(running)} != gdb {running_bt}")
+              f"{label}: running: spoor {spoor_functions(running)} != gdb {running_bt}")
     for i, trace in zip(order, traces):
         thread = threads.get(tcbs[i])
         if not thread:
@@ -276,24 +306,26 @@ def run_one(rtos, work):
         if trace and trace[-1] == SIGNAL:
             trace = trace[:-1]
         check(mine == trace and len(trace) >= 3 and f"{TASKS[i]}_main" in trace,
-              f"{rtos}: {TASKS[i]}: spoor {mine} != gdb {trace}")
+              f"{label}: {TASKS[i]}: spoor {mine} != gdb {trace}")
 
     if rtos == "freertos":
-        gdb_handover(elf, work, dump)
-    count = capture_instructions(elf, work)
-    print(f"{rtos}: dump {total} bytes, {len(records)} memory records, capture "
+        gdb_handover(elf, machine, work, dump)
+    count = capture_instructions(elf, machine, work)
+    print(f"{label}: dump {total} bytes, {len(records)} memory records, capture "
           f"{count} instructions (UsageFault entry to reset)")
     check(count is not None and count < MAX_CAPTURE_INSTRUCTIONS,
-          f"{rtos}: capture took {count} instructions")
+          f"{label}: capture took {count} instructions")
 
 
 def main():
     with tempfile.TemporaryDirectory() as tmp:
-        run_static(Path(tmp))
-        for rtos in RTOSES:
-            work = Path(tmp) / rtos
-            work.mkdir()
-            run_one(rtos, work)
+        run_securefault(Path(tmp))
+        for core, (_, _, _, _, rtoses) in CORES.items():
+            run_static(core, Path(tmp))
+            for rtos in rtoses:
+                work = Path(tmp) / f"{rtos}-{core}"
+                work.mkdir()
+                run_one(rtos, core, work)
     return exit_status()
 
 

@@ -1,10 +1,10 @@
 /* Test firmware for the thread-aware crash dump (tests/e2e/test_crash_dump_threads.py), QEMU
- * mps2-an385 (Cortex-M3), linked with spoor's target library and a vendor-style startup file
- * (rtos_dump_startup.c). Built once per RTOS (-DDUMP_FREERTOS, -DDUMP_ZEPHYR, -DDUMP_RTX5,
- * -DDUMP_THREADX) with the kernel's TCB types and globals (freertos_types.h, zephyr_types.h,
- * rtx5_types.h, threadx_types.h, names as in the kernels' sources), and configures spoor's
- * capture as an application would: spoor_crash_init() with an 8 KiB .noinit buffer, then the
- * RTOS's spoor_crash_add_*() call.
+ * mps2-an385 (Cortex-M3) and mps2-an505 (Cortex-M33, Secure state, no FP), linked with spoor's
+ * target library and a vendor-style startup file (rtos_dump_startup.c). Built once per RTOS
+ * (-DDUMP_FREERTOS, -DDUMP_ZEPHYR, -DDUMP_RTX5, -DDUMP_THREADX) with the kernel's TCB types and
+ * globals (freertos_types.h, zephyr_types.h, rtx5_types.h, threadx_types.h, names as in the
+ * kernels' sources), and configures spoor's capture as an application would: spoor_crash_init()
+ * with an 8 KiB .noinit buffer, then the RTOS's spoor_crash_add_*() call.
  *
  * Four tasks really switch, round robin, through one PendSV_Handler that leaves each task's
  * context where the kernel's Cortex-M3 port leaves it:
@@ -42,8 +42,8 @@ void *fw_tcbs[NTASKS];                  /* the TCBs, for the test */
 static unsigned current_index = NTASKS; /* NTASKS: the boot context */
 
 static uint8_t dump_buffer[8192] __attribute__((section(".noinit"), aligned(8)));
-static const spoor_range ram[] = {{0x20000000u, 0x20010000u}};
-static const spoor_range flash[] = {{0x00000000u, 0x00040000u}};
+extern char __ram_start[], __ram_end[], __flash_start[], __flash_end[]; /* rtos_dump_fw.ld */
+static spoor_range ram[1], flash[1];
 
 /* ---------------------------------------------------------------- the tasks */
 
@@ -465,6 +465,8 @@ static void print(const char *text)
 
 int main(void)
 {
+    ram[0] = (spoor_range){(uint32_t)__ram_start, (uint32_t)__ram_end};
+    flash[0] = (spoor_range){(uint32_t)__flash_start, (uint32_t)__flash_end};
     spoor_crash_config config = {0};
     config.buffer = dump_buffer;
     config.buffer_size = sizeof dump_buffer;

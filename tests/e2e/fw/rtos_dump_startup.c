@@ -3,7 +3,8 @@
  * -DSTATIC_HANDLER: the vendor's own `static void HardFault_Handler(void)` in the table and
  * Default_Handler for MemManage, BusFault and UsageFault (links without a word; spoor's
  * handlers are never reached, and spoor_crash_init() must say so). Without it the table names
- * spoor's handlers from spoor/handlers.h. */
+ * spoor's handlers from spoor/handlers.h (SecureFault too on the Armv8-M Mainline core, which
+ * QEMU runs in the Secure state; -DSECUREFAULT_DEFAULT leaves that one to Default_Handler). */
 #include <stdint.h>
 
 extern uint32_t __stack_top[], __bss_start[], __bss_end[];
@@ -21,11 +22,17 @@ static void HardFault_Handler(void)
 #define MEMMANAGE Default_Handler
 #define BUSFAULT Default_Handler
 #define USAGEFAULT Default_Handler
+#define SECUREFAULT Default_Handler
 #else
 #include "spoor/handlers.h"
 #define MEMMANAGE MemManage_Handler
 #define BUSFAULT BusFault_Handler
 #define USAGEFAULT UsageFault_Handler
+#if defined(SECUREFAULT_DEFAULT) /* only SecureFault left to the vendor's Default_Handler */
+#define SECUREFAULT Default_Handler
+#else
+#define SECUREFAULT SecureFault_Handler
+#endif
 #endif
 
 __attribute__((section(".vectors"), used)) void (*const vectors[16])(void) = {
@@ -36,6 +43,9 @@ __attribute__((section(".vectors"), used)) void (*const vectors[16])(void) = {
     [4] = MEMMANAGE,
     [5] = BUSFAULT,
     [6] = USAGEFAULT,
+#if defined(__ARM_ARCH_8M_MAIN__)
+    [7] = SECUREFAULT,
+#endif
     [11] = Default_Handler,
     [12] = Default_Handler,
     [14] = PendSV_Handler,
