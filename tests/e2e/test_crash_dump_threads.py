@@ -14,7 +14,9 @@ writes the dump and resets; the firmware writes it to dump.bin over semihosting.
    word): spoor_crash_init() must return false, and the reason the firmware prints must name
    the table entry and spoor's handler by the addresses arm-none-eabi-nm gives for the two
    HardFault_Handler symbols (M3, and M33 with VTOR at 0x10000000). On the M33 a table with
-   spoor's handlers but Default_Handler for SecureFault must be reported the same way.
+   spoor's handlers but Default_Handler for SecureFault must be reported the same way. A
+   vendor's handlers whose first instruction is B.W to spoor's (-DBRANCH_HANDLER) are accepted,
+   and the UsageFault's dump arrives through them.
 2. Fixed (the table names spoor's handlers, spoor/handlers.h): the dump arrives, fits the 8 KiB
    buffer, holds more than 8 memory records, thread stacks among them (kind 6), read here with
    a parser written from spoor/dump_format.h.
@@ -150,6 +152,35 @@ def run_securefault(work):
             f"{default | 1:#010x}, not spoor's SecureFault_Handler {mine | 1:#010x}")
     check(result.returncode == 1 and want in result.output,
           f"securefault: exit {result.returncode}, output {result.output!r}, want {want!r}")
+
+
+def reason_code(dump):
+    """The REASON record's code (spoor/dump_format.h: type 5, u32 reason, u32 code)."""
+    total, off = struct.unpack_from("<I", dump, 8)[0], 16
+    while off + 8 <= total:
+        rtype, _, length = struct.unpack_from("<HHI", dump, off)
+        if rtype == 5:
+            return struct.unpack_from("<I", dump, off + 12)[0]
+        if rtype == 0:
+            break
+        off += 8 + ((length + 3) & ~3)
+    return None
+
+
+def run_branch(work):
+    """1, accepted wiring: the vendor's HardFault and UsageFault handlers whose first
+    instruction is B.W to spoor's. spoor_crash_init() accepts them, and the UsageFault passes
+    through the vendor's handler into spoor's: the dump arrives, exception 6."""
+    machine = CORES["m3"][1]
+    elf = build("freertos", "m3", work / "branch.elf", extra=["-DBRANCH_HANDLER"])
+    os.chdir(work)
+    with Qemu(elf, machine) as qemu:
+        result = qemu.wait(30)
+    dump = work / "dump.bin"
+    code = reason_code(dump.read_bytes()) if dump.is_file() else None
+    check(result.returncode == 0 and "dump written" in result.output and code == 6,
+          f"branch: exit {result.returncode}, output {result.output!r}, exception {code}")
+    dump.unlink(missing_ok=True)
 
 
 def saved_registers(rtos, word, saved):
@@ -320,6 +351,7 @@ def run_one(rtos, core, work):
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         run_securefault(Path(tmp))
+        run_branch(Path(tmp))
         for core, (_, _, _, _, rtoses) in CORES.items():
             run_static(core, Path(tmp))
             for rtos in rtoses:

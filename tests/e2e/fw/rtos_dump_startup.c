@@ -4,7 +4,9 @@
  * Default_Handler for MemManage, BusFault and UsageFault (links without a word; spoor's
  * handlers are never reached, and spoor_crash_init() must say so). Without it the table names
  * spoor's handlers from spoor/handlers.h (SecureFault too on the Armv8-M Mainline core, which
- * QEMU runs in the Secure state; -DSECUREFAULT_DEFAULT leaves that one to Default_Handler). */
+ * QEMU runs in the Secure state; -DSECUREFAULT_DEFAULT leaves that one to Default_Handler).
+ * -DBRANCH_HANDLER: the table names the vendor's HardFault and UsageFault handlers, which
+ * branch to spoor's (B.W) as their first instruction. */
 #include <stdint.h>
 
 extern uint32_t __stack_top[], __bss_start[], __bss_end[];
@@ -23,6 +25,22 @@ static void HardFault_Handler(void)
 #define BUSFAULT Default_Handler
 #define USAGEFAULT Default_Handler
 #define SECUREFAULT Default_Handler
+#elif defined(BRANCH_HANDLER)
+/* the vendor's own handlers whose first instruction hands over to spoor's (B.W) */
+#include "spoor/handlers.h"
+__attribute__((naked)) static void vendor_hardfault(void)
+{
+    __asm__ volatile("b.w HardFault_Handler");
+}
+__attribute__((naked)) static void vendor_usagefault(void)
+{
+    __asm__ volatile("b.w UsageFault_Handler");
+}
+#define HardFault_Handler vendor_hardfault
+#define MEMMANAGE MemManage_Handler
+#define BUSFAULT BusFault_Handler
+#define USAGEFAULT vendor_usagefault
+#define SECUREFAULT SecureFault_Handler
 #else
 #include "spoor/handlers.h"
 #define MEMMANAGE MemManage_Handler
