@@ -8,6 +8,8 @@ by spoor; `spoor-snapshot DIR`: the stopped target saved as the --regs/--mem inp
     (gdb) mtb --mtb-regs 0x40006000      # an MTB-M0+ register block (vendor address)
     (gdb) mtb --freeze                   # stop the MTB while it is read, restore MASTER after
     (gdb) mtb --help
+    (gdb) spoor-dump crash.bin crash_buffer   # the dump waiting in cfg.buffer, after the reset
+    (gdb) spoor-dump crash.bin                # the buffer spoor_crash_init() was given in this run
 
 The command runs `spoor mtb -e <the loaded ELF> --gdb 127.0.0.1:PORT` and serves that spoor the
 target's memory through gdb: a small GDB remote server on a private localhost port answers
