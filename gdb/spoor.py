@@ -1,5 +1,6 @@
 """gdb commands for spoor. `mtb`: the Micro Trace Buffer of the target gdb is attached to, decoded
-by spoor; `spoor-snapshot DIR`: the stopped target saved as the --regs/--mem input of spoor crash.
+by spoor; `spoor-snapshot DIR`: the stopped target saved as the --regs/--mem input of spoor crash;
+`spoor-dump FILE [BUFFER]`: the crash dump waiting in the target's .noinit buffer, saved to FILE.
 
     (gdb) source gdb/spoor.py
     (gdb) mtb --limit 20                 # or -l 20 / -n 20
@@ -7,6 +8,8 @@ by spoor; `spoor-snapshot DIR`: the stopped target saved as the --regs/--mem inp
     (gdb) mtb --mtb-regs 0x40006000      # an MTB-M0+ register block (vendor address)
     (gdb) mtb --freeze                   # stop the MTB while it is read, restore MASTER after
     (gdb) mtb --help
+    (gdb) spoor-dump crash.bin crash_buffer   # the dump waiting in cfg.buffer, after the reset
+    (gdb) spoor-dump crash.bin                # the buffer spoor_crash_init() was given in this run
 
 The command runs `spoor mtb -e <the loaded ELF> --gdb 127.0.0.1:PORT` and serves that spoor the
 target's memory through gdb: a small GDB remote server on a private localhost port answers
@@ -279,3 +282,72 @@ System Control Space page (0xE000ED00, 256 bytes: the fault status registers).""
 
 
 SnapshotCommand()
+
+
+# The capture buffer (target/src/dump_writer.c, spoor/crash.h): SPOOR_CRASH_CONTROL_SIZE bytes of
+# state (u32 magic "SPCB", u32 state 0 empty / 1 waiting / 2 taken, u32 dropped, u32 check),
+# then the dump (spoor/dump_format.h: u32 magic "SPDM", u16 version, u16 header size, u32 total
+# size, u32 CRC-32 over the rest).
+CONTROL_SIZE = 16
+CONTROL_MAGIC = 0x42435053
+DUMP_MAGIC = 0x4D445053
+DUMP_HEADER_SIZE = 16
+STATES = {0: "empty", 1: "waiting", 2: "taken"}
+DUMP_USAGE = "usage: spoor-dump FILE [BUFFER]"
+
+
+def _crc32(data, crc=0):
+    import zlib
+    return zlib.crc32(data, crc) & 0xFFFFFFFF
+
+
+class DumpCommand(gdb.Command):
+    """spoor-dump FILE [BUFFER]: writes the crash dump in the target's capture buffer to FILE.
+BUFFER is an expression for the buffer given to spoor_crash_init() (cfg.buffer); without it,
+the buffer of the spoor_crash_init() of this run. Checks the capture state and the dump's
+header and CRC; the dump is written whether or not it was taken already."""
+
+    def __init__(self):
+        super().__init__("spoor-dump", gdb.COMMAND_DATA, gdb.COMPLETE_FILENAME)
+
+    def invoke(self, argument, from_tty):
+        args = gdb.string_to_argv(argument)
+        if len(args) not in (1, 2):
+            raise gdb.GdbError(DUMP_USAGE)
+        path = args[0]
+        if len(args) == 2:
+            value = gdb.parse_and_eval(args[1])
+            if value.type.strip_typedefs().code == gdb.TYPE_CODE_ARRAY:
+                value = value.address
+            buffer = int(value.cast(gdb.lookup_type("long").pointer())) & 0xFFFFFFFF
+            size = None
+        else:
+            try:
+                config = gdb.parse_and_eval("'dump_writer.c'::writer.config")
+                buffer = int(config["buffer"]) & 0xFFFFFFFF
+                size = int(config["buffer_size"])
+            except gdb.error:
+                raise gdb.GdbError("spoor-dump: spoor_crash_init() has not run in this program "
+                                   "(or the ELF has no debug info): give the buffer")
+            if buffer == 0:
+                raise gdb.GdbError("spoor-dump: spoor_crash_init() has not run: give the buffer")
+        magic, state, dropped, _ = struct.unpack("<4I", _read(buffer, CONTROL_SIZE))
+        header = _read(buffer + CONTROL_SIZE, DUMP_HEADER_SIZE)
+        dump_magic, _, _, total, stored = struct.unpack("<IHHII", header)
+        if dump_magic != DUMP_MAGIC:
+            raise gdb.GdbError(f"spoor-dump: no dump at 0x{buffer + CONTROL_SIZE:08x} "
+                               "(bad magic)")
+        if total < DUMP_HEADER_SIZE or (size is not None and total > size - CONTROL_SIZE):
+            raise gdb.GdbError(f"spoor-dump: the dump's size {total} does not fit the buffer")
+        dump = _read(buffer + CONTROL_SIZE, total)
+        if _crc32(dump[16:], _crc32(dump[:12])) != stored:
+            raise gdb.GdbError("spoor-dump: the dump's CRC does not match (an incomplete or "
+                               "overwritten dump)")
+        with open(path, "wb") as f:
+            f.write(dump)
+        what = STATES.get(state, "unknown") if magic == CONTROL_MAGIC else "no capture state"
+        extra = f", {dropped} later crashes dropped" if magic == CONTROL_MAGIC and dropped else ""
+        gdb.write(f"spoor-dump: {total} bytes of dump (state: {what}{extra}) written to {path}\n")
+
+
+DumpCommand()

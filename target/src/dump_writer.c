@@ -45,6 +45,7 @@ static struct {
     uint16_t calls_entry_size;
     uint32_t calls_count;
     const volatile uint32_t *calls_next;
+    spoor_dump_extra_fn extra;
 } writer;
 
 /* ---- little-endian stores and range checks ------------------------------------------- */
@@ -66,17 +67,6 @@ SPOOR_NO_INSTRUMENT static void put32(uint8_t *p, uint32_t v)
 SPOOR_NO_INSTRUMENT static uint32_t get32(const uint8_t *p)
 {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-SPOOR_NO_INSTRUMENT bool spoor_range_contains(const spoor_range *ranges, uint32_t count,
-                                              uint32_t addr, uint32_t len)
-{
-    uint64_t end = (uint64_t)addr + len;
-    for (uint32_t i = 0; i < count; i++) {
-        if (addr >= ranges[i].start && end <= ranges[i].end && addr < ranges[i].end)
-            return true;
-    }
-    return false;
 }
 
 SPOOR_NO_INSTRUMENT static bool readable(const spoor_memory *m, uint32_t addr, uint32_t len)
@@ -276,6 +266,18 @@ SPOOR_NO_INSTRUMENT static void put_calls(builder *b, const spoor_memory *m)
     end_record(b, SPOOR_REC_CALL_RECORDS, 0, SPOOR_CALLS_BYTES + len);
 }
 
+typedef struct extra_sink {
+    builder *b;
+    const spoor_memory *m;
+} extra_sink;
+
+SPOOR_NO_INSTRUMENT static void put_extra_region(void *ctx, uint32_t addr, uint32_t len,
+                                                 uint32_t kind)
+{
+    extra_sink *s = ctx;
+    put_memory(s->b, s->m, addr, (uint64_t)addr + len, kind, 0, 0);
+}
+
 SPOOR_NO_INSTRUMENT uint32_t spoor_dump_build(uint8_t *buf, uint32_t cap, const spoor_capture *c,
                                               const spoor_memory *m)
 {
@@ -304,6 +306,10 @@ SPOOR_NO_INSTRUMENT uint32_t spoor_dump_build(uint8_t *buf, uint32_t cap, const 
     for (uint32_t i = 0; i < writer.region_count; i++) {
         const registered_region *r = &writer.regions[i];
         put_memory(&b, m, r->address, (uint64_t)r->address + r->length, r->kind, 0, 0);
+    }
+    if (writer.extra) {
+        extra_sink sink = {&b, m};
+        writer.extra(m, put_extra_region, &sink);
     }
 
     b.cap += SPOOR_REC_HEADER_SIZE; /* the end record's room, held back until now */
@@ -377,6 +383,7 @@ SPOOR_NO_INSTRUMENT bool spoor_crash_setup(const spoor_crash_config *config,
     writer.memory = *memory;
     writer.region_count = 0;
     writer.has_calls = false;
+    writer.extra = NULL;
     if (!control_valid())
         set_state(STATE_EMPTY, 0);
     else if (control()->state == STATE_PENDING && sealed_size() == 0)
@@ -408,6 +415,11 @@ SPOOR_NO_INSTRUMENT bool spoor_dump_add_call_records(const void *ring, uint16_t 
     writer.calls_count = count;
     writer.calls_next = next;
     return true;
+}
+
+SPOOR_NO_INSTRUMENT void spoor_dump_set_extra(spoor_dump_extra_fn extra)
+{
+    writer.extra = extra;
 }
 
 SPOOR_NO_INSTRUMENT bool spoor_crash_write(const spoor_capture *capture)

@@ -74,8 +74,19 @@ typedef struct spoor_crash_config {
 
 /* Stores the configuration and validates the capture state in the buffer (a buffer that
  * does not hold a valid state, as after power-on, is reset). Keeps a dump from before the
- * reset. Returns false when the configuration is unusable (no buffer, buffer too small). */
+ * reset. Then checks its own wiring: the fault entries of the active vector table (VTOR; on a
+ * Cortex-M0 the table at 0) must be spoor's handlers (spoor/handlers.h) or branch to them
+ * with their first instruction (B/B.W). MemManage, BusFault, UsageFault (and SecureFault) are
+ * enabled only where they are: the others stay disabled and escalate to HardFault.
+ * Returns false when the configuration is unusable (no buffer, buffer too small) or an entry
+ * is not spoor's (capture is set up as far as it goes: a wrong HardFault entry means faults
+ * are not captured); spoor_crash_init_message() then says why. */
 bool spoor_crash_init(const spoor_crash_config *config);
+
+/* Why the last spoor_crash_init() returned false, as a sentence; NULL when it returned true.
+ * The text lives in a static buffer, e.g. "HardFault entry of the vector table at 0x00000000 is
+ * 0x000001a5, not spoor's HardFault_Handler 0x00000c11 (...)". */
+const char *spoor_crash_init_message(void);
 
 /* Adds [addr, addr+len) to every future dump (MTB buffer, call-record ring, RTOS task
  * blocks...). Regions outside the configured ram/flash ranges are skipped at capture time;
@@ -176,6 +187,15 @@ bool spoor_crash_setup(const spoor_crash_config *config, const spoor_memory *mem
 const spoor_crash_config *spoor_crash_current_config(void);
 const spoor_memory *spoor_crash_current_memory(void);
 
+/* Where a region goes; kind is a SPOOR_REGION_*. */
+typedef void (*spoor_region_fn)(void *ctx, uint32_t addr, uint32_t len, uint32_t kind);
+/* Regions decided at capture time (the thread-aware capture, spoor/crash_threads.h): called
+ * while a dump is built, after the registered regions; each region it hands to emit becomes
+ * MEMORY records as far as the buffer holds. One at a time; NULL removes it;
+ * spoor_crash_init() resets it. */
+typedef void (*spoor_dump_extra_fn)(const spoor_memory *memory, spoor_region_fn emit, void *ctx);
+void spoor_dump_set_extra(spoor_dump_extra_fn extra);
+
 /* Writes the dump for capture into the configured buffer (unless a dump is waiting, which
  * only increments the dropped count). Returns true when a dump was written. */
 bool spoor_crash_write(const spoor_capture *capture);
@@ -183,6 +203,10 @@ bool spoor_crash_write(const spoor_capture *capture);
 /* True when [addr, addr+len) lies inside one of ranges (len 0 counts as inside when addr
  * does). */
 bool spoor_range_contains(const spoor_range *ranges, uint32_t count, uint32_t addr, uint32_t len);
+
+/* [start, start + want) clipped to the range of ranges holding start: its length, 0 when start
+ * lies in none. */
+uint32_t spoor_range_room(const spoor_range *ranges, uint32_t count, uint32_t start, uint32_t want);
 
 /* Builds a dump into buf (used by spoor_crash_write; exposed for tests and for tools that
  * write dumps). Returns the dump size, or 0 when buf cannot hold even the header, the

@@ -141,11 +141,13 @@ enum spoor_record_type {
 
 enum spoor_region_kind {
     SPOOR_REGION_OTHER = 0,
-    SPOOR_REGION_STACK = 1,       /* a window of the active stack at the fault */
-    SPOOR_REGION_OTHER_STACK = 2, /* a window of the other stack (PSP when MSP was active...) */
-    SPOOR_REGION_RTOS = 3,        /* RTOS task control blocks, task lists */
-    SPOOR_REGION_DATA = 4,        /* application data the firmware registered */
-    SPOOR_REGION_PERIPHERAL = 5,  /* peripheral registers */
+    SPOOR_REGION_STACK = 1,        /* a window of the active stack at the fault */
+    SPOOR_REGION_OTHER_STACK = 2,  /* a window of the other stack (PSP when MSP was active...) */
+    SPOOR_REGION_RTOS = 3,         /* RTOS task control blocks, task lists */
+    SPOOR_REGION_DATA = 4,         /* application data the firmware registered */
+    SPOOR_REGION_PERIPHERAL = 5,   /* peripheral registers */
+    SPOOR_REGION_THREAD_STACK = 6, /* a window of a thread's stack from its saved SP (the
+                                      thread-aware capture, spoor/crash_threads.h) */
 };
 
 /* ---- SPOOR_REC_BUILD_ID: the GNU build-id (the NT_GNU_BUILD_ID note's descriptor bytes,

@@ -15,6 +15,7 @@
 
 #include "spoor/cortexm_facts.h"
 #include "spoor/crash.h"
+#include "spoor/handlers.h"
 #include "spoor/no_instrument.h"
 
 #if defined(__ARM_ARCH_6M__)
@@ -217,17 +218,6 @@ SPOOR_NO_INSTRUMENT static bool direct_read(void *ctx, uint32_t addr, void *dst,
     return true;
 }
 
-/* [start, start + want) clipped to the RAM range holding start; 0 when start is not in RAM. */
-SPOOR_NO_INSTRUMENT static uint32_t window(const spoor_memory *m, uint32_t start, uint32_t want)
-{
-    for (uint32_t i = 0; i < m->ram_count; i++) {
-        const spoor_range *r = &m->ram[i];
-        if (start >= r->start && start < r->end)
-            return r->end - start < want ? r->end - start : want;
-    }
-    return 0;
-}
-
 SPOOR_NO_INSTRUMENT static void add_build_id(spoor_capture *c)
 {
     const uint8_t *p = __build_id_start, *end = __build_id_end;
@@ -264,10 +254,10 @@ SPOOR_NO_INSTRUMENT static void stack_windows(spoor_capture *c, const spoor_cras
 {
     uint32_t want = cfg->stack_window;
     c->stack_start = active;
-    c->stack_len = window(m, active, want);
+    c->stack_len = spoor_range_room(m->ram, m->ram_count, active, want);
     if (other != 0 && other != active) {
         c->other_stack_start = other;
-        c->other_stack_len = window(m, other, want);
+        c->other_stack_len = spoor_range_room(m->ram, m->ram_count, other, want);
     }
 }
 
@@ -623,16 +613,142 @@ SPOOR_NO_INSTRUMENT uint32_t spoor_backtrace_impl(uint32_t *pcs, uint32_t max,
     return spoor_ehabi_unwind(&table, m, &state, pcs, max, NULL);
 }
 
+/* ---- the vector table check ---------------------------------------------------------------- */
+
+#define SCB_CPUID 0xE000ED00u
+#define SCB_VTOR 0xE000ED08u
+#define SCB_CPUID_NS 0xE002ED00u /* the Non-secure alias: reads as zero from Non-secure code */
+#define CPUID_PARTNO_M0 0xC20u
+#define SHCSR_MEMFAULTENA (1u << 16)
+
+static const char *init_message;
+static char init_text[192];
+
+/* The active vector table: VTOR, or address 0 on a Cortex-M0 (no VTOR; on a Cortex-M0+ without
+ * one the register reads as zero, which is where its table is). */
+SPOOR_NO_INSTRUMENT static uint32_t vector_table(void)
+{
+#if SPOOR_V6M
+    if (((REG32(SCB_CPUID) >> 4) & 0xFFFu) == CPUID_PARTNO_M0)
+        return 0;
+#endif
+    return REG32(SCB_VTOR) & ~0x7Fu;
+}
+
+/* Where the instruction at entry (a Thumb address) branches to when it is B (T2) or B.W (T4),
+ * else 0. Reads code only inside the configured flash. */
+SPOOR_NO_INSTRUMENT static uint32_t branch_target(const spoor_memory *m, uint32_t entry)
+{
+    uint32_t at = entry & ~1u;
+    if (!spoor_range_contains(m->flash, m->flash_count, at, 4))
+        return 0;
+    const volatile uint16_t *code = (const volatile uint16_t *)(uintptr_t)at;
+    uint32_t h1 = code[0], h2 = code[1];
+    if ((h1 & 0xF800u) == 0xE000u) { /* B T2: 11100 imm11 */
+        uint32_t imm = (h1 & 0x7FFu) << 1;
+        if (imm & 0x800u)
+            imm |= 0xFFFFF000u;
+        return (at + 4u + imm) | 1u;
+    }
+    if ((h1 & 0xF800u) == 0xF000u && (h2 & 0xD000u) == 0x9000u) { /* B.W T4 */
+        uint32_t s = (h1 >> 10) & 1u, j1 = (h2 >> 13) & 1u, j2 = (h2 >> 11) & 1u;
+        uint32_t i1 = !(j1 ^ s), i2 = !(j2 ^ s);
+        uint32_t imm = s << 24 | i1 << 23 | i2 << 22 | (h1 & 0x3FFu) << 12 | (h2 & 0x7FFu) << 1;
+        if (s)
+            imm |= 0xFE000000u;
+        return (at + 4u + imm) | 1u;
+    }
+    return 0;
+}
+
+SPOOR_NO_INSTRUMENT static char *put_text(char *p, char *end, const char *s)
+{
+    while (*s && p < end)
+        *p++ = *s++;
+    return p;
+}
+
+SPOOR_NO_INSTRUMENT static char *put_hex(char *p, char *end, uint32_t v)
+{
+    p = put_text(p, end, "0x");
+    for (int shift = 28; shift >= 0 && p < end; shift -= 4)
+        *p++ = "0123456789abcdef"[(v >> shift) & 0xFu];
+    return p;
+}
+
+typedef struct fault_vector {
+    uint8_t number;
+    const char *name;
+    void (*handler)(void);
+} fault_vector;
+
+/* Checks the fault entries of the active vector table against spoor's handlers; returns the
+ * SHCSR enable bits of the configurable faults whose entries are spoor's (the others stay
+ * disabled and escalate to HardFault). Sets init_message for the first entry that is not. */
+SPOOR_NO_INSTRUMENT static uint32_t check_vectors(const spoor_memory *m)
+{
+    static const fault_vector vectors[] = {
+        {3, "HardFault", HardFault_Handler},
+#if !SPOOR_V6M
+        {4, "MemManage", MemManage_Handler},
+        {5, "BusFault", BusFault_Handler},
+        {6, "UsageFault", UsageFault_Handler},
+#endif
+#if SPOOR_V8M_MAIN
+        {7, "SecureFault", SecureFault_Handler},
+#endif
+    };
+    uint32_t table = vector_table(), enable = 0;
+    for (uint32_t i = 0; i < sizeof vectors / sizeof vectors[0]; i++) {
+        const fault_vector *v = &vectors[i];
+#if SPOOR_V8M_MAIN
+        if (v->number == 7 && REG32(SCB_CPUID_NS) == 0)
+            continue; /* Non-secure code (or no Security Extension): not our exception */
+#endif
+        uint32_t mine = (uint32_t)(uintptr_t)v->handler | 1u;
+        uint32_t entry = *(const volatile uint32_t *)(uintptr_t)(table + 4u * v->number);
+        if (entry == mine || branch_target(m, entry) == mine) {
+            if (v->number >= 4)
+                enable |= SHCSR_MEMFAULTENA << (v->number - 4u);
+            continue;
+        }
+        if (init_message)
+            continue;
+        char *p = init_text, *end = init_text + sizeof init_text - 1u;
+        p = put_text(p, end, v->name);
+        p = put_text(p, end, " entry of the vector table at ");
+        p = put_hex(p, end, table);
+        p = put_text(p, end, " is ");
+        p = put_hex(p, end, entry);
+        p = put_text(p, end, ", not spoor's ");
+        p = put_text(p, end, v->name);
+        p = put_text(p, end, "_Handler ");
+        p = put_hex(p, end, mine);
+        p = put_text(p, end, " (the startup code's own handler? see spoor/handlers.h)");
+        *p = '\0';
+        init_message = init_text;
+    }
+    return enable;
+}
+
+SPOOR_NO_INSTRUMENT const char *spoor_crash_init_message(void)
+{
+    return init_message;
+}
+
 /* ---- initialisation ------------------------------------------------------------------------ */
 
 SPOOR_NO_INSTRUMENT bool spoor_crash_init(const spoor_crash_config *config)
 {
+    init_message = "no configuration";
     if (!config)
         return false;
     spoor_memory memory = {direct_read,       NULL,          config->ram,
                            config->ram_count, config->flash, config->flash_count};
+    init_message = "unusable configuration (no buffer, buffer not 4-byte aligned or too small)";
     if (!spoor_crash_setup(config, &memory))
         return false;
+    init_message = NULL;
     uint32_t top;
     if (config->handler_stack && config->handler_stack_size >= 256u)
         top = (uint32_t)(uintptr_t)config->handler_stack + config->handler_stack_size;
@@ -641,13 +757,13 @@ SPOOR_NO_INSTRUMENT bool spoor_crash_init(const spoor_crash_config *config)
     spoor_fault_stack_top = top & ~7u;
     spoor_fault_mtb = config->mtb_registers;
     in_fault = 0;
+    uint32_t enable = check_vectors(&memory);
 #if !SPOOR_V6M
-    /* separate MemManage, BusFault, UsageFault (and SecureFault) handlers */
-    uint32_t enable = (1u << 16) | (1u << 17) | (1u << 18);
-#if SPOOR_V8M_MAIN
-    enable |= 1u << 19;
-#endif
+    /* separate MemManage, BusFault, UsageFault (and SecureFault) handlers, where the vector
+     * table has spoor's */
     REG32(SCB_SHCSR) |= enable;
+#else
+    (void)enable;
 #endif
-    return true;
+    return init_message == NULL;
 }
