@@ -161,6 +161,86 @@ static void warn_unreadable(const spoor_elf *elf, const char *why)
     spoor_elf_warn(elf, ".debug_frame: call frame information unreadable (%s)", why);
 }
 
+/* The highest DWARF register number of the ARM ABI (AAELF32 "DWARF register names": 320-323 are
+ * TPIDRURO..HTPIDPR); a rule for a higher one describes no register of the target. */
+#define ARM_DWARF_REG_MAX 323
+
+/* Reads one call frame instruction stream (a CIE's initial instructions or an FDE's) as
+ * readelf --debug-dump=frames does and says what in it is damaged: an opcode DWARF does not
+ * define, an operand that runs past the entry, a register no ARM register (libdw takes any
+ * number, so a flipped register operand only shows as a rule for a column nobody reads). */
+static bool cfa_program_damaged(const uint8_t *p, const uint8_t *end, char *why, size_t n)
+{
+    while (p < end) {
+        uint8_t op = *p++;
+        uint64_t reg = 0, v;
+        bool has_reg = false, ok = true;
+        switch (op >> 6) {
+        case 1: /* DW_CFA_advance_loc */ continue;
+        case 2: /* DW_CFA_offset: register in the low bits, ULEB offset */
+            ok = spoor_uleb128(&p, end, &v);
+            break;
+        case 3: /* DW_CFA_restore */ break;
+        default:
+            switch (op) {
+            case DW_CFA_nop:
+            case DW_CFA_remember_state:
+            case DW_CFA_restore_state: break;
+            case DW_CFA_set_loc:
+            case DW_CFA_advance_loc4: ok = end - p >= 4, p += ok ? 4 : 0; break;
+            case DW_CFA_advance_loc1: ok = end - p >= 1, p += ok ? 1 : 0; break;
+            case DW_CFA_advance_loc2: ok = end - p >= 2, p += ok ? 2 : 0; break;
+            case DW_CFA_def_cfa_offset:
+            case DW_CFA_def_cfa_offset_sf:
+            case DW_CFA_GNU_args_size:
+                ok = spoor_uleb128(&p, end, &v); /* an SLEB's bytes read as well as a ULEB's */
+                break;
+            case DW_CFA_restore_extended:
+            case DW_CFA_undefined:
+            case DW_CFA_same_value:
+            case DW_CFA_def_cfa_register: ok = has_reg = spoor_uleb128(&p, end, &reg); break;
+            case DW_CFA_offset_extended:
+            case DW_CFA_offset_extended_sf:
+            case DW_CFA_def_cfa:
+            case DW_CFA_def_cfa_sf:
+            case DW_CFA_val_offset:
+            case DW_CFA_val_offset_sf:
+            case DW_CFA_GNU_negative_offset_extended:
+                ok = has_reg = spoor_uleb128(&p, end, &reg) && spoor_uleb128(&p, end, &v);
+                break;
+            case DW_CFA_register:
+                ok = has_reg = spoor_uleb128(&p, end, &reg) && spoor_uleb128(&p, end, &v);
+                if (ok && v > ARM_DWARF_REG_MAX)
+                    reg = v;
+                break;
+            case DW_CFA_def_cfa_expression:
+                ok = spoor_uleb128(&p, end, &v) && v <= (uint64_t)(end - p);
+                p += ok ? v : 0;
+                break;
+            case DW_CFA_expression:
+            case DW_CFA_val_expression:
+                ok = has_reg = spoor_uleb128(&p, end, &reg) && spoor_uleb128(&p, end, &v) &&
+                               v <= (uint64_t)(end - p);
+                p += ok ? v : 0;
+                break;
+            default: snprintf(why, n, "call frame instruction 0x%02x unknown", op); return true;
+            }
+        }
+        if (!ok) {
+            snprintf(why, n, "call frame instruction 0x%02x runs past its entry", op);
+            return true;
+        }
+        if (op >> 6 == 2 || op >> 6 == 3)
+            reg = op & 0x3f, has_reg = true;
+        if (has_reg && reg > ARM_DWARF_REG_MAX) {
+            snprintf(why, n, "call frame instruction 0x%02x names register %llu, no ARM register",
+                     op, (unsigned long long)reg);
+            return true;
+        }
+    }
+    return false;
+}
+
 /* A lookup reads .debug_frame only up to the entry it needs and runs an FDE's instructions only
  * up to the address, so damage elsewhere (an entry length that runs into the next entries, a
  * CIE pointer to nowhere, an instruction libdw does not know) may show at no lookup, or give a
@@ -204,7 +284,14 @@ static void check_debug_frame(const spoor_elf *elf, Dwarf_CFI *cfi)
             warn_unreadable(elf, why);
             break;
         }
+        char damage[96];
         if (dwarf_cfi_cie_p(&entry)) {
+            if (cfa_program_damaged(entry.cie.initial_instructions,
+                                    entry.cie.initial_instructions_end, damage, sizeof damage)) {
+                snprintf(why, sizeof why, "CIE at 0x%llx: %s", (unsigned long long)off, damage);
+                warn_unreadable(elf, why);
+                break;
+            }
             off = next;
             continue;
         }
@@ -214,6 +301,29 @@ static void check_debug_frame(const spoor_elf *elf, Dwarf_CFI *cfi)
         if (c == ncies || entry.fde.end - entry.fde.start < 8) {
             snprintf(why, sizeof why, "FDE at 0x%llx: %s", (unsigned long long)off,
                      c == ncies ? "its CIE pointer leads to no CIE" : "too short");
+            warn_unreadable(elf, why);
+            break;
+        }
+        /* the FDE's instructions: after its two address words and, where its CIE's augmentation
+         * begins with 'z', the augmentation data */
+        const uint8_t *insns = entry.fde.start + 8;
+        Dwarf_CFI_Entry cie;
+        Dwarf_Off cie_next;
+        uint64_t aug_len = 0;
+        if (dwarf_next_cfi((const unsigned char *)ident, &data, false, cies[c], &cie_next, &cie) ==
+                0 &&
+            cie.cie.augmentation[0] == 'z' &&
+            (!spoor_uleb128(&insns, entry.fde.end, &aug_len) ||
+             aug_len > (uint64_t)(entry.fde.end - insns)))
+            insns = entry.fde.end + 1; /* the augmentation data runs past the FDE */
+        if (insns > entry.fde.end) {
+            snprintf(why, sizeof why, "FDE at 0x%llx: augmentation data past its end",
+                     (unsigned long long)off);
+            warn_unreadable(elf, why);
+            break;
+        }
+        if (cfa_program_damaged(insns + aug_len, entry.fde.end, damage, sizeof damage)) {
+            snprintf(why, sizeof why, "FDE at 0x%llx: %s", (unsigned long long)off, damage);
             warn_unreadable(elf, why);
             break;
         }
