@@ -123,6 +123,15 @@ static void describe(struct top_cli *c, top_thread_info *info, uint32_t tcb)
     if (c->idle_pending)
         top_read_idle(c);
     c->idle_pending = false;
+    spoor_rtos_thread_ref ref;
+    if (!spoor_rtos_listed(c->rtos, spoor_mem_reader, c->mem, tcb, &ref)) {
+        /* on none of the RTOS's lists: its bytes are no thread's (Zephyr's start-up dummy
+         * thread on the interrupt stack, a deleted TCB) */
+        top_let_run(c);
+        snprintf(info->name, sizeof info->name, "(start-up)");
+        info->unlisted = true;
+        return;
+    }
     spoor_rtos_thread t;
     bool ok = spoor_rtos_read_thread(c->rtos, spoor_mem_reader, c->mem, tcb, &t);
     if (!ok && !top_connection_lost(c))
@@ -130,6 +139,7 @@ static void describe(struct top_cli *c, top_thread_info *info, uint32_t tcb)
     if (ok) {
         info->func = entry_function(c, info, &t);
         read_stack(c, info, &t);
+        spoor_rtos_state_of(c->rtos, spoor_mem_reader, c->mem, &ref, &t, &info->state);
     }
     top_let_run(c);
     if (!ok) {
@@ -173,8 +183,11 @@ const top_thread_info *top_thread(void *ctx, uint32_t tcb)
 static void revalidate(struct top_cli *c, top_thread_info *info)
 {
     spoor_rtos_thread t;
-    if (!spoor_rtos_read_thread(c->rtos, spoor_mem_reader, c->mem, info->tcb, &t))
+    spoor_rtos_thread_ref ref;
+    if (!spoor_rtos_listed(c->rtos, spoor_mem_reader, c->mem, info->tcb, &ref) ||
+        !spoor_rtos_read_thread(c->rtos, spoor_mem_reader, c->mem, info->tcb, &t))
         return;
+    spoor_rtos_state_of(c->rtos, spoor_mem_reader, c->mem, &ref, &t, &info->state);
     if (strcmp(t.name, info->name) != 0) { /* another thread: nothing of the old one holds */
         snprintf(info->name, sizeof info->name, "%s", t.name);
         info->func = NULL;
