@@ -82,16 +82,16 @@ def crash_views(elf, port, label):
 
 def check_thread(label, name, t, want, root):
     state, wait, obj, obj_name, _ = want
-    check(t["state"] == state, f"{label}: {name}: state {t['state']} ({t['kernel_state']}) != "
+    check(t["state"] == state, f"{label}: {name}: state {t['state']} ({t.get('kernel_state')}) != "
           f"the firmware's {state}")
     if state == "blocked":
         w = t.get("wait") or {}
         check((w.get("kind"), w.get("object"), w.get("name")) == (wait, f"0x{obj:08x}", obj_name),
               f"{label}: {name}: waits on {w} != the firmware's {wait} 0x{obj:08x} {obj_name}")
     else:
-        check(t.get("wait") is None, f"{label}: {name}: a wait object when {state}: {t['wait']}")
+        check(t.get("wait") is None, f"{label}: {name}: a wait object when {state}: {t.get('wait')}")
     frames = [f["function"] for f in t["backtrace"] if f["kind"] == "frame"]
-    check(t["root_reached"] is True, f"{label}: {name}: root not reached: {t['stop']} {frames}")
+    check(t.get("root_reached") is True, f"{label}: {name}: root not reached: {t['stop']} {frames}")
     if root:
         check(t["stop"] == "thread root" and frames[-1:] == [root],
               f"{label}: {name}: the walk does not end at {root}: {t['stop']} {frames}")
@@ -139,7 +139,7 @@ def run_one(rtos, core, work):
                       f"'{line}': {names[-1500:]}")
             mine = [f["function"] for f in t["backtrace"] if f["kind"] == "frame"]
             gdb = [f for f in served.get(want[4], []) if f != "<signal handler called>"]
-            print(f"{label}: {name}: {t['state']} ({t['kernel_state']}); spoor {mine}; "
+            print(f"{label}: {name}: {t['state']} ({t.get('kernel_state')}); spoor {mine}; "
                   f"gdb {gdb}")
             check(mine and gdb[:len(mine)] == mine,
                   f"{label}: {name}: spoor {mine} != gdb's bt {gdb} as far as spoor goes")

@@ -144,8 +144,8 @@ def run_shape(shape, work):
             wait = WAITS.get(shape, {}).get(t["name"])
             if wait:
                 kind, symbol, name = wait
-                check(t["wait"] == {"kind": kind, "object": f"0x{symbols[symbol]:08x}",
-                                    "name": name}, f"{shape}: {t['name']} waits on {t['wait']}")
+                check(t.get("wait") == {"kind": kind, "object": f"0x{symbols[symbol]:08x}",
+                                    "name": name}, f"{shape}: {t['name']} waits on {t.get('wait')}")
             if shape in ("RTX5", "THREADX") and not t["current"]:
                 # never run: no TCB holds a saved stack pointer (0), which must give no
                 # backtrace but an error saying so (the layouts themselves are checked on
