@@ -207,6 +207,16 @@ size_t spoor_rtos_threads(const spoor_rtos *r, spoor_read_fn read, void *ctx,
 bool spoor_rtos_listed(const spoor_rtos *r, spoor_read_fn read, void *ctx, uint32_t tcb,
                        spoor_rtos_thread_ref *ref);
 
+/* Whether a thread's state or listing needs the RTOS's lists walked: false for RTX5, whose state
+ * word says everything (running included) and whose running thread is on no list, so
+ * spoor_rtos_listed reads nothing and answers true with a "ready" ref. */
+bool spoor_rtos_state_needs_lists(const spoor_rtos *r);
+
+/* spoor_rtos_listed on lists already walked: refs (n of them) and walk from spoor_rtos_threads
+ * (for a caller that asks about many TCBs, with one walk). */
+bool spoor_rtos_find(const spoor_rtos *r, const spoor_rtos_thread_ref *refs, size_t n,
+                     const spoor_rtos_walk *walk, uint32_t tcb, spoor_rtos_thread_ref *ref);
+
 /* The registers a thread that is not running resumes with, from the context its RTOS's port
  * saved at its saved SP (t from spoor_rtos_read_thread): r4-r11 and the hardware exception
  * frame. The port's layout comes from the RTOS and the ELF (its build attributes and symbols:

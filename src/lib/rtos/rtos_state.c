@@ -212,6 +212,15 @@ static spoor_thread_wait zephyr_kind(const char *type)
     return SPOOR_WAIT_OBJECT;
 }
 
+/* One of the idle threads (z_idle_threads[], one per CPU). */
+static bool zephyr_idle(const spoor_rtos *r, uint32_t tcb)
+{
+    uint32_t at, size;
+    return r->has_idle && r->idle_is_object &&
+           spoor_elf_symbol(r->elf, "z_idle_threads", &at, &size) && tcb >= at &&
+           tcb - at < (size ? size : r->tcb_size) && (tcb - at) % r->tcb_size == 0;
+}
+
 static void zephyr_state(const spoor_rtos *r, const spoor_rtos_thread *t, spoor_rtos_state *s)
 {
     static const char *const bits[8] = {
@@ -248,9 +257,8 @@ static void zephyr_state(const spoor_rtos *r, const spoor_rtos_thread *t, spoor_
     else if (timeout) { /* before 4.1 a sleep sets no bit: only its timeout runs */
         s->state = SPOOR_THREAD_SLEEPING;
         add_kernel(s, "base.timeout linked");
-    } else if (r->has_idle && r->idle_is_object && t->tcb >= r->idle_addr &&
-               t->tcb - r->idle_addr < r->tcb_size * 4u &&
-               (t->tcb - r->idle_addr) % r->tcb_size == 0) {
+    } else if (zephyr_idle(r, t->tcb)) {
+
         s->state = SPOOR_THREAD_READY; /* the idle thread is never queued */
         add_kernel(s, "idle thread");
     } else

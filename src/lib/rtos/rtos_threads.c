@@ -234,28 +234,43 @@ size_t spoor_rtos_threads(const spoor_rtos *r, spoor_read_fn read, void *ctx,
     return n;
 }
 
+bool spoor_rtos_state_needs_lists(const spoor_rtos *r)
+{
+    return !r->d->state_member || r->d->current_on_lists;
+}
+
+bool spoor_rtos_find(const spoor_rtos *r, const spoor_rtos_thread_ref *refs, size_t n,
+                     const spoor_rtos_walk *walk, uint32_t tcb, spoor_rtos_thread_ref *ref)
+{
+    spoor_rtos_thread_ref found = {tcb, "ready", NULL};
+    bool known = false;
+    for (size_t i = 0; i < n && !known; i++)
+        if (refs[i].tcb == tcb) {
+            found = refs[i];
+            known = true;
+        }
+    if (!known && tcb && r->d->current_on_lists && !walk->lists_cut && !walk->not_shown)
+        found.state = "unlisted";
+    if (ref)
+        *ref = found;
+    return strcmp(found.state, "unlisted") != 0;
+}
+
 bool spoor_rtos_listed(const spoor_rtos *r, spoor_read_fn read, void *ctx, uint32_t tcb,
                        spoor_rtos_thread_ref *ref)
 {
     enum { MAX_REFS = 512 };
-    spoor_rtos_thread_ref found = {tcb, "ready", NULL};
-    spoor_rtos_thread_ref *refs = tcb ? malloc(MAX_REFS * sizeof *refs) : NULL;
-    bool listed = true;
-    if (refs) {
-        spoor_rtos_walk walk;
-        size_t n = spoor_rtos_threads(r, read, ctx, refs, MAX_REFS, &walk);
-        bool known = false;
-        for (size_t i = 0; i < n && !known; i++)
-            if (refs[i].tcb == tcb) {
-                found = refs[i];
-                known = true;
-            }
-        if (!known && r->d->current_on_lists && !walk.lists_cut && !walk.not_shown)
-            found.state = "unlisted";
-        listed = strcmp(found.state, "unlisted") != 0;
-        free(refs);
+    if (!spoor_rtos_state_needs_lists(r)) { /* no walk: a live target's reads are the cost */
+        if (ref)
+            *ref = (spoor_rtos_thread_ref){tcb, "ready", NULL};
+        return true;
     }
-    if (ref)
-        *ref = found;
+    spoor_rtos_thread_ref *refs = malloc(MAX_REFS * sizeof *refs);
+    spoor_rtos_walk walk = {0};
+    size_t n = refs ? spoor_rtos_threads(r, read, ctx, refs, MAX_REFS, &walk) : 0;
+    if (!refs) /* cannot be told */
+        walk.lists_cut = 1;
+    bool listed = spoor_rtos_find(r, refs, n, &walk, tcb, ref);
+    free(refs);
     return listed;
 }
