@@ -333,7 +333,7 @@ __attribute__((noreturn, noinline)) void z_thread_entry(void (*entry)(void), voi
 }
 #define THREAD_PC(i) ((uint32_t)z_thread_entry)
 #define THREAD_R0(i) ((uint32_t)task_entries[i])
-#define THREAD_LR 0xFFFFFFFFu
+#define THREAD_LR STACK_FILL /* arch_new_thread leaves LR as the stack held it */
 #elif defined(FW_STATES) && defined(CTX_THREADX)
 void _tx_thread_shell_entry(void);
 #define THREAD_PC(i) ((uint32_t)_tx_thread_shell_entry)
