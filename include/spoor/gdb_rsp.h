@@ -42,7 +42,7 @@ size_t spoor_rsp_frame(const char *payload, size_t len, char *out, size_t cap);
 /* One thread of an RTOS, as GDB sees it (thread id = index + 1). */
 typedef struct spoor_rsp_thread {
     spoor_regs regs; /* what it resumes with: the snapshot's for the current thread */
-    char extra[96];  /* qThreadExtraInfo: "sensor (ready, prio 3)" */
+    char extra[160]; /* qThreadExtraInfo: "sensor (blocked on semaphore sem_ready, prio 3)" */
 } spoor_rsp_thread;
 
 /* A stopped target: its registers (r0-r15 and xPSR; with fp also d0-d15 from s0-s31 and fpscr)

@@ -67,6 +67,13 @@ typedef struct spoor_rtos_thread {
     const char *entry_from; /* "tcb" (a member holds it) or "stack" (the initial frame) */
     bool has_sp;
     uint32_t sp; /* the saved stack pointer (valid while the thread is not running) */
+    /* The kernel's own record of the thread's state, as the TCB holds it (spoor_rtos_state
+     * decodes it): Zephyr base.thread_state, RTX5 state, ThreadX tx_thread_state; FreeRTOS has
+     * none (its lists say). wait_word: what it waits on (Zephyr base.pended_on, ThreadX
+     * tx_thread_suspend_control_block, FreeRTOS xEventListItem.pxContainer, RTX5 thread_prev);
+     * timeout_link: Zephyr base.timeout.node.next (non-zero: a timeout is running). */
+    bool has_state_word, has_wait_word, has_timeout_link;
+    uint32_t state_word, wait_word, timeout_link;
 } spoor_rtos_thread;
 
 /* Reads the TCB at tcb: one read of the whole TCB, then the name when it is behind a pointer
@@ -98,8 +105,81 @@ bool spoor_rtos_read_current(const spoor_rtos *r, spoor_read_fn read, void *ctx,
 typedef struct spoor_rtos_thread_ref {
     uint32_t tcb;
     const char *state; /* "running" (the current thread), "ready", "delayed", "blocked",
-                          "suspended", "deleted", ... as the RTOS's lists say */
+                          "suspended", "deleted", ... as the RTOS's lists say; "unlisted":
+                          the current-thread pointer points at a TCB on none of the RTOS's
+                          thread lists (Zephyr's start-up dummy thread on the interrupt stack,
+                          a deleted thread): not a thread to read */
+    const char *list;  /* the list it was found on ("xDelayedTaskList1", "_kernel.threads");
+                          NULL for the current-thread pointer */
 } spoor_rtos_thread_ref;
+
+/* One vocabulary for every RTOS's thread states. */
+typedef enum spoor_thread_state {
+    SPOOR_THREAD_UNKNOWN,    /* the kernel's state word holds a value spoor does not know */
+    SPOOR_THREAD_RUNNING,    /* the current thread */
+    SPOOR_THREAD_READY,      /* may run */
+    SPOOR_THREAD_BLOCKED,    /* waits on an object (wait, object say which) */
+    SPOOR_THREAD_SLEEPING,   /* waits for time only */
+    SPOOR_THREAD_SUSPENDED,  /* stopped until resumed (or not started yet) */
+    SPOOR_THREAD_TERMINATED, /* ended or deleted */
+    SPOOR_THREAD_UNLISTED,   /* the current-thread pointer at a TCB on no thread list */
+} spoor_thread_state;
+
+/* What a blocked thread waits on. */
+typedef enum spoor_thread_wait {
+    SPOOR_WAIT_NONE,
+    SPOOR_WAIT_OBJECT, /* a kernel object of a kind the kernel does not record (Zephyr) */
+    SPOOR_WAIT_SEMAPHORE,
+    SPOOR_WAIT_MUTEX,
+    SPOOR_WAIT_QUEUE,      /* a message queue */
+    SPOOR_WAIT_QUEUE_SEND, /* room in a message queue */
+    SPOOR_WAIT_EVENT_FLAGS,
+    SPOOR_WAIT_THREAD_FLAGS, /* RTX5 thread flags, FreeRTOS task notifications */
+    SPOOR_WAIT_JOIN,         /* another thread's end */
+    SPOOR_WAIT_MEMORY,       /* a memory pool or block */
+    SPOOR_WAIT_OTHER,        /* a kind only the kernel's own name says (kernel_state) */
+} spoor_thread_wait;
+
+typedef struct spoor_rtos_state {
+    spoor_thread_state state;
+    spoor_thread_wait wait; /* SPOOR_THREAD_BLOCKED: on what; SPOOR_WAIT_NONE otherwise */
+    char kernel[96];        /* the kernel's own name of the state: "_THREAD_PENDING",
+                               "TX_SEMAPHORE_SUSP", "osRtxThreadWaitingMutex", the FreeRTOS list
+                               ("xDelayedTaskList1") */
+    uint32_t object;        /* the object waited on; 0 when not known */
+    char object_name[64];   /* the variable it is (or is in: "rx_queue+8"); "" when none */
+} spoor_rtos_state;
+
+/* "running", "ready", "blocked", "sleeping", "suspended", "terminated", "unlisted",
+ * "unknown". */
+const char *spoor_thread_state_name(spoor_thread_state s);
+/* "semaphore", "mutex", "message queue", "message queue (send)", "event flags", "thread
+ * flags", "join", "memory", "object", "other"; NULL for SPOOR_WAIT_NONE. */
+const char *spoor_thread_wait_name(spoor_thread_wait w);
+
+/* The state of thread t (read with spoor_rtos_read_thread) found as ref: the current thread is
+ * running; otherwise the kernel's state word decides (Zephyr: the bits of the layout
+ * spoor_rtos_layout says; RTX5: osRtxThread* and osRtxThreadWaiting* values; ThreadX: TX_READY
+ * ... TX_PRIORITY_CHANGE), FreeRTOS's the list ref was found on and, for a task whose event
+ * list item is on a queue's waiting list, that queue (read through read). The object waited
+ * on is named from the ELF's variables (DWARF). */
+void spoor_rtos_state_of(const spoor_rtos *r, spoor_read_fn read, void *ctx,
+                         const spoor_rtos_thread_ref *ref, const spoor_rtos_thread *t,
+                         spoor_rtos_state *out);
+
+/* One line: "blocked on semaphore sem_ready", "blocked on mutex 0x20000140", "sleeping",
+ * "ready". */
+void spoor_rtos_state_text(const spoor_rtos_state *s, char *buf, size_t cap);
+
+/* How the kernel's state word is read for this ELF, one line (Zephyr: which thread_state bit
+ * layout and why, "Zephyr 2.3-4.0 bits (_THREAD_PRESTART at bit 2): no version in the ELF,
+ * assumed"); NULL when the RTOS has one layout. */
+const char *spoor_rtos_layout(const spoor_rtos *r);
+
+/* The function every thread of this RTOS starts in and never returns from (Zephyr
+ * z_thread_entry, ThreadX _tx_thread_shell_entry), NULL when the RTOS has none (RTX5, FreeRTOS:
+ * the thread's own function, with the task-exit hook as its return address). */
+const char *spoor_rtos_thread_root(const spoor_rtos *r);
 
 /* What spoor_rtos_threads could not give: threads found beyond max, lists it could not walk to
  * their end (a read that failed, a null or wild link, a list that loops, one longer than 1,024
@@ -118,6 +198,24 @@ typedef struct spoor_rtos_walk {
  * loop check; what was not walked, and why, goes to *walk (may be NULL). */
 size_t spoor_rtos_threads(const spoor_rtos *r, spoor_read_fn read, void *ctx,
                           spoor_rtos_thread_ref *out, size_t max, spoor_rtos_walk *walk);
+
+/* Whether tcb is one of the RTOS's threads: on one of its lists, or it cannot be told (a list
+ * not walked to its end, more threads than looked at, an RTOS whose running thread leaves the
+ * lists: RTX5). false: a TCB on no list (Zephyr's start-up dummy thread, a deleted thread).
+ * ref (may be NULL): how it was found, for spoor_rtos_state_of ("unlisted" when false; the
+ * generic "ready" when it could not be told). */
+bool spoor_rtos_listed(const spoor_rtos *r, spoor_read_fn read, void *ctx, uint32_t tcb,
+                       spoor_rtos_thread_ref *ref);
+
+/* Whether a thread's state or listing needs the RTOS's lists walked: false for RTX5, whose state
+ * word says everything (running included) and whose running thread is on no list, so
+ * spoor_rtos_listed reads nothing and answers true with a "ready" ref. */
+bool spoor_rtos_state_needs_lists(const spoor_rtos *r);
+
+/* spoor_rtos_listed on lists already walked: refs (n of them) and walk from spoor_rtos_threads
+ * (for a caller that asks about many TCBs, with one walk). */
+bool spoor_rtos_find(const spoor_rtos *r, const spoor_rtos_thread_ref *refs, size_t n,
+                     const spoor_rtos_walk *walk, uint32_t tcb, spoor_rtos_thread_ref *ref);
 
 /* The registers a thread that is not running resumes with, from the context its RTOS's port
  * saved at its saved SP (t from spoor_rtos_read_thread): r4-r11 and the hardware exception

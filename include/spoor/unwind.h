@@ -98,6 +98,9 @@ typedef enum spoor_unwind_stop {
                                        (not called): its return address is the first byte of a
                                        task-exit hook (a known one, or a function nothing calls
                                        and no call precedes); see task_exit_hook */
+    SPOOR_STOP_THREAD_ROOT,         /* the last frame is the function an RTOS starts every thread
+                                       in and that never returns (Zephyr z_thread_entry, ThreadX
+                                       _tx_thread_shell_entry): it has no caller */
 } spoor_unwind_stop;
 
 typedef struct spoor_unwind_options {
@@ -160,7 +163,7 @@ uint32_t spoor_frame_function_offset(const spoor_elf *elf, const spoor_frame *f,
 const char *spoor_unwind_method_name(spoor_unwind_method method);
 /* "reset handler", "end of stack", "loop", "frame limit", "unreadable memory",
  * "no unwind information", "bad frame", "other stack pointer unknown (no msp/psp in the
- * input)", "bad exception frame", "task entry". */
+ * input)", "bad exception frame", "task entry", "thread root". */
 const char *spoor_unwind_stop_name(spoor_unwind_stop stop);
 /* "NMI", "HardFault", ..., "SysTick", "IRQ" for 16 and up, NULL for numbers no exception
  * has (0 thread mode, 1 reset, the reserved 8-10 and 13, negative numbers). */

@@ -181,7 +181,15 @@ static spoor_rsp_thread *rtos_threads(const spoor_elf *elf, spoor_snapshot *snap
     for (size_t i = 0; out && i < count; i++) {
         spoor_rtos_thread t;
         spoor_rsp_thread *r = &out[*n];
-        bool current = !strcmp(refs[i].state, "running");
+        bool unlisted = !strcmp(refs[i].state, "unlisted");
+        bool current = unlisted || !strcmp(refs[i].state, "running");
+        if (unlisted) { /* what runs is no thread of the kernel's: its bytes are not read */
+            r->regs = snap->regs;
+            snprintf(r->extra, sizeof r->extra,
+                     "(start-up or deleted: on no thread list) (TCB 0x%08x)", refs[i].tcb);
+            (*n)++;
+            continue;
+        }
         if (!spoor_rtos_read_thread(rtos, spoor_mem_reader, snap->mem, refs[i].tcb, &t) ||
             (!current && !spoor_rtos_saved_regs(rtos, spoor_mem_reader, snap->mem, &t, &r->regs))) {
             cli_note("gdbserver", "thread 0x%08x left out: %s", refs[i].tcb, spoor_last_error());
@@ -189,9 +197,12 @@ static spoor_rsp_thread *rtos_threads(const spoor_elf *elf, spoor_snapshot *snap
         }
         if (current)
             r->regs = snap->regs;
-        snprintf(r->extra, sizeof r->extra, "%s (%s, prio %d, TCB 0x%08x)",
-                 t.name[0] ? t.name : "?", refs[i].state, t.has_prio ? (int)t.prio : 0,
-                 refs[i].tcb);
+        spoor_rtos_state st;
+        char state[160];
+        spoor_rtos_state_of(rtos, spoor_mem_reader, snap->mem, &refs[i], &t, &st);
+        spoor_rtos_state_text(&st, state, sizeof state);
+        snprintf(r->extra, sizeof r->extra, "%.47s (%.80s, prio %d, TCB 0x%08x)",
+                 t.name[0] ? t.name : "?", state, t.has_prio ? (int)t.prio : 0, refs[i].tcb);
         (*n)++;
     }
     if (walk.not_shown)

@@ -17,11 +17,13 @@
 struct thread_view {
     spoor_rtos_thread t;
     bool read_ok;
-    const char *state;
+    spoor_rtos_state st; /* the state, in the common vocabulary and the kernel's words */
     bool current;
+    bool unlisted; /* the current-thread pointer at a TCB on no list: not read as a thread */
     spoor_frame frames[MAX_FRAMES];
     size_t nframes;
     spoor_unwind_stop stop;
+    bool past_top; /* frames above the thread's stack top were dropped: the walk went past it */
     char why[160]; /* why there is no backtrace, or "" */
 };
 
@@ -33,6 +35,35 @@ struct threads {
     spoor_rtos_walk walk; /* what the lists did not give */
     bool fills;           /* the build fills its stacks (spoor_stack_usage_rtos_fills) */
 };
+
+/* Whether the walk ended where the thread started: its root function or its task function
+ * (with the task-exit hook as its return address). */
+static bool root_reached(spoor_unwind_stop stop)
+{
+    return stop == SPOOR_STOP_THREAD_ROOT || stop == SPOOR_STOP_TASK_ENTRY;
+}
+
+/* A walk of a thread that ended elsewhere than its root may have gone past the top of the
+ * thread's stack into memory above it: those frames are not the thread's and are dropped. */
+static void cut_at_stack_top(struct thread_view *v, const spoor_rtos *r, const spoor_snapshot *snap)
+{
+    spoor_stack_usage u;
+    if (root_reached(v->stop) || !v->nframes ||
+        !spoor_stack_usage_thread(r, spoor_mem_reader, snap->mem, &v->t, false, 0, false, &u) ||
+        !u.has_high)
+        return;
+    for (size_t i = 0; i < v->nframes; i++)
+        if (v->frames[i].kind == SPOOR_FRAME_CALL && v->frames[i].sp > u.high) {
+            v->nframes = i;
+            v->past_top = true;
+            return;
+        }
+}
+
+static const char *stop_text(const struct thread_view *v)
+{
+    return v->past_top ? "stack top" : spoor_unwind_stop_name(v->stop);
+}
 
 static void collect(struct threads *ts, const spoor_elf *elf, const spoor_snapshot *snap,
                     const spoor_frame *cur, size_t ncur, spoor_unwind_stop cur_stop)
@@ -53,11 +84,18 @@ static void collect(struct threads *ts, const spoor_elf *elf, const spoor_snapsh
     }
     for (size_t i = 0; i < n; i++) {
         struct thread_view *v = &ts->v[ts->n++];
-        v->state = refs[i].state;
-        v->current = !strcmp(refs[i].state, "running");
-        v->read_ok =
-            spoor_rtos_read_thread(ts->rtos, spoor_mem_reader, snap->mem, refs[i].tcb, &v->t);
+        v->unlisted = !strcmp(refs[i].state, "unlisted");
+        v->current = v->unlisted || !strcmp(refs[i].state, "running");
+        v->read_ok = !v->unlisted && spoor_rtos_read_thread(ts->rtos, spoor_mem_reader, snap->mem,
+                                                            refs[i].tcb, &v->t);
         v->t.tcb = refs[i].tcb;
+        spoor_rtos_state_of(ts->rtos, spoor_mem_reader, snap->mem, &refs[i], &v->t, &v->st);
+        if (v->unlisted) { /* what runs is the CPU's: its registers' backtrace */
+            v->nframes = ncur < MAX_FRAMES ? ncur : MAX_FRAMES;
+            memcpy(v->frames, cur, v->nframes * sizeof *cur);
+            v->stop = ncur > MAX_FRAMES ? SPOOR_STOP_FRAME_LIMIT : cur_stop;
+            continue;
+        }
         if (!v->read_ok) {
             snprintf(v->why, sizeof v->why, "%s", spoor_last_error());
             continue;
@@ -69,6 +107,7 @@ static void collect(struct threads *ts, const spoor_elf *elf, const spoor_snapsh
             v->nframes = ncur < MAX_FRAMES ? ncur : MAX_FRAMES;
             memcpy(v->frames, cur, v->nframes * sizeof *cur);
             v->stop = ncur > MAX_FRAMES ? SPOOR_STOP_FRAME_LIMIT : cur_stop;
+            cut_at_stack_top(v, ts->rtos, snap);
             continue;
         }
         spoor_regs regs;
@@ -78,6 +117,7 @@ static void collect(struct threads *ts, const spoor_elf *elf, const spoor_snapsh
         }
         v->nframes = spoor_unwind(elf, &regs, spoor_mem_reader, snap->mem, NULL, v->frames,
                                   MAX_FRAMES, &v->stop);
+        cut_at_stack_top(v, ts->rtos, snap);
     }
 }
 
@@ -87,7 +127,8 @@ static void release(struct threads *ts)
     spoor_rtos_close(ts->rtos);
 }
 
-static void text_frames(outbuf *o, const spoor_elf *elf, const struct thread_view *v)
+static void text_frames(outbuf *o, const spoor_elf *elf, const spoor_rtos *r,
+                        const struct thread_view *v)
 {
     for (size_t i = 0; i < v->nframes; i++) {
         const spoor_frame *f = &v->frames[i];
@@ -116,8 +157,15 @@ static void text_frames(outbuf *o, const spoor_elf *elf, const struct thread_vie
             ob_char(o, '\n');
         }
     }
-    if (v->nframes)
-        ob_printf(o, "    (stopped: %s)\n", spoor_unwind_stop_name(v->stop));
+    if (!v->nframes)
+        return;
+    ob_printf(o, "    (stopped: %s", stop_text(v));
+    if (!root_reached(v->stop) && !v->unlisted &&
+        spoor_rtos_kind_of(r) != SPOOR_RTOS_SCHED) { /* the example scheduler has no root */
+        const char *root = spoor_rtos_thread_root(r);
+        ob_printf(o, "; the thread's root%s%s not reached", root ? " " : "", root ? root : "");
+    }
+    ob_str(o, ")\n");
 }
 
 void crash_threads_text(outbuf *o, const spoor_elf *elf, const spoor_snapshot *snap,
@@ -132,10 +180,23 @@ void crash_threads_text(outbuf *o, const spoor_elf *elf, const spoor_snapshot *s
     }
     ob_printf(o, "\nthreads (%s, %zu):\n", spoor_rtos_display_name(spoor_rtos_kind_of(ts.rtos)),
               ts.n);
+    if (spoor_rtos_layout(ts.rtos))
+        ob_printf(o, "  (states: %s)\n", spoor_rtos_layout(ts.rtos));
     for (size_t i = 0; i < ts.n; i++) {
         const struct thread_view *v = &ts.v[i];
-        ob_printf(o, "%c 0x%08x %s  %s", v->current ? '*' : ' ', v->t.tcb,
-                  v->t.name[0] ? v->t.name : "?", v->state);
+        char state[200];
+        spoor_rtos_state_text(&v->st, state, sizeof state);
+        ob_printf(o, "%c 0x%08x ", v->current ? '*' : ' ', v->t.tcb);
+        if (v->unlisted)
+            ob_str(o, "(start-up or deleted: on no thread list)");
+        else
+            ob_str(o, v->t.name[0] ? v->t.name : "?");
+        ob_printf(o, "  %s", state);
+        if (v->st.kernel[0] && !v->unlisted) {
+            ob_str(o, " (");
+            ob_str(o, v->st.kernel);
+            ob_char(o, ')');
+        }
         if (v->t.has_prio) {
             const char *pn = spoor_rtos_priority_name(ts.rtos, v->t.prio);
             ob_printf(o, "  prio %d%s%s", (int)v->t.prio, pn ? " " : "", pn ? pn : "");
@@ -145,7 +206,7 @@ void crash_threads_text(outbuf *o, const spoor_elf *elf, const spoor_snapshot *s
             crash_stacks_thread_text(o, ts.rtos, snap, &v->t, v->current, ts.fills);
         if (v->why[0])
             ob_printf(o, "    (no backtrace: %s)\n", v->why);
-        text_frames(o, elf, v);
+        text_frames(o, elf, ts.rtos, v);
     }
     if (ts.walk.not_shown)
         ob_printf(o, "  ... %zu more threads not shown\n", ts.walk.not_shown);
@@ -161,13 +222,26 @@ void crash_threads_json(json_out *j, const spoor_elf *elf, const spoor_snapshot 
     struct threads ts;
     collect(&ts, elf, snap, cur, ncur, cur_stop);
     json_string(j, "rtos", ts.rtos ? spoor_rtos_display_name(spoor_rtos_kind_of(ts.rtos)) : NULL);
+    json_string(j, "states_layout", ts.rtos ? spoor_rtos_layout(ts.rtos) : NULL);
     json_array_begin(j, "threads");
     for (size_t i = 0; i < ts.n; i++) {
         const struct thread_view *v = &ts.v[i];
         json_object_begin(j, NULL);
         json_hex32(j, "tcb", v->t.tcb);
         json_string(j, "name", v->read_ok ? v->t.name : NULL);
-        json_string(j, "state", v->state);
+        json_string(j, "state", spoor_thread_state_name(v->st.state));
+        json_string(j, "kernel_state", v->st.kernel[0] ? v->st.kernel : NULL);
+        if (v->st.state == SPOOR_THREAD_BLOCKED) {
+            json_object_begin(j, "wait");
+            json_string(j, "kind", spoor_thread_wait_name(v->st.wait));
+            if (v->st.object)
+                json_hex32(j, "object", v->st.object);
+            else
+                json_null(j, "object");
+            json_string(j, "name", v->st.object_name[0] ? v->st.object_name : NULL);
+            json_object_end(j);
+        } else
+            json_null(j, "wait");
         if (v->t.has_prio)
             json_int(j, "prio", v->t.prio);
         else
@@ -178,7 +252,11 @@ void crash_threads_json(json_out *j, const spoor_elf *elf, const spoor_snapshot 
         else
             json_null(j, "stack");
         crash_frames_json(j, elf, v->frames, v->nframes);
-        json_string(j, "stop", v->nframes ? spoor_unwind_stop_name(v->stop) : NULL);
+        json_string(j, "stop", v->nframes ? stop_text(v) : NULL);
+        if (v->nframes && !v->unlisted && spoor_rtos_kind_of(ts.rtos) != SPOOR_RTOS_SCHED)
+            json_bool(j, "root_reached", root_reached(v->stop));
+        else
+            json_null(j, "root_reached");
         json_string(j, "error", v->why[0] ? v->why : NULL);
         json_object_end(j);
     }

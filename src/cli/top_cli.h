@@ -32,6 +32,8 @@ typedef struct top_thread_info {
     const char *prio_name; /* the RTOS's name of the priority, or NULL */
     bool has_stack;        /* --stack: stack was read (stack.found may still be false) */
     spoor_stack_usage stack;
+    bool unlisted;          /* the TCB is on none of the RTOS's thread lists: named "(start-up)" */
+    spoor_rtos_state state; /* as last read (when it was switched in, or re-read live) */
 } top_thread_info;
 
 typedef struct top_view {

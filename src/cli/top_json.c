@@ -119,6 +119,14 @@ void top_json_report(outbuf *o, const top_view *v, const spoor_top_report *r, bo
         else
             json_null(&j, "prio");
         json_string(&j, "prio_name", info->prio_name);
+        if (info->unlisted)
+            json_string(&j, "state", "unlisted");
+        else if (info->read_ok) {
+            char state[200];
+            spoor_rtos_state_text(&info->state, state, sizeof state);
+            json_string(&j, "state", state);
+        } else
+            json_null(&j, "state");
         json_fixed(&j, "time_ms", top_ms(v, t->cycles), 3);
         json_fixed(&j, "cpu", t->pct, 3);
         json_fixed(&j, "max", t->max_pct, 3);

@@ -123,6 +123,15 @@ static void describe(struct top_cli *c, top_thread_info *info, uint32_t tcb)
     if (c->idle_pending)
         top_read_idle(c);
     c->idle_pending = false;
+    spoor_rtos_thread_ref ref;
+    if (!spoor_rtos_listed(c->rtos, spoor_mem_reader, c->mem, tcb, &ref)) {
+        /* on none of the RTOS's lists: its bytes are no thread's (Zephyr's start-up dummy
+         * thread on the interrupt stack, a deleted TCB) */
+        top_let_run(c);
+        snprintf(info->name, sizeof info->name, "(start-up)");
+        info->unlisted = true;
+        return;
+    }
     spoor_rtos_thread t;
     bool ok = spoor_rtos_read_thread(c->rtos, spoor_mem_reader, c->mem, tcb, &t);
     if (!ok && !top_connection_lost(c))
@@ -130,6 +139,7 @@ static void describe(struct top_cli *c, top_thread_info *info, uint32_t tcb)
     if (ok) {
         info->func = entry_function(c, info, &t);
         read_stack(c, info, &t);
+        spoor_rtos_state_of(c->rtos, spoor_mem_reader, c->mem, &ref, &t, &info->state);
     }
     top_let_run(c);
     if (!ok) {
@@ -170,11 +180,12 @@ const top_thread_info *top_thread(void *ctx, uint32_t tcb)
  * address) shows a new name, and gets its entry function anew; an entry no longer found (a
  * FreeRTOS task's initial frame overwritten) keeps the one known, and one not known yet is
  * looked for again (the thread may not be running now); with --stack its use is read again. */
-static void revalidate(struct top_cli *c, top_thread_info *info)
+static void revalidate(struct top_cli *c, top_thread_info *info, const spoor_rtos_thread_ref *ref)
 {
     spoor_rtos_thread t;
     if (!spoor_rtos_read_thread(c->rtos, spoor_mem_reader, c->mem, info->tcb, &t))
         return;
+    spoor_rtos_state_of(c->rtos, spoor_mem_reader, c->mem, ref, &t, &info->state);
     if (strcmp(t.name, info->name) != 0) { /* another thread: nothing of the old one holds */
         snprintf(info->name, sizeof info->name, "%s", t.name);
         info->func = NULL;
@@ -198,10 +209,16 @@ void top_refresh_priorities(struct top_cli *c, const spoor_top_report *r)
     if (!c->gdb && !c->openocd)
         return;
     spoor_mem_invalidate(c->mem);
+    static spoor_rtos_thread_ref refs[512]; /* the lists walked once for every thread */
+    spoor_rtos_walk walk = {.lists_cut = 1};
+    bool lists = c->rtos && spoor_rtos_state_needs_lists(c->rtos);
+    size_t n = lists ? spoor_rtos_threads(c->rtos, spoor_mem_reader, c->mem, refs, 512, &walk) : 0;
     for (size_t i = 0; i < r->nthreads; i++) {
         top_thread_info *info = find_thread(c, r->threads[i].tcb);
-        if (c->rtos && info && info->read_ok && r->threads[i].cycles)
-            revalidate(c, info);
+        spoor_rtos_thread_ref ref = {r->threads[i].tcb, "ready", NULL};
+        if (c->rtos && info && info->read_ok && r->threads[i].cycles &&
+            (!lists || spoor_rtos_find(c->rtos, refs, n, &walk, info->tcb, &ref)))
+            revalidate(c, info, &ref);
     }
     top_connection_lost(c);
     top_let_run(c);

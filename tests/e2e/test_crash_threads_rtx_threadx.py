@@ -49,7 +49,7 @@ CORES = {
 #        the state of a parked task)
 RTOSES = {
     "rtx5": ("CTX_RTX5", "RTX5", "sp", "stack_frame", "ready"),
-    "threadx": ("CTX_THREADX", "ThreadX", "tx_thread_stack_ptr", None, "created"),
+    "threadx": ("CTX_THREADX", "ThreadX", "tx_thread_stack_ptr", None, "ready"),
 }
 TASKS = ["alpha", "beta", "gamma", "monitor"]
 RUNNING = "monitor"

@@ -6,7 +6,9 @@ is corrupted here the ways a crashed target's lists are:
   * FreeRTOS: xSuspendedTaskList's first link points where no memory is (a wild pointer, or a
     page a GDB server answers E01 for): Logger cannot be found, which must be said, naming the
     list and the address;
-  * Zephyr: the idle thread's next_thread points to itself (a list that loops): said as a loop;
+  * Zephyr: the idle thread's next_thread points to itself, or back to the first thread (lists
+    that loop; only ThreadX's created list is circular, and it must give no marker): said as a
+    loop;
   * Zephyr: 300 and 1,100 more TCBs chained behind the idle thread in a second image: the first
     256 are listed and "N more threads not shown" is said; a list longer than 1,024 items is cut
     there and said.
@@ -199,6 +201,19 @@ def main():
               f"_kernel.threads: the list loops (TCB 0x{idle:08x} comes again)",
               f"Zephyr loop: {report['threads_partial']!r}")
 
+        # a NULL-terminated list that comes back to its first thread loops too (only ThreadX's
+        # created list is circular)
+        looped = bytearray(image)
+        put(looped, idle + next_off, blink)
+        (work / "zephyr-loop-first.bin").write_bytes(looped)
+        report = crash(elf, regs, [(RAM, work / "zephyr-loop-first.bin")], True)
+        check(len(report["threads"]) == 2 and report["threads_partial"] ==
+              f"_kernel.threads: the list loops (TCB 0x{blink:08x} comes again)",
+              f"Zephyr loop to the first: {report['threads_partial']!r}")
+        text = crash(elf, regs, [(RAM, work / "zephyr-loop-first.bin")], False)
+        check("(partial: 1 thread list not read to the end; _kernel.threads: the list loops"
+              in text, f"Zephyr loop to the first, text: {text[-400:]}")
+
         for count, shown, partial in ((300, 256, None),
                                       (1100, 256, "_kernel.threads: more than 1024 threads, the "
                                        "rest not read")):
@@ -232,6 +247,11 @@ def main():
                 # (the shape's Zephyr TCBs saved no stack pointer: those are left out)
                 check(extra[-1:] == [f"<{total - shown} more threads not shown>"],
                       f"Zephyr {count}: gdbserver: {len(extra)} {extra[-1:]} {err}")
+        # ThreadX: the created list is circular, its end is its first thread again
+        elf, data = build_with_data("THREADX", work)
+        report = crash(elf, regs, [(RAM, data)], True)
+        check(len(report["threads"]) == 2 and report["threads_partial"] is None,
+              f"ThreadX circular list: {len(report['threads'])} {report['threads_partial']!r}")
     return exit_status()
 
 

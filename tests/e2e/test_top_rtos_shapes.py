@@ -54,13 +54,19 @@ SHAPES = {
 
 # spoor crash --threads: (name, state) of every thread, the running one first
 THREAD_LISTS = {
-    "FREERTOS": [("Sensor", "running"), ("IDLE", "ready"), ("Net", "delayed"),
+    # FreeRTOS: Net on the delayed list, its event item on no list (vTaskDelay); RTX5: worker's
+    # state byte osRtxThreadWaitingSemaphore; Zephyr: the idle thread is never queued; ThreadX:
+    # tx_thread_state TX_READY
+    "FREERTOS": [("Sensor", "running"), ("IDLE", "ready"), ("Net", "sleeping"),
                  ("Logger", "suspended")],
     "RTX5": [("main", "running"), ("sensor_task", "ready"), ("osRtxIdleThread", "ready"),
              ("worker", "blocked")],
     "ZEPHYR": [("blinky", "running"), ("idle", "ready")],
-    "THREADX": [("thread 0", "running"), ("thread 1", "created")],
+    "THREADX": [("thread 0", "running"), ("thread 1", "ready")],
 }
+# what a blocked thread waits on: {name: (kind, object symbol, the name spoor gives it)}; RTX5
+# names a control block by its variable (the ELF's DWARF)
+WAITS = {"RTX5": {"worker": ("semaphore", "sem_data", "sem_data")}}
 
 def stream(tcbs):
     """Each TCB switched to in turn, 1000 cycles apart (local timestamps format 1)."""
@@ -135,6 +141,11 @@ def run_shape(shape, work):
               f"{shape}: threads {listed} != {THREAD_LISTS[shape]}")
         for t in report["threads"]:
             check(t["current"] == (t["state"] == "running"), f"{shape}: current flag {t}")
+            wait = WAITS.get(shape, {}).get(t["name"])
+            if wait:
+                kind, symbol, name = wait
+                check(t.get("wait") == {"kind": kind, "object": f"0x{symbols[symbol]:08x}",
+                                    "name": name}, f"{shape}: {t['name']} waits on {t.get('wait')}")
             if shape in ("RTX5", "THREADX") and not t["current"]:
                 # never run: no TCB holds a saved stack pointer (0), which must give no
                 # backtrace but an error saying so (the layouts themselves are checked on
@@ -158,10 +169,43 @@ def run_shape(shape, work):
           f"{shape}: no DWARF: {nodw.returncode} {nodw.stderr}")
 
 
+def run_zephyr_start_up(work):
+    """Zephyr's start-up: the current-thread pointer at a dummy TCB on the interrupt stack
+    (z_interrupt_stacks, holding stack bytes), on none of the kernel's lists: spoor top shows it as
+    "(start-up)", with no priority, never as a thread named by the stack's bytes; spoor crash
+    takes z_interrupt_stacks as the main stack."""
+    elf, data = build_with_data("ZEPHYR", work)
+    symbols = symbol_addresses(elf)
+    dummy = symbols["z_interrupt_stacks"] + 64
+    (work / "start-up.itm").write_bytes(stream([dummy, symbols["blink_thread"]]))
+    jsonl = work / "start-up.jsonl"
+    result = subprocess.run([SPOOR, "top", "-e", str(elf), "--mem", f"0x20000000:{data}",
+                             "--input", str(work / "start-up.itm"), "-F", "1000000", "-j",
+                             str(jsonl)], capture_output=True, text=True, timeout=60)
+    check(result.returncode == 0, f"start-up: exit {result.returncode}: {result.stderr}")
+    rows = {t["tcb"]: t for t in json.loads(jsonl.read_text().splitlines()[-1])["threads"]}
+    row = rows.get(f"0x{dummy:08x}", {})
+    check((row.get("name"), row.get("state"), row.get("prio"), row.get("func")) ==
+          ("(start-up)", "unlisted", None, None), f"start-up: the dummy TCB's row {row}")
+    check("(start-up)" in result.stdout and "?????" not in result.stdout,
+          f"start-up: console: {result.stdout[-800:]}")
+    blink = rows.get(f"0x{symbols['blink_thread']:08x}", {})
+    check(blink.get("name") == "blinky" and blink.get("state") == "running",
+          f"start-up: blinky's row {blink}")
+    crash = subprocess.run([SPOOR, "crash", "-e", str(elf), "--regs", str(minimal_regs(work)),
+                            "--mem", f"0x20000000:{data}", "--json"],
+                           capture_output=True, text=True, timeout=60)
+    main_stack = json.loads(crash.stdout).get("main_stack") if crash.returncode == 0 else None
+    check(main_stack is not None and main_stack.get("from") == "symbol z_interrupt_stacks" and
+          main_stack.get("low") == f"0x{symbols['z_interrupt_stacks']:08x}",
+          f"start-up: main stack {main_stack} {crash.stderr}")
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         for shape in SHAPES:
             run_shape(shape, Path(tmp))
+        run_zephyr_start_up(Path(tmp))
     return exit_status()
 
 

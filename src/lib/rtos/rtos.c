@@ -22,55 +22,12 @@ const char *spoor_rtos_display_name(spoor_rtos_kind kind)
     return (unsigned)kind < SPOOR_RTOS_KIND_COUNT ? spoor_rtos_descs[kind].display : NULL;
 }
 
-/* The next alternative of an '|'-separated list into buf; NULL at the end. */
-static const char *next_alternative(const char *list, char *buf, size_t cap)
-{
-    if (!list || !*list)
-        return NULL;
-    size_t n = strcspn(list, "|");
-    if (n >= cap)
-        n = cap - 1;
-    memcpy(buf, list, n);
-    buf[n] = '\0';
-    return list[n] ? list + n + 1 : list + n;
-}
-
-/* SYMBOL.path: the address the expression names and the field there. */
-static bool eval_one(const spoor_elf *elf, const char *expr, uint32_t *addr, rtos_field *field)
-{
-    char sym[MAX_EXPR];
-    size_t n = strcspn(expr, ".[");
-    if (n == 0 || n >= sizeof sym)
-        return false;
-    memcpy(sym, expr, n);
-    sym[n] = '\0';
-    uint32_t base, size;
-    Dwarf_Die type;
-    if (!spoor_elf_symbol(elf, sym, &base, &size) ||
-        !spoor_rtos_dwarf_variable_type(spoor_elf_libdw(elf), sym, &type) ||
-        !spoor_rtos_dwarf_field(&type, expr + n, field))
-        return false;
-    *addr = base + field->offset;
-    return true;
-}
-
-bool spoor_rtos_eval(const spoor_elf *elf, const char *alternatives, uint32_t *addr,
-                     rtos_field *field)
-{
-    char buf[MAX_EXPR];
-    const char *rest = alternatives;
-    while ((rest = next_alternative(rest, buf, sizeof buf)) != NULL)
-        if (eval_one(elf, buf[0] == '&' ? buf + 1 : buf, addr, field))
-            return true;
-    return false;
-}
-
 /* Whether the ELF has the symbol the expression list starts with. */
 static bool has_symbol(const spoor_elf *elf, const char *alternatives)
 {
     char buf[MAX_EXPR];
     const char *rest = alternatives;
-    while ((rest = next_alternative(rest, buf, sizeof buf)) != NULL) {
+    while ((rest = spoor_rtos_next_alternative(rest, buf, sizeof buf)) != NULL) {
         buf[strcspn(buf, ".[")] = '\0';
         uint32_t a, s;
         if (spoor_elf_symbol(elf, buf, &a, &s))
@@ -83,7 +40,7 @@ static bool find_tcb_type(const spoor_rtos *r, Dwarf_Die *type)
 {
     char buf[MAX_EXPR];
     const char *rest = r->d->tcb_type;
-    while ((rest = next_alternative(rest, buf, sizeof buf)) != NULL)
+    while ((rest = spoor_rtos_next_alternative(rest, buf, sizeof buf)) != NULL)
         if (spoor_rtos_dwarf_type(spoor_elf_libdw(r->elf), buf, type))
             return true;
     return false;
@@ -95,7 +52,7 @@ static void resolve_member(Dwarf_Die *tcb, const char *alternatives, rtos_field 
     char buf[MAX_EXPR];
     const char *rest = alternatives;
     memset(field, 0, sizeof *field);
-    while ((rest = next_alternative(rest, buf, sizeof buf)) != NULL)
+    while ((rest = spoor_rtos_next_alternative(rest, buf, sizeof buf)) != NULL)
         if (spoor_rtos_dwarf_field(tcb, buf, field))
             return;
 }
@@ -180,6 +137,9 @@ spoor_rtos *spoor_rtos_open(const spoor_elf *elf, const char *kind)
     resolve_member(&tcb, d->sp_member, &r->sp);
     resolve_member(&tcb, d->stack_end_member, &r->stack_end);
     resolve_member(&tcb, d->id_member, &r->id);
+    resolve_member(&tcb, d->state_member, &r->state);
+    resolve_member(&tcb, d->wait_member, &r->wait);
+    resolve_member(&tcb, d->timeout_member, &r->timeout);
     if (!r->name.found && !r->prio.found && !r->entry.found) {
         spoor_set_error(SPOOR_ERR_UNSUPPORTED, "%s: %s has none of the members %s, %s, %s",
                         spoor_elf_path(elf), d->tcb_type, d->name_member, d->prio_member,
@@ -193,6 +153,7 @@ spoor_rtos *spoor_rtos_open(const spoor_elf *elf, const char *kind)
         r->has_idle = spoor_rtos_eval(elf, d->idle, &r->idle_addr, &idle) &&
                       (r->idle_is_object || idle.is_pointer);
     }
+    spoor_rtos_state_setup(r);
     if (d->prio_enum)
         r->nprios = spoor_rtos_dwarf_enumerators(spoor_elf_libdw(elf), d->prio_enum, r->prios,
                                                  MAX_PRIORITY_NAMES);
@@ -220,35 +181,6 @@ uint32_t spoor_rtos_tcb_size(const spoor_rtos *r)
 }
 
 /* An integer member of the TCB bytes, sign-extended when its type is signed. */
-static int64_t field_int(const rtos_field *f, const uint8_t *tcb)
-{
-    uint32_t size = f->size > 4 ? 4 : f->size;
-    uint32_t v = 0;
-    for (uint32_t i = 0; i < size; i++)
-        v |= (uint32_t)tcb[f->offset + i] << (8 * i);
-    if (f->is_signed && size < 4 && (v >> (8 * size - 1) & 1))
-        return (int64_t)v - ((int64_t)1 << (8 * size));
-    return f->is_signed && size == 4 ? (int64_t)(int32_t)v : (int64_t)v;
-}
-
-/* A NUL-terminated string at addr, byte by byte: a read never crosses from flash the ELF
- * holds into memory it does not, and a live layer fetches the page once. */
-static void read_string(spoor_read_fn read, void *ctx, uint32_t addr, char *out, size_t cap)
-{
-    size_t i = 0;
-    if (addr)
-        for (; i + 1 < cap && read(ctx, addr + (uint32_t)i, &out[i], 1) && out[i]; i++)
-            ;
-    out[i] = '\0';
-}
-
-static void printable(char *s)
-{
-    for (; *s; s++)
-        if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7F)
-            *s = '?';
-}
-
 /* The entry function from the initial exception frame the port built below the top of the
  * stack (xPSR with the Thumb bit, then PC, then LR, going down), while it is still there. */
 static bool entry_from_stack(const spoor_rtos *r, spoor_read_fn read, void *ctx, uint32_t end,
@@ -287,9 +219,9 @@ bool spoor_rtos_read_thread(const spoor_rtos *r, spoor_read_fn read, void *ctx, 
         free(b);
         return false;
     }
-    if (r->id.found && (uint32_t)field_int(&r->id, b) != r->d->id_value) {
+    if (r->id.found && (uint32_t)spoor_rtos_field_int(&r->id, b) != r->d->id_value) {
         spoor_set_error(SPOOR_ERR_FORMAT, "TCB 0x%08x: not a %s thread (id 0x%02x)", tcb,
-                        r->d->display, (unsigned)field_int(&r->id, b));
+                        r->d->display, (unsigned)spoor_rtos_field_int(&r->id, b));
         free(b);
         return false;
     }
@@ -298,12 +230,25 @@ bool spoor_rtos_read_thread(const spoor_rtos *r, spoor_read_fn read, void *ctx, 
         memcpy(out->name, b + r->name.offset, n);
         out->name[n] = '\0';
     } else if (r->name.found && r->name.is_pointer) {
-        read_string(read, ctx, spoor_le32(b + r->name.offset), out->name, sizeof out->name);
+        spoor_rtos_read_string(read, ctx, spoor_le32(b + r->name.offset), out->name,
+                               sizeof out->name);
     }
-    printable(out->name);
+    spoor_rtos_printable(out->name);
     if (r->prio.found) {
         out->has_prio = true;
-        out->prio = (int32_t)field_int(&r->prio, b);
+        out->prio = (int32_t)spoor_rtos_field_int(&r->prio, b);
+    }
+    if (r->state.found) {
+        out->has_state_word = true;
+        out->state_word = (uint32_t)spoor_rtos_field_int(&r->state, b);
+    }
+    if (r->wait.found && r->wait.size == 4) {
+        out->has_wait_word = true;
+        out->wait_word = spoor_le32(b + r->wait.offset);
+    }
+    if (r->timeout.found && r->timeout.size == 4) {
+        out->has_timeout_link = true;
+        out->timeout_link = spoor_le32(b + r->timeout.offset);
     }
     if (r->sp.found) {
         out->has_sp = true;
@@ -336,7 +281,7 @@ bool spoor_rtos_read_priority(const spoor_rtos *r, spoor_read_fn read, void *ctx
         return false;
     rtos_field f = r->prio;
     f.offset = 0;
-    *prio = (int32_t)field_int(&f, b);
+    *prio = (int32_t)spoor_rtos_field_int(&f, b);
     return true;
 }
 

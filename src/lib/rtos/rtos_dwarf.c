@@ -263,3 +263,71 @@ size_t spoor_rtos_dwarf_enumerators(Dwarf *dw, const char *enum_name, rtos_enume
     each_top_die(dw, visit_enum, &q);
     return q.n;
 }
+
+struct addr_query {
+    uint32_t addr;
+    const char *name;
+    const char *type;
+    uint32_t offset;
+};
+
+/* The address a variable's DW_AT_location gives when it is one DW_OP_addr. */
+static bool variable_address(Dwarf_Die *die, uint32_t *addr)
+{
+    Dwarf_Attribute a;
+    Dwarf_Op *ops;
+    size_t n;
+    if (!dwarf_attr(die, DW_AT_location, &a) || dwarf_getlocation(&a, &ops, &n) != 0 || n != 1 ||
+        ops[0].atom != DW_OP_addr || ops[0].number > UINT32_MAX)
+        return false;
+    *addr = (uint32_t)ops[0].number;
+    return true;
+}
+
+/* The name of a type as C writes its tag ("k_sem", "TX_SEMAPHORE"), typedefs kept. */
+static const char *type_name(Dwarf_Die *die)
+{
+    Dwarf_Attribute a;
+    Dwarf_Die t;
+    if (!dwarf_attr_integrate(die, DW_AT_type, &a) || !dwarf_formref_die(&a, &t))
+        return NULL;
+    for (int depth = 0; depth < 8; depth++) {
+        int tag = dwarf_tag(&t);
+        const char *n = dwarf_diename(&t);
+        if (n && tag != DW_TAG_const_type && tag != DW_TAG_volatile_type)
+            return n;
+        if (!dwarf_attr_integrate(&t, DW_AT_type, &a) || !dwarf_formref_die(&a, &t))
+            return NULL;
+    }
+    return NULL;
+}
+
+static bool visit_address(Dwarf_Die *die, void *ctx)
+{
+    struct addr_query *q = ctx;
+    uint32_t at;
+    Dwarf_Die t;
+    if (dwarf_tag(die) != DW_TAG_variable || !variable_address(die, &at) || q->addr < at ||
+        !type_of(die, &t))
+        return false;
+    uint32_t size = spoor_rtos_dwarf_size(&t);
+    if (q->addr - at >= (size ? size : 1))
+        return false;
+    q->name = dwarf_diename(die);
+    q->type = type_name(die);
+    q->offset = q->addr - at;
+    return q->name != NULL;
+}
+
+bool spoor_rtos_dwarf_variable_at(Dwarf *dw, uint32_t addr, const char **name, const char **type,
+                                  uint32_t *offset)
+{
+    struct addr_query q = {addr, NULL, NULL, 0};
+    if (!addr || !each_top_die(dw, visit_address, &q))
+        return false;
+    *name = q.name;
+    if (type)
+        *type = q.type;
+    *offset = q.offset;
+    return true;
+}

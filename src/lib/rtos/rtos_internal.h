@@ -51,7 +51,8 @@ typedef enum rtos_list_kind {
     RTOS_LIST_END,
     RTOS_LIST_ARRAY,    /* head: an array of TCB pointers (every non-null element) */
     RTOS_LIST_LINKED,   /* head: an expression whose value is the first TCB; next: the TCB
-                           member pointing to the following one (stops at null or the first) */
+                           member pointing to the following one (ends at null; a circular list
+                           at the first) */
     RTOS_LIST_FREERTOS, /* head: a List_t, or an array of them (list.h: items from
                            xListEnd.pxNext to &xListEnd, each item's pvOwner the TCB) */
 } rtos_list_kind;
@@ -60,6 +61,9 @@ typedef struct rtos_list {
     rtos_list_kind kind;
     const char *head, *next;
     const char *state; /* what being on this list means: "ready", "delayed", ... */
+    bool circular;     /* LINKED: the last TCB links back to the first (ThreadX's created list);
+                          otherwise the list ends with null and coming back to any TCB is a
+                          loop: the list is cut there */
 } rtos_list;
 
 /* How a thread that is not running saved its context (the port's PendSV). */
@@ -125,6 +129,12 @@ typedef struct rtos_desc {
     const char *stack_top_member;  /* its top, as stack_top says */
     rtos_stack_top stack_top;
     rtos_stack_fill stack_fill;
+    /* The kernel's state (rtos_state.c): the state word, what a thread waits on, Zephyr's
+     * timeout link (alternatives, as the members above) */
+    const char *state_member, *wait_member, *timeout_member;
+    const char *thread_root; /* the function every thread starts in (spoor_rtos_thread_root) */
+    bool current_on_lists;   /* the running thread stays on the lists (not RTX5's): a current
+                                TCB on none of them is no thread (SPOOR_THREAD_UNLISTED) */
 } rtos_desc;
 
 extern const rtos_desc spoor_rtos_descs[SPOOR_RTOS_KIND_COUNT];
@@ -137,12 +147,36 @@ struct spoor_rtos {
     uint32_t current_addr;
     uint32_t tcb_size;
     Dwarf_Die tcb_type;
-    rtos_field name, prio, entry, sp, stack_end, id;
+    rtos_field name, prio, entry, sp, stack_end, id, state, wait, timeout;
+    int zephyr_layout;    /* rtos_state.c: which base.thread_state bit layout */
+    char layout_why[160]; /* spoor_rtos_layout's line */
     bool has_idle, idle_is_object;
     uint32_t idle_addr;
     rtos_enumerator prios[MAX_PRIORITY_NAMES];
     size_t nprios;
 };
+
+/* The variable of the ELF (DWARF) whose object holds addr: its name, its type's name ("k_sem",
+ * "TX_SEMAPHORE"; NULL when unnamed; type may be NULL) and addr's offset in it; false when
+ * none. */
+bool spoor_rtos_dwarf_variable_at(Dwarf *dw, uint32_t addr, const char **name, const char **type,
+                                  uint32_t *offset);
+
+/* rtos_state.c: picks how the state word is read (Zephyr's layout), at open. */
+void spoor_rtos_state_setup(spoor_rtos *r);
+
+/* A NUL-terminated string at addr (0: ""), read byte by byte, cut at cap - 1 (rtos_read.c). */
+void spoor_rtos_read_string(spoor_read_fn read, void *ctx, uint32_t addr, char *out, size_t cap);
+/* Bytes outside printable ASCII as '?'. */
+void spoor_rtos_printable(char *s);
+/* A little-endian word at addr; false when it cannot be read. */
+bool spoor_rtos_read32(spoor_read_fn read, void *ctx, uint32_t addr, uint32_t *v);
+
+/* An integer member of the TCB bytes, sign-extended when its type is signed (rtos_read.c). */
+int64_t spoor_rtos_field_int(const rtos_field *f, const uint8_t *tcb);
+
+/* The next alternative of an '|'-separated list into buf; NULL at the end (rtos_read.c). */
+const char *spoor_rtos_next_alternative(const char *list, char *buf, size_t cap);
 
 /* SYMBOL.path alternatives ('|'): the address the first the ELF has names, and its field. */
 bool spoor_rtos_eval(const spoor_elf *elf, const char *alternatives, uint32_t *addr,

@@ -30,6 +30,10 @@ const rtos_desc spoor_rtos_descs[SPOOR_RTOS_KIND_COUNT] = {
             .stack_top_member = "pxEndOfStack", /* configRECORD_STACK_HIGH_ADDRESS */
             .stack_top = RTOS_TOP_LAST_WORD,
             .stack_fill = RTOS_FILL_FREERTOS,
+            /* no state word: the lists say; a blocked task's event list item is on the queue's
+             * xTasksWaitingToReceive or xTasksWaitingToSend (queue.c) */
+            .wait_member = "xEventListItem.pxContainer",
+            .current_on_lists = true,
         },
     [SPOOR_RTOS_RTX5] =
         {
@@ -59,6 +63,8 @@ const rtos_desc spoor_rtos_descs[SPOOR_RTOS_KIND_COUNT] = {
             .stack_top_member = "stack_size",
             .stack_top = RTOS_TOP_SIZE,
             .stack_fill = RTOS_FILL_RTX5,
+            .state_member = "state",      /* rtx_os.h osRtxThread* / osRtxThreadWaiting* */
+            .wait_member = "thread_prev", /* up the object's waiting list to the object */
         },
     [SPOOR_RTOS_ZEPHYR] =
         {
@@ -81,6 +87,11 @@ const rtos_desc spoor_rtos_descs[SPOOR_RTOS_KIND_COUNT] = {
             .stack_top_member = "stack_info.size",
             .stack_top = RTOS_TOP_SIZE,
             .stack_fill = RTOS_FILL_ZEPHYR,
+            .state_member = "base.thread_state",
+            .wait_member = "base.pended_on",
+            .timeout_member = "base.timeout.node.next",
+            .thread_root = "z_thread_entry",
+            .current_on_lists = true,
         },
     [SPOOR_RTOS_THREADX] =
         {
@@ -94,13 +105,18 @@ const rtos_desc spoor_rtos_descs[SPOOR_RTOS_KIND_COUNT] = {
             .entry_member = "tx_thread_entry",
             .sp_member = "tx_thread_stack_ptr",
             .idle = NULL, /* no idle thread: the scheduler waits with no current thread */
+            /* tx_thread_create: a circular list through tx_thread_created_next */
             .lists = {{RTOS_LIST_LINKED, "_tx_thread_created_ptr", "tx_thread_created_next",
-                       "created"}},
+                       "created", true}},
             .context = RTOS_CONTEXT_THREADX,
             .stack_low_member = "tx_thread_stack_start",
             .stack_top_member = "tx_thread_stack_end",
             .stack_top = RTOS_TOP_LAST_BYTE,
             .stack_fill = RTOS_FILL_THREADX,
+            .state_member = "tx_thread_state", /* tx_api.h TX_READY ... */
+            .wait_member = "tx_thread_suspend_control_block",
+            .thread_root = "_tx_thread_shell_entry",
+            .current_on_lists = true,
         },
     [SPOOR_RTOS_SCHED] =
         {

@@ -35,27 +35,22 @@ static bool set_insert(struct set *s, uint32_t v)
 struct collect {
     spoor_rtos_thread_ref *out;
     size_t n, max, found;
-    struct set tcbs;  /* every TCB found */
-    struct set items; /* the items of the list being walked (a loop) */
+    uint32_t current;    /* the current-thread pointer's TCB, 0 when none or not read */
+    bool current_listed; /* found on one of the lists */
+    struct set tcbs;     /* every TCB found */
+    struct set items;    /* the items of the list being walked (a loop) */
     spoor_rtos_walk *walk;
 };
 
-static bool read32(spoor_read_fn read, void *ctx, uint32_t addr, uint32_t *v)
+static void add(struct collect *c, uint32_t tcb, const char *state, const char *list)
 {
-    uint8_t b[4];
-    if (!read(ctx, addr, b, 4))
-        return false;
-    *v = spoor_le32(b);
-    return true;
-}
-
-static void add(struct collect *c, uint32_t tcb, const char *state)
-{
+    if (tcb && tcb == c->current && list)
+        c->current_listed = true;
     if (!tcb || c->found >= MAX_FOUND || !set_insert(&c->tcbs, tcb))
         return;
     c->found++;
     if (c->n < c->max)
-        c->out[c->n++] = (spoor_rtos_thread_ref){tcb, state};
+        c->out[c->n++] = (spoor_rtos_thread_ref){tcb, state, list};
 }
 
 /* A list that ended early: counted, and the first reason kept. */
@@ -95,11 +90,11 @@ static void walk_array(const spoor_rtos *r, const rtos_list *l, spoor_read_fn re
             cut(c, l->head, "more than %u entries, the rest not read", MAX_WALK);
             return;
         }
-        if (!read32(read, ctx, addr + off, &tcb)) {
+        if (!spoor_rtos_read32(read, ctx, addr + off, &tcb)) {
             cut(c, l->head, "memory at 0x%08x not available", addr + off);
             continue;
         }
-        add(c, tcb, l->state);
+        add(c, tcb, l->state, l->head);
     }
 }
 
@@ -112,7 +107,7 @@ static void walk_linked(const spoor_rtos *r, const rtos_list *l, spoor_read_fn r
     if (!spoor_rtos_eval(r->elf, l->head, &addr, &f) || !f.is_pointer ||
         !spoor_rtos_dwarf_field(&tcb_type, l->next, &next))
         return;
-    if (!read32(read, ctx, addr, &first)) {
+    if (!spoor_rtos_read32(read, ctx, addr, &first)) {
         cut(c, l->head, "memory at 0x%08x not available", addr);
         return;
     }
@@ -127,13 +122,13 @@ static void walk_linked(const spoor_rtos *r, const rtos_list *l, spoor_read_fn r
             cut(c, l->head, "the list loops (TCB 0x%08x comes again)", tcb);
             return;
         }
-        add(c, tcb, l->state);
+        add(c, tcb, l->state, l->head);
         uint32_t at = tcb + next.offset;
-        if (!read32(read, ctx, at, &tcb)) {
+        if (!spoor_rtos_read32(read, ctx, at, &tcb)) {
             cut(c, l->head, "memory at 0x%08x not available", at);
             return;
         }
-        if (tcb == first) /* a circular list (ThreadX's created list) */
+        if (tcb == first && l->circular) /* back at the start: ThreadX's created list */
             return;
     }
 }
@@ -165,7 +160,7 @@ static void walk_freertos(const spoor_rtos *r, const rtos_list *l, spoor_read_fn
         char name[96];
         const char *what = indexed(l->head, k, head.is_array, name, sizeof name);
         uint32_t base = addr + k * list_size, sentinel = base + end.offset, it;
-        if (!read32(read, ctx, base + end_next.offset, &it)) {
+        if (!spoor_rtos_read32(read, ctx, base + end_next.offset, &it)) {
             cut(c, what, "memory at 0x%08x not available", base + end_next.offset);
             continue;
         }
@@ -184,12 +179,12 @@ static void walk_freertos(const spoor_rtos *r, const rtos_list *l, spoor_read_fn
                 cut(c, what, "the list loops (item 0x%08x comes again)", it);
                 break;
             }
-            if (!read32(read, ctx, it + owner.offset, &tcb)) {
+            if (!spoor_rtos_read32(read, ctx, it + owner.offset, &tcb)) {
                 cut(c, what, "memory at 0x%08x not available", it + owner.offset);
                 break;
             }
-            add(c, tcb, l->state);
-            if (!read32(read, ctx, it + item_next.offset, &it)) {
+            add(c, tcb, l->state, l->head);
+            if (!spoor_rtos_read32(read, ctx, it + item_next.offset, &it)) {
                 cut(c, what, "memory at 0x%08x not available", it + item_next.offset);
                 break;
             }
@@ -212,9 +207,10 @@ size_t spoor_rtos_threads(const spoor_rtos *r, spoor_read_fn read, void *ctx,
     }
     *c = (struct collect){.out = out, .max = max, .walk = walk};
     uint32_t current;
-    if (spoor_rtos_read_current(r, read, ctx, &current))
-        add(c, current, "running");
-    else
+    if (spoor_rtos_read_current(r, read, ctx, &current)) {
+        add(c, current, "running", NULL);
+        c->current = current;
+    } else
         cut(c, r->d->current, "memory at 0x%08x not available", r->current_addr);
     for (const rtos_list *l = r->d->lists;
          l < r->d->lists + RTOS_MAX_LISTS && l->kind != RTOS_LIST_END; l++) {
@@ -225,10 +221,56 @@ size_t spoor_rtos_threads(const spoor_rtos *r, spoor_read_fn read, void *ctx,
         case RTOS_LIST_FREERTOS: walk_freertos(r, l, read, ctx, c); break;
         }
     }
+    /* a running thread stays on the lists: a current TCB on none of them is none of the
+     * kernel's threads (Zephyr's start-up dummy thread, a deleted TCB), unless a list was cut */
+    if (c->current && !c->current_listed && r->d->current_on_lists && !walk->lists_cut && c->n &&
+        c->out[0].tcb == c->current)
+        c->out[0].state = "unlisted";
     if (c->found >= MAX_FOUND)
         cut(c, "all lists", "more than %u threads, the rest not counted", MAX_FOUND);
     walk->not_shown = c->found - c->n;
     size_t n = c->n;
     free(c);
     return n;
+}
+
+bool spoor_rtos_state_needs_lists(const spoor_rtos *r)
+{
+    return !r->d->state_member || r->d->current_on_lists;
+}
+
+bool spoor_rtos_find(const spoor_rtos *r, const spoor_rtos_thread_ref *refs, size_t n,
+                     const spoor_rtos_walk *walk, uint32_t tcb, spoor_rtos_thread_ref *ref)
+{
+    spoor_rtos_thread_ref found = {tcb, "ready", NULL};
+    bool known = false;
+    for (size_t i = 0; i < n && !known; i++)
+        if (refs[i].tcb == tcb) {
+            found = refs[i];
+            known = true;
+        }
+    if (!known && tcb && r->d->current_on_lists && !walk->lists_cut && !walk->not_shown)
+        found.state = "unlisted";
+    if (ref)
+        *ref = found;
+    return strcmp(found.state, "unlisted") != 0;
+}
+
+bool spoor_rtos_listed(const spoor_rtos *r, spoor_read_fn read, void *ctx, uint32_t tcb,
+                       spoor_rtos_thread_ref *ref)
+{
+    enum { MAX_REFS = 512 };
+    if (!spoor_rtos_state_needs_lists(r)) { /* no walk: a live target's reads are the cost */
+        if (ref)
+            *ref = (spoor_rtos_thread_ref){tcb, "ready", NULL};
+        return true;
+    }
+    spoor_rtos_thread_ref *refs = malloc(MAX_REFS * sizeof *refs);
+    spoor_rtos_walk walk = {0};
+    size_t n = refs ? spoor_rtos_threads(r, read, ctx, refs, MAX_REFS, &walk) : 0;
+    if (!refs) /* cannot be told */
+        walk.lists_cut = 1;
+    bool listed = spoor_rtos_find(r, refs, n, &walk, tcb, ref);
+    free(refs);
+    return listed;
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base/byteorder.h"
+#include "elf/elf_sections.h"
 #include "rtos/rtos_internal.h"
 #include "spoor/stack_usage.h"
 
@@ -315,7 +316,15 @@ bool spoor_stack_usage_main(const spoor_elf *elf, spoor_read_fn read, void *ctx,
     size_t size;
     const char *top_name = first_symbol(elf, top_symbols, 6, &top);
     const char *low_name = first_symbol(elf, low_symbols, 5, &low);
-    if (spoor_elf_section(elf, ".stack", &addr, NULL, &size) && size && size <= MAX_STACK) {
+    rtos_field isr;
+    uint32_t isr_addr;
+    if (spoor_elf_libdw(elf) && spoor_rtos_eval(elf, "z_interrupt_stacks[0]", &isr_addr, &isr) &&
+        isr.size && isr.size <= MAX_STACK) {
+        /* Zephyr: CPU 0's interrupt stack, the MSP from reset on (kernel/init.c) */
+        u->low = isr_addr;
+        u->high = isr_addr + isr.size;
+        u->from = "symbol z_interrupt_stacks";
+    } else if (spoor_elf_section(elf, ".stack", &addr, NULL, &size) && size && size <= MAX_STACK) {
         u->low = addr;
         u->high = addr + (uint32_t)size;
         u->from = "section .stack";
@@ -332,8 +341,9 @@ bool spoor_stack_usage_main(const spoor_elf *elf, spoor_read_fn read, void *ctx,
         u->from = from;
     } else {
         snprintf(u->why, sizeof u->why,
-                 "none found in the ELF (no .stack section, no symbols _estack, __StackTop, "
-                 "__stack_top, __stack with __StackLimit, __stack_bottom, ... or .heap)");
+                 "none found in the ELF (no .stack section, no z_interrupt_stacks, _estack, "
+                 "__StackTop, __stack_top, __stack with __StackLimit, __stack_bottom, ... or "
+                 ".heap)");
         return false;
     }
     u->found = true;

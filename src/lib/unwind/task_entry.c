@@ -25,17 +25,34 @@
 
 /* Functions an RTOS port puts as a task's first return address. */
 static const char *const task_exit_hooks[] = {
-    "prvTaskExitError",       /* FreeRTOS ports (portTASK_RETURN_ADDRESS) */
-    "vPortTaskExitError",     /* FreeRTOS forks */
-    "osThreadExit",           /* CMSIS-RTOS2 RTX5 */
-    "z_thread_entry",         /* Zephyr */
-    "_tx_thread_shell_entry", /* ThreadX */
+    "prvTaskExitError",   /* FreeRTOS ports (portTASK_RETURN_ADDRESS) */
+    "vPortTaskExitError", /* FreeRTOS forks */
+    "osThreadExit",       /* CMSIS-RTOS2 RTX5 */
+};
+
+/* Functions every thread starts in and that never return: no caller above them. Zephyr's
+ * arch_new_thread and ThreadX's _tx_thread_stack_build make them a new thread's first PC (not
+ * a return address): the thread's function is called from them. */
+static const char *const thread_roots[] = {
+    "z_thread_entry",         /* Zephyr lib/os/thread_entry.c */
+    "_tx_thread_shell_entry", /* ThreadX common/src/tx_thread_shell_entry.c */
 };
 
 static bool known_hook(const char *name)
 {
     for (size_t i = 0; name && i < sizeof task_exit_hooks / sizeof task_exit_hooks[0]; i++)
         if (strcmp(name, task_exit_hooks[i]) == 0)
+            return true;
+    return false;
+}
+
+bool spoor_unwind_thread_root(const spoor_elf *elf, uint32_t addr)
+{
+    const char *name = NULL;
+    if (elf == NULL || !spoor_elf_function(elf, addr, &name, NULL, NULL) || name == NULL)
+        return false;
+    for (size_t i = 0; i < sizeof thread_roots / sizeof thread_roots[0]; i++)
+        if (strcmp(name, thread_roots[i]) == 0)
             return true;
     return false;
 }

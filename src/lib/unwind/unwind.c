@@ -40,6 +40,7 @@ const char *spoor_unwind_stop_name(spoor_unwind_stop stop)
     case SPOOR_STOP_OTHER_STACK: return "other stack pointer unknown (no msp/psp in the input)";
     case SPOOR_STOP_BAD_EXCEPTION_FRAME: return "bad exception frame";
     case SPOOR_STOP_TASK_ENTRY: return "task entry";
+    case SPOOR_STOP_THREAD_ROOT: return "thread root";
     }
     return "?";
 }
@@ -299,6 +300,10 @@ static bool record_frame(walk *w, spoor_unwind_stop *why)
     w->frames[w->count++] = f;
     if (in_reset_handler(w->elf, unwind_lookup_pc(&w->cur))) {
         *why = SPOOR_STOP_RESET;
+        return false;
+    }
+    if (spoor_unwind_thread_root(w->elf, unwind_lookup_pc(&w->cur))) {
+        *why = SPOOR_STOP_THREAD_ROOT;
         return false;
     }
     return true;

@@ -18,4 +18,9 @@ typedef enum unwind_return_kind {
 unwind_return_kind spoor_unwind_return_kind(const unwind_env *env, uint32_t return_address,
                                             uint32_t callee_entry, uint32_t *hook);
 
+/* True when addr is in a function an RTOS starts every thread in and that never returns
+ * (Zephyr lib/os/thread_entry.c z_thread_entry, ThreadX common/src/tx_thread_shell_entry.c
+ * _tx_thread_shell_entry): a thread's walk ends there, whatever its stack holds above. */
+bool spoor_unwind_thread_root(const spoor_elf *elf, uint32_t addr);
+
 #endif

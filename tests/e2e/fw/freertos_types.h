@@ -1,6 +1,7 @@
-/* FreeRTOS's TCB and list types as its sources declare them (member names and order from
- * FreeRTOS-Kernel tasks.c and list.h; configuration-dependent members partly left out, as a
- * build may), for the test firmware (rtos_shapes_fw.c, rtos_ports_fw.c). */
+/* FreeRTOS's TCB, list, queue and event group types as its sources declare them (member names
+ * and order from FreeRTOS-Kernel tasks.c, list.h, queue.c and event_groups.c;
+ * configuration-dependent members partly left out, as a build may), for the test firmware
+ * (rtos_shapes_fw.c, rtos_ctx_fw.c). */
 #ifndef FREERTOS_TYPES_H
 #define FREERTOS_TYPES_H
 
@@ -46,5 +47,38 @@ typedef struct tskTaskControlBlock {
 } tskTCB;
 typedef tskTCB TCB_t;
 typedef struct tskTaskControlBlock *TaskHandle_t;
+typedef struct QueuePointers {
+    int8_t *pcTail;
+    int8_t *pcReadFrom;
+} QueuePointers_t;
+typedef struct SemaphoreData {
+    TaskHandle_t xMutexHolder;
+    UBaseType_t uxRecursiveCallCount;
+} SemaphoreData_t;
+typedef struct QueueDefinition {
+    int8_t *pcHead; /* NULL for a mutex (queueQUEUE_IS_MUTEX) */
+    int8_t *pcWriteTo;
+    union {
+        QueuePointers_t xQueue;
+        SemaphoreData_t xSemaphore;
+    } u;
+    List_t xTasksWaitingToSend;
+    List_t xTasksWaitingToReceive;
+    volatile UBaseType_t uxMessagesWaiting;
+    UBaseType_t uxLength;
+    UBaseType_t uxItemSize; /* 0 for a semaphore */
+    volatile int8_t cRxLock;
+    volatile int8_t cTxLock;
+} xQUEUE;
+typedef xQUEUE Queue_t;
+typedef struct QUEUE_REGISTRY_ITEM {
+    const char *pcQueueName;
+    struct QueueDefinition *xHandle;
+} xQueueRegistryItem;
+typedef xQueueRegistryItem QueueRegistryItem_t;
+typedef struct EventGroupDef_t {
+    TickType_t uxEventBits;
+    List_t xTasksWaitingForBits;
+} EventGroup_t;
 
 #endif

@@ -39,6 +39,17 @@
  * stack once when it starts (stack_hog recurses until SP is below the stack's far end), into a
  * red zone below each stack that no task owns, breaking the guard bytes / magic word. Reset_Handler
  * fills the main stack below itself with the same pattern.
+ * With -DFW_STATES (tests/e2e/test_rtos_states.py) the threads are in the states their kernel
+ * has, set as the kernel sets them, with its own state words, values and objects: each task
+ * that yields is blocked when it is switched out (alpha on the semaphore sem_ready, beta on the
+ * message queue rx_queue, gamma on the mutex state_lock) and four more threads never run
+ * (flagger waits on the event flags events, sleeper sleeps, pauser is suspended, ended has
+ * terminated); fw_expect[] says, per thread, what the firmware made of it. Every thread starts
+ * where its kernel starts it: Zephyr in z_thread_entry (lib/os/thread_entry.c), ThreadX in
+ * _tx_thread_shell_entry (tx_thread_shell_entry.c), RTX5 in its function returning to
+ * osThreadExit (rtx_thread.c), FreeRTOS in its function returning to prvTaskExitError
+ * (portTASK_RETURN_ADDRESS). Zephyr's start-up thread is a dummy TCB on the interrupt stack
+ * (kernel/init.c z_cstart) until the first switch: fw_boot_checkpoint is where it is current.
  * Self-contained: no library, no startup files (QEMU loads the sections as they are). */
 #include <stdint.h>
 
@@ -50,7 +61,13 @@
 #define NOINLINE __attribute__((noinline))
 #define STACK_WORDS 160u
 #define RED_WORDS 32u /* below each stack: what an overflow runs into */
-#define NTASKS 4u
+#define NTASKS 4u     /* the tasks that switch */
+#if defined(FW_STATES)
+#define NEXTRA 4u /* threads that never run: flagger, sleeper, pauser, ended */
+#else
+#define NEXTRA 0u
+#endif
+#define NTHREADS (NTASKS + NEXTRA)
 #define ROUNDS 3u
 
 #if defined(__ARM_ARCH_6M__)
@@ -219,7 +236,7 @@ NOINLINE uint32_t gamma_deep(uint32_t depth)
     return v + depth;
 }
 
-static uint32_t stack_area[NTASKS][RED_WORDS + STACK_WORDS] __attribute__((aligned(8)));
+static uint32_t stack_area[NTHREADS][RED_WORDS + STACK_WORDS] __attribute__((aligned(8)));
 #define task_stack(i) (stack_area[i] + RED_WORDS)
 
 /* Recurses until SP is below gamma's stack: the overflow writes into the red zone below it. */
@@ -251,8 +268,44 @@ NOINLINE void monitor_main(void)
     }
 }
 
-static void (*const task_entries[NTASKS])(void) = {alpha_main, beta_main, gamma_main, monitor_main};
-static const char *const task_names[NTASKS] = {"alpha", "beta", "gamma", "monitor"};
+#if defined(FW_STATES)
+/* the threads that never run: what they would do */
+NOINLINE void flagger_main(void)
+{
+    for (;;)
+        task_yield();
+}
+NOINLINE void sleeper_main(void)
+{
+    for (;;)
+        task_yield();
+}
+NOINLINE void pauser_main(void)
+{
+    for (;;)
+        task_yield();
+}
+NOINLINE void ended_main(void)
+{
+    sink += 1u;
+}
+#define EXTRA_ENTRIES , flagger_main, sleeper_main, pauser_main, ended_main
+#define EXTRA_NAMES , "flagger", "sleeper", "pauser", "ended"
+
+/* What the firmware made of each thread, in the order of tcbs[]: the state in spoor's words, what
+ * it waits on, the object and its name (tests/e2e/test_rtos_states.py reads it through gdb). */
+struct fw_expect {
+    const char *state, *wait;
+    const void *object;
+    const char *object_name;
+};
+#else
+#define EXTRA_ENTRIES
+#define EXTRA_NAMES
+#endif
+static void (*const task_entries[NTHREADS])(void) = {alpha_main, beta_main, gamma_main,
+                                                     monitor_main EXTRA_ENTRIES};
+static const char *const task_names[NTHREADS] = {"alpha", "beta", "gamma", "monitor" EXTRA_NAMES};
 #if defined(CTX_FREERTOS) || defined(CTX_ZEPHYR)
 /* a task name into a TCB's char array (no C library here) */
 static void copy_name(char *dst, unsigned cap, const char *src)
@@ -265,19 +318,66 @@ static void copy_name(char *dst, unsigned cap, const char *src)
 #endif
 static uint32_t scratch_stack[32] __attribute__((aligned(8))); /* PSP before the first task */
 
+#if defined(FW_STATES) && defined(CTX_ZEPHYR)
+/* lib/os/thread_entry.c: every thread starts here (arch_new_thread: PC z_thread_entry, r0 the
+ * thread's function), and never returns */
+__attribute__((noreturn, noinline)) void z_thread_entry(void (*entry)(void), void *p1, void *p2,
+                                                        void *p3)
+{
+    (void)p1;
+    (void)p2;
+    (void)p3;
+    entry();
+    for (;;) /* k_thread_abort(k_current_get()) */
+        sink++;
+}
+#define THREAD_PC(i) ((uint32_t)z_thread_entry)
+#define THREAD_R0(i) ((uint32_t)task_entries[i])
+#define THREAD_LR STACK_FILL /* arch_new_thread leaves LR as the stack held it */
+#elif defined(FW_STATES) && defined(CTX_THREADX)
+void _tx_thread_shell_entry(void);
+#define THREAD_PC(i) ((uint32_t)_tx_thread_shell_entry)
+#define THREAD_R0(i) 0u
+#define THREAD_LR 0xFFFFFFFFu
+#elif defined(FW_STATES) && defined(CTX_RTX5)
+/* rtx_thread.c: a thread's function returns here (svcRtxThreadNew: LR osThreadExit) */
+__attribute__((noreturn, noinline)) void osThreadExit(void)
+{
+    for (;;)
+        sink++;
+}
+#define THREAD_PC(i) ((uint32_t)task_entries[i])
+#define THREAD_R0(i) 0u
+#define THREAD_LR ((uint32_t)osThreadExit)
+#elif defined(FW_STATES) && defined(CTX_FREERTOS)
+/* port.c: a task's function returns here (portTASK_RETURN_ADDRESS) */
+__attribute__((noreturn, noinline)) void prvTaskExitError(void)
+{
+    for (;;)
+        sink++;
+}
+#define THREAD_PC(i) ((uint32_t)task_entries[i])
+#define THREAD_R0(i) 0u
+#define THREAD_LR ((uint32_t)prvTaskExitError)
+#else
+#define THREAD_PC(i) ((uint32_t)task_entries[i])
+#define THREAD_R0(i) 0u
+#define THREAD_LR 0xFFFFFFFFu /* the end of the call chain for a debugger */
+#endif
+
 /* The hardware frame of a task that has not run yet, at the top of its stack (xPSR Thumb bit,
- * PC at the entry, LR 0xFFFFFFFF: the end of the call chain for a debugger); returns where it
- * starts. */
+ * PC where its kernel starts it, LR); returns where it starts. */
 static uint32_t *initial_frame(unsigned i)
 {
     for (unsigned k = 0; k < STACK_WORDS; k++) /* the RTOS fills a new thread's stack */
         task_stack(i)[k] = STACK_FILL;
     uint32_t *sp = task_stack(i) + STACK_WORDS;
-    *--sp = 0x01000000u;               /* xPSR */
-    *--sp = (uint32_t)task_entries[i]; /* PC */
-    *--sp = 0xFFFFFFFFu;               /* LR */
-    for (int k = 0; k < 5; k++)        /* r12, r3, r2, r1, r0 */
+    *--sp = 0x01000000u;        /* xPSR */
+    *--sp = THREAD_PC(i);       /* PC */
+    *--sp = THREAD_LR;          /* LR */
+    for (int k = 0; k < 4; k++) /* r12, r3, r2, r1 */
         *--sp = 0;
+    *--sp = THREAD_R0(i); /* r0 */
     return sp;
 }
 
@@ -286,8 +386,63 @@ static uint32_t *initial_frame(unsigned i)
 #include "rtx5_types.h"
 
 osRtxThread_t alpha_tcb, beta_tcb, gamma_tcb, monitor_tcb;
-static osRtxThread_t *const tcbs[NTASKS] = {&alpha_tcb, &beta_tcb, &gamma_tcb, &monitor_tcb};
 osRtxInfo_t osRtxInfo = {.os_id = "RTX V5.5.4", .version = 50050004};
+#if defined(FW_STATES)
+osRtxThread_t flagger_tcb, sleeper_tcb, pauser_tcb, ended_tcb;
+static osRtxThread_t *const tcbs[NTHREADS] = {&alpha_tcb,   &beta_tcb,    &gamma_tcb,  &monitor_tcb,
+                                              &flagger_tcb, &sleeper_tcb, &pauser_tcb, &ended_tcb};
+osRtxSemaphore_t sem_ready = {.id = osRtxIdSemaphore, .name = "sem_ready"};
+osRtxMessageQueue_t rx_queue = {.id = osRtxIdMessageQueue, .name = "rx_queue", .msg_size = 4};
+osRtxMutex_t state_lock = {.id = osRtxIdMutex, .name = "state_lock"};
+osRtxEventFlags_t events = {.id = osRtxIdEventFlags, .name = "events"};
+/* the state a thread is left in when it is switched out (the four that never run: from the
+ * start; osThreadSuspend leaves osRtxThreadBlocked), and the object it waits on */
+static const uint8_t parked_state[NTHREADS] = {
+    osRtxThreadWaitingSemaphore,  osRtxThreadWaitingMessageGet,
+    osRtxThreadWaitingMutex,      osRtxThreadReady,
+    osRtxThreadWaitingEventFlags, osRtxThreadWaitingDelay,
+    osRtxThreadBlocked,           osRtxThreadTerminated};
+static void *const parked_on[NTHREADS] = {&sem_ready, &rx_queue, &state_lock, 0, &events, 0, 0, 0};
+
+/* rtx_thread.c's lists from the states: the ready list (thread_next, the running thread off
+ * it), the delay list and the wait list (delay_next: a wait with osWaitForever, as
+ * osRtxThreadDelayInsert), the terminate list (thread_next); a thread waiting on an object is
+ * its thread_list, its thread_prev the object (osRtxThreadListPut). */
+static void relink_ready(osRtxThread_t *running)
+{
+    osRtxThread_t **ready = &osRtxInfo.thread.ready.thread_list;
+    osRtxThread_t **delay = &osRtxInfo.thread.delay_list, **wait = &osRtxInfo.thread.wait_list;
+    osRtxThread_t **ended = &osRtxInfo.thread.terminate_list;
+    for (unsigned i = 0; i < NTHREADS; i++) {
+        osRtxThread_t *t = tcbs[i];
+        t->thread_next = t->thread_prev = t->delay_next = t->delay_prev = 0;
+    }
+    for (unsigned i = 0; i < NTHREADS; i++) {
+        osRtxThread_t *t = tcbs[i];
+        if (t == running)
+            continue;
+        if (t->state == osRtxThreadReady) {
+            *ready = t;
+            ready = &t->thread_next;
+        } else if (t->state == osRtxThreadTerminated) {
+            *ended = t;
+            ended = &t->thread_next;
+        } else if (t->state == osRtxThreadWaitingDelay) {
+            *delay = t;
+            delay = &t->delay_next;
+        } else {
+            *wait = t;
+            wait = &t->delay_next;
+        }
+        if (parked_on[i] && t->state != osRtxThreadReady) {
+            ((osRtxSemaphore_t *)parked_on[i])->thread_list = t;
+            t->thread_prev = (osRtxThread_t *)parked_on[i];
+        }
+    }
+    *ready = *delay = *wait = *ended = 0;
+}
+#else
+static osRtxThread_t *const tcbs[NTASKS] = {&alpha_tcb, &beta_tcb, &gamma_tcb, &monitor_tcb};
 
 /* The ready list (thread_next) holds every task but the running one, as in RTX. */
 static void relink_ready(osRtxThread_t *running)
@@ -300,10 +455,11 @@ static void relink_ready(osRtxThread_t *running)
         }
     *link = 0;
 }
+#endif
 
 static void rtos_init(void)
 {
-    for (unsigned i = 0; i < NTASKS; i++) {
+    for (unsigned i = 0; i < NTHREADS; i++) {
         osRtxThread_t *t = tcbs[i];
         t->id = 0xF1; /* osRtxIdThread */
         t->name = task_names[i];
@@ -315,6 +471,11 @@ static void rtos_init(void)
         t->stack_size = STACK_WORDS * 4u;
         t->sp = (uint32_t)(initial_frame(i) - 8); /* r4-r11 below the frame */
         task_stack(i)[0] = 0xE25A2EA5u;           /* osRtxStackMagicWord */
+#if defined(FW_STATES)
+        t->state = i < NTASKS ? osRtxThreadReady : parked_state[i];
+#else
+        t->state = osRtxThreadReady;
+#endif
     }
     relink_ready(0);
 }
@@ -329,10 +490,17 @@ uint64_t rtx_switch(uint32_t sp, uint32_t exc_return)
         if (!V6M)
             curr->stack_frame = (uint8_t)exc_return;
         for (unsigned i = 0; i < NTASKS; i++)
-            if (tcbs[i] == curr)
+            if (tcbs[i] == curr) {
                 next = tcbs[(i + 1u) % NTASKS];
+#if defined(FW_STATES)
+                curr->state = parked_state[i];
+#else
+                curr->state = osRtxThreadReady;
+#endif
+            }
         switches = switches + 1u;
     }
+    next->state = osRtxThreadRunning;
     osRtxInfo.thread.run.curr = next;
     osRtxInfo.thread.run.next = next;
     relink_ready(next);
@@ -373,14 +541,53 @@ __attribute__((naked)) void PendSV_Handler(void)
 #include "threadx_types.h"
 
 TX_THREAD alpha_tcb, beta_tcb, gamma_tcb, monitor_tcb;
-static TX_THREAD *const tcbs[NTASKS] = {&alpha_tcb, &beta_tcb, &gamma_tcb, &monitor_tcb};
 TX_THREAD *_tx_thread_created_ptr;
 TX_THREAD *volatile _tx_thread_current_ptr;
 TX_THREAD *volatile _tx_thread_execute_ptr;
+#if defined(FW_STATES)
+TX_THREAD flagger_tcb, sleeper_tcb, pauser_tcb, ended_tcb;
+static TX_THREAD *const tcbs[NTHREADS] = {&alpha_tcb,   &beta_tcb,    &gamma_tcb,  &monitor_tcb,
+                                          &flagger_tcb, &sleeper_tcb, &pauser_tcb, &ended_tcb};
+TX_SEMAPHORE sem_ready = {.tx_semaphore_id = 0x53454D41u, .tx_semaphore_name = "sem_ready"};
+TX_QUEUE rx_queue = {.tx_queue_id = 0x51554555u, .tx_queue_name = "rx_queue"};
+TX_MUTEX state_lock = {.tx_mutex_id = 0x4D555445u, .tx_mutex_name = "state_lock"};
+TX_EVENT_FLAGS_GROUP events = {.tx_event_flags_group_id = 0x4456444Eu,
+                               .tx_event_flags_group_name = "events"};
+/* tx_thread_state when switched out (the four that never run: from the start) and the object
+ * (tx_thread_suspend_control_block) */
+static const UINT parked_state[NTHREADS] = {TX_SEMAPHORE_SUSP, TX_QUEUE_SUSP, TX_MUTEX_SUSP,
+                                            TX_READY,          TX_EVENT_FLAG, TX_SLEEP,
+                                            TX_SUSPENDED,      TX_COMPLETED};
+static void *const parked_on[NTHREADS] = {&sem_ready, &rx_queue, &state_lock, 0, &events, 0, 0, 0};
+
+/* tx_thread_shell_entry.c: every thread starts here (tx_thread_stack_build: PC
+ * _tx_thread_shell_entry) and calls its entry function with its parameter */
+NOINLINE void _tx_thread_shell_entry(void)
+{
+    TX_THREAD *t = _tx_thread_current_ptr;
+    (t->tx_thread_entry)(t->tx_thread_entry_parameter);
+    t->tx_thread_state = TX_COMPLETED;
+    for (;;)
+        sink++;
+}
+
+/* what tx_semaphore_get, tx_queue_receive, tx_mutex_get, ... leave when they suspend: the state,
+ * the object, the thread on its suspension list */
+static void park(unsigned i)
+{
+    TX_THREAD *t = tcbs[i];
+    t->tx_thread_state = parked_state[i];
+    t->tx_thread_suspend_control_block = parked_on[i];
+    if (parked_on[i]) /* alone on the object's suspension list */
+        t->tx_thread_suspended_next = t->tx_thread_suspended_previous = t;
+}
+#else
+static TX_THREAD *const tcbs[NTASKS] = {&alpha_tcb, &beta_tcb, &gamma_tcb, &monitor_tcb};
+#endif
 
 static void rtos_init(void)
 {
-    for (unsigned i = 0; i < NTASKS; i++) {
+    for (unsigned i = 0; i < NTHREADS; i++) {
         TX_THREAD *t = tcbs[i];
         uint32_t *sp = initial_frame(i) - 8; /* r4-r11 (ARMv6-M: r8-r11, r4-r7) */
         *--sp = 0xFFFFFFFDu;                 /* EXC_RETURN: thread mode, PSP, basic frame */
@@ -392,8 +599,12 @@ static void rtos_init(void)
         t->tx_thread_stack_end = (uint8_t *)(task_stack(i) + STACK_WORDS) - 1; /* last byte */
         t->tx_thread_stack_size = STACK_WORDS * 4u;
         t->tx_thread_stack_ptr = sp;
-        t->tx_thread_created_next = tcbs[(i + 1u) % NTASKS];
-        t->tx_thread_created_previous = tcbs[(i + NTASKS - 1u) % NTASKS];
+        t->tx_thread_created_next = tcbs[(i + 1u) % NTHREADS];
+        t->tx_thread_created_previous = tcbs[(i + NTHREADS - 1u) % NTHREADS];
+#if defined(FW_STATES)
+        if (i >= NTASKS)
+            park(i);
+#endif
     }
     _tx_thread_created_ptr = tcbs[0];
 }
@@ -406,9 +617,19 @@ uint32_t tx_switch(uint32_t sp)
     _tx_thread_current_ptr = 0;
     if (curr) { /* not the first switch */
         curr->tx_thread_stack_ptr = (VOID *)sp;
-        next = curr->tx_thread_created_next;
+        for (unsigned i = 0; i < NTASKS; i++)
+            if (tcbs[i] == curr) {
+                next = tcbs[(i + 1u) % NTASKS];
+#if defined(FW_STATES)
+                park(i);
+#endif
+            }
         switches = switches + 1u;
     }
+#if defined(FW_STATES)
+    next->tx_thread_state = TX_READY;
+    next->tx_thread_suspend_control_block = 0;
+#endif
     _tx_thread_execute_ptr = next;
     _tx_thread_current_ptr = next;
     next->tx_thread_run_count++;
@@ -461,10 +682,44 @@ __attribute__((naked)) void PendSV_Handler(void)
 #include "freertos_types.h"
 
 TCB_t alpha_tcb, beta_tcb, gamma_tcb, monitor_tcb;
+#if defined(FW_STATES)
+TCB_t flagger_tcb, sleeper_tcb, pauser_tcb, ended_tcb;
+static TCB_t *const tcbs[NTHREADS] = {&alpha_tcb,   &beta_tcb,    &gamma_tcb,  &monitor_tcb,
+                                      &flagger_tcb, &sleeper_tcb, &pauser_tcb, &ended_tcb};
+#else
 static TCB_t *const tcbs[NTASKS] = {&alpha_tcb, &beta_tcb, &gamma_tcb, &monitor_tcb};
+#endif
 static TCB_t boot_tcb; /* the context before the first switch: never resumed */
 TCB_t *volatile pxCurrentTCB = &boot_tcb;
 List_t pxReadyTasksLists[2];
+#if defined(FW_STATES)
+List_t xDelayedTaskList1, xDelayedTaskList2, xPendingReadyList, xSuspendedTaskList,
+    xTasksWaitingTermination;
+List_t *volatile pxDelayedTaskList = &xDelayedTaskList1;
+/* the objects: a binary semaphore (uxItemSize 0) and a mutex (pcHead NULL) as variables, a queue
+ * from the heap named by the queue registry (configQUEUE_REGISTRY_SIZE), an event group */
+Queue_t sem_ready, state_lock;
+static uint8_t ucHeap[256] __attribute__((aligned(8)));
+#define rx_queue (*(Queue_t *)(void *)(ucHeap + 16))
+QueueRegistryItem_t xQueueRegistry[4];
+EventGroup_t events;
+/* the list a thread is on when switched out (the four that never run: from the start): a wait
+ * with portMAX_DELAY puts it on xSuspendedTaskList (INCLUDE_vTaskSuspend), one with a timeout on
+ * the delayed list; its event list item on the object's waiting list */
+static List_t *const parked_list[NTHREADS] = {
+    &xSuspendedTaskList, &xDelayedTaskList1, &xSuspendedTaskList, &pxReadyTasksLists[1],
+    &xDelayedTaskList1,  &xDelayedTaskList1, &xSuspendedTaskList, &xTasksWaitingTermination};
+static List_t *parked_on(unsigned i)
+{
+    switch (i) {
+    case 0: return &sem_ready.xTasksWaitingToReceive;
+    case 1: return &rx_queue.xTasksWaitingToReceive;
+    case 2: return &state_lock.xTasksWaitingToReceive;
+    case 4: return &events.xTasksWaitingForBits;
+    default: return 0;
+    }
+}
+#endif
 
 /* list.h's vListInitialise and vListInsertEnd */
 static void list_initialise(List_t *l)
@@ -488,6 +743,70 @@ static void list_insert_end(List_t *l, ListItem_t *item)
     l->uxNumberOfItems++;
 }
 
+#if defined(FW_STATES)
+/* list.c's uxListRemove */
+static void list_remove(ListItem_t *item)
+{
+    List_t *l = item->pxContainer;
+    if (!l)
+        return;
+    item->pxNext->pxPrevious = item->pxPrevious;
+    item->pxPrevious->pxNext = item->pxNext;
+    if (l->pxIndex == item)
+        l->pxIndex = item->pxPrevious;
+    item->pxContainer = 0;
+    l->uxNumberOfItems--;
+}
+
+/* what a blocking call leaves (xQueueSemaphoreTake, xQueueReceive, xEventGroupWaitBits,
+ * vTaskDelay, vTaskSuspend, vTaskDelete): the task's state item on a list, its event item on
+ * the object's waiting list */
+static void park(unsigned i)
+{
+    TCB_t *t = tcbs[i];
+    list_remove(&t->xStateListItem);
+    list_remove(&t->xEventListItem);
+    list_insert_end(parked_list[i], &t->xStateListItem);
+    if (parked_on(i))
+        list_insert_end(parked_on(i), &t->xEventListItem);
+}
+
+static void unpark(unsigned i)
+{
+    TCB_t *t = tcbs[i];
+    list_remove(&t->xStateListItem);
+    list_remove(&t->xEventListItem);
+    list_insert_end(&pxReadyTasksLists[t->uxPriority], &t->xStateListItem);
+}
+
+static void objects_init(void)
+{
+    List_t *lists[] = {&xDelayedTaskList1,
+                       &xDelayedTaskList2,
+                       &xPendingReadyList,
+                       &xSuspendedTaskList,
+                       &xTasksWaitingTermination,
+                       &sem_ready.xTasksWaitingToSend,
+                       &sem_ready.xTasksWaitingToReceive,
+                       &state_lock.xTasksWaitingToSend,
+                       &state_lock.xTasksWaitingToReceive,
+                       &rx_queue.xTasksWaitingToSend,
+                       &rx_queue.xTasksWaitingToReceive,
+                       &events.xTasksWaitingForBits};
+    for (unsigned k = 0; k < sizeof lists / sizeof lists[0]; k++)
+        list_initialise(lists[k]);
+    sem_ready.pcHead = (int8_t *)&sem_ready; /* a semaphore's pcHead: not NULL, no storage */
+    sem_ready.uxLength = 1;
+    state_lock.pcHead = 0; /* queueQUEUE_IS_MUTEX */
+    state_lock.uxLength = 1;
+    rx_queue.pcHead = (int8_t *)(ucHeap + 16 + sizeof(Queue_t));
+    rx_queue.uxLength = 4;
+    rx_queue.uxItemSize = 4;
+    xQueueRegistry[0].pcQueueName = "rx_queue";
+    xQueueRegistry[0].xHandle = &rx_queue;
+}
+#endif
+
 #if defined(__ARM_FP) && !defined(__ARM_ARCH_8M_MAIN__)
 /* A function of the ARM_CM4F port (ARM_CM3 has none): spoor tells the ports apart by it. */
 NOINLINE void vPortEnableVFP(void)
@@ -504,7 +823,10 @@ static void rtos_init(void)
 {
     list_initialise(&pxReadyTasksLists[0]);
     list_initialise(&pxReadyTasksLists[1]);
-    for (unsigned i = 0; i < NTASKS; i++) {
+#if defined(FW_STATES)
+    objects_init();
+#endif
+    for (unsigned i = 0; i < NTHREADS; i++) {
         TCB_t *t = tcbs[i];
         uint32_t *sp = initial_frame(i);
 #if defined(__ARM_ARCH_8M_MAIN__)
@@ -532,7 +854,12 @@ static void rtos_init(void)
         task_stack(i)[-2] = 0;
         task_stack(i)[-1] = 0x80000000u | (8u + STACK_WORDS * 4u);
         t->xStateListItem.pvOwner = t;
+        t->xEventListItem.pvOwner = t;
         list_insert_end(&pxReadyTasksLists[t->uxPriority], &t->xStateListItem);
+#if defined(FW_STATES)
+        if (i >= NTASKS)
+            park(i);
+#endif
     }
 #if defined(__ARM_FP) && !defined(__ARM_ARCH_8M_MAIN__)
     vPortEnableVFP();
@@ -547,7 +874,15 @@ void vTaskSwitchContext(void)
         if (tcbs[i] == pxCurrentTCB) {
             next = tcbs[(i + 1u) % NTASKS];
             switches = switches + 1u;
+#if defined(FW_STATES)
+            park(i);
+#endif
         }
+#if defined(FW_STATES)
+    for (unsigned i = 0; i < NTASKS; i++)
+        if (tcbs[i] == next)
+            unpark(i);
+#endif
     pxCurrentTCB = next;
 }
 
@@ -659,14 +994,62 @@ __attribute__((naked)) void PendSV_Handler(void)
 #include "zephyr_types.h"
 
 struct k_thread alpha_tcb, beta_tcb, gamma_tcb, monitor_tcb;
+#if defined(FW_STATES)
+struct k_thread flagger_tcb, sleeper_tcb, pauser_tcb, ended_tcb;
+static struct k_thread *const tcbs[NTHREADS] = {&alpha_tcb,   &beta_tcb,    &gamma_tcb,
+                                                &monitor_tcb, &flagger_tcb, &sleeper_tcb,
+                                                &pauser_tcb,  &ended_tcb};
+/* z_cstart's dummy thread is on the interrupt stack, current until the first switch */
+struct z_kernel _kernel = {.threads = &alpha_tcb};
+/* the version Zephyr's boot banner carries (kernel/banner.c) */
+const char fw_banner[] = "*** Booting Zephyr OS build zephyr-v2.5.0 ***";
+struct k_sem sem_ready;
+struct k_msgq rx_queue;
+struct k_mutex state_lock;
+struct k_event events;
+static sys_dlist_t timeout_list; /* kernel/timeout.c's list of running timeouts */
+/* base.thread_state when switched out (the four that never run: from the start), the wait queue
+ * of the object (base.pended_on) */
+static const uint8_t parked_state[NTHREADS] = {_THREAD_PENDING,   _THREAD_PENDING,
+                                               _THREAD_PENDING,   _THREAD_QUEUED,
+                                               _THREAD_PENDING,   0 /* k_sleep: its timeout runs */,
+                                               _THREAD_SUSPENDED, _THREAD_DEAD};
+static _wait_q_t *const parked_on[NTHREADS] = {
+    &sem_ready.wait_q, &rx_queue.wait_q, &state_lock.wait_q, 0, &events.wait_q, 0, 0, 0};
+
+/* what z_pend_curr, z_tick_sleep, k_thread_suspend, k_thread_abort leave */
+static void park(unsigned i)
+{
+    struct k_thread *t = tcbs[i];
+    t->base.thread_state = parked_state[i];
+    t->base.pended_on = parked_on[i];
+    if (parked_on[i]) { /* alone on the object's wait queue */
+        parked_on[i]->waitq.head = parked_on[i]->waitq.tail = &t->base.qnode_dlist;
+        t->base.qnode_dlist.next = t->base.qnode_dlist.prev = &parked_on[i]->waitq;
+    }
+    if (i == 5) /* the sleeper: its timeout on the timeout list */
+        t->base.timeout.node.next = t->base.timeout.node.prev = &timeout_list;
+}
+
+/* the boot thread's part of z_cstart: fw_boot_checkpoint while the dummy thread is current */
+NOINLINE void fw_boot_checkpoint(void)
+{
+    sink += (uint32_t)fw_banner[0];
+#if defined(FW_BOOT_STOP) /* tests/e2e/test_rtos_states.py stops here */
+    for (;;)
+        sink++;
+#endif
+}
+#else
 static struct k_thread *const tcbs[NTASKS] = {&alpha_tcb, &beta_tcb, &gamma_tcb, &monitor_tcb};
 static struct k_thread boot_thread; /* the context before the first switch: never resumed */
 struct z_kernel _kernel = {.cpus = {{.current = &boot_thread}}, .threads = &alpha_tcb};
+#endif
 
 /* arch_new_thread: the initial frame at psp, a basic frame to return to */
 static void rtos_init(void)
 {
-    for (unsigned i = 0; i < NTASKS; i++) {
+    for (unsigned i = 0; i < NTHREADS; i++) {
         struct k_thread *t = tcbs[i];
         t->callee_saved.psp = (uint32_t)initial_frame(i);
         copy_name(t->name, sizeof t->name, task_names[i]);
@@ -674,9 +1057,14 @@ static void rtos_init(void)
         t->stack_info.start = (uintptr_t)task_stack(i);
         t->stack_info.size = STACK_WORDS * 4u;
         t->entry.pEntry = (k_thread_entry_t)(uintptr_t)task_entries[i];
-        t->next_thread = i + 1u < NTASKS ? tcbs[i + 1u] : 0;
+        t->next_thread = i + 1u < NTHREADS ? tcbs[i + 1u] : 0;
 #if defined(CONFIG_ARM_STORE_EXC_RETURN)
         t->arch.mode_exc_return = 0xFD;
+#endif
+        t->base.thread_state = _THREAD_QUEUED;
+#if defined(FW_STATES)
+        if (i >= NTASKS)
+            park(i);
 #endif
     }
 }
@@ -689,7 +1077,12 @@ void z_fw_switch(void)
         if (tcbs[i] == _kernel.cpus[0].current) {
             next = tcbs[(i + 1u) % NTASKS];
             switches = switches + 1u;
+#if defined(FW_STATES)
+            park(i);
+#endif
         }
+    next->base.thread_state = _THREAD_QUEUED; /* z_ready_thread; kept while it runs */
+    next->base.pended_on = 0;
     _kernel.cpus[0].current = next;
 }
 
@@ -775,6 +1168,19 @@ __attribute__((naked)) void PendSV_Handler(void)
 #error "build with -DCTX_RTX5, -DCTX_THREADX, -DCTX_FREERTOS or -DCTX_ZEPHYR"
 #endif
 
+#if defined(FW_STATES)
+const struct fw_expect fw_expect[NTHREADS] = {
+    {"blocked", "semaphore", &sem_ready, "sem_ready"},
+    {"blocked", "message queue", &rx_queue, "rx_queue"},
+    {"blocked", "mutex", &state_lock, "state_lock"},
+    {"running", "", 0, ""},
+    {"blocked", "event flags", &events, "events"},
+    {"sleeping", "", 0, ""},
+    {"suspended", "", 0, ""},
+    {"terminated", "", 0, ""},
+};
+#endif
+
 void Reset_Handler(void)
 {
     uint32_t msp;
@@ -786,6 +1192,14 @@ void Reset_Handler(void)
     __asm__ volatile("dsb\n\tisb" ::: "memory");
 #endif
     rtos_init();
+#if defined(FW_STATES) && defined(CTX_ZEPHYR)
+    struct k_thread dummy; /* z_cstart: a dummy thread on the interrupt stack */
+    for (unsigned k = 0; k < sizeof dummy; k++)
+        ((volatile uint8_t *)&dummy)[k] = (uint8_t)(0x3F + k); /* what the stack held */
+    dummy.base.thread_state = _THREAD_DUMMY;
+    _kernel.cpus[0].current = &dummy;
+    fw_boot_checkpoint();
+#endif
     __asm__ volatile("msr psp, %0" ::"r"(scratch_stack + 32) : "memory");
 #if defined(CTX_FREERTOS) || defined(CTX_ZEPHYR)
     /* these ports return from PendSV with the EXC_RETURN it was entered with: the first switch

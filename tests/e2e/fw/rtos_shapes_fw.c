@@ -95,18 +95,25 @@ NOINLINE void osRtxIdleThread(void *arg)
     sink = (uint32_t)arg + 2;
 }
 
-osRtxThread_t main_thread = {.id = 0xF1, .name = "main", .priority = osPriorityNormal,
-                             .thread_addr = (uint32_t)app_main};
-osRtxThread_t sensor = {.id = 0xF1, .name = "sensor_task", .priority = osPriorityHigh,
-                        .thread_addr = (uint32_t)sensor_thread};
-osRtxThread_t idle = {.id = 0xF1, .name = "osRtxIdleThread", .priority = osPriorityIdle,
-                      .thread_addr = (uint32_t)osRtxIdleThread};
+osRtxThread_t main_thread = {.id = 0xF1, .state = osRtxThreadRunning, .name = "main",
+                             .priority = osPriorityNormal, .thread_addr = (uint32_t)app_main};
+osRtxThread_t sensor = {.id = 0xF1, .state = osRtxThreadReady, .name = "sensor_task",
+                        .priority = osPriorityHigh, .thread_addr = (uint32_t)sensor_thread};
+osRtxThread_t idle = {.id = 0xF1, .state = osRtxThreadReady, .name = "osRtxIdleThread",
+                      .priority = osPriorityIdle, .thread_addr = (uint32_t)osRtxIdleThread};
 NOINLINE void worker_thread(void *arg)
 {
     sink = (uint32_t)arg + 3;
 }
-osRtxThread_t worker = {.id = 0xF1, .name = "worker", .priority = osPriorityBelowNormal,
+extern osRtxSemaphore_t sem_data;
+/* waits on sem_data (osSemaphoreAcquire, osWaitForever): on the wait list, on the semaphore's
+ * thread list, thread_prev the semaphore */
+osRtxThread_t worker = {.id = 0xF1, .state = osRtxThreadWaitingSemaphore, .name = "worker",
+                        .thread_prev = (osRtxThread_t *)&sem_data,
+                        .priority = osPriorityBelowNormal,
                         .thread_addr = (uint32_t)worker_thread};
+osRtxSemaphore_t sem_data = {.id = osRtxIdSemaphore, .name = "data ready",
+                             .thread_list = &worker};
 osRtxThread_t not_a_thread = {.id = 0xF5, .name = "a mutex"}; /* osRtxIdMutex */
 osRtxInfo_t osRtxInfo = {.os_id = "RTX V5.5.4",
                          .version = 50050004,
@@ -136,6 +143,8 @@ struct k_thread blink_thread = {.base = {.prio = -2},
                                 .name = "blinky"};
 struct z_kernel _kernel = {.cpus = {{.current = &blink_thread, .idle_thread = z_idle_threads}},
                            .threads = &blink_thread};
+/* the interrupt stack (the main stack), holding what a start-up dummy thread left */
+uint8_t z_interrupt_stacks[1][512] __attribute__((aligned(8))) = {{[0 ... 511] = 0x3F}};
 
 #elif defined(SHAPE_THREADX)
 #include "threadx_types.h"

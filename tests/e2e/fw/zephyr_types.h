@@ -1,7 +1,9 @@
 /* Zephyr's thread and kernel types as its headers declare them (member names and order from
- * include/zephyr/kernel/thread.h, kernel_structs.h and arch/arm/thread.h; configuration-dependent
- * members partly left out, as a build may; CONFIG_FPU_SHARING and CONFIG_ARM_STORE_EXC_RETURN
- * as Zephyr's own #ifs), for the test firmware (rtos_shapes_fw.c, rtos_ports_fw.c). */
+ * include/zephyr/kernel/thread.h, kernel_structs.h, kernel.h and arch/arm/thread.h;
+ * configuration-dependent members partly left out, as a build may; CONFIG_FPU_SHARING and
+ * CONFIG_ARM_STORE_EXC_RETURN as Zephyr's own #ifs), the base.thread_state bits of Zephyr 2.3 to
+ * 4.0 (kernel_structs.h) and the heads of the objects a thread pends on (k_sem, k_mutex, k_msgq,
+ * k_event: their wait queue first), for the test firmware (rtos_shapes_fw.c, rtos_ctx_fw.c). */
 #ifndef ZEPHYR_TYPES_H
 #define ZEPHYR_TYPES_H
 
@@ -9,8 +11,39 @@
 #include <stdint.h>
 
 typedef void (*k_thread_entry_t)(void *p1, void *p2, void *p3);
+/* base.thread_state */
+#define _THREAD_DUMMY (1u << 0)
+#define _THREAD_PENDING (1u << 1)
+#define _THREAD_PRESTART (1u << 2)
+#define _THREAD_DEAD (1u << 3)
+#define _THREAD_SUSPENDED (1u << 4)
+#define _THREAD_ABORTING (1u << 5)
+#define _THREAD_QUEUED (1u << 7)
+struct _dnode {
+    union {
+        struct _dnode *head;
+        struct _dnode *next;
+    };
+    union {
+        struct _dnode *tail;
+        struct _dnode *prev;
+    };
+};
+typedef struct _dnode sys_dlist_t;
+typedef struct _dnode sys_dnode_t;
+typedef struct {
+    sys_dlist_t waitq;
+} _wait_q_t;
+struct _timeout {
+    sys_dnode_t node;
+    void (*fn)(struct _timeout *t);
+    int32_t dticks;
+};
 struct _thread_base {
-    void *pended_on_head, *pended_on_tail;
+    union {
+        sys_dnode_t qnode_dlist;
+    };
+    _wait_q_t *pended_on;
     uint8_t user_options;
     uint8_t thread_state;
     union {
@@ -21,6 +54,7 @@ struct _thread_base {
         uint16_t preempt;
     };
     uint32_t order_key;
+    struct _timeout timeout;
 };
 struct _callee_saved {
     uint32_t v1, v2, v3, v4, v5, v6, v7, v8;
@@ -74,6 +108,30 @@ struct _cpu {
 struct z_kernel {
     struct _cpu cpus[1];
     struct k_thread *threads;
+};
+struct k_sem {
+    _wait_q_t wait_q;
+    unsigned int count;
+    unsigned int limit;
+};
+struct k_mutex {
+    _wait_q_t wait_q;
+    struct k_thread *owner;
+    uint32_t lock_count;
+    int owner_orig_prio;
+};
+struct k_msgq {
+    _wait_q_t wait_q;
+    uint32_t lock;
+    size_t msg_size;
+    uint32_t max_msgs;
+    char *buffer_start, *buffer_end, *read_ptr, *write_ptr;
+    uint32_t used_msgs;
+};
+struct k_event {
+    _wait_q_t wait_q;
+    uint32_t events;
+    uint32_t lock;
 };
 
 #endif
