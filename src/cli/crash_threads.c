@@ -191,10 +191,11 @@ void crash_threads_text(outbuf *o, const spoor_elf *elf, const spoor_snapshot *s
             ob_str(o, "(start-up or deleted: on no thread list)");
         else
             ob_str(o, v->t.name[0] ? v->t.name : "?");
-        ob_printf(o, "  %s", state);
+        ob_str(o, "  ");
+        ob_text(o, state); /* names a wait object after an ELF symbol */
         if (v->st.kernel[0] && !v->unlisted) {
             ob_str(o, " (");
-            ob_str(o, v->st.kernel);
+            ob_text(o, v->st.kernel);
             ob_char(o, ')');
         }
         if (v->t.has_prio) {
