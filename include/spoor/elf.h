@@ -110,7 +110,9 @@ bool spoor_elf_answer_id(const spoor_elf *elf, uint32_t addr, uint64_t id[2], ui
                          unsigned *line);
 
 /* The function containing addr and its start address and size (DWARF first, then the
- * symbol table); false when none. */
+ * symbol table; a symbol of size 0, as assembly without .size has, names the code up to the
+ * next symbol in its section, as in addr2line and gdb, and *size is that many bytes); false
+ * when none. */
 bool spoor_elf_function(const spoor_elf *elf, uint32_t addr, const char **name, uint32_t *start,
                         uint32_t *size);
 

@@ -127,7 +127,7 @@ static bool symbol_before(const void *a, const void *b)
 
 struct raw_symbol { /* an Elf32_Sym */
     uint32_t name, value, size;
-    uint8_t info;
+    uint8_t info, other;
     uint16_t shndx;
 };
 
@@ -135,7 +135,7 @@ static struct raw_symbol raw_symbol(const spoor_elf *e, size_t i)
 {
     const uint8_t *p = e->symtab + i * ELF32_SYM_SIZE;
     return (struct raw_symbol){spoor_le32(p), spoor_le32(p + 4), spoor_le32(p + 8), p[12],
-                               spoor_le16(p + 14)};
+                               p[13],         spoor_le16(p + 14)};
 }
 
 /* The names spoor_elf_debug_section finds without going through every section (an ELF built
@@ -201,11 +201,40 @@ static int find_symtab(spoor_elf *e)
     return 0;
 }
 
+/* Whether a local symbol's name is one of the ARM ELF's special symbols ($a, $t, $d and the like,
+ * alone or followed by a dot), which binutils never takes for a function. */
+static bool arm_special_name(const char *name)
+{
+    return name[0] == '$' && name[1] >= 'a' && name[1] <= 'z' && (!name[2] || name[2] == '.');
+}
+
+/* The end of the section a symbol of size 0 names code in (where binutils' and gdb's answer for
+ * it stops), or 0 when it names none: a STT_FUNC symbol in an allocated section, or a label
+ * (STT_NOTYPE, neither a mapping symbol nor a hidden local one) in an executable section. */
+static uint32_t zero_size_section_end(const spoor_elf *e, const struct raw_symbol *sym,
+                                      const char *name, uint32_t start)
+{
+    unsigned type = ELF32_ST_TYPE(sym->info);
+    bool local = ELF32_ST_BIND(sym->info) == STB_LOCAL;
+    if (sym->size || sym->shndx >= SHN_LORESERVE || sym->shndx > e->nsections ||
+        (local && arm_special_name(name)))
+        return 0;
+    if (type == STT_NOTYPE && local && ELF32_ST_VISIBILITY(sym->other) == STV_HIDDEN)
+        return 0;
+    const struct elf_section *s = &e->sections[sym->shndx - 1]; /* e->sections starts at 1 */
+    uint64_t flags = type == STT_FUNC ? SHF_ALLOC : SHF_ALLOC | SHF_EXECINSTR;
+    if ((s->flags & flags) != flags || start < s->addr || start - s->addr >= s->size)
+        return 0;
+    return s->addr + s->size;
+}
+
 static int load_symbols(spoor_elf *e)
 {
     if (find_symtab(e))
         return -1;
-    e->symbols = calloc(e->nsymtab ? e->nsymtab : 1, sizeof *e->symbols);
+    /* room for each function symbol and, behind them, for each symbol of size 0 in code */
+    size_t cap = 2 * (e->nsymtab ? e->nsymtab : 1);
+    e->symbols = calloc(cap, sizeof *e->symbols);
     if (!e->symbols)
         return corrupt(e, "out of memory");
     size_t unnamed = 0;
@@ -218,29 +247,35 @@ static int load_symbols(spoor_elf *e)
     bool file_after_symbol = false, symbol_seen = false;
     for (size_t i = 1; i < e->nsymtab; i++) {
         struct raw_symbol sym = raw_symbol(e, i);
-        if (ELF32_ST_TYPE(sym.info) == STT_FILE) {
+        unsigned type = ELF32_ST_TYPE(sym.info);
+        if (type == STT_FILE) {
             file = symbol_name(e, sym.name);
             file_after_symbol |= symbol_seen;
             continue;
         }
         symbol_seen = true;
-        if (ELF32_ST_TYPE(sym.info) != STT_FUNC || sym.shndx == SHN_UNDEF)
+        if ((type != STT_FUNC && type != STT_NOTYPE) || sym.shndx == SHN_UNDEF)
             continue;
         const char *name = symbol_name(e, sym.name);
         if (!name) {
-            unnamed++;
+            unnamed += type == STT_FUNC;
             continue;
         }
         if (!*name)
             continue;
-        struct elf_symbol *s = &e->symbols[e->nsymbols++];
-        s->start = sym.value & ~1u; /* Thumb bit */
-        s->size = sym.size;
-        s->name = name;
-        s->file = file && *file && (ELF32_ST_BIND(sym.info) == STB_LOCAL || !file_after_symbol)
-                      ? file
-                      : NULL;
-        s->index = (uint32_t)i;
+        struct elf_symbol s = {
+            .start = type == STT_FUNC ? sym.value & ~1u : sym.value, /* Thumb bit */
+            .size = sym.size,
+            .name = name,
+            .file = file && *file && (ELF32_ST_BIND(sym.info) == STB_LOCAL || !file_after_symbol)
+                        ? file
+                        : NULL,
+            .index = (uint32_t)i,
+        };
+        if (type == STT_FUNC)
+            e->symbols[e->nsymbols++] = s;
+        if ((s.section_end = zero_size_section_end(e, &sym, name, s.start)) != 0)
+            e->symbols[cap - ++e->nzero] = s; /* from the end down: moved behind below */
     }
     if (unnamed) {
         spoor_elf_warn(e, "section %s: %zu function symbols with names past %s: ignored", ".symtab",
@@ -251,6 +286,15 @@ static int load_symbols(spoor_elf *e)
     if (e->nsymbols &&
         spoor_merge_runs(e->symbols, e->nsymbols, sizeof *e->symbols, symbol_before, NULL))
         qsort(e->symbols, e->nsymbols, sizeof *e->symbols, cmp_symbol); /* no memory for it */
+    struct elf_symbol *zero = e->symbols + e->nsymbols;
+    memmove(zero, e->symbols + cap - e->nzero, e->nzero * sizeof *zero);
+    for (size_t i = 0; i < e->nzero / 2; i++) { /* back in table order */
+        struct elf_symbol t = zero[i];
+        zero[i] = zero[e->nzero - 1 - i];
+        zero[e->nzero - 1 - i] = t;
+    }
+    if (e->nzero && spoor_merge_runs(zero, e->nzero, sizeof *zero, symbol_before, NULL))
+        qsort(zero, e->nzero, sizeof *zero, cmp_symbol);
     return 0;
 }
 
@@ -597,6 +641,43 @@ const struct elf_symbol *spoor_elf_symbol_at(const spoor_elf *e, uint32_t addr)
             return s;
     }
     return NULL;
+}
+
+static bool zero_starts_at_or_below(const void *ctx, size_t i)
+{
+    const struct symbol_key *k = ctx;
+    return k->e->symbols[k->e->nsymbols + i].start <= k->addr;
+}
+
+const struct elf_symbol *spoor_elf_symbol_naming(const spoor_elf *e, uint32_t addr, uint32_t *size)
+{
+    const struct elf_symbol *s = spoor_elf_symbol_at(e, addr);
+    if (s || !e->nzero) {
+        if (s && size)
+            *size = s->size;
+        return s;
+    }
+    /* The closest symbol of size 0 at or below addr, the first in the table among those at one
+     * address (they sort later entries first), in its section; not when a function symbol
+     * starts after it (addr is past that one's end: binutils would name it, gdb nothing). */
+    const struct symbol_key key = {e, addr};
+    const struct elf_symbol *zero = e->symbols + e->nsymbols;
+    size_t k = spoor_partition_point(0, e->nzero, zero_starts_at_or_below, &key);
+    if (!k || addr >= zero[k - 1].section_end)
+        return NULL;
+    s = &zero[k - 1];
+    size_t lo = spoor_partition_point(0, e->nsymbols, symbol_starts_at_or_below, &key);
+    if (lo && e->symbols[lo - 1].start > s->start)
+        return NULL;
+    if (size) { /* up to the next symbol of either kind, within the section */
+        uint32_t end = s->section_end;
+        if (k < e->nzero && zero[k].start < end)
+            end = zero[k].start;
+        if (lo < e->nsymbols && e->symbols[lo].start < end)
+            end = e->symbols[lo].start;
+        *size = end - s->start;
+    }
+    return s;
 }
 
 Elf *spoor_elf_libelf(const spoor_elf *e)

@@ -701,7 +701,7 @@ size_t spoor_elf_symbolize(const spoor_elf *e, uint32_t addr, spoor_location *fr
         f->offset = addr - (span->range_start & ~1u);
         f->has_offset = true;
     } else {
-        const struct elf_symbol *sym = spoor_elf_symbol_at(e, addr);
+        const struct elf_symbol *sym = spoor_elf_symbol_naming(e, addr, NULL);
         if (sym) {
             f->function = shown_name(e, sym->name);
             f->offset = addr - sym->start;
@@ -745,7 +745,7 @@ __attribute__((noinline)) static bool symbol_answer_id(const spoor_elf *e, uint3
                                                        uint64_t id[2], uint32_t *base,
                                                        unsigned *line_out)
 {
-    const struct elf_symbol *sym = spoor_elf_symbol_at(e, addr);
+    const struct elf_symbol *sym = spoor_elf_symbol_naming(e, addr, NULL);
     *base = sym ? sym->start : addr;
     uint64_t function = sym ? (uint64_t)(sym - e->symbols) + 1 + ((uint64_t)1 << 31) : 0;
     if (sym && !file)
@@ -822,7 +822,8 @@ bool spoor_elf_function(const spoor_elf *e, uint32_t addr, const char **name, ui
         if (lo - i > 8)
             break;
     }
-    const struct elf_symbol *sym = spoor_elf_symbol_at(e, addr);
+    uint32_t sym_size;
+    const struct elf_symbol *sym = spoor_elf_symbol_naming(e, addr, &sym_size);
     if (!sym)
         return false;
     if (name)
@@ -830,7 +831,7 @@ bool spoor_elf_function(const spoor_elf *e, uint32_t addr, const char **name, ui
     if (start)
         *start = sym->start;
     if (size)
-        *size = sym->size;
+        *size = sym_size;
     return true;
 }
 
