@@ -28,7 +28,7 @@ typedef struct spoor_check_item {
  * Armv7-M on, SecureFault on Armv8-M Mainline) point at spoor's handlers or at a handler that
  * calls spoor; the build-id note is there, in flash, between __build_id_start and
  * __build_id_end; .noinit (the dump buffer) is in no LOAD segment; the EHABI tables are there
- * when spoor_backtrace is linked; no naked function and no SVCall or PendSV handler calls
+ * when spoor_backtrace is linked; no naked function (e.g. an RTOS's PendSV handler) calls
  * __cyg_profile_func_enter; instrumented code has its recorder initialised (a call to
  * spoor_calls_init). */
 size_t spoor_firmware_check(const spoor_elf *elf, spoor_check_item *items, size_t max);

@@ -20,7 +20,7 @@ static const char check_usage[] =
     "                     __build_id_start/__build_id_end (spoor-sections.ld)\n"
     "  .noinit            the dump buffer's section is in no LOAD segment\n"
     "  EHABI tables       .ARM.exidx is there when spoor_backtrace is linked\n"
-    "  instrumented handlers  no naked function and no SVCall/PendSV handler calls\n"
+    "  instrumented handlers  no naked function (an RTOS's PendSV handler, say) calls\n"
     "                     __cyg_profile_func_enter\n"
     "  call recorder      instrumented code has spoor_calls_init called\n"
     "Each line: ok, FAIL or skip (does not apply), the item and what was found.\n\n"

@@ -391,8 +391,8 @@ static void check_ehabi(struct checker *c)
          size, size / 8);
 }
 
-/* Every function that calls the hook: a naked one (no LR saved before the call) and the SVCall
- * and PendSV handlers are flagged. */
+/* Every function that calls the hook: a naked one (no LR saved before the call) is flagged, and
+ * named as the SVCall or PendSV handler when it is one. */
 static void check_hooks(struct checker *c, uint32_t table, bool have_table)
 {
     uint32_t hook;
@@ -425,25 +425,24 @@ static void check_hooks(struct checker *c, uint32_t table, bool have_table)
             bool lr_saved = true;
             uint32_t again;
             find_branch(r, start, site + 4, hook, &again, &lr_saved);
-            bool switcher = start == switchers[0] || start == switchers[1];
-            if (!lr_saved || switcher) {
-                bad++;
-                item(c, "instrumented handlers", SPOOR_CHECK_FAIL,
-                     "%s (0x%08x) calls __cyg_profile_func_enter at 0x%08x %s: exclude it (its "
-                     "file, e.g. the RTOS port's portable/, or "
-                     "__attribute__((no_instrument_function))) from -finstrument-functions",
-                     name, start, site,
-                     switcher ? "and is the SVCall/PendSV handler (the RTOS's context switch: "
-                                "the hook runs before the context is saved)"
-                              : "before saving LR (a naked function: the hook destroys LR)");
-            }
+            if (lr_saved)
+                continue;
+            bad++;
+            item(c, "instrumented handlers", SPOOR_CHECK_FAIL,
+                 "%s (0x%08x%s) calls __cyg_profile_func_enter at 0x%08x before saving LR: a "
+                 "naked function, instrumented (the hook destroys LR and runs before the "
+                 "function saves anything). Exclude it from -finstrument-functions (its file, "
+                 "e.g. the RTOS port's portable/, or __attribute__((no_instrument_function)))",
+                 name, start,
+                 start == switchers[0]   ? ", the SVCall handler"
+                 : start == switchers[1] ? ", the PendSV handler: the RTOS's context switch"
+                                         : "",
+                 site);
         }
     }
     if (!bad)
         item(c, "instrumented handlers", SPOOR_CHECK_OK,
-             "%zu calls of __cyg_profile_func_enter, none from a naked function or the SVCall "
-             "or PendSV handler",
-             calls);
+             "%zu calls of __cyg_profile_func_enter, none from a naked function", calls);
 }
 
 static void check_recorder(struct checker *c)
