@@ -72,19 +72,44 @@ def vector(elf, index):
     return int.from_bytes(bytes.fromhex(m.group(1)), "little")
 
 
+def make_prefix(work):
+    """A prefix laid out as an installed one: share/spoor is the target tree, bin/spoor this
+    build's spoor (the fragment finds both relative to itself)."""
+    prefix = work / "prefix"
+    (prefix / "share").mkdir(parents=True)
+    (prefix / "bin").mkdir()
+    (prefix / "share" / "spoor").symlink_to(SOURCE / "target")
+    (prefix / "bin" / "spoor").symlink_to(SPOOR)
+    return prefix
+
+
+def build_sensor(work, prefix, name, edits=(), sensor_edits=(), ld_edits=(), cflags="",
+                 make_args=()):
+    """The sensor firmware copied to work/name, its files edited ((old, new) pairs; an old
+    that starts with (? is a regular expression), built with make: (ELF, make's result)."""
+    d = work / name
+    shutil.copytree(FIRMWARE, d)
+    for path, pairs in (("startup.c", edits), ("sensor.c", sensor_edits),
+                        ("sensor.ld", ld_edits)):
+        text = (d / path).read_text()
+        for old, new in pairs:
+            found = re.search(old, text) if old.startswith("(?") else old in text
+            if not found:
+                raise AssertionError(f"{path} no longer has {old!r}, which the test edits")
+            text = re.sub(old, new, text) if old.startswith("(?") else text.replace(old, new)
+        (d / path).write_text(text)
+    r = subprocess.run(["make", "-C", d, f"SPOOR_PREFIX={prefix}", "BUILD=out",
+                        f"EXTRA_CFLAGS={cflags}", *make_args], capture_output=True, text=True,
+                       timeout=300)
+    return d / "out" / "sensor.elf", r
+
+
 class Check(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
         cls.work = Path(cls.tmp.name)
-        # a prefix laid out as an installed one: share/spoor is the target tree, bin/spoor this
-        # build's spoor (the fragment finds both relative to itself)
-        prefix = cls.work / "prefix"
-        (prefix / "share").mkdir(parents=True)
-        (prefix / "bin").mkdir()
-        (prefix / "share" / "spoor").symlink_to(SOURCE / "target")
-        (prefix / "bin" / "spoor").symlink_to(SPOOR)
-        cls.prefix = prefix
+        cls.prefix = make_prefix(cls.work)
 
     @classmethod
     def tearDownClass(cls):
@@ -92,22 +117,11 @@ class Check(unittest.TestCase):
 
     def build(self, name, edits=(), sensor_edits=(), ld_edits=(), cflags="", check=True,
               make_args=()):
-        d = self.work / name
-        shutil.copytree(FIRMWARE, d)
-        for path, pairs in (("startup.c", edits), ("sensor.c", sensor_edits),
-                            ("sensor.ld", ld_edits)):
-            text = (d / path).read_text()
-            for old, new in pairs:
-                found = re.search(old, text) if old.startswith("(?") else old in text
-                self.assertTrue(found, f"{path} no longer has {old!r}, which the test edits")
-                text = re.sub(old, new, text) if old.startswith("(?") else text.replace(old, new)
-            (d / path).write_text(text)
-        r = subprocess.run(["make", "-C", d, f"SPOOR_PREFIX={self.prefix}", "BUILD=out",
-                            f"EXTRA_CFLAGS={cflags}", *make_args], capture_output=True, text=True,
-                           timeout=300)
+        elf, r = build_sensor(self.work, self.prefix, name, edits, sensor_edits, ld_edits,
+                              cflags, make_args)
         if check:
             self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        return d / "out" / "sensor.elf", r
+        return elf, r
 
     def spoor_check(self, elf):
         text = subprocess.run([SPOOR, "check", "-e", elf], capture_output=True, text=True)
