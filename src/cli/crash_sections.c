@@ -104,7 +104,7 @@ static void read_calls(struct calls *c, const spoor_elf *elf, spoor_snapshot *sn
     if (!spoor_calls_read(elf, spoor_mem_reader, snap->mem, snap->input, &c->info, &c->trace))
         snprintf(c->error, sizeof c->error, "%s", spoor_last_error());
     else
-        calls_view_of_trace(&c->view, elf, &c->trace);
+        calls_view_of_trace(&c->view, elf, &c->trace, spoor_mem_reader, snap->mem);
 }
 
 static size_t first_shown(size_t count, unsigned newest)
