@@ -84,11 +84,14 @@ def make_prefix(work):
 
 
 def build_sensor(work, prefix, name, edits=(), sensor_edits=(), ld_edits=(), cflags="",
-                 make_args=()):
+                 make_args=(), makefile_append=""):
     """The sensor firmware copied to work/name, its files edited ((old, new) pairs; an old
-    that starts with (? is a regular expression), built with make: (ELF, make's result)."""
+    that starts with (? is a regular expression; makefile_append: lines added to its
+    Makefile), built with make: (ELF, make's result)."""
     d = work / name
     shutil.copytree(FIRMWARE, d)
+    if makefile_append:
+        (d / "Makefile").write_text((d / "Makefile").read_text() + makefile_append)
     for path, pairs in (("startup.c", edits), ("sensor.c", sensor_edits),
                         ("sensor.ld", ld_edits)):
         text = (d / path).read_text()

@@ -13,9 +13,15 @@ its dump over, in three shapes:
    the input; nm shows no spoor_calls_init): no section either.
 3. spoor_calls_init called, nothing instrumented: the ring was initialised and is empty
    (`spoor calls --json` prints no record): the section is there and says 0 of 0 records.
+
+And docs/calls.md's recipe for the recorder's options with the Make fragment (a target-specific
+`$(BUILD)/calls_recorder.o: CFLAGS += -DSPOOR_CALLS_TIME=1 -DSPOOR_CALLS_CONTEXT=1`, taken from
+the page): the instrumented firmware links (no second copy), and `spoor calls --json` on its dump
+has a "time" and a "context" in every record (the state object says the options were built in).
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -94,6 +100,27 @@ class CallsSection(unittest.TestCase):
         self.assertEqual(report["calls"], [])
         self.assertEqual(report["calls_info"]["total"], 0)
         self.assertIsNone(report["calls_info"]["error"])
+
+    def test_recorder_options_with_make_fragment(self):
+        page = (Path(__file__).resolve().parents[2] / "docs" / "calls.md").read_text()
+        recipe = re.search(r"^\s*(\$\(BUILD\)/calls_recorder\.o: CFLAGS \+= .*)$", page, re.M)
+        self.assertTrue(recipe, "docs/calls.md has no recipe for the Make fragment")
+        d = self.work / "options"
+        elf, r = build_sensor(self.work, self.prefix, "options", cflags="-finstrument-functions",
+                              make_args=["SPOOR_CHECK=0"],
+                              makefile_append=recipe.group(1).strip() + "\n")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertRegex(r.stdout, r"-DSPOOR_CALLS_TIME=1 -DSPOOR_CALLS_CONTEXT=1 +-c \S*"
+                         r"calls_recorder\.c")
+        dump = d / "out" / "crash.bin"
+        with harness.Qemu(elf, "mps2-an385", semihosting_args=f"arg={dump}") as qemu:
+            result = qemu.wait(30)
+        self.assertIn("crash dump saved", result.output)
+        calls = spoor("calls", "--json", "-e", elf, dump)
+        self.assertEqual(calls.returncode, 0, calls.stderr)
+        records = [json.loads(line) for line in calls.stdout.splitlines()]
+        self.assertTrue(records)
+        self.assertTrue(all("time" in r and "context" in r for r in records), records[:3])
 
 
 if __name__ == "__main__":
