@@ -63,18 +63,18 @@ static bool find_branch(const spoor_elf_range *r, uint32_t lo, uint32_t hi, uint
                         uint32_t *site, bool *lr_saved)
 {
     bool saved = false;
-    if (lo < r->addr)
-        lo = r->addr;
-    if (hi - r->addr > r->size)
-        hi = r->addr + r->size;
-    for (uint32_t pc = lo & ~1u; pc + 2 <= hi;) {
-        uint16_t h1 = spoor_le16(r->data + (pc - r->addr)), h2 = 0;
+    uint64_t base = r->addr, end = base + r->size; /* 64 bits: a range may end at 4 GiB */
+    uint64_t from = lo < base ? base : lo, to = hi > end ? end : hi;
+    from += (from - base) & 1u; /* halfwords from the range's start */
+    for (uint64_t pc = from; pc + 2 <= to;) {
+        const uint8_t *at = r->data + (size_t)(pc - base);
+        uint16_t h1 = spoor_le16(at), h2 = 0;
         unsigned size = spoor_thumb_size(h1);
-        if (size == 4 && pc + 4 <= hi)
-            h2 = spoor_le16(r->data + (pc - r->addr) + 2);
-        uint32_t to;
-        if (branch_target(pc, h1, h2, &to) && (to & ~1u) == (target & ~1u)) {
-            *site = pc;
+        if (size == 4 && pc + 4 <= to)
+            h2 = spoor_le16(at + 2);
+        uint32_t dest;
+        if (branch_target((uint32_t)pc, h1, h2, &dest) && (dest & ~1u) == (target & ~1u)) {
+            *site = (uint32_t)pc;
             if (lr_saved)
                 *lr_saved = saved;
             return true;
