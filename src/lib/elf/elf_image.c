@@ -210,16 +210,15 @@ static bool arm_special_name(const char *name)
 
 /* The end of the section a symbol of size 0 names code in (where binutils' and gdb's answer for
  * it stops), or 0 when it names none: a STT_FUNC symbol in an allocated section, or a label
- * (STT_NOTYPE, neither a mapping symbol nor a hidden local one) in an executable section. */
+ * (STT_NOTYPE, not a hidden local one) in an executable section. */
 static uint32_t zero_size_section_end(const spoor_elf *e, const struct raw_symbol *sym,
-                                      const char *name, uint32_t start)
+                                      unsigned type, uint32_t start)
 {
-    unsigned type = ELF32_ST_TYPE(sym->info);
-    bool local = ELF32_ST_BIND(sym->info) == STB_LOCAL;
-    if (sym->size || sym->shndx >= SHN_LORESERVE || sym->shndx > e->nsections ||
-        (local && arm_special_name(name)))
+    if (sym->size || sym->shndx == SHN_UNDEF || sym->shndx >= SHN_LORESERVE ||
+        sym->shndx > e->nsections)
         return 0;
-    if (type == STT_NOTYPE && local && ELF32_ST_VISIBILITY(sym->other) == STV_HIDDEN)
+    if (type == STT_NOTYPE && ELF32_ST_BIND(sym->info) == STB_LOCAL &&
+        ELF32_ST_VISIBILITY(sym->other) == STV_HIDDEN)
         return 0;
     const struct elf_section *s = &e->sections[sym->shndx - 1]; /* e->sections starts at 1 */
     uint64_t flags = type == STT_FUNC ? SHF_ALLOC : SHF_ALLOC | SHF_EXECINSTR;
@@ -228,13 +227,55 @@ static uint32_t zero_size_section_end(const spoor_elf *e, const struct raw_symbo
     return s->addr + s->size;
 }
 
+/* e->zero, made on the first lookup that needs it (most ELFs' answers never do): the STT_FUNC
+ * symbols of size 0 and the labels in code, with their file as load_symbols gives it, the
+ * ARM ELF's special symbols left out, sorted by start. Without memory: none. */
+static void make_zero(spoor_elf *e)
+{
+    e->zero_made = true;
+    size_t n = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        const char *file = NULL;
+        bool file_after_symbol = false, symbol_seen = false;
+        n = 0;
+        for (size_t i = 1; i < e->nsymtab; i++) {
+            struct raw_symbol sym = raw_symbol(e, i);
+            unsigned type = ELF32_ST_TYPE(sym.info);
+            if (type == STT_FILE) {
+                file = symbol_name(e, sym.name);
+                file_after_symbol |= symbol_seen;
+                continue;
+            }
+            symbol_seen = true;
+            if (type != STT_FUNC && type != STT_NOTYPE)
+                continue;
+            uint32_t start = type == STT_FUNC ? sym.value & ~1u : sym.value; /* Thumb bit */
+            uint32_t end = zero_size_section_end(e, &sym, type, start);
+            const char *name = end ? symbol_name(e, sym.name) : NULL;
+            bool local = ELF32_ST_BIND(sym.info) == STB_LOCAL;
+            if (!name || !*name || (local && arm_special_name(name)))
+                continue;
+            if (pass)
+                e->zero[n] = (struct elf_symbol){
+                    start,       0,
+                    name,        file && *file && (local || !file_after_symbol) ? file : NULL,
+                    (uint32_t)i, end};
+            n++;
+        }
+        if (!pass && (!n || !(e->zero = malloc(n * sizeof *e->zero))))
+            return;
+    }
+    e->nzero = n;
+    /* a symbol table holds runs in address order (an object file's symbols, mostly) */
+    if (spoor_merge_runs(e->zero, n, sizeof *e->zero, symbol_before, NULL))
+        qsort(e->zero, n, sizeof *e->zero, cmp_symbol); /* no memory for it */
+}
+
 static int load_symbols(spoor_elf *e)
 {
     if (find_symtab(e))
         return -1;
-    /* room for each function symbol and, behind them, for each symbol of size 0 in code */
-    size_t cap = 2 * (e->nsymtab ? e->nsymtab : 1);
-    e->symbols = calloc(cap, sizeof *e->symbols);
+    e->symbols = calloc(e->nsymtab ? e->nsymtab : 1, sizeof *e->symbols);
     if (!e->symbols)
         return corrupt(e, "out of memory");
     size_t unnamed = 0;
@@ -247,35 +288,29 @@ static int load_symbols(spoor_elf *e)
     bool file_after_symbol = false, symbol_seen = false;
     for (size_t i = 1; i < e->nsymtab; i++) {
         struct raw_symbol sym = raw_symbol(e, i);
-        unsigned type = ELF32_ST_TYPE(sym.info);
-        if (type == STT_FILE) {
+        if (ELF32_ST_TYPE(sym.info) == STT_FILE) {
             file = symbol_name(e, sym.name);
             file_after_symbol |= symbol_seen;
             continue;
         }
         symbol_seen = true;
-        if ((type != STT_FUNC && type != STT_NOTYPE) || sym.shndx == SHN_UNDEF)
+        if (ELF32_ST_TYPE(sym.info) != STT_FUNC || sym.shndx == SHN_UNDEF)
             continue;
         const char *name = symbol_name(e, sym.name);
         if (!name) {
-            unnamed += type == STT_FUNC;
+            unnamed++;
             continue;
         }
         if (!*name)
             continue;
-        struct elf_symbol s = {
-            .start = type == STT_FUNC ? sym.value & ~1u : sym.value, /* Thumb bit */
-            .size = sym.size,
-            .name = name,
-            .file = file && *file && (ELF32_ST_BIND(sym.info) == STB_LOCAL || !file_after_symbol)
-                        ? file
-                        : NULL,
-            .index = (uint32_t)i,
-        };
-        if (type == STT_FUNC)
-            e->symbols[e->nsymbols++] = s;
-        if ((s.section_end = zero_size_section_end(e, &sym, name, s.start)) != 0)
-            e->symbols[cap - ++e->nzero] = s; /* from the end down: moved behind below */
+        struct elf_symbol *s = &e->symbols[e->nsymbols++];
+        s->start = sym.value & ~1u; /* Thumb bit */
+        s->size = sym.size;
+        s->name = name;
+        s->file = file && *file && (ELF32_ST_BIND(sym.info) == STB_LOCAL || !file_after_symbol)
+                      ? file
+                      : NULL;
+        s->index = (uint32_t)i;
     }
     if (unnamed) {
         spoor_elf_warn(e, "section %s: %zu function symbols with names past %s: ignored", ".symtab",
@@ -286,15 +321,6 @@ static int load_symbols(spoor_elf *e)
     if (e->nsymbols &&
         spoor_merge_runs(e->symbols, e->nsymbols, sizeof *e->symbols, symbol_before, NULL))
         qsort(e->symbols, e->nsymbols, sizeof *e->symbols, cmp_symbol); /* no memory for it */
-    struct elf_symbol *zero = e->symbols + e->nsymbols;
-    memmove(zero, e->symbols + cap - e->nzero, e->nzero * sizeof *zero);
-    for (size_t i = 0; i < e->nzero / 2; i++) { /* back in table order */
-        struct elf_symbol t = zero[i];
-        zero[i] = zero[e->nzero - 1 - i];
-        zero[e->nzero - 1 - i] = t;
-    }
-    if (e->nzero && spoor_merge_runs(zero, e->nzero, sizeof *zero, symbol_before, NULL))
-        qsort(zero, e->nzero, sizeof *zero, cmp_symbol);
     return 0;
 }
 
@@ -466,6 +492,7 @@ void spoor_elf_close(spoor_elf *e)
         close(e->fd);
     free(e->sections);
     free(e->symbols);
+    free(e->zero);
     free(e->by_name);
     spoor_elf_warnings_free(e);
     if (e->symbolizer)
@@ -646,38 +673,47 @@ const struct elf_symbol *spoor_elf_symbol_at(const spoor_elf *e, uint32_t addr)
 static bool zero_starts_at_or_below(const void *ctx, size_t i)
 {
     const struct symbol_key *k = ctx;
-    return k->e->symbols[k->e->nsymbols + i].start <= k->addr;
+    return k->e->zero[i].start <= k->addr;
 }
 
-const struct elf_symbol *spoor_elf_symbol_naming(const spoor_elf *e, uint32_t addr, uint32_t *size)
+const struct elf_symbol *spoor_elf_symbol_naming(const spoor_elf *ce, uint32_t addr, uint32_t *size)
 {
-    const struct elf_symbol *s = spoor_elf_symbol_at(e, addr);
-    if (s || !e->nzero) {
-        if (s && size)
+    const struct elf_symbol *s = spoor_elf_symbol_at(ce, addr);
+    if (s) {
+        if (size)
             *size = s->size;
         return s;
     }
+    spoor_elf *e = (spoor_elf *)ce; /* the handle's own cache, as by_name */
+    if (!e->zero_made)
+        make_zero(e);
     /* The closest symbol of size 0 at or below addr, the first in the table among those at one
      * address (they sort later entries first), in its section; not when a function symbol
      * starts after it (addr is past that one's end: binutils would name it, gdb nothing). */
     const struct symbol_key key = {e, addr};
-    const struct elf_symbol *zero = e->symbols + e->nsymbols;
     size_t k = spoor_partition_point(0, e->nzero, zero_starts_at_or_below, &key);
-    if (!k || addr >= zero[k - 1].section_end)
+    if (!k || addr >= e->zero[k - 1].section_end)
         return NULL;
-    s = &zero[k - 1];
+    s = &e->zero[k - 1];
     size_t lo = spoor_partition_point(0, e->nsymbols, symbol_starts_at_or_below, &key);
     if (lo && e->symbols[lo - 1].start > s->start)
         return NULL;
     if (size) { /* up to the next symbol of either kind, within the section */
         uint32_t end = s->section_end;
-        if (k < e->nzero && zero[k].start < end)
-            end = zero[k].start;
+        if (k < e->nzero && e->zero[k].start < end)
+            end = e->zero[k].start;
         if (lo < e->nsymbols && e->symbols[lo].start < end)
             end = e->symbols[lo].start;
         *size = end - s->start;
     }
     return s;
+}
+
+size_t spoor_elf_symbol_number(const spoor_elf *e, const struct elf_symbol *s)
+{
+    if (e->zero && s >= e->zero && s < e->zero + e->nzero)
+        return e->nsymbols + (size_t)(s - e->zero);
+    return (size_t)(s - e->symbols);
 }
 
 Elf *spoor_elf_libelf(const spoor_elf *e)

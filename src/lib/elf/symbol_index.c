@@ -748,7 +748,8 @@ __attribute__((noinline)) static bool symbol_answer_id(const spoor_elf *e, uint3
 {
     const struct elf_symbol *sym = spoor_elf_symbol_naming(e, addr, NULL);
     *base = sym ? sym->start : addr;
-    uint64_t function = sym ? (uint64_t)(sym - e->symbols) + 1 + ((uint64_t)1 << 31) : 0;
+    uint64_t function =
+        sym ? (uint64_t)spoor_elf_symbol_number(e, sym) + 1 + ((uint64_t)1 << 31) : 0;
     if (sym && !file)
         file = sym->file;
     return pack_answer_id(e, function, file, line, id, line_out);
