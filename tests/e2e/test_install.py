@@ -273,7 +273,9 @@ class Install(unittest.TestCase):
         run(["cmake", "-S", directory, "-B", directory / "out",
              f"-DCMAKE_TOOLCHAIN_FILE={self.prefix}/share/spoor/arm-none-eabi.cmake",
              f"-DSPOOR_PREFIX={self.prefix}", *options])
-        run(["cmake", "--build", directory / "out"])
+        built = run(["cmake", "--build", directory / "out"])
+        # spoor_target_add's POST_BUILD step: the installed spoor check on the firmware
+        self.assertIn("out/sensor.elf: spoor is wired", built)
         return directory / "out" / "sensor.elf"
 
     def test_firmware_cmake(self):
