@@ -4,7 +4,8 @@ The example scheduler (examples/sched/sched.c: four named tasks, struct sched_ta
 layer's "sched" kind) is built here with the call recorder's SPOOR_CALLS_CONTEXT=1 and a
 spoor_calls_context() that returns sched_current (the running task's TCB), sched.c compiled
 with -finstrument-functions and its main wrapped to call spoor_calls_init first. QEMU runs it
-under gdb-multiarch to sched_checkpoint (every task has run), where gdb/spoor.py's
+under gdb-multiarch (with -icount: the ticks land where the instructions put them, whatever the
+machine's load) to sched_checkpoint (every task has run), where gdb/spoor.py's
 spoor-snapshot saves registers and RAM.
 
 `spoor calls` on that snapshot labels each record's context `ctx 0xID (NAME)`: every id that
@@ -84,8 +85,8 @@ class ContextNames(unittest.TestCase):
             snap = work / "snap"
             prints = [f"print/x (unsigned)&task_{t}" for t in TASKS] + \
                      [f"print task_{t}.name" for t in TASKS]
-            with harness.Qemu(elf, "mps2-an385", gdb=True,
-                              semihosting_args="arg=sched,arg=100") as qemu:
+            with harness.Qemu(elf, "mps2-an385", gdb=True, semihosting_args="arg=sched,arg=100",
+                              icount=5) as qemu:  # the ticks where the instructions put them
                 text = harness.run_gdb(elf, qemu.gdb_port, [
                     "break sched_checkpoint", "continue", *prints,
                     f"source {SOURCE}/gdb/spoor.py", f"spoor-snapshot {snap}", "disconnect"])
@@ -109,7 +110,7 @@ class ContextNames(unittest.TestCase):
                 if tcb in tcbs:
                     self.assertEqual(m.group(2), tcbs[tcb], label)
                     seen.add(tcbs[tcb])
-            self.assertGreaterEqual(len(seen), 3, f"tasks named: {seen}; labels {labels}")
+            self.assertEqual(seen, set(TASKS), f"labels {labels}")
 
             js = subprocess.run([SPOOR, "calls", "--json", "-e", str(elf), *inp],
                                 capture_output=True, text=True, check=True).stdout

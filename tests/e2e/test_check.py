@@ -107,7 +107,9 @@ def build_sensor(work, prefix, name, edits=(), sensor_edits=(), ld_edits=(), cfl
     return d / "out" / "sensor.elf", r
 
 
-class Check(unittest.TestCase):
+class SensorFirmwareCase(unittest.TestCase):
+    """Tests that build the sensor firmware: a work folder and a prefix for the class."""
+
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
@@ -117,6 +119,9 @@ class Check(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         cls.tmp.cleanup()
+
+
+class Check(SensorFirmwareCase):
 
     def build(self, name, edits=(), sensor_edits=(), ld_edits=(), cflags="", check=True,
               make_args=()):

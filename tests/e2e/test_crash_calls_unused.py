@@ -24,13 +24,12 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 import unittest
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
-from test_check import build_sensor, make_prefix  # noqa: E402
+from test_check import SensorFirmwareCase, build_sensor  # noqa: E402
 
 SPOOR = os.environ["SPOOR_BIN"]
 NO_INIT = ("    spoor_calls_init(call_ring, sizeof call_ring);\n", "    (void)call_ring;\n")
@@ -42,17 +41,7 @@ def spoor(*args):
     return subprocess.run([SPOOR, *map(str, args)], capture_output=True, text=True)
 
 
-class CallsSection(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.tmp = tempfile.TemporaryDirectory()
-        cls.work = Path(cls.tmp.name)
-        cls.prefix = make_prefix(cls.work)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.tmp.cleanup()
-
+class CallsSection(SensorFirmwareCase):
     def dump_of(self, name, sensor_edits):
         elf, r = build_sensor(self.work, self.prefix, name, sensor_edits=sensor_edits,
                               make_args=["SPOOR_CHECK=0"])

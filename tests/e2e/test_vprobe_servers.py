@@ -79,6 +79,18 @@ def read_reply(sock, seconds):
         return None
 
 
+def close_sinks(sinks):
+    """Closes the probe's sinks; returns what it warned about meanwhile."""
+    errors = []
+    real_warn = vprobe.warn
+    vprobe.warn = errors.append
+    try:
+        sinks.close()
+    finally:
+        vprobe.warn = real_warn
+    return errors
+
+
 class SlowStreamClient(unittest.TestCase):
     def test_silent_client_does_not_block(self):
         sinks = vprobe.Sinks(0, None, None)
@@ -108,13 +120,7 @@ class SlowStreamClient(unittest.TestCase):
                 time.sleep(0.001)
                 sinks.push()  # what the reader's queue still holds
         self.assertLess(max(pushes), 1.0, "a push waited for a client")
-        errors = []
-        real_warn = vprobe.warn
-        vprobe.warn = errors.append
-        try:
-            sinks.close()
-        finally:
-            vprobe.warn = real_warn
+        errors = close_sinks(sinks)
         thread.join(30)
         self.assertEqual(len(received), 512 * len(block))
         self.assertEqual(bytes(received[:len(block)]), block)
@@ -144,13 +150,7 @@ class SlowStreamClient(unittest.TestCase):
                 time.sleep(0.05)
             sinks.write(b"\x04" * (vprobe.CLIENT_QUEUE_LIMIT + 4096))  # more than it may queue
             sinks.push()
-            errors = []
-            real_warn = vprobe.warn
-            vprobe.warn = errors.append
-            try:
-                sinks.close()
-            finally:
-                vprobe.warn = real_warn
+            errors = close_sinks(sinks)
             self.assertEqual(got, b"\x01\x02" * 32)
             self.assertFalse([e for e in errors if "did not read fast enough" in e],
                              (pushes_after, errors))

@@ -6,27 +6,15 @@
  * tests/e2e/install/firmware, a main that calls spoor_crash_init, the target library's crash
  * capture, linked small (-Wl,-n) and stripped of its debug information and local symbols. */
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <sys/mman.h>
-#include <unistd.h>
+
+#include "fuzz_memfd.h"
 
 #include "spoor/elf.h"
 #include "spoor/firmware_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static int fd = -1;
-    static char path[64];
-    if (fd < 0) {
-        fd = memfd_create("fuzz_check", 0);
-        if (fd < 0)
-            abort();
-        snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-    }
-    if (ftruncate(fd, 0) || pwrite(fd, data, size, 0) != (ssize_t)size)
-        abort();
-    spoor_elf *e = spoor_elf_open(path);
+    spoor_elf *e = spoor_elf_open(fuzz_memfd_path(data, size));
     if (!e)
         return 0;
     spoor_check_item items[SPOOR_CHECK_MAX_ITEMS];
