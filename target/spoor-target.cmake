@@ -46,7 +46,7 @@ function(spoor_target_check exe)
   if(SPOOR_CHECK AND SPOOR_CHECK_COMMAND)
     add_custom_command(TARGET ${exe} POST_BUILD
       COMMAND "${SPOOR_CHECK_COMMAND}" check -e "$<TARGET_FILE:${exe}>"
-      COMMENT "spoor check ${exe} (SPOOR_CHECK=OFF: none)" VERBATIM)
+      COMMENT "spoor check of ${exe} (-DSPOOR_CHECK=OFF leaves it out)" VERBATIM)
   endif()
 endfunction()
 
