@@ -12,7 +12,8 @@ For every halfword from the first assembly function to past the end of each code
 spoor sym (text and --json) must give addr2line's function (-f) and, where addr2line has a line,
 its file basename and line; where the function is one of size 0 (or a label in it), gdb's `info
 symbol` must name the same symbol with the same offset. Padding after a sized function stays
-unnamed (gdb names nothing there)."""
+unnamed (gdb names nothing there). spoor crash's backtrace names a pc in that code the same way
+(frame 0 from registers)."""
 import json
 import os
 import re
@@ -148,6 +149,16 @@ def check_elf(elf):
                   f"{elf.name} {a:#x}: offset: JSON {o.get('offset')}, text {text[a]!r}")
     check(named == ZERO_SIZE, f"{elf.name}: addr2line named {sorted(named)} of the size-0 "
           f"symbols (the test's firmware no longer has what it tests)")
+    # a backtrace names such code the same way: frame 0 of spoor crash on registers whose pc is
+    # inside the label's code
+    pc = symbol(elf, "__tx_ts_wait") + 2
+    regs = elf.parent / f"{elf.stem}-regs.json"
+    regs.write_text(json.dumps({"pc": hex(pc), "lr": hex(symbol(elf, "_start") + 9),
+                                "sp": "0x20000ff0", "xpsr": "0x01000000"}))
+    crash = subprocess.run([SPOOR, "crash", "-e", str(elf), "--regs", str(regs)],
+                           capture_output=True, text=True).stdout
+    check(re.search(rf"#0 +0x{pc:08x} __tx_ts_wait\+0x2\b", crash),
+          f"{elf.name}: spoor crash's frame 0 at {pc:#x}: {crash}")
     print(f"{elf.name}: {len(addrs)} addresses, {sum(1 for a in addrs if ref[a][0] in ZERO_SIZE)} "
           f"in code of size-0 symbols")
 
