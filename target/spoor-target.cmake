@@ -20,6 +20,12 @@
 # The firmware also needs the linker-script lines of spoor-sections.ld (beside this file, so
 # -L${SPOOR_TARGET_LD_DIR} and `INCLUDE spoor-sections.ld`) and -Wl,--build-id=sha1.
 #
+# After the link, `spoor check -e FIRMWARE` (docs/check.md) says whether spoor is wired (fault
+# vectors, build-id, .noinit, instrumented naked handlers, ...) and fails the build when it is
+# not: every executable of the directory that calls spoor_target_add and links <name> gets it as
+# a POST_BUILD step, and spoor_target_check(<executable>) adds it to one elsewhere. It runs the
+# installed spoor (<prefix>/bin/spoor, or SPOOR_CHECK_COMMAND); -DSPOOR_CHECK=OFF turns it off.
+#
 # Installed, this file sits in <prefix>/share/spoor beside the sources in target/; in spoor's
 # source tree it is target/spoor-target.cmake, beside src/ and include/ (target/CMakeLists.txt
 # builds spoor_target_<cpu> with it).
@@ -27,6 +33,34 @@ include_guard(GLOBAL)
 
 # the directory of spoor-sections.ld, for -L
 set(SPOOR_TARGET_LD_DIR "${CMAKE_CURRENT_LIST_DIR}")
+
+# spoor check after each link (opt-out): the spoor installed with this file, if there is one
+option(SPOOR_CHECK "run spoor check on the firmware after the link" ON)
+cmake_path(SET _spoor_bin NORMALIZE "${CMAKE_CURRENT_LIST_DIR}/../../bin/spoor")
+if(NOT DEFINED SPOOR_CHECK_COMMAND AND EXISTS "${_spoor_bin}")
+  set(SPOOR_CHECK_COMMAND "${_spoor_bin}")
+endif()
+
+# spoor check -e <executable> as a POST_BUILD step of <executable> (a target of this directory)
+function(spoor_target_check exe)
+  if(SPOOR_CHECK AND SPOOR_CHECK_COMMAND)
+    add_custom_command(TARGET ${exe} POST_BUILD
+      COMMAND "${SPOOR_CHECK_COMMAND}" check -e "$<TARGET_FILE:${exe}>"
+      COMMENT "spoor check of ${exe} (-DSPOOR_CHECK=OFF leaves it out)" VERBATIM)
+  endif()
+endfunction()
+
+# At the end of the directory: spoor_target_check for each executable there that links lib.
+function(_spoor_target_check_users lib)
+  get_property(targets DIRECTORY PROPERTY BUILDSYSTEM_TARGETS)
+  foreach(t ${targets})
+    get_target_property(type ${t} TYPE)
+    get_target_property(libs ${t} LINK_LIBRARIES)
+    if(type STREQUAL "EXECUTABLE" AND libs AND lib IN_LIST libs)
+      spoor_target_check(${t})
+    endif()
+  endforeach()
+endfunction()
 
 function(spoor_target_add name)
   cmake_parse_arguments(PARSE_ARGV 1 arg "" "CPU" "")
@@ -67,4 +101,8 @@ function(spoor_target_add name)
   target_compile_options(${name} PUBLIC ${flags}
     PRIVATE -ffunction-sections -fdata-sections -ffreestanding -fno-instrument-functions)
   target_link_options(${name} PUBLIC ${flags})
+  if(SPOOR_CHECK AND SPOOR_CHECK_COMMAND)
+    # (a deferred call's arguments are expanded when it runs: the name is put in now)
+    cmake_language(EVAL CODE "cmake_language(DEFER CALL _spoor_target_check_users [[${name}]])")
+  endif()
 endfunction()

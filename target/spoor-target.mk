@@ -21,6 +21,15 @@
 #   SPOOR_TARGET_LD_DIR   the directory of spoor-sections.ld, the linker-script lines to
 #                         INCLUDE in the firmware's SECTIONS (see the file)
 #   SPOOR_TARGET_LDFLAGS  -L$(SPOOR_TARGET_LD_DIR) and the GNU build-id the dump names the ELF by
+#   SPOOR_POST_LINK       the command to end the link recipe with: `spoor check -e $@`
+#                         (docs/check.md), which fails the build when spoor is not wired (fault
+#                         vectors, build-id, .noinit, instrumented naked handlers, ...). It runs
+#                         the spoor installed beside this file (or SPOOR_CHECK_BIN); SPOOR_CHECK=0
+#                         turns it off, and without a spoor it only says that it was skipped.
+#
+#   $(BUILD)/fw.elf: $(OBJS)
+#   	$(CC) $(LDFLAGS) $(OBJS) -o $@
+#   	$(SPOOR_POST_LINK)
 #
 # Installed, this file sits in <prefix>/share/spoor beside the sources in target/; in spoor's
 # source tree it is target/spoor-target.mk, beside src/ and include/. Paths must not contain
@@ -34,3 +43,7 @@ SPOOR_TARGET_SRCS := $(sort $(wildcard $(SPOOR_TARGET_ROOT)/src/*.c)) \
 SPOOR_TARGET_INC := $(SPOOR_TARGET_ROOT)/include
 SPOOR_TARGET_CFLAGS := -ffunction-sections -fdata-sections -ffreestanding
 SPOOR_TARGET_LDFLAGS := -L$(SPOOR_TARGET_LD_DIR) -Wl,--build-id=sha1
+
+SPOOR_CHECK ?= 1
+SPOOR_CHECK_BIN ?= $(firstword $(wildcard $(abspath $(SPOOR_TARGET_LD_DIR)/../../bin/spoor)))
+SPOOR_POST_LINK = $(if $(filter 0 no off OFF,$(SPOOR_CHECK)),@:,$(if $(SPOOR_CHECK_BIN),$(SPOOR_CHECK_BIN) check -e $@,@echo "spoor check skipped: no spoor beside $(SPOOR_TARGET_LD_DIR) (set SPOOR_CHECK_BIN)"))

@@ -222,6 +222,7 @@ class Client:
         self.dropped = 0
         self.dropping = False
         self.failed = None
+        self.hung_up = False  # the client closed its end: nothing it missed is worth a word
 
     def send(self, data):
         if self.framer is not None:
@@ -246,9 +247,23 @@ class Client:
                 return True
             except OSError as e:
                 self.failed = e.strerror or str(e)
+                self.hung_up = True
                 return False
             del self.queue[:n]
         return True
+
+    def _peer_closed(self):
+        """Whether the client has closed its end of the connection (an end of stream waits to
+        be read; what it sent before that is left unread: it is ignored anyway)."""
+        try:
+            while True:
+                chunk = self.sock.recv(65536, socket.MSG_DONTWAIT)
+                if not chunk:
+                    return True
+        except (BlockingIOError, InterruptedError):
+            return False
+        except OSError:
+            return True
 
     def close(self, flush_seconds):
         if self.framer is not None and self.failed is None:
@@ -259,6 +274,7 @@ class Client:
             if not self._write():
                 break
         self.dropped += len(self.queue)
+        self.hung_up = self.hung_up or self._peer_closed()
         try:
             self.sock.shutdown(socket.SHUT_WR)
         except OSError:
@@ -266,7 +282,9 @@ class Client:
         self.sock.close()
 
     def report(self):
-        if self.dropped:
+        """Says what a client still connected at the end was not given; a client that closed
+        its connection (e.g. `spoor top -n 6` done) missed what came after on purpose."""
+        if self.dropped and not self.hung_up:
             warn(f"stream client {self.peer[0]}:{self.peer[1]} did not read fast enough: "
                  f"{self.dropped} bytes not delivered")
 

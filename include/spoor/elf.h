@@ -110,9 +110,15 @@ bool spoor_elf_answer_id(const spoor_elf *elf, uint32_t addr, uint64_t id[2], ui
                          unsigned *line);
 
 /* The function containing addr and its start address and size (DWARF first, then the
- * symbol table); false when none. */
+ * symbol table; a symbol of size 0, as assembly without .size has, names the code up to the
+ * next symbol in its section, as in addr2line and gdb, and *size is that many bytes); false
+ * when none. */
 bool spoor_elf_function(const spoor_elf *elf, uint32_t addr, const char **name, uint32_t *start,
                         uint32_t *size);
+
+/* The distinct DW_AT_comp_dir of the ELF's compile units, in unit order, at most max of them
+ * (strings owned by the ELF): the directories a relative source file name may be relative to. */
+size_t spoor_elf_comp_dirs(const spoor_elf *elf, const char **dirs, size_t max);
 
 /* Tag_CPU_arch of the ELF's build attributes (.ARM.attributes, "aeabi" file attributes; ARM
  * IHI 0045 "Addenda to the ARM ABI" 2.4), e.g. SPOOR_ELF_ARCH_V6M for a Cortex-M0 build;

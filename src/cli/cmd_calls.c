@@ -89,7 +89,7 @@ static void put_name_plain(outbuf *ob, const spoor_elf *elf, uint32_t fn)
 /* One --folded line: the kept frames of the event's stack (a handler's label first), weight. */
 static void put_folded_stack(struct calls *c, const spoor_call_stack_event *ev, uint64_t weight)
 {
-    char label[24];
+    char label[CALLS_LABEL_MAX];
     if (c->record_ctx->handler && c->v.many) {
         ob_str(&c->out, calls_context_label(&c->v, c->record_ctx, label, sizeof label));
         ob_char(&c->out, ';');
@@ -154,7 +154,7 @@ static void chrome_frame(struct calls *c, const spoor_call_stack_event *ev)
 static void on_stack_event(void *arg, const spoor_call_stack_event *ev)
 {
     struct calls *c = arg;
-    char label[24];
+    char label[CALLS_LABEL_MAX];
     bool frame = ev->kind == SPOOR_CALL_STACK_ENTER || ev->kind == SPOOR_CALL_STACK_EXIT;
     if (c->chrome.ob && ev->kind == SPOOR_CALL_STACK_BEGIN)
         chrome_trace_track(&c->chrome, 1, ev->context,
@@ -234,10 +234,10 @@ static int emit_end(struct calls *c)
 }
 
 /* The decoded ring to the outputs, oldest first. */
-static int print_ring(struct calls *c)
+static int print_ring(struct calls *c, spoor_snapshot *snap)
 {
     const spoor_call_trace *t = &c->trace;
-    calls_view_of_trace(&c->v, c->elf, t);
+    calls_view_of_trace(&c->v, c->elf, t, spoor_mem_reader, snap->mem);
     if (t->wrapped && !c->json && !c->folded && !c->stats && !c->chrome_path)
         ob_printf(&c->out,
                   "--- ring wrapped: older records were overwritten (%" PRIu32
@@ -337,7 +337,7 @@ static int run_ring(struct calls *c, target_input *in, char **args, int nargs)
     cli_warn_build_id("calls", snap->dump, c->elf);
     int rc =
         spoor_calls_read(c->elf, spoor_mem_reader, snap->mem, snap->input, &c->state, &c->trace)
-            ? print_ring(c)
+            ? print_ring(c, snap)
             : cli_fail("calls");
     spoor_call_trace_free(&c->trace);
     spoor_snapshot_close(snap);

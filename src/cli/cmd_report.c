@@ -121,6 +121,7 @@ static char *annex_json(const struct crash *c, struct annex *a, const struct rep
     json_string(&j, "elf", spoor_elf_path(c->elf)); /* -e's, or the one --elf-dir found */
     json_string(&j, "input", r->input);
     report_annex_code(&j, c->elf, a);
+    a->ncomp_dirs = spoor_elf_comp_dirs(c->elf, a->comp_dirs, REPORT_MAX_COMP_DIRS);
     report_annex_sources(&j, a);
     json_object_end(&j);
     json_finish(&j);

@@ -8,6 +8,8 @@
 #include "crash_sections.h"
 #include "mtb_print.h"
 #include "spoor/calls_decode.h"
+#include "spoor/error.h"
+#include "spoor/firmware_check.h"
 #include "spoor/mtb_decode.h"
 
 /* The MTB of the input: a dump's MTB record, else the MTB-M33 register block in memory. */
@@ -77,17 +79,32 @@ static void read_branches(struct branches *b, spoor_snapshot *snap,
     spoor_mtb_trace_free(&t);
 }
 
+/* Whether the recorder never ran, so that its section would only say so (the Make fragment links
+ * it into every firmware): its state in the input was never initialised or, when the input does
+ * not hold the state, nothing in the ELF calls spoor_calls_init. A recorder that was initialised,
+ * or may have been, keeps its section, with why it cannot be read. */
+static bool recorder_never_ran(const spoor_elf *elf, spoor_snapshot *snap, uint32_t state)
+{
+    uint8_t bytes[SPOOR_CALLS_STATE_SIZE];
+    spoor_calls_info info;
+    if (spoor_mem_read(snap->mem, state, bytes, sizeof bytes))
+        return !spoor_calls_parse_state(bytes, sizeof bytes, &info) &&
+               spoor_last_status() == SPOOR_ERR_UNAVAILABLE; /* "not initialised" */
+    return !spoor_elf_function_used(elf, "spoor_calls_init");
+}
+
 static void read_calls(struct calls *c, const spoor_elf *elf, spoor_snapshot *snap)
 {
     memset(c, 0, sizeof *c);
     uint32_t addr, size;
-    if (!spoor_elf_symbol(elf, SPOOR_CALLS_STATE_SYMBOL, &addr, &size))
+    if (!spoor_elf_symbol(elf, SPOOR_CALLS_STATE_SYMBOL, &addr, &size) ||
+        recorder_never_ran(elf, snap, addr))
         return;
     c->present = true;
     if (!spoor_calls_read(elf, spoor_mem_reader, snap->mem, snap->input, &c->info, &c->trace))
         snprintf(c->error, sizeof c->error, "%s", spoor_last_error());
     else
-        calls_view_of_trace(&c->view, elf, &c->trace);
+        calls_view_of_trace(&c->view, elf, &c->trace, spoor_mem_reader, snap->mem);
 }
 
 static size_t first_shown(size_t count, unsigned newest)

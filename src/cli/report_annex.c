@@ -185,14 +185,19 @@ char *report_read_file(const char *path, size_t max, size_t *len)
     return buf;
 }
 
-/* The source file DWARF names as file: as it is (absolute, or relative to the current
+/* The source file DWARF names as file: a relative name joined with each DW_AT_comp_dir of the
+ * ELF (the unit's is among them), then as it is (absolute, or relative to the current
  * directory), then in each --source-dir, as it is and with its leading directories removed
  * one by one. The path found goes into found. */
 static char *find_source(const struct annex *a, const char *file, char *found, size_t found_len,
                          size_t *len)
 {
-    char *text = report_read_file(file, MAX_SOURCE, len);
-    if (text) {
+    char *text;
+    for (size_t d = 0; file[0] != '/' && d < a->ncomp_dirs; d++)
+        if ((size_t)snprintf(found, found_len, "%s/%s", a->comp_dirs[d], file) < found_len &&
+            (text = report_read_file(found, MAX_SOURCE, len)))
+            return text;
+    if ((text = report_read_file(file, MAX_SOURCE, len))) {
         snprintf(found, found_len, "%s", file);
         return text;
     }

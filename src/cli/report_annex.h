@@ -14,6 +14,7 @@
 #include "spoor/elf.h"
 
 #define REPORT_MAX_SOURCE_DIRS 16
+#define REPORT_MAX_COMP_DIRS 64
 #define MAX_ADDRS 1024 /* code windows in the annex */
 #define MAX_LINES 4096 /* source lines of interest */
 
@@ -31,6 +32,8 @@ struct annex {
     unsigned last_file_object;
     const char *source_dirs[REPORT_MAX_SOURCE_DIRS];
     size_t nsource_dirs;
+    const char *comp_dirs[REPORT_MAX_COMP_DIRS]; /* the ELF's DW_AT_comp_dir values */
+    size_t ncomp_dirs;
     bool out_of_memory;
 };
 

@@ -229,12 +229,53 @@ class Install(unittest.TestCase):
     def test_firmware_make(self):
         self.check_firmware(self.make_elf)
 
+    def test_make_docs_sample(self):
+        """docs/integrating.md's Makefile is this test's, and its `make` output is what make
+        prints (the prefix as /opt/spoor; `...` in a compiler line stands for its flags, as the
+        page shortens them; the build-id hex differs with the build's directory), spoor check's
+        lines after the link included; arm-none-eabi-size's figures too. `make clean` works
+        without SPOOR_PREFIX."""
+        page = (SOURCE_DIR / "docs" / "integrating.md").read_text()
+        section = page.split("### 2a. Plain Make", 1)[1].split("### 2b.", 1)[0]
+        makefile = re.search(r"```make\n(.*?)```", section, re.S).group(1)
+        own = (INSTALL_TEST_DIR / "firmware" / "Makefile").read_text().splitlines()
+        while own and own[0].startswith("#"):
+            own.pop(0)
+        self.assertEqual(makefile, "# Makefile\n" + "\n".join(own) + "\n")
+        block = re.search(r"```\n(\$ make SPOOR_PREFIX=/opt/spoor\n.*?)```", section,
+                          re.S).group(1)
+        make_out, size_out = block.split("$ arm-none-eabi-size build/sensor.elf\n")
+        expected = make_out.splitlines()[1:]
+        directory = self.firmware_copy("docs-sample")
+        real = subprocess.run(["make", f"SPOOR_PREFIX={self.prefix}"], cwd=directory,
+                              capture_output=True, text=True, timeout=300)
+        self.assertEqual(real.returncode, 0, real.stdout + real.stderr)
+        got = (real.stdout + real.stderr).replace(str(self.prefix), "/opt/spoor").splitlines()
+
+        def norm(line):
+            return re.sub(r"build-id: [0-9a-f]{40}", "build-id: ID", line)
+        self.assertEqual(len(got), len(expected), "\n".join(got))
+        for want, line in zip(expected, got):
+            if " ... " in want:
+                head, tail = want.split(" ... ", 1)
+                self.assertTrue(line.startswith(head + " ") and line.endswith(" " + tail),
+                                f"{line!r} is not {want!r}")
+            else:
+                self.assertEqual(norm(line), norm(want))
+        size = run(["arm-none-eabi-size", "build/sensor.elf"], cwd=directory)
+        self.assertEqual(size, size_out)
+        clean = subprocess.run(["make", "clean"], cwd=directory, capture_output=True, text=True)
+        self.assertEqual(clean.returncode, 0, clean.stderr)
+        self.assertFalse((directory / "build").exists())
+
     def build_cmake_firmware(self, name, *options):
         directory = self.firmware_copy(name)
         run(["cmake", "-S", directory, "-B", directory / "out",
              f"-DCMAKE_TOOLCHAIN_FILE={self.prefix}/share/spoor/arm-none-eabi.cmake",
              f"-DSPOOR_PREFIX={self.prefix}", *options])
-        run(["cmake", "--build", directory / "out"])
+        built = run(["cmake", "--build", directory / "out"])
+        # spoor_target_add's POST_BUILD step: the installed spoor check on the firmware
+        self.assertIn("out/sensor.elf: spoor is wired", built)
         return directory / "out" / "sensor.elf"
 
     def test_firmware_cmake(self):

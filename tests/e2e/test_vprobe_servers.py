@@ -4,7 +4,7 @@
    Sinks (the class `spoor vprobe` serves the stream with) is fed 32 MiB while one client never
    reads (while the other client reads at its own pace); each push returns at once, the reading
    client gets every byte in order, and the probe says how many bytes the silent client was not
-   given.
+   given; a client that closed its connection (it had what it wanted) is not said to be slow.
 2. SIGTERM to `spoor vprobe` (QEMU running the example scheduler, its gdbstub on a private
    socket folder) stops QEMU and removes the folder: no orphan QEMU, nothing left behind.
 3. The GDB port (QEMU's real gdbstub behind the probe's proxy): a client that connected and said
@@ -79,6 +79,18 @@ def read_reply(sock, seconds):
         return None
 
 
+def close_sinks(sinks):
+    """Closes the probe's sinks; returns what it warned about meanwhile."""
+    errors = []
+    real_warn = vprobe.warn
+    vprobe.warn = errors.append
+    try:
+        sinks.close()
+    finally:
+        vprobe.warn = real_warn
+    return errors
+
+
 class SlowStreamClient(unittest.TestCase):
     def test_silent_client_does_not_block(self):
         sinks = vprobe.Sinks(0, None, None)
@@ -108,13 +120,7 @@ class SlowStreamClient(unittest.TestCase):
                 time.sleep(0.001)
                 sinks.push()  # what the reader's queue still holds
         self.assertLess(max(pushes), 1.0, "a push waited for a client")
-        errors = []
-        real_warn = vprobe.warn
-        vprobe.warn = errors.append
-        try:
-            sinks.close()
-        finally:
-            vprobe.warn = real_warn
+        errors = close_sinks(sinks)
         thread.join(30)
         self.assertEqual(len(received), 512 * len(block))
         self.assertEqual(bytes(received[:len(block)]), block)
@@ -122,6 +128,32 @@ class SlowStreamClient(unittest.TestCase):
                             for e in errors), errors)
         silent.close()
         reader.close()
+
+    def test_client_that_hung_up_is_not_reported(self):
+        """A client that took what it wanted and closed its connection (`spoor top -n 6`) is
+        not said to have read too slowly, whether the probe notices at its next send or only
+        at the end; one still connected that misses bytes is (test above)."""
+        for pushes_after in (0, 3):
+            sinks = vprobe.Sinks(0, None, None)
+            client = socket.create_connection(("127.0.0.1", sinks.port))
+            sinks.write(b"\x01\x02" * 32)
+            sinks.push()
+            got = b""
+            client.settimeout(10)
+            while len(got) < 64:
+                got += client.recv(64 - len(got))
+            client.close()
+            time.sleep(0.2)
+            for _ in range(pushes_after):
+                sinks.write(b"\x03" * 4096)
+                sinks.push()
+                time.sleep(0.05)
+            sinks.write(b"\x04" * (vprobe.CLIENT_QUEUE_LIMIT + 4096))  # more than it may queue
+            sinks.push()
+            errors = close_sinks(sinks)
+            self.assertEqual(got, b"\x01\x02" * 32)
+            self.assertFalse([e for e in errors if "did not read fast enough" in e],
+                             (pushes_after, errors))
 
 
 class ExitPaths(unittest.TestCase):

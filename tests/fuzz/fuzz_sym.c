@@ -5,27 +5,15 @@
  * input is written to a memory file first. The seed (corpus_sym/stt_file.elf) is the firmware of
  * tests/e2e/fw/producers/stt_file.c linked small (-Wl,-n). */
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <sys/mman.h>
-#include <unistd.h>
+
+#include "fuzz_memfd.h"
 
 #include "elf/symbols_internal.h"
 #include "spoor/elf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static int fd = -1;
-    static char path[64];
-    if (fd < 0) {
-        fd = memfd_create("fuzz_sym", 0);
-        if (fd < 0)
-            abort();
-        snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-    }
-    if (ftruncate(fd, 0) || pwrite(fd, data, size, 0) != (ssize_t)size)
-        abort();
-    spoor_elf *e = spoor_elf_open(path);
+    spoor_elf *e = spoor_elf_open(fuzz_memfd_path(data, size));
     if (!e)
         return 0;
     spoor_location frames[16];

@@ -1120,6 +1120,11 @@ static const char *abbrev_problem(const spoor_elf *e, Dwarf_Off off, struct abbr
         return "abbreviations past the end of .debug_abbrev";
     const uint8_t *p = sec->data + off, *end = sec->data + sec->size;
     bool bad = false, line_str = spoor_elf_known_section(e, SEC_DEBUG_LINE_STR) != NULL;
+    /* room for attributes from the start: the reads below compute a->attrs + n */
+    if (!a->attrs && spoor_grow((void **)&a->attrs, &a->cap_attrs, 16, sizeof *a->attrs)) {
+        *oom = -1;
+        return NULL;
+    }
     for (;;) {
         uint64_t code = abbrev_leb(&p, end, &bad);
         if (bad || !code)

@@ -127,7 +127,7 @@ static bool symbol_before(const void *a, const void *b)
 
 struct raw_symbol { /* an Elf32_Sym */
     uint32_t name, value, size;
-    uint8_t info;
+    uint8_t info, other;
     uint16_t shndx;
 };
 
@@ -135,7 +135,7 @@ static struct raw_symbol raw_symbol(const spoor_elf *e, size_t i)
 {
     const uint8_t *p = e->symtab + i * ELF32_SYM_SIZE;
     return (struct raw_symbol){spoor_le32(p), spoor_le32(p + 4), spoor_le32(p + 8), p[12],
-                               spoor_le16(p + 14)};
+                               p[13],         spoor_le16(p + 14)};
 }
 
 /* The names spoor_elf_debug_section finds without going through every section (an ELF built
@@ -199,6 +199,76 @@ static int find_symtab(spoor_elf *e)
         return 0;
     }
     return 0;
+}
+
+/* Whether a local symbol's name is one of the ARM ELF's special symbols ($a, $t, $d and the like,
+ * alone or followed by a dot), which binutils never takes for a function. */
+static bool arm_special_name(const char *name)
+{
+    return name[0] == '$' && name[1] >= 'a' && name[1] <= 'z' && (!name[2] || name[2] == '.');
+}
+
+/* The end of the section a symbol of size 0 names code in (where binutils' and gdb's answer for
+ * it stops), or 0 when it names none: a STT_FUNC symbol in an allocated section, or a label
+ * (STT_NOTYPE, not a hidden local one) in an executable section. */
+static uint32_t zero_size_section_end(const spoor_elf *e, const struct raw_symbol *sym,
+                                      unsigned type, uint32_t start)
+{
+    if (sym->size || sym->shndx == SHN_UNDEF || sym->shndx >= SHN_LORESERVE ||
+        sym->shndx > e->nsections)
+        return 0;
+    if (type == STT_NOTYPE && ELF32_ST_BIND(sym->info) == STB_LOCAL &&
+        ELF32_ST_VISIBILITY(sym->other) == STV_HIDDEN)
+        return 0;
+    const struct elf_section *s = &e->sections[sym->shndx - 1]; /* e->sections starts at 1 */
+    uint64_t flags = type == STT_FUNC ? SHF_ALLOC : SHF_ALLOC | SHF_EXECINSTR;
+    if ((s->flags & flags) != flags || start < s->addr || start - s->addr >= s->size)
+        return 0;
+    return s->addr + s->size;
+}
+
+/* e->zero, made on the first lookup that needs it (most ELFs' answers never do): the STT_FUNC
+ * symbols of size 0 and the labels in code, with their file as load_symbols gives it, the
+ * ARM ELF's special symbols left out, sorted by start. Without memory: none. */
+static void make_zero(spoor_elf *e)
+{
+    e->zero_made = true;
+    size_t n = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        const char *file = NULL;
+        bool file_after_symbol = false, symbol_seen = false;
+        n = 0;
+        for (size_t i = 1; i < e->nsymtab; i++) {
+            struct raw_symbol sym = raw_symbol(e, i);
+            unsigned type = ELF32_ST_TYPE(sym.info);
+            if (type == STT_FILE) {
+                file = symbol_name(e, sym.name);
+                file_after_symbol |= symbol_seen;
+                continue;
+            }
+            symbol_seen = true;
+            if (type != STT_FUNC && type != STT_NOTYPE)
+                continue;
+            uint32_t start = type == STT_FUNC ? sym.value & ~1u : sym.value; /* Thumb bit */
+            uint32_t end = zero_size_section_end(e, &sym, type, start);
+            const char *name = end ? symbol_name(e, sym.name) : NULL;
+            bool local = ELF32_ST_BIND(sym.info) == STB_LOCAL;
+            if (!name || !*name || (local && arm_special_name(name)))
+                continue;
+            if (pass)
+                e->zero[n] = (struct elf_symbol){
+                    start,       0,
+                    name,        file && *file && (local || !file_after_symbol) ? file : NULL,
+                    (uint32_t)i, end};
+            n++;
+        }
+        if (!pass && (!n || !(e->zero = malloc(n * sizeof *e->zero))))
+            return;
+    }
+    e->nzero = n;
+    /* a symbol table holds runs in address order (an object file's symbols, mostly) */
+    if (spoor_merge_runs(e->zero, n, sizeof *e->zero, symbol_before, NULL))
+        qsort(e->zero, n, sizeof *e->zero, cmp_symbol); /* no memory for it */
 }
 
 static int load_symbols(spoor_elf *e)
@@ -422,6 +492,7 @@ void spoor_elf_close(spoor_elf *e)
         close(e->fd);
     free(e->sections);
     free(e->symbols);
+    free(e->zero);
     free(e->by_name);
     spoor_elf_warnings_free(e);
     if (e->symbolizer)
@@ -597,6 +668,52 @@ const struct elf_symbol *spoor_elf_symbol_at(const spoor_elf *e, uint32_t addr)
             return s;
     }
     return NULL;
+}
+
+static bool zero_starts_at_or_below(const void *ctx, size_t i)
+{
+    const struct symbol_key *k = ctx;
+    return k->e->zero[i].start <= k->addr;
+}
+
+const struct elf_symbol *spoor_elf_symbol_naming(const spoor_elf *ce, uint32_t addr, uint32_t *size)
+{
+    const struct elf_symbol *s = spoor_elf_symbol_at(ce, addr);
+    if (s) {
+        if (size)
+            *size = s->size;
+        return s;
+    }
+    spoor_elf *e = (spoor_elf *)ce; /* the handle's own cache, as by_name */
+    if (!e->zero_made)
+        make_zero(e);
+    /* The closest symbol of size 0 at or below addr, the first in the table among those at one
+     * address (they sort later entries first), in its section; not when a function symbol
+     * starts after it (addr is past that one's end: binutils would name it, gdb nothing). */
+    const struct symbol_key key = {e, addr};
+    size_t k = spoor_partition_point(0, e->nzero, zero_starts_at_or_below, &key);
+    if (!k || addr >= e->zero[k - 1].section_end)
+        return NULL;
+    s = &e->zero[k - 1];
+    size_t lo = spoor_partition_point(0, e->nsymbols, symbol_starts_at_or_below, &key);
+    if (lo && e->symbols[lo - 1].start > s->start)
+        return NULL;
+    if (size) { /* up to the next symbol of either kind, within the section */
+        uint32_t end = s->section_end;
+        if (k < e->nzero && e->zero[k].start < end)
+            end = e->zero[k].start;
+        if (lo < e->nsymbols && e->symbols[lo].start < end)
+            end = e->symbols[lo].start;
+        *size = end - s->start;
+    }
+    return s;
+}
+
+size_t spoor_elf_symbol_number(const spoor_elf *e, const struct elf_symbol *s)
+{
+    if (e->zero && s >= e->zero && s < e->zero + e->nzero)
+        return e->nsymbols + (size_t)(s - e->zero);
+    return (size_t)(s - e->symbols);
 }
 
 Elf *spoor_elf_libelf(const spoor_elf *e)

@@ -21,6 +21,9 @@ struct elf_symbol { /* a function symbol: [start, start+size) */
      * when none: the file of an address in it that no line row covers. */
     const char *file;
     uint32_t index; /* in the symbol table: the first of equal aliases is preferred */
+    /* A symbol of size 0 in code (spoor_elf.zero): the end of its section, which its code does
+     * not reach past. Unused for the others. */
+    uint32_t section_end;
 };
 
 /* What could not be read (elf_warnings.c): one line each, deduplicated. */
@@ -58,6 +61,12 @@ struct spoor_elf {
     const struct elf_section *known_sections[ELF_KNOWN_SECTIONS];
     struct elf_symbol *symbols; /* sorted by start */
     size_t nsymbols;
+    /* The symbols of size 0 in code that name what follows them, as binutils and gdb do
+     * (STT_FUNC ones, and labels: STT_NOTYPE in an executable section, no mapping symbol),
+     * sorted by start; made on first use (spoor_elf_symbol_naming). */
+    struct elf_symbol *zero;
+    size_t nzero;
+    bool zero_made;
     const uint8_t *build_id;
     size_t build_id_len;
     const uint8_t *symtab;            /* the symbol table's Elf32_Sym entries, NULL when none */
@@ -94,6 +103,16 @@ void spoor_elf_warnings_free(spoor_elf *elf);
 
 /* The function symbol containing addr, or NULL. */
 const struct elf_symbol *spoor_elf_symbol_at(const spoor_elf *elf, uint32_t addr);
+
+/* The symbol that names addr as addr2line and gdb do: the function symbol containing it or, when
+ * none does, a symbol of size 0 (assembly without .size, a label in it) that is the closest
+ * below addr, in the same section; NULL when neither. *size (may be NULL) the symbol's size or,
+ * for one of size 0, the bytes up to the next symbol or its section's end. */
+const struct elf_symbol *spoor_elf_symbol_naming(const spoor_elf *elf, uint32_t addr,
+                                                 uint32_t *size);
+
+/* A number for each symbol spoor_elf_symbol_naming may give, unique in the ELF. */
+size_t spoor_elf_symbol_number(const spoor_elf *elf, const struct elf_symbol *s);
 
 /* spoor_elf_debug_section of a known section: NULL when there is none, it has no contents or
  * they are compressed. */

@@ -443,12 +443,13 @@ static int unit_content(const struct symbol_tables *t, size_t unit, bool breaks,
     for (size_t i = 0; breaks && i < u->claims.n; i++)
         if (add_row(c, &(struct dw_line){u->claims.ranges[i][0], 0, 0, unknown_line}))
             return -1;
+    if (!u->nrows) /* nothing to add (and c->rows may be NULL yet) */
+        return 0;
     if (spoor_grow((void **)&c->rows, &c->cap_rows, c->nrows + u->nrows, sizeof *c->rows))
         return -1;
     struct dw_line *out = c->rows + c->nrows; /* room made above */
     if (!cut || rows_in_regions(t, unit)) {
-        if (u->nrows)
-            memcpy(out, u->rows, u->nrows * sizeof *out);
+        memcpy(out, u->rows, u->nrows * sizeof *out);
         c->nrows += u->nrows;
         return 0;
     }
@@ -701,7 +702,7 @@ size_t spoor_elf_symbolize(const spoor_elf *e, uint32_t addr, spoor_location *fr
         f->offset = addr - (span->range_start & ~1u);
         f->has_offset = true;
     } else {
-        const struct elf_symbol *sym = spoor_elf_symbol_at(e, addr);
+        const struct elf_symbol *sym = spoor_elf_symbol_naming(e, addr, NULL);
         if (sym) {
             f->function = shown_name(e, sym->name);
             f->offset = addr - sym->start;
@@ -745,9 +746,10 @@ __attribute__((noinline)) static bool symbol_answer_id(const spoor_elf *e, uint3
                                                        uint64_t id[2], uint32_t *base,
                                                        unsigned *line_out)
 {
-    const struct elf_symbol *sym = spoor_elf_symbol_at(e, addr);
+    const struct elf_symbol *sym = spoor_elf_symbol_naming(e, addr, NULL);
     *base = sym ? sym->start : addr;
-    uint64_t function = sym ? (uint64_t)(sym - e->symbols) + 1 + ((uint64_t)1 << 31) : 0;
+    uint64_t function =
+        sym ? (uint64_t)spoor_elf_symbol_number(e, sym) + 1 + ((uint64_t)1 << 31) : 0;
     if (sym && !file)
         file = sym->file;
     return pack_answer_id(e, function, file, line, id, line_out);
@@ -822,7 +824,8 @@ bool spoor_elf_function(const spoor_elf *e, uint32_t addr, const char **name, ui
         if (lo - i > 8)
             break;
     }
-    const struct elf_symbol *sym = spoor_elf_symbol_at(e, addr);
+    uint32_t sym_size;
+    const struct elf_symbol *sym = spoor_elf_symbol_naming(e, addr, &sym_size);
     if (!sym)
         return false;
     if (name)
@@ -830,7 +833,7 @@ bool spoor_elf_function(const spoor_elf *e, uint32_t addr, const char **name, ui
     if (start)
         *start = sym->start;
     if (size)
-        *size = sym->size;
+        *size = sym_size;
     return true;
 }
 
