@@ -443,12 +443,13 @@ static int unit_content(const struct symbol_tables *t, size_t unit, bool breaks,
     for (size_t i = 0; breaks && i < u->claims.n; i++)
         if (add_row(c, &(struct dw_line){u->claims.ranges[i][0], 0, 0, unknown_line}))
             return -1;
+    if (!u->nrows) /* no rows (c->rows may be NULL yet) */
+        return 0;
     if (spoor_grow((void **)&c->rows, &c->cap_rows, c->nrows + u->nrows, sizeof *c->rows))
         return -1;
     struct dw_line *out = c->rows + c->nrows; /* room made above */
     if (!cut || rows_in_regions(t, unit)) {
-        if (u->nrows)
-            memcpy(out, u->rows, u->nrows * sizeof *out);
+        memcpy(out, u->rows, u->nrows * sizeof *out);
         c->nrows += u->nrows;
         return 0;
     }
