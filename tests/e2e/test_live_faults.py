@@ -184,27 +184,35 @@ def halted_qemu(elf, machine):
     return qemu
 
 
-def sweep(qemus, runs, command):
-    """command(port) for each (fault, at) of runs, port that of a FaultyGdb in front of one of
-    the qemus' gdbstubs (as many runs at a time as there are qemus; command(port, upstream) if
-    it takes the gdbstub's port too): a list of (fault, at, result, seconds, proxy)."""
+def sweep_with(qemus, runs, proxy_for, command):
+    """command(port) for each run of runs, port that of the proxy proxy_for(gdbstub port, run)
+    makes in front of one of the qemus' gdbstubs (as many runs at a time as there are qemus;
+    command(port, upstream) if it takes the gdbstub's port too): a list of (run, result,
+    seconds, proxy)."""
     free = queue.Queue()
     for q in qemus:
         free.put(q.gdb_port)
 
     def one(run):
-        fault, at = run
         port = free.get()
         try:
-            with faulty_gdb.FaultyGdb(port, fault, at=at) as p:
+            with proxy_for(port, run) as p:
                 r, took = command(p.port) if command.__code__.co_argcount == 1 else \
                     command(p.port, port)
         finally:
             free.put(port)
-        return fault, at, r, took, p
+        return run, r, took, p
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=len(qemus)) as pool:
         return list(pool.map(one, runs))
+
+
+def sweep(qemus, runs, command):
+    """command(port) for each (fault, at) of runs through a FaultyGdb with that fault: a list
+    of (fault, at, result, seconds, proxy)."""
+    done = sweep_with(qemus, runs, lambda port, run: faulty_gdb.FaultyGdb(port, run[0],
+                                                                          at=run[1]), command)
+    return [(fault, at, r, took, p) for (fault, at), r, took, p in done]
 
 
 def fault_runs(n):
