@@ -36,8 +36,8 @@ stays in ack mode (every packet acknowledged, '-' asks for a resend).
 As a library: `with FaultyGdb(upstream_port, "duplicate", at=7) as proxy: ... proxy.port`;
 afterwards proxy.requests is the list of request payloads seen, proxy.nacks the count of '-'
 the client sent and proxy.fired whether the fault happened. As a program:
-`faulty_gdb.py UPSTREAM_PORT FAULT [--at N | --match RE] [--ack] [--pos P --byte C]` prints the port it listens
-on and serves one client."""
+`faulty_gdb.py UPSTREAM_PORT FAULT [--at N | --match RE] [--ack] [--pos P --byte C]` prints the
+port it listens on and serves one client."""
 import argparse
 import re
 import socket

@@ -30,9 +30,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import faulty_gdb  # noqa: E402
 import harness  # noqa: E402
-from test_live_faults import crash, halted_qemu, sweep_with, verdict  # noqa: E402
-
-RUN_LIMIT_S = 9.0
+from test_live_faults import (CLIENT_TIMEOUT_S, RUN_LIMIT_S, crash, halted_qemu,  # noqa: E402
+                              sweep_with, verdict)
 
 
 def answer_layout(reply):
@@ -87,7 +86,8 @@ def main():
                                                       lambda port: crash(elf, port)):
                 v = verdict(good, r)
                 allowed = {"same"} if must_recover(kinds[pos], byte) else {"same", "error"}
-                ok = v in allowed and took < RUN_LIMIT_S and p.fired
+                limit = harness.time_limit(CLIENT_TIMEOUT_S, RUN_LIMIT_S - CLIENT_TIMEOUT_S)
+                ok = v in allowed and took < limit and p.fired
                 what = p.corrupted and f"{p.corrupted[1]!r}->{p.corrupted[2]!r}"
                 print(f"{'ok  ' if ok else 'FAIL'} request {at} byte {pos:3} ({kinds[pos]:8}) "
                       f"{what}: {v}, exit {r.returncode}, {took:.1f} s, nacks={p.nacks}"

@@ -6,7 +6,8 @@ The good run through a fault-free proxy is recorded first (its output and its re
 Then each fault runs at positions 1, N/2 and N (every position 1..N for "close", the fault the
 unwinder once turned into invented frames; "console" fires at the first stop reply at or after
 its position). Each run must end within 9 s (the client's 5 s timeout bounds one exchange,
-however slowly a reply drips) and give one of:
+however slowly a reply drips; the 4 s beyond it scaled by the machine's load,
+harness.time_limit) and give one of:
   - the good run's output, exit 0;
   - only where the server refused a read ("E01"), a partial answer that says so: exit 0, the backtrace a prefix of the good one ending in
     "(stopped: unreadable memory)", every other line the good run's (the fault status line may
@@ -62,6 +63,9 @@ import faulty_gdb  # noqa: E402
 import harness  # noqa: E402
 
 SPOOR = os.environ["SPOOR_BIN"]
+# Limits on a run on an idle machine: the client's 5 s bound on one exchange, and the rest
+# (spoor's start, QEMU's answers, gdb's session), which harness.time_limit scales by the load.
+CLIENT_TIMEOUT_S = 5.0
 RUN_LIMIT_S = 9.0
 GDBSERVER_LIMIT_S = 12.0
 # What each fault may give: only a target that refuses a read ("E01") leaves a partial answer;
@@ -231,9 +235,10 @@ def judge(label, fault, at, v, r, took, limit, proxy, ok=True, must_fire=True):
     """Prints one run's line; 1 when it failed: v not allowed for the fault, over the time
     limit, a fault that should have fired and did not, or not ok (a check of the caller's)."""
     must_fire = must_fire and fault in MUST_FIRE
+    limit = harness.time_limit(CLIENT_TIMEOUT_S, limit - CLIENT_TIMEOUT_S)
     ok = ok and v in ALLOWED[fault] and took < limit and (proxy.fired or not must_fire)
     print(f"{'ok  ' if ok else 'FAIL'} {label} {fault:9} at {at:2}: {v}, exit {r.returncode}, "
-          f"{took:.1f} s, fired={proxy.fired}, nacks={proxy.nacks}"
+          f"{took:.1f} s (limit {limit:.1f}), fired={proxy.fired}, nacks={proxy.nacks}"
           + (f": {r.stderr.strip()}" if r.stderr else ""))
     if not ok:
         print(r.stdout)
