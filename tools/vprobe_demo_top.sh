@@ -32,7 +32,7 @@ probe=$!
 trap 'kill "$probe" 2>/dev/null || true' EXIT
 for p in "$port" "$gdb_port"; do # until both listen (not by connecting: that would be a client)
   listening=$(printf '0100007F:%04X 00000000:0000 0A' "$p")
-  for _ in $(seq 100); do
+  for _ in $(seq 600); do # 60 s: QEMU starting on a busy machine
     grep -q "$listening" /proc/net/tcp && break
     sleep 0.1
   done

@@ -22,6 +22,13 @@ expression `match` (e.g. r"^m" for memory reads). Faults:
   long       an 'm' reply gains a byte ("00")
   noreply    the request reaches the server, its reply does not reach the client: the proxy
              closes both connections instead (a write done but never confirmed)
+  corrupt    one byte of what the server sends while it answers request `at` is changed, once:
+             byte number `pos` (0 is the first: QEMU's '+' that acknowledges the request,
+             then the reply's '$'...) becomes `byte` (a one-byte bytes, or None: its value
+             with the lowest bit flipped); a resend after '-' is clean. When the client then
+             sends request `at` again, the server's answer to that copy is held back `late_s`
+             seconds (0.3: a server that answers both copies, the second after the client
+             went on)
 
 ack=True strips "QStartNoAckMode+" from the server's qSupported reply, so that the session
 stays in ack mode (every packet acknowledged, '-' asks for a resend).
@@ -29,8 +36,8 @@ stays in ack mode (every packet acknowledged, '-' asks for a resend).
 As a library: `with FaultyGdb(upstream_port, "duplicate", at=7) as proxy: ... proxy.port`;
 afterwards proxy.requests is the list of request payloads seen, proxy.nacks the count of '-'
 the client sent and proxy.fired whether the fault happened. As a program:
-`faulty_gdb.py UPSTREAM_PORT FAULT [--at N | --match RE] [--ack]` prints the port it listens
-on and serves one client."""
+`faulty_gdb.py UPSTREAM_PORT FAULT [--at N | --match RE] [--ack] [--pos P --byte C]` prints the
+port it listens on and serves one client."""
 import argparse
 import re
 import socket
@@ -40,6 +47,7 @@ import time
 
 FAULTS = ("close", "silent", "checksum", "error", "duplicate", "console", "drip", "short",
           "long", "noreply")
+SWEPT_BYTE_FAULTS = ("corrupt",)  # not in FAULTS: it needs a byte position (pos) besides `at`
 
 
 def frame(payload):
@@ -84,11 +92,16 @@ def close_sockets(*sockets):
 
 class FaultyGdb:
     def __init__(self, upstream_port, fault=None, at=None, match=None, every=False, ack=False,
-                 drip_s=0.1):
-        if fault is not None and fault not in FAULTS:
-            raise ValueError(f"unknown fault {fault!r} (one of {', '.join(FAULTS)})")
+                 drip_s=0.1, pos=0, byte=None, late_s=0.3):
+        if fault is not None and fault not in FAULTS + SWEPT_BYTE_FAULTS:
+            raise ValueError(f"unknown fault {fault!r} "
+                             f"(one of {', '.join(FAULTS + SWEPT_BYTE_FAULTS)})")
         self.upstream_port = upstream_port
         self.fault, self.at, self.every, self.ack, self.drip_s = fault, at, every, ack, drip_s
+        self.pos, self.byte, self.late_s = pos, byte, late_s
+        self._late_done = False
+        self.answer_bytes = b""  # what went to the client while the server answered `at`
+        self.corrupted = None  # (position, byte before, byte after) once "corrupt" fired
         self.match = re.compile(match.encode() if isinstance(match, str) else match) \
             if match else None
         self.requests = []  # payloads, in order
@@ -207,7 +220,9 @@ class FaultyGdb:
                 if self._silent:
                     continue
                 if payload is None:
-                    self._send(self.client, raw)
+                    with self._lock:
+                        number = self._current
+                    self._send(self.client, self._corrupt(number, raw))
                     continue
                 if self.ack and b"QStartNoAckMode+" in payload:
                     payload = b";".join(f for f in payload.split(b";")
@@ -216,8 +231,31 @@ class FaultyGdb:
                 with self._lock:
                     number = self._current
                     request = self.requests[number - 1] if number else b""
-                if not self._send(self.client, self._faulty(number, request, raw, payload)):
+                out = self._corrupt(number, self._faulty(number, request, raw, payload))
+                if not self._send(self.client, out):
                     return
+
+    def _corrupt(self, number, data):
+        """data on its way to the client while the server answers request number, with byte
+        `pos` of that answer changed (fault "corrupt", once); the answer to a copy of request
+        `at` sent again held back late_s."""
+        if self.fault != "corrupt":
+            return data
+        if self.fired and not self._late_done and number == self.at + 1 and \
+                self.requests[number - 1] == self.requests[number - 2]:
+            self._late_done = True  # the answer to the copy sent again: late
+            time.sleep(self.late_s)
+        if number != self.at or self.fired:
+            return data
+        start = len(self.answer_bytes)
+        self.answer_bytes += data
+        i = self.pos - start
+        if not 0 <= i < len(data):
+            return data
+        new = self.byte if self.byte is not None else bytes([data[i] ^ 1])
+        self.fired = True
+        self.corrupted = (self.pos, data[i:i + 1], new)
+        return data[:i] + new + data[i + 1:]
 
     def _faulty(self, number, request, raw, payload):
         """What goes to the client for the server's packet raw (payload) answering request
@@ -265,13 +303,16 @@ class FaultyGdb:
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("upstream_port", type=int)
-    ap.add_argument("fault", choices=FAULTS)
+    ap.add_argument("fault", choices=FAULTS + SWEPT_BYTE_FAULTS)
     ap.add_argument("--at", type=int)
     ap.add_argument("--every", action="store_true")
     ap.add_argument("--match")
     ap.add_argument("--ack", action="store_true")
+    ap.add_argument("--pos", type=int, default=0)
+    ap.add_argument("--byte", help="the byte that replaces byte --pos (a character)")
     a = ap.parse_args(argv)
-    proxy = FaultyGdb(a.upstream_port, a.fault, a.at, a.match, a.every, a.ack)
+    proxy = FaultyGdb(a.upstream_port, a.fault, a.at, a.match, a.every, a.ack, pos=a.pos,
+                      byte=a.byte.encode()[:1] if a.byte else None)
     print(proxy.port, flush=True)
     proxy.thread.join()
     print(f"requests={len(proxy.requests)} nacks={proxy.nacks} fired={proxy.fired}")

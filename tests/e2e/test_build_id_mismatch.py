@@ -142,7 +142,7 @@ class BuildIdMismatch(unittest.TestCase):
                 self.assertRegex(line, r"^listening on 127\.0\.0\.1:\d+$")
             finally:
                 server.kill()
-                _, err = server.communicate(timeout=10)
+                _, err = server.communicate(timeout=60)
             self.assertEqual(err.splitlines(), want)
 
 

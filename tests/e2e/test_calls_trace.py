@@ -506,7 +506,8 @@ class CallsTrace(unittest.TestCase):
                                         stderr=subprocess.DEVNULL)
                 try:
                     live = None
-                    for _ in range(50):  # until the port is up and the demo has run
+                    deadline = time.monotonic() + 120  # until the port is up and the demo ran
+                    while time.monotonic() < deadline:
                         time.sleep(0.2)
                         p = subprocess.run([spoor(), "calls", "-e", str(elf), "--json", "--gdb",
                                             f"127.0.0.1:{port}"], capture_output=True,

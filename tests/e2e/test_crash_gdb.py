@@ -314,7 +314,7 @@ def check_errors():
         took = time.monotonic() - start
         lines = r.stderr.splitlines()
         ok = (r.returncode == 2 and len(lines) == 1 and re.match(pattern, lines[0])
-              and not r.stdout and took < limit)
+              and not r.stdout and took < harness.time_limit(0.0, limit))
         print(f"{'ok  ' if ok else 'FAIL'} error: exit {r.returncode} in {took:.1f} s: "
               f"{r.stderr.strip()!r}")
         failed += not ok

@@ -29,7 +29,6 @@ fake MTB-M33 in RAM that the fault handler saves, as examples/mtb) runs its `fau
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import tempfile
@@ -170,7 +169,8 @@ class CrashSections(unittest.TestCase):
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             inp = ["--gdb", f"127.0.0.1:{port}", "--mem", f"{MTB_M33:#x}:{self.regs}"]
-            for _ in range(50):  # until the port is up and the demo has run
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:  # until the port is up and the demo has run
                 time.sleep(0.2)
                 r = run("calls", "-e", self.elf, "--json", "--gdb", f"127.0.0.1:{port}",
                         check=False)
@@ -232,12 +232,7 @@ class CrashSectionsM0(unittest.TestCase):
                                                         f"arg={d / 'unused.dump'}")
         cls.qemu = subprocess.Popen(command + loaders, stdout=subprocess.DEVNULL,
                                     stderr=subprocess.DEVNULL)
-        for _ in range(100):  # until the gdb port is up
-            try:
-                socket.create_connection(("127.0.0.1", cls.port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.05)
+        harness.wait_until("QEMU's gdb port", lambda: harness._port_is_listening(cls.port))
         snap = d / "snap"
         text = harness.run_gdb(cls.elf, cls.port, [
             "break HardFault_Handler", "continue", f"source {SOURCE / 'gdb' / 'spoor.py'}",

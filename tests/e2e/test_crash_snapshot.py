@@ -72,7 +72,7 @@ def gdb_via_spoor_server(elf, regs, mem):
         if not m:
             raise harness.HarnessError(f"spoor gdbserver said {line!r} {server.stderr.read()}")
         text = harness.run_gdb(elf, int(m.group(1)), ["bt", "detach"])
-        server.wait(timeout=20)
+        server.wait(timeout=60)
         if server.returncode != 0:
             raise harness.HarnessError(f"spoor gdbserver exit {server.returncode}: "
                                        f"{server.stderr.read()}")

@@ -59,6 +59,21 @@ RTOSES = {
 }
 
 
+def log_quiet(path, quiet_s=1.0):
+    """A check for harness.wait_until: true once the file at path is not empty and has not
+    grown for quiet_s."""
+    last = {"size": -1, "since": time.monotonic()}
+
+    def check():
+        size = path.stat().st_size if path.exists() else 0
+        now = time.monotonic()
+        if size != last["size"]:
+            last.update(size=size, since=now)
+            return False
+        return size > 0 and now - last["since"] >= quiet_s
+    return check
+
+
 def run_of(data, at, byte):
     n = 0
     while at + n < len(data) and data[at + n] == byte:
@@ -114,7 +129,9 @@ class CrashStacks(unittest.TestCase):
                     f"0x0..{spin - 1:#x},{spin + spin_size:#x}..0xffffffff"]
         qemu = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
-            time.sleep(1.5)  # a few thousand instructions to fw_checkpoint, then it spins
+            # a few thousand instructions to fw_checkpoint, then it spins there, out of the log
+            harness.wait_until(f"{rtos}-{core}: the log stops growing (fw_checkpoint)",
+                               log_quiet(log), timeout_s=120, interval_s=0.1)
             stop_parked(port)
             commands = []
             for name in TASKS:

@@ -58,7 +58,7 @@ def through_gdbserver(elf, qemu_port, commands):
         return run_gdb(elf, int(match.group(1)), commands + ["detach"])
     finally:
         try:
-            server.wait(timeout=20)
+            server.wait(timeout=60)
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait()

@@ -68,7 +68,7 @@ def printf_lines():
 class ExamplesRun(unittest.TestCase):
     def check_run(self, program, cpu, expected_lines):
         elf, machine = harness.example(program, cpu)
-        result = harness.run_example(elf, machine, timeout=20)
+        result = harness.run_example(elf, machine)
         self.assertEqual(result.output.splitlines(), expected_lines, f"{elf.name} output")
         self.assertEqual(result.returncode, 0, f"{elf.name} exit status")
 
@@ -91,7 +91,7 @@ class ExamplesCarryDebugInfo(unittest.TestCase):
 
     def sections(self, elf):
         out = subprocess.run([harness.require_tool("arm-none-eabi-readelf"), "-SW", str(elf)],
-                             check=True, capture_output=True, text=True, timeout=20).stdout
+                             check=True, capture_output=True, text=True, timeout=60).stdout
         return {line.split("]", 1)[1].split()[0] for line in out.splitlines()
                 if line.strip().startswith("[") and "]" in line and line.split("]", 1)[1].strip()}
 
@@ -109,7 +109,7 @@ class ExamplesCarryDebugInfo(unittest.TestCase):
                 elf = harness.elf_path("calls", cpu)
                 out = subprocess.run(
                     [harness.require_tool("arm-none-eabi-objdump"), "--dwarf=info", str(elf)],
-                    check=True, capture_output=True, text=True, timeout=20).stdout
+                    check=True, capture_output=True, text=True, timeout=60).stdout
                 self.assertGreaterEqual(out.count("DW_TAG_inlined_subroutine"), 3)
                 # level_two, level_three, tick_work and irq_work call mix(): no out-of-line copy
                 self.assertNotIn("mix", harness.symbol_addresses(elf))

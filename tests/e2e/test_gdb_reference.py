@@ -72,7 +72,7 @@ class QemuExecLog(unittest.TestCase):
         elf, machine = harness.example(program, cpu)
         with tempfile.TemporaryDirectory() as scratch:
             log = os.path.join(scratch, "exec.log")
-            result = harness.run_example(elf, machine, timeout=20, exec_log=log)
+            result = harness.run_example(elf, machine, exec_log=log)
             self.assertEqual(result.returncode, 0, result.output)
             return harness.symbol_addresses(elf), harness.parse_exec_log(log)
 

@@ -38,7 +38,7 @@ def start(regs, *extra):
 
 def finish(p):
     try:
-        p.wait(timeout=10)
+        p.wait(timeout=60)
     except subprocess.TimeoutExpired:
         p.kill()
         p.wait()
@@ -62,7 +62,7 @@ with tempfile.TemporaryDirectory() as tmp:
     busy.listen(1)
     port = busy.getsockname()[1]
     r = subprocess.run([SPOOR, "gdbserver", "-e", ELF, "--port", str(port), "--regs", regs],
-                       capture_output=True, text=True, timeout=10)
+                       capture_output=True, text=True, timeout=60)
     busy.close()
     check("port in use", r.returncode == 2 and "cannot listen" in r.stderr, r.stderr.strip())
 

@@ -5,12 +5,18 @@ channel text, the TCP source with a reconnection, the serial source on a pty, sy
 import json
 import os
 import pty
+import select
 import socket
 import subprocess
 import sys
 import tempfile
+import termios
 import threading
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import harness  # noqa: E402
 
 SPOOR = os.environ["SPOOR_BIN"]
 SHARED = os.environ["SPOOR_SHARED_DIR"]
@@ -311,13 +317,22 @@ def test_serial_pty():
     name = os.ttyname(slave)
     p = subprocess.Popen([SPOOR, "itm", "--json", f"serial:{name}:115200"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    time.sleep(0.5)  # let spoor set the tty raw before writing
+    # spoor sets the tty up (raw, 115200 baud) before it reads: bytes written before could be
+    # flushed with the old settings; then they are decoded, and printed when spoor idles
+    harness.wait_until("spoor sets the tty up",
+                       lambda: termios.tcgetattr(slave)[4] == termios.B115200)
     os.write(master, bytes([0x01, 0x41, 0x10, 0x0E, 0x0F, 0x10, 0x20]))
-    time.sleep(0.5)
+    early = bytearray()
+
+    def four_lines():
+        if select.select([p.stdout], [], [], 0.1)[0]:
+            early.extend(os.read(p.stdout.fileno(), 65536))
+        return early.count(b"\n") >= 4
+    harness.wait_until("spoor prints the four packets", four_lines)
     os.close(slave)
     os.close(master)
-    out, err = p.communicate(timeout=10)
-    lines = json_lines(out)
+    out, err = p.communicate(timeout=60)
+    lines = json_lines(bytes(early) + out)
     types = [o["type"] for o in lines]
     check(types == ["sw", "ts_local", "exception", "ts_local"], f"serial: {types} {err}")
 

@@ -6,7 +6,8 @@ The good run through a fault-free proxy is recorded first (its output and its re
 Then each fault runs at positions 1, N/2 and N (every position 1..N for "close", the fault the
 unwinder once turned into invented frames; "console" fires at the first stop reply at or after
 its position). Each run must end within 9 s (the client's 5 s timeout bounds one exchange,
-however slowly a reply drips) and give one of:
+however slowly a reply drips; the 4 s beyond it scaled by the machine's load,
+harness.time_limit) and give one of:
   - the good run's output, exit 0;
   - only where the server refused a read ("E01"), a partial answer that says so: exit 0, the backtrace a prefix of the good one ending in
     "(stopped: unreadable memory)", every other line the good run's (the fault status line may
@@ -62,6 +63,9 @@ import faulty_gdb  # noqa: E402
 import harness  # noqa: E402
 
 SPOOR = os.environ["SPOOR_BIN"]
+# Limits on a run on an idle machine: the client's 5 s bound on one exchange, and the rest
+# (spoor's start, QEMU's answers, gdb's session), which harness.time_limit scales by the load.
+CLIENT_TIMEOUT_S = 5.0
 RUN_LIMIT_S = 9.0
 GDBSERVER_LIMIT_S = 12.0
 # What each fault may give: only a target that refuses a read ("E01") leaves a partial answer;
@@ -184,27 +188,35 @@ def halted_qemu(elf, machine):
     return qemu
 
 
-def sweep(qemus, runs, command):
-    """command(port) for each (fault, at) of runs, port that of a FaultyGdb in front of one of
-    the qemus' gdbstubs (as many runs at a time as there are qemus; command(port, upstream) if
-    it takes the gdbstub's port too): a list of (fault, at, result, seconds, proxy)."""
+def sweep_with(qemus, runs, proxy_for, command):
+    """command(port) for each run of runs, port that of the proxy proxy_for(gdbstub port, run)
+    makes in front of one of the qemus' gdbstubs (as many runs at a time as there are qemus;
+    command(port, upstream) if it takes the gdbstub's port too): a list of (run, result,
+    seconds, proxy)."""
     free = queue.Queue()
     for q in qemus:
         free.put(q.gdb_port)
 
     def one(run):
-        fault, at = run
         port = free.get()
         try:
-            with faulty_gdb.FaultyGdb(port, fault, at=at) as p:
+            with proxy_for(port, run) as p:
                 r, took = command(p.port) if command.__code__.co_argcount == 1 else \
                     command(p.port, port)
         finally:
             free.put(port)
-        return fault, at, r, took, p
+        return run, r, took, p
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=len(qemus)) as pool:
         return list(pool.map(one, runs))
+
+
+def sweep(qemus, runs, command):
+    """command(port) for each (fault, at) of runs through a FaultyGdb with that fault: a list
+    of (fault, at, result, seconds, proxy)."""
+    done = sweep_with(qemus, runs, lambda port, run: faulty_gdb.FaultyGdb(port, run[0],
+                                                                          at=run[1]), command)
+    return [(fault, at, r, took, p) for (fault, at), r, took, p in done]
 
 
 def fault_runs(n):
@@ -223,9 +235,10 @@ def judge(label, fault, at, v, r, took, limit, proxy, ok=True, must_fire=True):
     """Prints one run's line; 1 when it failed: v not allowed for the fault, over the time
     limit, a fault that should have fired and did not, or not ok (a check of the caller's)."""
     must_fire = must_fire and fault in MUST_FIRE
+    limit = harness.time_limit(CLIENT_TIMEOUT_S, limit - CLIENT_TIMEOUT_S)
     ok = ok and v in ALLOWED[fault] and took < limit and (proxy.fired or not must_fire)
     print(f"{'ok  ' if ok else 'FAIL'} {label} {fault:9} at {at:2}: {v}, exit {r.returncode}, "
-          f"{took:.1f} s, fired={proxy.fired}, nacks={proxy.nacks}"
+          f"{took:.1f} s (limit {limit:.1f}), fired={proxy.fired}, nacks={proxy.nacks}"
           + (f": {r.stderr.strip()}" if r.stderr else ""))
     if not ok:
         print(r.stdout)

@@ -517,13 +517,11 @@ class live:
             c.regs, c.buf, c.area, c.buffer_at)
         self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL,
                                         stderr=subprocess.DEVNULL, start_new_session=True)
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            if harness._port_is_listening(port):
                 return port
-            except OSError:
-                time.sleep(0.05)
+            time.sleep(0.05)
         self.__exit__()
         raise AssertionError("QEMU did not open its gdb port")
 

@@ -80,7 +80,7 @@ def served_extra(elf, regs, mems):
         extra = [bytes.fromhex(ask(f"qThreadExtraInfo,{i}")).decode() for i in ids]
         ask("D")
         sock.close()
-        _, err = proc.communicate(timeout=10)
+        _, err = proc.communicate(timeout=60)
         return extra, err
     finally:
         if proc.poll() is None:

@@ -220,7 +220,7 @@ def stop_parked(port):
     unsolicited stop reply (T02). A first connection takes that reply and closes; the machine
     stays stopped, and spoor's connection then starts from a quiet, halted target."""
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
-        sock.settimeout(5)
+        sock.settimeout(30)
         seen = b""
         while b"$T" not in seen and b"$S" not in seen:
             chunk = sock.recv(4096)

@@ -276,6 +276,10 @@ typedef struct fake_server {
     bool offer_no_ack;
     bool nack_first;      /* answer the first packet with '-' */
     bool stop_on_connect; /* QEMU with a running machine: an unsolicited "T02" at accept */
+    /* the n-th 'm' (from 1; 0: none) is taken and answered, but its '+' reaches the client as
+     * '-' (line noise): the client sends it again, and that copy is answered too, late (after
+     * 200 ms: the client has moved on to its next request by then) */
+    int answer_twice_m;
     enum {
         WRITES_REFUSED,
         WRITES_DONE,
@@ -379,7 +383,8 @@ static void *serve(void *arg)
         t.regs.r[i] = 0x11111111u * (uint32_t)(i % 15);
     t.regs.r[13] = RAM + 0x100;
     t.regs.xpsr = 0x01000000;
-    bool no_ack = false, first = true;
+    bool no_ack = false, first = true, late = false;
+    int m_seen = 0;
     char reply[SPOOR_RSP_MAX_PACKET + 1], frame[2 * SPOOR_RSP_MAX_PACKET + 8];
     uint8_t c;
     while (read(fd, &c, 1) == 1) {
@@ -393,7 +398,14 @@ static void *serve(void *arg)
             continue;
         }
         first = false;
-        if (!no_ack && write(fd, "+", 1) != 1)
+        bool twice = p.packet[0] == 'm' && ++m_seen == s->answer_twice_m;
+        if (late) { /* the copy sent again: answered after the client went on */
+            late = false;
+            m_seen--;
+            usleep(200000);
+        }
+        late = twice;
+        if (!no_ack && write(fd, twice ? "-" : "+", 1) != 1)
             break;
         bool detach;
         if (!strncmp(p.packet, "qSupported", 10))
@@ -446,6 +458,27 @@ static spoor_gdb *connect_to(fake_server *s)
     if (!g)
         fail_msg("connect: %s", spoor_last_error());
     return g;
+}
+
+/* A '+' that reaches the client as '-': it sends the request again, and the server, which took
+ * the first copy, answers both, the second late. The late copy is the reply to that request,
+ * not to the next one: each read gets its own bytes. */
+static void client_request_answered_twice(void **state)
+{
+    (void)state;
+    static fake_server s = {.packet_size = "PacketSize=1000", .answer_twice_m = 1};
+    start_server(&s);
+    spoor_gdb *g = connect_to(&s);
+    uint8_t a[16], b[16];
+    assert_true(spoor_gdb_read_memory(g, RAM, a, sizeof a));
+    assert_memory_equal(a, s.ram, sizeof a);
+    assert_true(spoor_gdb_read_memory(g, RAM + 64, b, sizeof b)); /* not a's bytes again */
+    assert_memory_equal(b, s.ram + 64, sizeof b);
+    assert_true(spoor_gdb_read_memory(g, RAM + 128, b, sizeof b));
+    assert_memory_equal(b, s.ram + 128, sizeof b);
+    assert_int_equal(s.m_packets, 4); /* the first read's two copies, then one each */
+    spoor_gdb_close(g);
+    stop_server(&s);
 }
 
 static void client_small_packets(void **state)
@@ -723,6 +756,7 @@ int main(void)
         cmocka_unit_test(client_end_of_ram),
         cmocka_unit_test(snapshot_image_over_live),
         cmocka_unit_test(client_unsolicited_stop),
+        cmocka_unit_test(client_request_answered_twice),
         cmocka_unit_test(client_refused),
         cmocka_unit_test(write_replies),
         cmocka_unit_test(client_writes),

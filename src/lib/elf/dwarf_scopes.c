@@ -1118,6 +1118,11 @@ static const char *abbrev_problem(const spoor_elf *e, Dwarf_Off off, struct abbr
         return NULL;
     if (off >= sec->size)
         return "abbreviations past the end of .debug_abbrev";
+    /* the attribute array exists from the start: the reads below index it from a->attrs */
+    if (spoor_grow((void **)&a->attrs, &a->cap_attrs, 1, sizeof *a->attrs)) {
+        *oom = -1;
+        return NULL;
+    }
     const uint8_t *p = sec->data + off, *end = sec->data + sec->size;
     bool bad = false, line_str = spoor_elf_known_section(e, SEC_DEBUG_LINE_STR) != NULL;
     /* room for attributes from the start: the reads below compute a->attrs + n */

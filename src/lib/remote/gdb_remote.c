@@ -267,6 +267,12 @@ static bool exchange(spoor_gdb *g, const char *payload, bool first)
             return false;
         g->stats.round_trips++;
     }
+    /* In ack mode a server acknowledges ('+') every request it takes before it answers it. A
+     * packet that comes before that '+' answers something earlier: a reply sent twice, or, when
+     * a '-' made us send the request again, the answer to a copy the server had taken after all
+     * (its '+' reached us as '-'): it answers both, and every copy but the last is dropped here,
+     * however late it comes, instead of being taken for the reply to the next request. */
+    bool acked = g->no_ack || !flen;
     int resends = 0, bad = 0;
     uint8_t seen[40];
     size_t nseen = 0;
@@ -302,11 +308,13 @@ static bool exchange(spoor_gdb *g, const char *payload, bool first)
             return broken(g, SPOOR_ERR_PROTOCOL, "not a GDB server (it sent \"%s\")", detail);
         }
         switch (ev) {
+        case SPOOR_RSP_ACK: acked = true; break;
         case SPOOR_RSP_NACK:
             if (!flen)
                 break; /* nothing of ours to resend */
             if (!resend(g, flen, &resends, deadline))
                 return false;
+            acked = false; /* the reply comes after the '+' of this copy */
             break;
         case SPOOR_RSP_BAD_CHECKSUM:
             if (g->parser.overflow)
@@ -326,6 +334,8 @@ static bool exchange(spoor_gdb *g, const char *payload, bool first)
              * packet still counts, and the next exchange finds the connection closed */
             if (!g->no_ack && send(g->fd, "+", 1, MSG_NOSIGNAL) == 1)
                 g->stats.bytes_sent++;
+            if (!acked)
+                break; /* not the reply to this request (see above) */
             long n = spoor_gdb_expand_rle(g->parser.packet, g->parser.len, g->marks, g->reply,
                                           sizeof g->reply);
             if (n < 0)
