@@ -193,5 +193,69 @@ class ZephyrCoredump(unittest.TestCase):
                 self.assertIn(words, r.stderr)
 
 
+class ZephyrThreadsMetadata(unittest.TestCase):
+    """The threads-metadata block: the Zephyr-shaped firmware of test_crash_threads_freertos_
+    zephyr (tests/e2e/fw/rtos_ctx_fw.c -DCTX_ZEPHYR, four threads that really switch) stopped by
+    gdb at fw_checkpoint. Its RAM goes into the dump as memory blocks except the _kernel struct,
+    which only the 'T' block carries (as CONFIG_DEBUG_COREDUMP_THREADS_METADATA writes it): spoor
+    crash --threads on the dump must list the threads and backtraces `spoor crash --threads
+    --gdb` gives on the stopped target; without the 'T' block the kernel's thread list is gone."""
+
+    def test_threads_from_kernel_block(self):
+        from test_crash_threads import spoor_functions
+        from test_crash_threads_freertos_zephyr import CORES, gdb_reference
+        from test_top_sched import stop_parked
+        from test_unwind_live import build_test_firmware
+        import harness
+
+        flags, machine, flash, ram_origin, _fpu = CORES["m3"]
+        with tempfile.TemporaryDirectory() as tmp:
+            work = Path(tmp)
+            elf = build_test_firmware("rtos_ctx_fw", flags, flash, ram_origin,
+                                      work / "zephyr-m3.elf", extra=["-DCTX_ZEPHYR"])
+            symbols = harness.symbol_addresses(elf)
+            qemu, _saved = gdb_reference(elf, machine, ram_origin, "zephyr", "m3", work, symbols)
+            try:
+                stop_parked(qemu.gdb_port)
+                live = spoor("crash", "-e", elf, "--gdb", f"127.0.0.1:{qemu.gdb_port}",
+                             "--threads", "--json")
+            finally:
+                qemu.close()
+            self.assertEqual(live.returncode, 0, live.stderr)
+            ref = json.loads(live.stdout)
+            nm = subprocess.run(["arm-none-eabi-nm", "-S", str(elf)], capture_output=True,
+                                text=True, check=True).stdout
+            kernel = next(line.split() for line in nm.splitlines()
+                          if line.split()[-1] == "_kernel")
+            k_addr, k_size = int(kernel[0], 16), int(kernel[1], 16)
+            ram = (work / "ram.bin").read_bytes()
+            k_at = k_addr - ram_origin
+            regs = {k: int(v, 16) for k, v in ref["registers"].items()
+                    if k in CORE + CALLEE + ["r12"]}
+            regions = [(start, data) for start, data in
+                       [(ram_origin, ram[:k_at]), (k_addr + k_size, ram[k_at + k_size:])] if data]
+            meta = zephyr.threads_block(ram[k_at:k_at + k_size])
+            with_t = self.write_dump(work, "threads.bin",
+                                     zephyr.binary(2, regs, regs["sp"], regions, extra=meta))
+            got = spoor("crash", "-e", elf, "--threads", "--json", with_t)
+            self.assertEqual(got.returncode, 0, got.stderr)
+            report = json.loads(got.stdout)
+            self.assertEqual(report["rtos"], "Zephyr")
+            self.assertEqual(len(report["threads"]), 4)
+            self.assertEqual([(t["name"], t["tcb"], spoor_functions(t)) for t in report["threads"]],
+                             [(t["name"], t["tcb"], spoor_functions(t)) for t in ref["threads"]])
+            without = self.write_dump(work, "no-threads.bin",
+                                      zephyr.binary(2, regs, regs["sp"], regions))
+            bare = spoor("crash", "-e", elf, "--threads", "--json", without)
+            self.assertNotEqual(
+                [t["name"] for t in json.loads(bare.stdout).get("threads") or []]
+                if bare.returncode == 0 else [], [t["name"] for t in ref["threads"]])
+
+    def write_dump(self, work, name, data):
+        path = work / name
+        path.write_bytes(data)
+        return path
+
+
 if __name__ == "__main__":
     unittest.main()
