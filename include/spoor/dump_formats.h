@@ -24,10 +24,11 @@ typedef enum spoor_dump_format {
     SPOOR_DUMP_FORMAT_AUTO = 0, /* from the content */
     SPOOR_DUMP_FORMAT_SPOOR,    /* spoor's own crash dump (spoor/dump_format.h) */
     SPOOR_DUMP_FORMAT_ZEPHYR,   /* a Zephyr coredump: binary, #CD: log or flash image */
+    SPOOR_DUMP_FORMAT_ELFCORE,  /* an ELF core file (gdb's gcore of a bare-metal target) */
 } spoor_dump_format;
 
-/* "auto", "spoor", "zephyr" into *out; false with "--format: unknown format 'X' (known:
- * auto, spoor, zephyr)". */
+/* "auto", "spoor", "zephyr", "elfcore" into *out; false with "--format: unknown format 'X'
+ * (known: auto, spoor, zephyr, elfcore)". */
 bool spoor_dump_format_parse(const char *name, spoor_dump_format *out);
 
 /* The format of bytes by their content: SPOOR_DUMP_FORMAT_AUTO when none is recognised. */
@@ -42,6 +43,11 @@ spoor_dump *spoor_dump_load_as(const char *path, spoor_dump_format format);
 
 /* A Zephyr coredump in any of its three shapes (binary, #CD: log, flash image). */
 spoor_dump *spoor_zephyr_dump_parse(const uint8_t *bytes, size_t len);
+
+/* An ELF core file of an ARM target as gdb's gcore writes it (read with libelf): the first
+ * NT_PRSTATUS note's registers, NT_ARM_VFP's s0-s31 and fpscr, every PT_LOAD segment as memory.
+ * Errors: "ELF core: no NT_PRSTATUS note: no registers", "ELF core: truncated: ...". */
+spoor_dump *spoor_elfcore_dump_parse(const uint8_t *bytes, size_t len);
 
 /* Zephyr's k_fatal_error_reason in words: "K_ERR_CPU_EXCEPTION", ... ; NULL when unknown. */
 const char *spoor_zephyr_reason_name(uint32_t reason);

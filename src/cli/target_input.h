@@ -31,9 +31,9 @@ enum {
     "      --gdb HOST:PORT  a live target halted behind a GDB server (OpenOCD :3333, pyOCD,\n"     \
     "                     J-Link GDB server, QEMU -gdb): registers and memory read over the\n"     \
     "                     remote protocol\n"                                                       \
-    "      --format FMT   the DUMP's format: auto (default: from its content), spoor, zephyr\n"    \
-    "                     (a Zephyr coredump: binary, #CD: UART log or flash "                     \
-    "partition)\n" CLI_ELF_DIR_HELP
+    "      --format FMT   the DUMP's format: auto (default: from its content), spoor,\n"           \
+    "                     zephyr (a Zephyr coredump: binary, #CD: UART log or flash\n"             \
+    "                     partition), elfcore (gdb's gcore of the target)\n" CLI_ELF_DIR_HELP
 
 typedef struct target_input {
     spoor_snapshot_source src;

@@ -18,6 +18,7 @@ spoor must find it below the stored SP and read s0-s15 from it.
 import concurrent.futures
 import json
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -26,6 +27,7 @@ import unittest
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import harness  # noqa: E402
 import test_crash_scenarios as scenarios  # noqa: E402
 import zephyr_coredump as zephyr  # noqa: E402
 
@@ -62,6 +64,22 @@ def variants(dump):
         "v3.flash": zephyr.flash_image(zephyr.binary(3, regs, dump.sp, regions, crc=True)),
         "v2-write32.flash": zephyr.flash_image(v2, write_size=32),
     }
+
+
+def gdb_via_server(elf, dump_path, commands):
+    """gdb-multiarch's output for commands, connected to `spoor gdbserver` serving dump_path."""
+    server = subprocess.Popen([SPOOR, "gdbserver", "-e", str(elf), "--port", "0", str(dump_path)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              start_new_session=True)
+    try:
+        line = server.stdout.readline()
+        match = re.search(r"listening on 127\.0\.0\.1:(\d+)", line)
+        if not match:
+            raise AssertionError(f"spoor gdbserver said {line!r}: {server.stderr.read()}")
+        return harness.run_gdb(elf, int(match.group(1)), commands, timeout=60)
+    finally:
+        server.kill()
+        server.communicate()
 
 
 def backtrace_text(text):
@@ -121,17 +139,29 @@ class ZephyrCoredump(unittest.TestCase):
                                      backtrace_text(ref_text.stdout))
 
     def test_fp_frame_found(self):
-        """M4F: the extended frame lies 0x68 below the stored SP; s0-s15 come from it."""
+        """M4F: the extended frame lies 0x68 below the stored SP; s0-s15 and FPSCR come from
+        it. Read back through spoor gdbserver by gdb-multiarch (`info registers`) and compared
+        with the frame's words in spoor's own dump."""
         elf, own = self.crashes[("m4f", "div0")]
         dump = scenarios.Dump(own.read_bytes())
-        ref = json.loads(spoor("crash", "--json", "-e", elf, own).stdout)["registers"]
+        self.assertEqual(dump.exc_return & 0x10, 0, "the M4F crash has an extended frame")
+        regs, regions = regs_and_regions(dump)
+        frame = dump.sp - 0x68 - (4 if dump.xpsr & (1 << 9) else 0)
+        words = None
+        for start, data in regions:
+            if start <= frame + 32 and frame + 100 <= start + len(data):
+                words = struct.unpack_from("<17I", data, frame + 32 - start)
+        self.assertIsNotNone(words, "the dump holds the FP frame")
+        self.assertTrue(any(words[:16]), "the FP context is live: some s register is not 0")
         path = self.write("m4f-fp.bin", variants(dump)["v2.bin"])
-        got = json.loads(spoor("crash", "--json", "-e", elf, path).stdout)["registers"]
-        fp = [k for k in ref if k.startswith("s") and k[1:].isdigit()] + ["fpscr"]
-        self.assertTrue(dump.exc_return & 0x10 == 0, "the M4F crash has an extended frame")
-        for reg in fp:
-            if reg in ref:
-                self.assertEqual(got.get(reg), ref[reg], reg)
+        names = [f"s{i}" for i in range(16)] + ["fpscr"]
+        text = gdb_via_server(elf, path, ["info registers " + " ".join(names)])
+        got = {}
+        for line in text.splitlines():
+            m = re.match(r"^(s\d+|fpscr)\s+(\S+).*?(?:\(raw (0x[0-9a-f]+)\))?$", line)
+            if m:
+                got[m.group(1)] = int(m.group(3) or m.group(2), 16)
+        self.assertEqual(got, dict(zip(names, words)), text)
 
     def test_frame_address_as_sp(self):
         """Zephyr before z_arm_set_fault_sp stored the frame's address as sp: the frame is
@@ -206,7 +236,6 @@ class ZephyrThreadsMetadata(unittest.TestCase):
         from test_crash_threads_freertos_zephyr import CORES, gdb_reference
         from test_top_sched import stop_parked
         from test_unwind_live import build_test_firmware
-        import harness
 
         flags, machine, flash, ram_origin, _fpu = CORES["m3"]
         with tempfile.TemporaryDirectory() as tmp:

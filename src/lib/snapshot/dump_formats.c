@@ -15,6 +15,7 @@ static const struct {
     {"auto", SPOOR_DUMP_FORMAT_AUTO},
     {"spoor", SPOOR_DUMP_FORMAT_SPOOR},
     {"zephyr", SPOOR_DUMP_FORMAT_ZEPHYR},
+    {"elfcore", SPOOR_DUMP_FORMAT_ELFCORE},
 };
 
 bool spoor_dump_format_parse(const char *name, spoor_dump_format *out)
@@ -25,7 +26,7 @@ bool spoor_dump_format_parse(const char *name, spoor_dump_format *out)
             return true;
         }
     spoor_set_error(SPOOR_ERR_ARGUMENT,
-                    "--format: unknown format '%s' (known: auto, spoor, zephyr)", name);
+                    "--format: unknown format '%s' (known: auto, spoor, zephyr, elfcore)", name);
     return false;
 }
 
@@ -47,6 +48,8 @@ spoor_dump_format spoor_dump_format_detect(const uint8_t *b, size_t len)
         return SPOOR_DUMP_FORMAT_ZEPHYR;
     if (len >= 4 && b[0] == 'C' && b[1] == 'D' && spoor_le16(b + 2) == 1)
         return SPOOR_DUMP_FORMAT_ZEPHYR;
+    if (len >= 18 && !memcmp(b, "\177ELF", 4) && spoor_le16(b + 16) == 4 /* ET_CORE */)
+        return SPOOR_DUMP_FORMAT_ELFCORE;
     if (contains(b, len, "#CD:BEGIN#"))
         return SPOOR_DUMP_FORMAT_ZEPHYR;
     return SPOOR_DUMP_FORMAT_AUTO;
@@ -58,6 +61,8 @@ spoor_dump *spoor_dump_parse_as(const void *bytes, size_t len, spoor_dump_format
         format = spoor_dump_format_detect(bytes, len);
     if (format == SPOOR_DUMP_FORMAT_ZEPHYR)
         return spoor_zephyr_dump_parse(bytes, len);
+    if (format == SPOOR_DUMP_FORMAT_ELFCORE)
+        return spoor_elfcore_dump_parse(bytes, len);
     return spoor_dump_parse(bytes, len);
 }
 

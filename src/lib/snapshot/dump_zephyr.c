@@ -35,6 +35,7 @@
 #include "spoor/error.h"
 
 #include "base/byteorder.h"
+#include "snapshot/dump_foreign.h"
 #include "snapshot/dump_internal.h"
 
 #define get16 spoor_le16
@@ -95,57 +96,6 @@ static bool header_fits(const char *what, size_t len, unsigned header)
 {
     return len >= header || fail(SPOOR_ERR_TRUNCATED, what,
                                  "truncated: %zu bytes, the header alone is %u", len, header);
-}
-
-static bool add_region(spoor_dump *d, uint32_t start, uint32_t len, const uint8_t *bytes)
-{
-    spoor_dump_region *r = realloc(d->regions, (d->region_count + 1) * sizeof *r);
-    if (!r) {
-        spoor_set_error(SPOOR_ERR_NOMEM, ZE ": out of memory");
-        return false;
-    }
-    d->regions = r;
-    r[d->region_count++] = (spoor_dump_region){start, len, SPOOR_REGION_OTHER, false, bytes};
-    return true;
-}
-
-static int region_order(const void *a, const void *b)
-{
-    const spoor_dump_region *x = a, *y = b;
-    if (x->address != y->address)
-        return x->address < y->address ? -1 : 1;
-    return x->length > y->length ? -1 : x->length < y->length;
-}
-
-/* Zephyr may dump the same bytes twice (a thread's stack inside a linker RAM region): where
- * regions overlap with equal bytes the later one is cut; unequal overlaps stay an error. */
-static bool merge_regions(spoor_dump *d)
-{
-    if (d->region_count > 1)
-        qsort(d->regions, d->region_count, sizeof *d->regions, region_order);
-    size_t out = 0;
-    for (size_t i = 0; i < d->region_count; i++) {
-        spoor_dump_region r = d->regions[i];
-        if (out) {
-            const spoor_dump_region *p = &d->regions[out - 1];
-            uint64_t p_end = (uint64_t)p->address + p->length;
-            if (p_end > r.address) {
-                uint64_t r_end = (uint64_t)r.address + r.length;
-                uint64_t common_end = r_end < p_end ? r_end : p_end;
-                size_t n = (size_t)(common_end - r.address);
-                if (memcmp(p->bytes + (r.address - p->address), r.bytes, n))
-                    return spoor_dump_check_regions(d); /* names the overlap */
-                if (r_end <= p_end)
-                    continue;
-                r.bytes += n;
-                r.length -= (uint32_t)n;
-                r.address += (uint32_t)n;
-            }
-        }
-        d->regions[out++] = r;
-    }
-    d->region_count = out;
-    return true;
 }
 
 /* Whether the dump's memory holds, at addr, the eight words r0-r3 r12 lr pc xpsr of the arch
@@ -222,7 +172,6 @@ static bool parse_binary(spoor_dump *d)
     if (ptr_bits != 5)
         return fail(SPOOR_ERR_UNSUPPORTED, ZE, "pointers of 2^%u bits, not 32", ptr_bits);
     d->version = version;
-    d->foreign_format = "zephyr";
 
     const uint8_t *arch = NULL;
     unsigned arch_version = 0;
@@ -269,7 +218,7 @@ static bool parse_binary(spoor_dump *d)
                             "truncated: memory block at byte %zu (0x%08" PRIx32 "..0x%08" PRIx32
                             ") needs %zu bytes, %zu left",
                             off, start, end, n, left - hdr);
-            if (!add_region(d, start, (uint32_t)n, b + off + hdr))
+            if (!spoor_foreign_add_region(d, start, (uint32_t)n, b + off + hdr))
                 return false;
         } else {
             n = get16(b + off + 3);
@@ -305,7 +254,7 @@ static bool parse_binary(spoor_dump *d)
                     "truncated: the header announces a CRC trailer and the dump ends at byte %zu "
                     "without one",
                     len);
-    if (!merge_regions(d) || !spoor_dump_check_regions(d))
+    if (!spoor_foreign_merge_regions(d))
         return false;
     if (arch) {
         d->has_registers = true;
@@ -488,15 +437,9 @@ static bool decode_flash(spoor_dump *d)
 
 spoor_dump *spoor_zephyr_dump_parse(const uint8_t *bytes, size_t len)
 {
-    spoor_dump *d = calloc(1, sizeof *d);
-    if (!d || !(d->data = malloc(len ? len : 1))) {
-        free(d);
-        spoor_set_error(SPOOR_ERR_NOMEM, ZE ": out of memory");
+    spoor_dump *d = spoor_foreign_dump_new(bytes, len, "zephyr");
+    if (!d)
         return NULL;
-    }
-    if (len)
-        memcpy(d->data, bytes, len);
-    d->size = len;
     bool ok;
     if (len >= 2 && bytes[0] == 'Z' && bytes[1] == 'E')
         ok = true;
