@@ -1,7 +1,8 @@
-/* libFuzzer harness: Zephyr coredumps (binary, #CD: log, flash image) as spoor reads a DUMP.
- * Any input must parse or fail with an error, never crash or leak. Each input is also read as
- * the body of a flash image with its checksum right and as a binary with a CRC trailer made
- * right, so that mutations reach the block parser instead of stopping at the checks. */
+/* libFuzzer harness: Zephyr coredumps (binary, #CD: log, flash image) and gdb core files as
+ * spoor reads a DUMP (format found from the content). Any input must parse or fail with an
+ * error, never crash or leak. Each input is also read as the body of a flash image with its
+ * checksum right and as a binary with a CRC trailer made right, so that mutations reach the block
+ * parser instead of stopping at the checks. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

@@ -59,7 +59,8 @@ static bool read_notes(spoor_dump *d, Elf *elf, const Elf32_Phdr *ph, unsigned *
 {
     Elf_Data *data = elf_getdata_rawchunk(elf, (int64_t)ph->p_offset, ph->p_filesz, ELF_T_NHDR);
     if (!data)
-        return fail_core(SPOOR_ERR_FORMAT, "a note segment lies outside the file");
+        return fail_core(SPOOR_ERR_TRUNCATED,
+                         "truncated: the note segment lies past the end of the file");
     size_t off = 0, name_off, desc_off;
     GElf_Nhdr nh;
     bool vfp = false;
