@@ -32,13 +32,15 @@ def header(reason=K_ERR_CPU_EXCEPTION, crc=False, version=2, target=3):
     return struct.pack("<2sHHBBI", b"ZE", version, target, 5, 1 if crc else 0, reason)
 
 
-def arch_block(version, regs, sp, callee_offset=0x28):
-    """regs: dict r0..r12, lr, pc, xpsr; sp the arch block's sp."""
+def arch_block(version, regs, sp, callee_offset=0x28, callee_valid=True):
+    """regs: dict r0..r12, lr, pc, xpsr; sp the arch block's sp. Version 3 without
+    callee_valid: callee_saved_valid 0, as when Zephyr did not collect r4-r11; their words
+    then hold a marker (Zephyr leaves them zero) so a reader that takes them anyway shows."""
     words = [regs[k] for k in ("r0", "r1", "r2", "r3", "r12", "lr", "pc", "xpsr")] + [sp]
     if version >= 2:
-        words += [regs[f"r{i}"] for i in range(4, 12)]
+        words += [regs[f"r{i}"] if callee_valid else 0xBAD00000 + i for i in range(4, 12)]
     if version >= 3:
-        words += [1, callee_offset]
+        words += [1 if callee_valid else 0, callee_offset if callee_valid else 0]
     body = struct.pack(f"<{len(words)}I", *words)
     return struct.pack("<cHH", b"A", version, len(body)) + body
 
@@ -55,9 +57,11 @@ def crc_trailer(before):
     return struct.pack("<cHI", b"C", 1, zlib.crc32(before))
 
 
-def binary(arch_version, regs, sp, regions, reason=K_ERR_CPU_EXCEPTION, crc=False, extra=b""):
+def binary(arch_version, regs, sp, regions, reason=K_ERR_CPU_EXCEPTION, crc=False, extra=b"",
+           callee_valid=True):
     """A whole dump: header, arch block, extra blocks, memory blocks, CRC trailer if crc."""
-    out = header(reason, crc) + arch_block(arch_version, regs, sp) + extra
+    out = header(reason, crc) + arch_block(arch_version, regs, sp, callee_valid=callee_valid)
+    out += extra
     for start, data in regions:
         out += memory_block(start, data)
     if crc:
