@@ -60,6 +60,13 @@ typedef struct spoor_dump {
 
     unsigned skipped_records; /* records of unknown type that were skipped */
 
+    /* A dump of another tool's format (spoor/dump_formats.h): its name ("zephyr"), NULL for
+     * spoor's own; and Zephyr's threads-metadata block, the bytes of its _kernel struct (the
+     * snapshot maps them at the ELF's _kernel when no memory block holds it), NULL if none. */
+    const char *foreign_format;
+    const uint8_t *zephyr_kernel;
+    size_t zephyr_kernel_len;
+
     uint8_t *data; /* owned: the dump bytes (or the raw-input buffers) the pointers above use */
     size_t size;
     uint8_t **extra; /* owned buffers of raw inputs */

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "spoor/dump.h"
+#include "spoor/dump_formats.h"
 #include "spoor/elf.h"
 #include "spoor/gdb_remote.h"
 #include "spoor/memory.h"
@@ -30,6 +31,9 @@ typedef struct spoor_snapshot_source {
      * record, and a live target's registers are not read. The snapshot's registers are then
      * zero and its fault status unknown unless a dump holds them. */
     bool memory_only;
+    /* The DUMP's format (spoor/dump_formats.h): 0, SPOOR_DUMP_FORMAT_AUTO, finds it from the
+     * content. */
+    spoor_dump_format format;
 } spoor_snapshot_source;
 
 /* Where a snapshot's fault status came from (spoor_fault_source_name: "dump", "registers

@@ -394,6 +394,7 @@ int cmd_calls(int argc, char **argv)
         case TARGET_OPT_REGS:
         case TARGET_OPT_MEM:
         case TARGET_OPT_GDB:
+        case TARGET_OPT_FORMAT:
         case TARGET_OPT_ELF_DIR: {
             int rc = target_input_option("calls", &in, opt, optarg);
             if (rc)

@@ -61,6 +61,10 @@ static const char *reason_text(const struct crash *c, char *buf, size_t len)
     switch (d->reason) {
     case SPOOR_REASON_FAULT: {
         const char *exc = spoor_exception_name((int)d->reason_code);
+        if (!exc && d->message) { /* another tool's dump: which exception is not known */
+            snprintf(buf, len, "fault: %s", d->message);
+            break;
+        }
         snprintf(buf, len, "fault (exception %u: %s)", d->reason_code, exc ? exc : "?");
         break;
     }
@@ -222,6 +226,7 @@ int cmd_crash(int argc, char **argv)
         case TARGET_OPT_REGS:
         case TARGET_OPT_MEM:
         case TARGET_OPT_GDB:
+        case TARGET_OPT_FORMAT:
         case TARGET_OPT_ELF_DIR:
             if ((rc = target_input_option("crash", &in, opt, optarg)))
                 return rc;

@@ -251,6 +251,7 @@ int cmd_gdbserver(int argc, char **argv)
         case TARGET_OPT_REGS:
         case TARGET_OPT_MEM:
         case TARGET_OPT_GDB:
+        case TARGET_OPT_FORMAT:
         case TARGET_OPT_ELF_DIR:
             if ((err = target_input_option("gdbserver", &in, opt, optarg)))
                 return err;

@@ -334,6 +334,7 @@ int cmd_mtb(int argc, char **argv)
         case TARGET_OPT_REGS:
         case TARGET_OPT_MEM:
         case TARGET_OPT_GDB:
+        case TARGET_OPT_FORMAT:
         case TARGET_OPT_ELF_DIR:
             if ((rc = target_input_option("mtb", &in, opt, optarg)))
                 return rc;

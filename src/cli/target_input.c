@@ -1,12 +1,17 @@
 #include "target_input.h"
 
 #include "cli.h"
+#include "spoor/dump_formats.h"
 
 int target_input_option(const char *cmd, target_input *in, int opt, const char *arg)
 {
     switch (opt) {
     case TARGET_OPT_REGS: in->src.regs_path = arg; return 0;
     case TARGET_OPT_GDB: in->src.gdb = arg; return 0;
+    case TARGET_OPT_FORMAT:
+        return spoor_dump_format_parse(arg, &in->src.format)
+                   ? 0
+                   : cli_error(cmd, "%s", spoor_last_error());
     case TARGET_OPT_ELF_DIR: return cli_elf_dir_option(cmd, arg);
     default: break;
     }

@@ -12,12 +12,14 @@ enum {
     TARGET_OPT_REGS = 256,
     TARGET_OPT_MEM,
     TARGET_OPT_GDB,
+    TARGET_OPT_FORMAT,
     TARGET_OPT_ELF_DIR = CLI_OPT_ELF_DIR
 };
 
 #define TARGET_INPUT_LONG_OPTIONS                                                                  \
     {"regs", required_argument, 0, TARGET_OPT_REGS},                                               \
-        {"mem", required_argument, 0, TARGET_OPT_MEM}, CLI_ELF_DIR_LONG_OPTION,                    \
+        {"mem", required_argument, 0, TARGET_OPT_MEM},                                             \
+        {"format", required_argument, 0, TARGET_OPT_FORMAT}, CLI_ELF_DIR_LONG_OPTION,              \
     {                                                                                              \
         "gdb", required_argument, 0, TARGET_OPT_GDB                                                \
     }
@@ -28,7 +30,10 @@ enum {
     "      --mem ADDR:FILE  raw memory contents at ADDR (repeatable), e.g. a RAM dump\n"           \
     "      --gdb HOST:PORT  a live target halted behind a GDB server (OpenOCD :3333, pyOCD,\n"     \
     "                     J-Link GDB server, QEMU -gdb): registers and memory read over the\n"     \
-    "                     remote protocol\n" CLI_ELF_DIR_HELP
+    "                     remote protocol\n"                                                       \
+    "      --format FMT   the DUMP's format: auto (default: from its content), spoor,\n"           \
+    "                     zephyr (a Zephyr coredump: binary, #CD: UART log or flash\n"             \
+    "                     partition), elfcore (gdb's gcore of the target)\n" CLI_ELF_DIR_HELP
 
 typedef struct target_input {
     spoor_snapshot_source src;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "spoor/dump_formats.h"
 #include "spoor/dwt_setup.h"
 #include "spoor/itm_watch.h"
 #include "top_cli.h"
@@ -292,7 +293,7 @@ int top_open_memory(struct top_cli *c, const char *gdb, const char *telnet, cons
             return cli_fail("top");
     }
     if (dump) {
-        c->dump = spoor_dump_load(dump);
+        c->dump = spoor_dump_load_as(dump, SPOOR_DUMP_FORMAT_AUTO);
         if (!c->dump || !spoor_mem_add_dump(c->mem, c->dump))
             return cli_fail("top");
     }

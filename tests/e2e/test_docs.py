@@ -357,7 +357,23 @@ def recipe_report(work):
     crash_dump("m3", "badptr", work / "crash.bin")
 
 
+def recipe_dump_formats(work):
+    """docs/dump-formats.md: the crash example's div0 fault on the M3 as a Zephyr coredump
+    (tests/e2e/zephyr_coredump.py writes Zephyr's layout): a #CD: console log and a flash
+    partition image."""
+    import test_crash_scenarios
+    import test_zephyr_coredump
+    import zephyr_coredump
+    crash_dump("m3", "div0", work / "m3-div0.bin")
+    dump = test_crash_scenarios.Dump((work / "m3-div0.bin").read_bytes())
+    regs, regions = test_zephyr_coredump.regs_and_regions(dump)
+    binary = zephyr_coredump.binary(3, regs, dump.sp, regions, crc=True)
+    (work / "uart.log").write_bytes(zephyr_coredump.log(binary))
+    (work / "partition.img").write_bytes(zephyr_coredump.flash_image(binary))
+
+
 RECIPES = {
+    "dump-formats.md": recipe_dump_formats,
     "triage.md": recipe_triage,
     "crash.md": recipe_crash,
     "report.md": recipe_report,

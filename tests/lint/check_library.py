@@ -47,7 +47,7 @@ PUBLIC = {
     "arch": "regs.h fault.h thumb.h",
     "elf": "elf.h elf_dir.h",
     "remote": "gdb_remote.h gdb_rsp.h openocd.h",
-    "snapshot": "dump.h memory.h snapshot.h",
+    "snapshot": "dump.h dump_formats.h memory.h snapshot.h",
     "unwind": "unwind.h",
     "rtos": "rtos.h stack_usage.h",
     "itm": "itm.h tpiu.h trace_source.h top.h trace_pump.h dwt_setup.h",

@@ -10,6 +10,8 @@
 #include "spoor/gdb_rsp.h"
 #include "spoor/snapshot.h"
 
+#include "snapshot/dump_internal.h"
+
 #define DEFAULT_GDB_TIMEOUT_MS 5000u
 
 static bool fail_arg(const char *msg)
@@ -68,8 +70,35 @@ static int fault_exception_of(const spoor_regs *r)
     return ipsr >= 3 && ipsr <= 7 ? (int)ipsr : -1;
 }
 
-static bool adopt_dump(spoor_snapshot *s, bool raw, bool memory_only)
+/* Zephyr's threads-metadata block holds the _kernel struct: where no memory block has it, it
+ * is memory at the ELF's _kernel, so the RTOS layer finds every thread. */
+static bool map_zephyr_kernel(spoor_dump *d, const spoor_elf *elf)
 {
+    uint32_t addr, size;
+    if (!d->zephyr_kernel || !elf || !spoor_elf_symbol(elf, "_kernel", &addr, &size))
+        return true;
+    uint64_t end = (uint64_t)addr + d->zephyr_kernel_len;
+    for (size_t i = 0; i < d->region_count; i++)
+        if (d->regions[i].address < end &&
+            addr < (uint64_t)d->regions[i].address + d->regions[i].length)
+            return true; /* the memory blocks have (some of) it: theirs stand */
+    if (end > 0x100000000ull)
+        return true;
+    spoor_dump_region *r = realloc(d->regions, (d->region_count + 1) * sizeof *r);
+    if (!r) {
+        spoor_set_error(SPOOR_ERR_NOMEM, "out of memory");
+        return false;
+    }
+    d->regions = r;
+    r[d->region_count++] = (spoor_dump_region){addr, (uint32_t)d->zephyr_kernel_len,
+                                               SPOOR_REGION_RTOS, false, d->zephyr_kernel};
+    return spoor_dump_check_regions(d);
+}
+
+static bool adopt_dump(spoor_snapshot *s, bool raw, bool memory_only, const spoor_elf *elf)
+{
+    if (!map_zephyr_kernel(s->dump, elf))
+        return false;
     if (!s->dump->has_registers && !memory_only) {
         spoor_set_error(SPOOR_ERR_UNAVAILABLE, "%s: no registers in the %s", s->input,
                         raw ? "input (give --regs)" : "dump");
@@ -80,14 +109,15 @@ static bool adopt_dump(spoor_snapshot *s, bool raw, bool memory_only)
         s->fault = s->dump->fault;
         s->fault_from = raw ? SPOOR_FAULT_FROM_REGS : SPOOR_FAULT_FROM_DUMP;
     }
-    if (s->dump->has_reason && s->dump->reason == SPOOR_REASON_FAULT)
+    if (s->dump->has_reason && s->dump->reason == SPOOR_REASON_FAULT && s->dump->reason_code >= 3 &&
+        s->dump->reason_code <= 7)
         s->exception = (int)s->dump->reason_code;
     if (!spoor_mem_add_dump(s->mem, s->dump))
         return false;
     return true;
 }
 
-static bool open_dump(spoor_snapshot *s, const spoor_snapshot_source *src)
+static bool open_dump(spoor_snapshot *s, const spoor_snapshot_source *src, const spoor_elf *elf)
 {
     bool raw = src->regs_path || src->nmems;
     s->input = raw ? (src->regs_path ? src->regs_path : "--mem") : src->dump_path;
@@ -99,8 +129,9 @@ static bool open_dump(spoor_snapshot *s, const spoor_snapshot_source *src)
         spoor_set_error(SPOOR_ERR_UNAVAILABLE, "--mem: no registers (give --regs)");
         return false;
     }
-    s->dump = raw ? spoor_dump_from_regs_json(src->regs_path) : spoor_dump_load(src->dump_path);
-    return s->dump && adopt_dump(s, raw, src->memory_only);
+    s->dump = raw ? spoor_dump_from_regs_json(src->regs_path)
+                  : spoor_dump_load_as(src->dump_path, src->format);
+    return s->dump && adopt_dump(s, raw, src->memory_only, elf);
 }
 
 /* The exception and, when the input has no fault registers, the fault status from memory: a
@@ -147,7 +178,7 @@ spoor_snapshot *spoor_snapshot_open(const spoor_snapshot_source *src, const spoo
     if (!s)
         return NULL;
     s->memory_only = src->memory_only;
-    bool ok = src->gdb ? open_gdb(s, src) : open_dump(s, src);
+    bool ok = src->gdb ? open_gdb(s, src) : open_dump(s, src, elf);
     /* Layers, first match wins: a dump's regions, the --mem images, the ELF's read-only
      * contents, and last the live target (it can answer any address, so what the user gave and
      * what flash holds per the ELF are not asked over the wire). */
@@ -171,7 +202,7 @@ spoor_snapshot *spoor_snapshot_from_dump(spoor_dump *dump, const char *name, con
     }
     s->dump = dump;
     s->input = name;
-    if (!adopt_dump(s, false, false) || (elf && !spoor_mem_add_elf(s->mem, elf))) {
+    if (!adopt_dump(s, false, false, elf) || (elf && !spoor_mem_add_elf(s->mem, elf))) {
         spoor_snapshot_close(s);
         return NULL;
     }

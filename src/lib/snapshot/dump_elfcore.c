@@ -1,0 +1,142 @@
+/* GDB's core files of a bare-metal Cortex-M target (gdb-multiarch `gcore` over a GDB server)
+ * read into a spoor_dump with libelf (spoor/dump_formats.h). What GDB writes (gdb/gcore.c,
+ * gdb/gcore-elf.c, gdb/arm-none-tdep.c): an ELF32 ET_CORE file for EM_ARM, one PT_LOAD segment
+ * per memory range it read, and a PT_NOTE segment with one "CORE" NT_PRSTATUS note per thread
+ * (the Linux ARM struct elf_prstatus: 72 bytes of signal and process fields, then pr_reg, 18
+ * words r0-r15, cpsr (xPSR on M-profile), orig_r0, then pr_fpvalid), "LINUX" NT_ARM_VFP
+ * (0x400: d0-d31 as 64-bit values, then fpscr) when the target has an FPU, and "GDB"
+ * NT_GDB_TDESC (0xff000000: the XML target description). The first NT_PRSTATUS is the thread
+ * GDB had selected; the registers are the CPU's as GDB saw them (inside a handler when it was
+ * stopped there). */
+#include <gelf.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "spoor/dump_formats.h"
+#include "spoor/error.h"
+
+#include "base/byteorder.h"
+#include "snapshot/dump_foreign.h"
+#include "snapshot/dump_internal.h"
+
+#define CORE "ELF core"
+#define PRSTATUS_REG 72u
+#define PRSTATUS_SIZE 148u
+#define NT_ARM_VFP_TYPE 0x400u
+#define VFP_SIZE 260u /* 32 doublewords and fpscr */
+
+static bool fail_core(spoor_status status, const char *msg)
+{
+    spoor_set_error(status, CORE ": %s", msg);
+    return false;
+}
+
+static void take_prstatus(spoor_dump *d, const uint8_t *p)
+{
+    spoor_regs *r = &d->regs;
+    uint32_t fp_have = r->have & (SPOOR_HAVE_FP | SPOOR_HAVE_FP_HIGH);
+    for (int i = 0; i < 16; i++)
+        r->r[i] = spoor_le32(p + PRSTATUS_REG + 4 * i);
+    r->xpsr = spoor_le32(p + PRSTATUS_REG + 64);
+    r->exc_return = 0xFFFFFFFFu;
+    r->have = SPOOR_HAVE_CORE | fp_have;
+    d->has_registers = true;
+}
+
+static void take_vfp(spoor_dump *d, const uint8_t *p)
+{
+    spoor_regs *r = &d->regs;
+    for (int i = 0; i < 32; i++) /* s(2n) is the low half of d(n), s(2n+1) the high half */
+        r->s[i] = spoor_le32(p + 4 * i);
+    r->fpscr = spoor_le32(p + 256);
+    r->have |= SPOOR_HAVE_FP | SPOOR_HAVE_FP_HIGH;
+    r->flags |= SPOOR_REGS_FP_VALID;
+}
+
+static bool read_notes(spoor_dump *d, Elf *elf, const Elf32_Phdr *ph, unsigned *threads)
+{
+    Elf_Data *data = elf_getdata_rawchunk(elf, (int64_t)ph->p_offset, ph->p_filesz, ELF_T_NHDR);
+    if (!data)
+        return fail_core(SPOOR_ERR_TRUNCATED,
+                         "truncated: the note segment lies past the end of the file");
+    size_t off = 0, name_off, desc_off;
+    GElf_Nhdr nh;
+    bool vfp = false;
+    while (off < data->d_size && (off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+        const char *name = (const char *)data->d_buf + name_off;
+        const uint8_t *desc = (const uint8_t *)data->d_buf + desc_off;
+        bool core = nh.n_namesz == 5 && !memcmp(name, "CORE", 5);
+        bool linux = nh.n_namesz == 6 && !memcmp(name, "LINUX", 6);
+        if (core && nh.n_type == NT_PRSTATUS) {
+            if (nh.n_descsz < PRSTATUS_SIZE)
+                return fail_core(SPOOR_ERR_FORMAT, "an NT_PRSTATUS note shorter than 148 bytes");
+            if (!(*threads)++)
+                take_prstatus(d, desc);
+        } else if (linux && nh.n_type == NT_ARM_VFP_TYPE && !vfp && *threads <= 1) {
+            if (nh.n_descsz < VFP_SIZE)
+                return fail_core(SPOOR_ERR_FORMAT, "an NT_ARM_VFP note shorter than 260 bytes");
+            take_vfp(d, desc);
+            vfp = true;
+        } else {
+            d->skipped_records++;
+        }
+    }
+    return true;
+}
+
+static bool read_core(spoor_dump *d, Elf *elf)
+{
+    Elf32_Ehdr *eh = elf32_getehdr(elf);
+    if (!eh)
+        return fail_core(SPOOR_ERR_UNSUPPORTED, "not a 32-bit ELF file");
+    if (eh->e_type != ET_CORE)
+        return fail_core(SPOOR_ERR_FORMAT, "an ELF file that is not a core file");
+    if (eh->e_machine != EM_ARM)
+        return fail_core(SPOOR_ERR_UNSUPPORTED, "not of an ARM target");
+    size_t n;
+    if (elf_getphdrnum(elf, &n) != 0)
+        return fail_core(SPOOR_ERR_FORMAT, "bad program headers");
+    Elf32_Phdr *ph = elf32_getphdr(elf);
+    if (!ph && n)
+        return fail_core(SPOOR_ERR_TRUNCATED, "truncated: the program headers are cut");
+    unsigned threads = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (ph[i].p_type == PT_NOTE && !read_notes(d, elf, &ph[i], &threads))
+            return false;
+        if (ph[i].p_type != PT_LOAD || ph[i].p_filesz == 0)
+            continue;
+        if ((uint64_t)ph[i].p_offset + ph[i].p_filesz > d->size) {
+            spoor_set_error(SPOOR_ERR_TRUNCATED,
+                            CORE ": truncated: the segment at 0x%08" PRIx32 " (%" PRIu32
+                                 " bytes) ends past the file's %zu bytes",
+                            ph[i].p_vaddr, ph[i].p_filesz, d->size);
+            return false;
+        }
+        if ((uint64_t)ph[i].p_vaddr + ph[i].p_filesz > 0x100000000ull)
+            return fail_core(SPOOR_ERR_FORMAT, "a segment runs past the 4 GiB address space");
+        if (!spoor_foreign_add_region(d, ph[i].p_vaddr, ph[i].p_filesz, d->data + ph[i].p_offset))
+            return false;
+    }
+    if (!threads)
+        return fail_core(SPOOR_ERR_FORMAT, "no NT_PRSTATUS note: no registers");
+    return spoor_foreign_merge_regions(d);
+}
+
+spoor_dump *spoor_elfcore_dump_parse(const uint8_t *bytes, size_t len)
+{
+    spoor_dump *d = spoor_foreign_dump_new(bytes, len, "gdb core");
+    if (!d)
+        return NULL;
+    elf_version(EV_CURRENT);
+    Elf *elf = elf_memory((char *)d->data, d->size);
+    bool ok = elf ? read_core(d, elf) : fail_core(SPOOR_ERR_FORMAT, elf_errmsg(-1));
+    if (elf)
+        elf_end(elf);
+    if (!ok) {
+        spoor_dump_free(d);
+        return NULL;
+    }
+    return d;
+}

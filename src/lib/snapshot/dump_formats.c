@@ -1,0 +1,78 @@
+/* Which format a dump file is in, and reading it in that format (spoor/dump_formats.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "spoor/dump_formats.h"
+#include "spoor/error.h"
+
+#include "base/byteorder.h"
+#include "snapshot/dump_internal.h"
+
+static const struct {
+    const char *name;
+    spoor_dump_format format;
+} formats[] = {
+    {"auto", SPOOR_DUMP_FORMAT_AUTO},
+    {"spoor", SPOOR_DUMP_FORMAT_SPOOR},
+    {"zephyr", SPOOR_DUMP_FORMAT_ZEPHYR},
+    {"elfcore", SPOOR_DUMP_FORMAT_ELFCORE},
+};
+
+bool spoor_dump_format_parse(const char *name, spoor_dump_format *out)
+{
+    for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
+        if (!strcmp(name, formats[i].name)) {
+            *out = formats[i].format;
+            return true;
+        }
+    spoor_set_error(SPOOR_ERR_ARGUMENT,
+                    "--format: unknown format '%s' (known: auto, spoor, zephyr, elfcore)", name);
+    return false;
+}
+
+static bool contains(const uint8_t *b, size_t len, const char *what)
+{
+    size_t n = strlen(what);
+    for (size_t i = 0; i + n <= len; i++)
+        if (b[i] == (uint8_t)what[0] && !memcmp(b + i, what, n))
+            return true;
+    return false;
+}
+
+spoor_dump_format spoor_dump_format_detect(const uint8_t *b, size_t len)
+{
+    if (len >= 4 && spoor_le32(b) == SPOOR_DUMP_MAGIC)
+        return SPOOR_DUMP_FORMAT_SPOOR;
+    /* Zephyr's binary ("ZE", header version 1 or 2) and flash image ("CD", version 1). */
+    if (len >= 4 && b[0] == 'Z' && b[1] == 'E' && spoor_le16(b + 2) >= 1 && spoor_le16(b + 2) <= 2)
+        return SPOOR_DUMP_FORMAT_ZEPHYR;
+    if (len >= 4 && b[0] == 'C' && b[1] == 'D' && spoor_le16(b + 2) == 1)
+        return SPOOR_DUMP_FORMAT_ZEPHYR;
+    if (len >= 18 && !memcmp(b, "\177ELF", 4) && spoor_le16(b + 16) == 4 /* ET_CORE */)
+        return SPOOR_DUMP_FORMAT_ELFCORE;
+    if (contains(b, len, "#CD:BEGIN#"))
+        return SPOOR_DUMP_FORMAT_ZEPHYR;
+    return SPOOR_DUMP_FORMAT_AUTO;
+}
+
+spoor_dump *spoor_dump_parse_as(const void *bytes, size_t len, spoor_dump_format format)
+{
+    if (format == SPOOR_DUMP_FORMAT_AUTO)
+        format = spoor_dump_format_detect(bytes, len);
+    if (format == SPOOR_DUMP_FORMAT_ZEPHYR)
+        return spoor_zephyr_dump_parse(bytes, len);
+    if (format == SPOOR_DUMP_FORMAT_ELFCORE)
+        return spoor_elfcore_dump_parse(bytes, len);
+    return spoor_dump_parse(bytes, len);
+}
+
+spoor_dump *spoor_dump_load_as(const char *path, spoor_dump_format format)
+{
+    uint8_t *data;
+    size_t size;
+    if (!spoor_dump_read_file(path, &data, &size))
+        return NULL;
+    spoor_dump *d = spoor_dump_parse_as(data, size, format);
+    free(data);
+    return d;
+}
