@@ -55,7 +55,7 @@ static void take_vfp(spoor_dump *d, const uint8_t *p)
     r->flags |= SPOOR_REGS_FP_VALID;
 }
 
-static bool read_notes(spoor_dump *d, Elf *elf, const Elf32_Phdr *ph, unsigned *threads)
+static bool read_notes(spoor_dump *d, Elf *elf, const GElf_Phdr *ph, unsigned *threads)
 {
     Elf_Data *data = elf_getdata_rawchunk(elf, (int64_t)ph->p_offset, ph->p_filesz, ELF_T_NHDR);
     if (!data)
@@ -98,25 +98,29 @@ static bool read_core(spoor_dump *d, Elf *elf)
     size_t n;
     if (elf_getphdrnum(elf, &n) != 0)
         return fail_core(SPOOR_ERR_FORMAT, "bad program headers");
-    Elf32_Phdr *ph = elf32_getphdr(elf);
-    if (!ph && n)
+    if (n && !elf32_getphdr(elf))
         return fail_core(SPOOR_ERR_TRUNCATED, "truncated: the program headers are cut");
     unsigned threads = 0;
     for (size_t i = 0; i < n; i++) {
-        if (ph[i].p_type == PT_NOTE && !read_notes(d, elf, &ph[i], &threads))
+        /* a copy: the table in a core's bytes need not be aligned for Elf32_Phdr */
+        GElf_Phdr ph;
+        if (!gelf_getphdr(elf, (int)i, &ph))
+            return fail_core(SPOOR_ERR_FORMAT, "bad program headers");
+        if (ph.p_type == PT_NOTE && !read_notes(d, elf, &ph, &threads))
             return false;
-        if (ph[i].p_type != PT_LOAD || ph[i].p_filesz == 0)
+        if (ph.p_type != PT_LOAD || ph.p_filesz == 0)
             continue;
-        if ((uint64_t)ph[i].p_offset + ph[i].p_filesz > d->size) {
+        if (ph.p_offset + ph.p_filesz > d->size) {
             spoor_set_error(SPOOR_ERR_TRUNCATED,
                             CORE ": truncated: the segment at 0x%08" PRIx32 " (%" PRIu32
                                  " bytes) ends past the file's %zu bytes",
-                            ph[i].p_vaddr, ph[i].p_filesz, d->size);
+                            (uint32_t)ph.p_vaddr, (uint32_t)ph.p_filesz, d->size);
             return false;
         }
-        if ((uint64_t)ph[i].p_vaddr + ph[i].p_filesz > 0x100000000ull)
+        if (ph.p_vaddr + ph.p_filesz > 0x100000000ull)
             return fail_core(SPOOR_ERR_FORMAT, "a segment runs past the 4 GiB address space");
-        if (!spoor_foreign_add_region(d, ph[i].p_vaddr, ph[i].p_filesz, d->data + ph[i].p_offset))
+        if (!spoor_foreign_add_region(d, (uint32_t)ph.p_vaddr, (uint32_t)ph.p_filesz,
+                                      d->data + ph.p_offset))
             return false;
     }
     if (!threads)
