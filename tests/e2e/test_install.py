@@ -247,7 +247,10 @@ class Install(unittest.TestCase):
         make_out, size_out = block.split("$ arm-none-eabi-size build/sensor.elf\n")
         expected = make_out.splitlines()[1:]
         directory = self.firmware_copy("docs-sample")
-        real = subprocess.run(["make", f"SPOOR_PREFIX={self.prefix}"], cwd=directory,
+        # as a user's shell runs it: not as a sub-make of `make check` (MAKELEVEL and MAKEFLAGS
+        # would add "make[1]: Entering directory" lines)
+        env = {k: v for k, v in os.environ.items() if k not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS")}
+        real = subprocess.run(["make", f"SPOOR_PREFIX={self.prefix}"], cwd=directory, env=env,
                               capture_output=True, text=True, timeout=300)
         self.assertEqual(real.returncode, 0, real.stdout + real.stderr)
         got = (real.stdout + real.stderr).replace(str(self.prefix), "/opt/spoor").splitlines()
