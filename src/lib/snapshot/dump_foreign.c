@@ -9,16 +9,9 @@
 
 spoor_dump *spoor_foreign_dump_new(const uint8_t *bytes, size_t len, const char *format)
 {
-    spoor_dump *d = calloc(1, sizeof *d);
-    if (!d || !(d->data = malloc(len ? len : 1))) {
-        free(d);
-        spoor_set_error(SPOOR_ERR_NOMEM, "dump: out of memory");
-        return NULL;
-    }
-    if (len)
-        memcpy(d->data, bytes, len);
-    d->size = len;
-    d->foreign_format = format;
+    spoor_dump *d = spoor_dump_new_copy(bytes, len);
+    if (d)
+        d->foreign_format = format;
     return d;
 }
 

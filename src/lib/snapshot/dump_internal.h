@@ -10,6 +10,9 @@
 
 /* Sorts dump->regions by address; false with "dump: memory regions ... overlap". */
 bool spoor_dump_check_regions(spoor_dump *dump);
+/* A dump that owns a copy of bytes and holds nothing parsed yet; NULL (error set) without memory.
+ */
+spoor_dump *spoor_dump_new_copy(const void *bytes, size_t len);
 
 /* The largest file read whole (a dump, an image, regs.json). */
 #define SPOOR_MAX_INPUT_FILE ((uint64_t)256 << 20)

@@ -334,7 +334,7 @@ static bool parse_bytes(spoor_dump *d)
     return spoor_dump_check_regions(d);
 }
 
-spoor_dump *spoor_dump_parse(const void *bytes, size_t len)
+spoor_dump *spoor_dump_new_copy(const void *bytes, size_t len)
 {
     spoor_dump *d = calloc(1, sizeof *d);
     if (!d || !(d->data = malloc(len ? len : 1))) {
@@ -345,6 +345,14 @@ spoor_dump *spoor_dump_parse(const void *bytes, size_t len)
     if (len)
         memcpy(d->data, bytes, len);
     d->size = len;
+    return d;
+}
+
+spoor_dump *spoor_dump_parse(const void *bytes, size_t len)
+{
+    spoor_dump *d = spoor_dump_new_copy(bytes, len);
+    if (!d)
+        return NULL;
     if (!parse_bytes(d)) {
         spoor_dump_free(d);
         return NULL;

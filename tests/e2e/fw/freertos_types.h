@@ -81,4 +81,26 @@ typedef struct EventGroupDef_t {
     List_t xTasksWaitingForBits;
 } EventGroup_t;
 
+/* list.c's vListInitialise and vListInsertEnd, for the firmware that builds FreeRTOS-shaped lists */
+static inline void list_initialise(List_t *l)
+{
+    ListItem_t *end = (ListItem_t *)&l->xListEnd;
+    l->pxIndex = end;
+    l->xListEnd.xItemValue = 0xFFFFFFFFu;
+    l->xListEnd.pxNext = end;
+    l->xListEnd.pxPrevious = end;
+    l->uxNumberOfItems = 0;
+}
+
+static inline void list_insert_end(List_t *l, ListItem_t *item)
+{
+    ListItem_t *end = (ListItem_t *)&l->xListEnd;
+    item->pxNext = end;
+    item->pxPrevious = end->pxPrevious;
+    end->pxPrevious->pxNext = item;
+    end->pxPrevious = item;
+    item->pxContainer = l;
+    l->uxNumberOfItems++;
+}
+
 #endif

@@ -721,28 +721,6 @@ static List_t *parked_on(unsigned i)
 }
 #endif
 
-/* list.h's vListInitialise and vListInsertEnd */
-static void list_initialise(List_t *l)
-{
-    ListItem_t *end = (ListItem_t *)&l->xListEnd;
-    l->pxIndex = end;
-    l->xListEnd.xItemValue = 0xFFFFFFFFu;
-    l->xListEnd.pxNext = end;
-    l->xListEnd.pxPrevious = end;
-    l->uxNumberOfItems = 0;
-}
-
-static void list_insert_end(List_t *l, ListItem_t *item)
-{
-    ListItem_t *end = (ListItem_t *)&l->xListEnd;
-    item->pxNext = end;
-    item->pxPrevious = end->pxPrevious;
-    end->pxPrevious->pxNext = item;
-    end->pxPrevious = item;
-    item->pxContainer = l;
-    l->uxNumberOfItems++;
-}
-
 #if defined(FW_STATES)
 /* list.c's uxListRemove */
 static void list_remove(ListItem_t *item)

@@ -182,28 +182,6 @@ static void *heap_alloc(uint32_t size)
     return p;
 }
 
-/* list.c's vListInitialise and vListInsertEnd */
-static void list_initialise(List_t *l)
-{
-    ListItem_t *end = (ListItem_t *)&l->xListEnd;
-    l->pxIndex = end;
-    l->xListEnd.xItemValue = 0xFFFFFFFFu;
-    l->xListEnd.pxNext = end;
-    l->xListEnd.pxPrevious = end;
-    l->uxNumberOfItems = 0;
-}
-
-static void list_insert_end(List_t *l, ListItem_t *item)
-{
-    ListItem_t *end = (ListItem_t *)&l->xListEnd;
-    item->pxNext = end;
-    item->pxPrevious = end->pxPrevious;
-    end->pxPrevious->pxNext = item;
-    end->pxPrevious = item;
-    item->pxContainer = l;
-    l->uxNumberOfItems++;
-}
-
 static void rtos_init(void)
 {
     for (unsigned p = 0; p < configMAX_PRIORITIES; p++)
