@@ -87,15 +87,17 @@ BROWSER_OWN = re.compile(r"^(?:[\w-]+\.)*(?:google\.com|googleapis\.com|gvt1\.co
 
 
 class Proxy:
-    """A TCP server Chromium uses as its proxy: every connection is a request that left (those
-    to the browser's own services are kept apart, in .browser)."""
+    """A TCP server Chromium uses as its proxy: every connection that sends a request line is a
+    request that left (those to the browser's own services are kept apart, in .browser); one
+    closed before its first byte is a connection Chromium opened ahead and never used (seen on
+    a loaded machine), counted in .preconnects."""
 
     def __init__(self):
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.sock.listen(16)
         self.port = self.sock.getsockname()[1]
-        self.requests, self.browser = [], []
+        self.requests, self.browser, self.preconnects = [], [], 0
         threading.Thread(target=self._serve, daemon=True).start()
 
     def _serve(self):
@@ -107,6 +109,10 @@ class Proxy:
             conn.settimeout(2)
             try:
                 line = conn.recv(4096).split(b"\r\n")[0].decode(errors="replace")
+                if not line:  # closed before a byte: a preconnect the browser dropped unused
+                    self.preconnects += 1
+                    conn.close()
+                    continue
                 m = re.match(r"^\w+ (?:\w+://)?([^/:\s]+)", line)
                 (self.browser if m and BROWSER_OWN.match(m.group(1)) else self.requests).append(line)
                 conn.sendall(b"HTTP/1.1 503 No\r\nContent-Length: 0\r\n\r\n")
