@@ -17,6 +17,7 @@
  *   core_type NAME          fpu 0|1
  *   reg ID VALUE            {"U32": VALUE}        reg64 ID VALUE / reg128 ID VALUE: U64, U128
  *   regstr ID               the value a string (a damaged file)
+ *   noreg ID                leave out the register given earlier
  *   mem START FILE          a range holding FILE's bytes as an array of integers
  *   membin START FILE       the same as a bin
  *   memend START END FILE   the range's end given (a damaged file when it does not match)
@@ -158,7 +159,13 @@ int main(int argc, char **argv)
             snprintf(core_type, sizeof core_type, "%.31s", a);
         else if (!strcmp(word, "fpu"))
             fpu = atoi(a);
-        else if (!strncmp(word, "reg", 3) && nregs < MAX) {
+        else if (!strcmp(word, "noreg")) {
+            size_t keep = 0;
+            for (size_t i = 0; i < nregs; i++)
+                if (regs[i].id != strtoul(a, NULL, 0))
+                    regs[keep++] = regs[i];
+            nregs = keep;
+        } else if (!strncmp(word, "reg", 3) && nregs < MAX) {
             struct reg *r = &regs[nregs++];
             r->id = strtoul(a, NULL, 0);
             r->value = n > 2 ? strtoull(b, NULL, 0) : 0;

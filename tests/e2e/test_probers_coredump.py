@@ -178,6 +178,7 @@ class ProbersCoredump(unittest.TestCase):
             "register value a string": (["regstr 40"], "register 40: not a RegisterValue"),
             "64-bit register value": (["reg64 19 0x100000000"], "wider than 32 bits"),
             "register twice": (["reg 3 0"], "register 3 given twice"),
+            "a core register missing": (["noreg 5"], "no value for register 5 (r5)"),
             "range end wrong": ([f"memend 0x10000000 0x10000100 {other}"], "holds 32 bytes"),
             "overlapping ranges": ([f"mem {start + 8:#x} {other}"], "overlap"),
             "RISC-V core": (["core_type riscv"], "core type riscv, not a Cortex-M core"),

@@ -137,11 +137,9 @@ static bool take_registers(reader *rd, bool fpu)
     for (unsigned id = 0; id <= ID_XPSR; id++)
         if (!rd->have[id])
             return fail(SPOOR_ERR_FORMAT, "no value for register %u (%s)", id,
-                        id == ID_XPSR ? "xPSR"
-                        : id == 13    ? "sp"
-                        : id == 14    ? "lr"
-                        : id == 15    ? "pc"
-                                      : "a core register");
+                        (const char *[]){"r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9",
+                                         "r10", "r11", "r12", "sp", "lr", "pc", "xPSR"}[id]);
+
     spoor_regs *r = &rd->d->regs;
     memcpy(r->r, rd->value, sizeof r->r);
     r->xpsr = rd->value[ID_XPSR];
