@@ -15,6 +15,7 @@ declare -A probe=(
   [liblzma-dev]=/usr/include/lzma.h
   [libcapstone-dev]=/usr/include/capstone/capstone.h
   [libiberty-dev]=/usr/include/libiberty/demangle.h
+  [libmsgpack-dev]=/usr/include/msgpack.h
   [libcmocka-dev]=/usr/include/cmocka.h
   [gcc-arm-none-eabi]=/usr/bin/arm-none-eabi-gcc
   [binutils-arm-none-eabi]=/usr/bin/arm-none-eabi-addr2line

@@ -25,10 +25,11 @@ typedef enum spoor_dump_format {
     SPOOR_DUMP_FORMAT_SPOOR,    /* spoor's own crash dump (spoor/dump_format.h) */
     SPOOR_DUMP_FORMAT_ZEPHYR,   /* a Zephyr coredump: binary, #CD: log or flash image */
     SPOOR_DUMP_FORMAT_ELFCORE,  /* an ELF core file (gdb's gcore of a bare-metal target) */
+    SPOOR_DUMP_FORMAT_PROBERS,  /* probe-rs's .coredump (MessagePack) */
 } spoor_dump_format;
 
-/* "auto", "spoor", "zephyr", "elfcore" into *out; false with "--format: unknown format 'X'
- * (known: auto, spoor, zephyr, elfcore)". */
+/* "auto", "spoor", "zephyr", "elfcore", "probe-rs" into *out; false with "--format: unknown
+ * format 'X' (known: auto, spoor, zephyr, elfcore, probe-rs)". */
 bool spoor_dump_format_parse(const char *name, spoor_dump_format *out);
 
 /* The format of bytes by their content: SPOOR_DUMP_FORMAT_AUTO when none is recognised. */
@@ -48,6 +49,13 @@ spoor_dump *spoor_zephyr_dump_parse(const uint8_t *bytes, size_t len);
  * NT_PRSTATUS note's registers, NT_ARM_VFP's s0-s31 and fpscr, every PT_LOAD segment as memory.
  * Errors: "ELF core: no NT_PRSTATUS note: no registers", "ELF core: truncated: ...". */
 spoor_dump *spoor_elfcore_dump_parse(const uint8_t *bytes, size_t len);
+
+/* A probe-rs coredump (`.coredump`: probe-rs's CoreDump struct in MessagePack, read with
+ * msgpack-c) of a Cortex-M core: r0-r15, xPSR, MSP, PSP, CONTROL, s0-s31 and FPSCR when the
+ * core has an FPU, every memory range. Errors: "probe-rs coredump: no \"registers\" field",
+ * "probe-rs coredump: core type riscv, not a Cortex-M core", "probe-rs coredump: truncated: ...".
+ */
+spoor_dump *spoor_probers_dump_parse(const uint8_t *bytes, size_t len);
 
 /* Zephyr's k_fatal_error_reason in words: "K_ERR_CPU_EXCEPTION", ... ; NULL when unknown. */
 const char *spoor_zephyr_reason_name(uint32_t reason);

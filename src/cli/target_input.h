@@ -33,7 +33,8 @@ enum {
     "                     remote protocol\n"                                                       \
     "      --format FMT   the DUMP's format: auto (default: from its content), spoor,\n"           \
     "                     zephyr (a Zephyr coredump: binary, #CD: UART log or flash\n"             \
-    "                     partition), elfcore (gdb's gcore of the target)\n" CLI_ELF_DIR_HELP
+    "                     partition), elfcore (gdb's gcore of the target), probe-rs (a\n"          \
+    "                     probe-rs .coredump)\n" CLI_ELF_DIR_HELP
 
 typedef struct target_input {
     spoor_snapshot_source src;

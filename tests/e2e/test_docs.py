@@ -360,7 +360,7 @@ def recipe_report(work):
 def recipe_dump_formats(work):
     """docs/dump-formats.md: the crash example's div0 fault on the M3 as a Zephyr coredump
     (tests/e2e/zephyr_coredump.py writes Zephyr's layout): a #CD: console log and a flash
-    partition image."""
+    partition image; and as a probe-rs .coredump."""
     import test_crash_scenarios
     import test_zephyr_coredump
     import zephyr_coredump
@@ -370,6 +370,10 @@ def recipe_dump_formats(work):
     binary = zephyr_coredump.binary(3, regs, dump.sp, regions, crc=True)
     (work / "uart.log").write_bytes(zephyr_coredump.log(binary))
     (work / "partition.img").write_bytes(zephyr_coredump.flash_image(binary))
+    # the same crash as probe-rs's .coredump (test_probers_coredump.py writes probe-rs's layout)
+    import test_probers_coredump
+    test_probers_coredump.generate(test_probers_coredump.spec("m3", dump, work, "doc"),
+                                   work / "fw.coredump")
 
 
 RECIPES = {

@@ -9,27 +9,7 @@
 #include "spoor/crash.h"
 #include "spoor/dump.h"
 
-#define check(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond))                                                                               \
-            abort();                                                                               \
-    } while (0)
-
-static void exercise(spoor_dump *d)
-{
-    if (!d)
-        return;
-    uint8_t buf[64];
-    for (size_t i = 0; i < d->region_count; i++) {
-        const spoor_dump_region *r = &d->regions[i];
-        size_t n = r->length < sizeof buf ? r->length : sizeof buf;
-        check(spoor_dump_read(d, r->address, buf, n)); /* a region reads back */
-        check(!memcmp(buf, r->bytes, n));
-        spoor_dump_read(d, r->address + r->length - 1, buf, 8); /* across its end */
-    }
-    spoor_dump_read(d, 0xfffffffcu, buf, 8); /* wraps the address space */
-    spoor_dump_free(d);
-}
+#include "fuzz_dump_exercise.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -10,19 +10,7 @@
 #include "spoor/crash.h"
 #include "spoor/dump_formats.h"
 
-static void exercise(spoor_dump *d)
-{
-    if (!d)
-        return;
-    uint8_t buf[64];
-    for (size_t i = 0; i < d->region_count; i++) {
-        const spoor_dump_region *r = &d->regions[i];
-        size_t n = r->length < sizeof buf ? r->length : sizeof buf;
-        if (!spoor_dump_read(d, r->address, buf, n) || memcmp(buf, r->bytes, n))
-            abort(); /* a region reads back */
-    }
-    spoor_dump_free(d);
-}
+#include "fuzz_dump_exercise.h"
 
 static void put16(uint8_t *p, uint32_t v)
 {

@@ -12,10 +12,9 @@ static const struct {
     const char *name;
     spoor_dump_format format;
 } formats[] = {
-    {"auto", SPOOR_DUMP_FORMAT_AUTO},
-    {"spoor", SPOOR_DUMP_FORMAT_SPOOR},
-    {"zephyr", SPOOR_DUMP_FORMAT_ZEPHYR},
-    {"elfcore", SPOOR_DUMP_FORMAT_ELFCORE},
+    {"auto", SPOOR_DUMP_FORMAT_AUTO},        {"spoor", SPOOR_DUMP_FORMAT_SPOOR},
+    {"zephyr", SPOOR_DUMP_FORMAT_ZEPHYR},    {"elfcore", SPOOR_DUMP_FORMAT_ELFCORE},
+    {"probe-rs", SPOOR_DUMP_FORMAT_PROBERS},
 };
 
 bool spoor_dump_format_parse(const char *name, spoor_dump_format *out)
@@ -26,7 +25,8 @@ bool spoor_dump_format_parse(const char *name, spoor_dump_format *out)
             return true;
         }
     spoor_set_error(SPOOR_ERR_ARGUMENT,
-                    "--format: unknown format '%s' (known: auto, spoor, zephyr, elfcore)", name);
+                    "--format: unknown format '%s' (known: auto, spoor, zephyr, elfcore, probe-rs)",
+                    name);
     return false;
 }
 
@@ -35,6 +35,28 @@ static bool contains(const uint8_t *b, size_t len, const char *what)
     size_t n = strlen(what);
     for (size_t i = 0; i + n <= len; i++)
         if (b[i] == (uint8_t)what[0] && !memcmp(b + i, what, n))
+            return true;
+    return false;
+}
+
+/* probe-rs's CoreDump as rmp-serde writes it (dump_probers.c): a MessagePack map (fixmap or
+ * map16) whose first key is one of the struct's field names ("registers" in probe-rs's own
+ * files, the struct's first field). */
+static bool probers_map(const uint8_t *b, size_t len)
+{
+    static const char *const fields[] = {"registers",
+                                         "data",
+                                         "instruction_set",
+                                         "supports_native_64bit_access",
+                                         "core_type",
+                                         "fpu_support",
+                                         "floating_point_register_count"};
+    size_t key = len && b[0] >= 0x80 && b[0] <= 0x8f ? 1 : len >= 3 && b[0] == 0xde ? 3 : 0;
+    if (!key || key >= len || (b[key] & 0xe0) != 0xa0)
+        return false;
+    size_t n = b[key] & 0x1fu;
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        if (strlen(fields[i]) == n && key + 1 + n <= len && !memcmp(b + key + 1, fields[i], n))
             return true;
     return false;
 }
@@ -50,6 +72,8 @@ spoor_dump_format spoor_dump_format_detect(const uint8_t *b, size_t len)
         return SPOOR_DUMP_FORMAT_ZEPHYR;
     if (len >= 18 && !memcmp(b, "\177ELF", 4) && spoor_le16(b + 16) == 4 /* ET_CORE */)
         return SPOOR_DUMP_FORMAT_ELFCORE;
+    if (probers_map(b, len))
+        return SPOOR_DUMP_FORMAT_PROBERS;
     if (contains(b, len, "#CD:BEGIN#"))
         return SPOOR_DUMP_FORMAT_ZEPHYR;
     return SPOOR_DUMP_FORMAT_AUTO;
@@ -63,6 +87,8 @@ spoor_dump *spoor_dump_parse_as(const void *bytes, size_t len, spoor_dump_format
         return spoor_zephyr_dump_parse(bytes, len);
     if (format == SPOOR_DUMP_FORMAT_ELFCORE)
         return spoor_elfcore_dump_parse(bytes, len);
+    if (format == SPOOR_DUMP_FORMAT_PROBERS)
+        return spoor_probers_dump_parse(bytes, len);
     return spoor_dump_parse(bytes, len);
 }
 
