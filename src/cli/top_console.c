@@ -6,7 +6,8 @@
 #include "spoor/unwind.h"
 #include "top_cli.h"
 
-#define THREAD_COLS 12 /* 8, and 4 with --stack */
+#define THREAD_COLS 13 /* 9, and 4 with --stack */
+#define STATE_WIDTH 24 /* the State column: longer states are cut */
 #define EXC_COLS 9
 #define CELL 64
 
@@ -55,6 +56,37 @@ static void widen(size_t *w, int ncols, row_cells cells)
             w[c] = strlen(cells[c]);
 }
 
+/* The State column, compact: "ready", "sleeping", "blocked sem sem_ready" (the kind of object
+ * shortened, then the object), cut at STATE_WIDTH; "unlisted" for a TCB on no thread list, "?"
+ * for a TCB that could not be read, empty without an RTOS. */
+static void state_cell(const top_thread_info *info, char *cell)
+{
+    static const char *const kinds[] = {
+        [SPOOR_WAIT_SEMAPHORE] = "sem",     [SPOOR_WAIT_MUTEX] = "mutex",
+        [SPOOR_WAIT_QUEUE] = "queue",       [SPOOR_WAIT_QUEUE_SEND] = "queue-send",
+        [SPOOR_WAIT_EVENT_FLAGS] = "flags", [SPOOR_WAIT_THREAD_FLAGS] = "thread-flags",
+        [SPOOR_WAIT_JOIN] = "join",         [SPOOR_WAIT_MEMORY] = "memory",
+        [SPOOR_WAIT_OTHER] = "other"};
+    const spoor_rtos_state *s = &info->state;
+    char text[160];
+    if (info->unlisted)
+        snprintf(text, sizeof text, "unlisted");
+    else if (!info->read_ok)
+        snprintf(text, sizeof text, "%s", info->tcb && info->name[0] == '?' ? "?" : "");
+    else if (s->state != SPOOR_THREAD_BLOCKED)
+        snprintf(text, sizeof text, "%s", spoor_thread_state_name(s->state));
+    else {
+        const char *kind = (size_t)s->wait < sizeof kinds / sizeof *kinds ? kinds[s->wait] : NULL;
+        char object[16] = "";
+        if (!s->object_name[0] && s->object)
+            snprintf(object, sizeof object, "0x%08x", s->object);
+        snprintf(text, sizeof text, "blocked%s%s%s%s", kind ? " " : "", kind ? kind : "",
+                 s->object_name[0] || object[0] ? " " : "",
+                 s->object_name[0] ? s->object_name : object);
+    }
+    snprintf(cell, CELL, "%.*s", STATE_WIDTH, text);
+}
+
 static void thread_cells(const top_view *v, const spoor_top_thread_stats *t, row_cells cells)
 {
     const top_thread_info *info = v->thread(v->ctx, t->tcb);
@@ -67,10 +99,11 @@ static void thread_cells(const top_view *v, const spoor_top_thread_stats *t, row
         snprintf(cells[3], CELL, "%d", (int)info->prio);
     else
         cells[3][0] = '\0';
-    snprintf(cells[4], CELL, "%.3f", top_ms(v, t->cycles));
-    snprintf(cells[5], CELL, "%.3f", t->pct);
-    snprintf(cells[6], CELL, "%.3f", t->max_pct);
-    snprintf(cells[7], CELL, "%llu", (unsigned long long)t->switches);
+    state_cell(info, cells[4]);
+    snprintf(cells[5], CELL, "%.3f", top_ms(v, t->cycles));
+    snprintf(cells[6], CELL, "%.3f", t->pct);
+    snprintf(cells[7], CELL, "%.3f", t->max_pct);
+    snprintf(cells[8], CELL, "%llu", (unsigned long long)t->switches);
 }
 
 /* --stack: size, used, peak, and a word when it overflowed or nearly did; "?" unknown */
@@ -85,18 +118,18 @@ static void bytes_cell(char *cell, bool known, uint32_t bytes)
 static void stack_cells(const top_thread_info *info, row_cells cells)
 {
     const spoor_stack_usage *u = &info->stack;
-    for (int c = 8; c < 12; c++)
+    for (int c = 9; c < 13; c++)
         cells[c][0] = '\0';
     if (!info->has_stack)
         return;
     if (!u->found) { /* the TCB records no stack */
-        snprintf(cells[8], CELL, "?");
+        snprintf(cells[9], CELL, "?");
         return;
     }
-    bytes_cell(cells[8], u->has_high, u->size);
-    bytes_cell(cells[9], u->has_sp && u->has_high, u->used);
-    bytes_cell(cells[10], u->filled && u->has_high, u->peak);
-    snprintf(cells[11], CELL, "%s",
+    bytes_cell(cells[9], u->has_high, u->size);
+    bytes_cell(cells[10], u->has_sp && u->has_high, u->used);
+    bytes_cell(cells[11], u->filled && u->has_high, u->peak);
+    snprintf(cells[12], CELL, "%s",
              u->overflowed         ? "OVERFLOWED"
              : u->overflow_unknown ? "?"
              : u->nearly_full      ? "NEARLY FULL"
@@ -117,9 +150,9 @@ static int by_time(const void *a, const void *b)
 static void thread_table(outbuf *o, const top_view *v, const spoor_top_report *r)
 {
     static const char *const head[THREAD_COLS] = {
-        "Thread Name", "Address",  "Function", "Priority", "Time(ms)", "CPU%",
-        "Max%",        "Switches", "Stack",    "Used",     "Peak",     "Stack check"};
-    const int ncols = v->stack ? THREAD_COLS : 8;
+        "Thread Name", "Address",  "Function", "Priority", "State", "Time(ms)",   "CPU%",
+        "Max%",        "Switches", "Stack",    "Used",     "Peak",  "Stack check"};
+    const int ncols = v->stack ? THREAD_COLS : 9;
     const spoor_top_thread_stats **order = malloc((r->nthreads + 1) * sizeof *order);
     row_cells *cells = malloc((r->nthreads + 1) * sizeof *cells);
     if (!order || !cells) {
@@ -141,7 +174,7 @@ static void thread_table(outbuf *o, const top_view *v, const spoor_top_report *r
             stack_cells(v->thread(v->ctx, order[i]->tcb), cells[i]);
         widen(w, ncols, cells[i]);
     }
-    const unsigned left = 0x80F; /* name, address, function, priority, stack check */
+    const unsigned left = 0x101F; /* name, address, function, priority, state, stack check */
     rule(o, w, ncols);
     row(o, w, ncols, header, left);
     rule(o, w, ncols);

@@ -105,6 +105,13 @@ static void read_stack(struct top_cli *c, top_thread_info *info, const spoor_rto
     info->has_stack = true;
 }
 
+static void take_priority(struct top_cli *c, top_thread_info *info, const spoor_rtos_thread *t)
+{
+    info->has_prio = t->has_prio;
+    info->prio = t->prio;
+    info->prio_name = t->has_prio ? spoor_rtos_priority_name(c->rtos, t->prio) : NULL;
+}
+
 static void describe(struct top_cli *c, top_thread_info *info, uint32_t tcb)
 {
     memset(info, 0, sizeof *info);
@@ -149,9 +156,7 @@ static void describe(struct top_cli *c, top_thread_info *info, uint32_t tcb)
     }
     info->read_ok = true;
     snprintf(info->name, sizeof info->name, "%s", t.name);
-    info->has_prio = t.has_prio;
-    info->prio = t.prio;
-    info->prio_name = t.has_prio ? spoor_rtos_priority_name(c->rtos, t.prio) : NULL;
+    take_priority(c, info, &t);
 }
 
 static top_thread_info *find_thread(struct top_cli *c, uint32_t tcb)
@@ -198,13 +203,27 @@ static void revalidate(struct top_cli *c, top_thread_info *info, const spoor_rto
             info->func = func;
     }
     read_stack(c, info, &t);
-    info->has_prio = t.has_prio;
-    info->prio = t.prio;
-    info->prio_name = t.has_prio ? spoor_rtos_priority_name(c->rtos, t.prio) : NULL;
+    take_priority(c, info, &t);
 }
 
-/* Priorities change (inheritance, ceilings, the application), and a TCB may be reused by a new
- * thread: re-read, on a live target, the TCBs of the threads that ran in the interval. */
+/* A thread that did not run in the interval: only its state (it may have woken, blocked on
+ * something else through a timeout, or been suspended) and its priority (inherited) read again;
+ * its stack and entry function are what they were. */
+static void restate(struct top_cli *c, top_thread_info *info, const spoor_rtos_thread_ref *ref)
+{
+    spoor_rtos_thread t;
+    if (!spoor_rtos_read_thread(c->rtos, spoor_mem_reader, c->mem, info->tcb, &t) ||
+        strcmp(t.name, info->name) != 0) /* a TCB reused: re-read in full once it runs */
+        return;
+    spoor_rtos_state_of(c->rtos, spoor_mem_reader, c->mem, ref, &t, &info->state);
+    take_priority(c, info, &t);
+}
+
+/* Priorities and states change (inheritance, ceilings, the application, every wait), and a TCB
+ * may be reused by a new thread: re-read, on a live target, the TCBs of the threads that ran in
+ * the interval, and the states and priorities of the others. The memory cache is dropped once:
+ * each TCB's page is one read, the lists (not RTX5's) are walked once, a FreeRTOS task blocked on
+ * a queue adds the queue's. */
 void top_refresh_priorities(struct top_cli *c, const spoor_top_report *r)
 {
     if (!c->gdb && !c->openocd)
@@ -217,9 +236,13 @@ void top_refresh_priorities(struct top_cli *c, const spoor_top_report *r)
     for (size_t i = 0; i < r->nthreads; i++) {
         top_thread_info *info = find_thread(c, r->threads[i].tcb);
         spoor_rtos_thread_ref ref = {r->threads[i].tcb, "ready", NULL};
-        if (c->rtos && info && info->read_ok && r->threads[i].cycles &&
-            (!lists || spoor_rtos_find(c->rtos, refs, n, &walk, info->tcb, &ref)))
+        if (!c->rtos || !info || !info->read_ok ||
+            (lists && !spoor_rtos_find(c->rtos, refs, n, &walk, info->tcb, &ref)))
+            continue;
+        if (r->threads[i].cycles)
             revalidate(c, info, &ref);
+        else
+            restate(c, info, &ref);
     }
     top_connection_lost(c);
     top_let_run(c);

@@ -17,7 +17,9 @@ state, the wait kind, the object's address and name). Then:
     than the thread's root: its last frame is z_thread_entry or _tx_thread_shell_entry (stop
     "thread root") or the thread's function returning to the task-exit hook (stop "task entry"),
     "root_reached" true;
-  * gdb's thread names through spoor gdbserver carry the state ("blocked on mutex state_lock").
+  * gdb's thread names through spoor gdbserver carry the state ("blocked on mutex state_lock");
+  * `spoor top --gdb` over a stream switching to every thread: each thread's console row has
+    the firmware's state in the State column ("blocked sem sem_ready", "sleeping").
 Zephyr's start-up (-DFW_BOOT_STOP): the firmware parks in fw_boot_checkpoint with the current
 thread pointer at z_cstart's dummy thread, a TCB on the interrupt stack that holds stack bytes:
 `crash --threads` and `gdbserver --threads` show it as on no thread list, with no name.
@@ -35,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import Qemu, run_gdb, symbol_addresses  # noqa: E402
 from test_crash_threads import through_gdbserver, threads_through_gdbserver  # noqa: E402
 from test_crash_threads_freertos_zephyr import CORES as FZ_CORES  # noqa: E402
+from test_top_rtos_shapes import stream  # noqa: E402
 from test_top_sched import stop_parked  # noqa: E402
 from test_unwind_live import build_test_firmware  # noqa: E402
 from top_testlib import check, exit_status  # noqa: E402
@@ -100,6 +103,41 @@ def check_thread(label, name, t, want, root):
               f"{label}: {name}: the walk does not end at {name}_main: {t['stop']} {frames}")
 
 
+# spoor top's State column: the wait kind shortened (the firmware's names), Zephyr's "object"
+# (a kind the kernel does not record) left out
+SHORT_KINDS = {"semaphore": "sem", "mutex": "mutex", "message queue": "queue",
+               "message queue (send)": "queue-send", "event flags": "flags",
+               "thread flags": "thread-flags", "object": None}
+
+
+def top_states(elf, port, record, work, label):
+    """`spoor top --gdb` over a stream switching to every thread once: the console row of each
+    thread carries the state the firmware records, as the State column shortens it (24 chars)."""
+    itm = work / "all.itm"
+    itm.write_bytes(stream([want[4] for want in record.values()]))
+    result = subprocess.run([SPOOR, "top", "-e", str(elf), "--gdb", f"127.0.0.1:{port}",
+                             "--input", str(itm), "-F", "1000000"], capture_output=True,
+                            text=True, timeout=60)
+    check(result.returncode == 0, f"{label}: spoor top: {result.stderr}")
+    header = next((line for line in result.stdout.splitlines() if "Thread Name" in line), "")
+    columns = [c.strip() for c in header.split("|")]
+    check("State" in columns, f"{label}: spoor top has no State column: {header}")
+    if "State" not in columns:
+        return
+    rows = {}
+    for line in result.stdout.splitlines():
+        cells = [c.strip() for c in line.split("|")]
+        if len(cells) == len(columns) and cells[2].startswith("0x"):
+            rows[int(cells[2], 16)] = cells[columns.index("State")]
+    for name, (state, wait, obj, obj_name, tcb) in record.items():
+        want = state
+        if state == "blocked":
+            kind = SHORT_KINDS.get(wait, wait)
+            want = " ".join(x for x in ("blocked", kind, obj_name or f"0x{obj:08x}") if x)[:24]
+        check(rows.get(tcb) == want, f"{label}: {name}: spoor top's State {rows.get(tcb)!r} != "
+              f"the firmware's {want!r}: {result.stdout[-1500:]}")
+
+
 def run_one(rtos, core, work):
     flags, machine, flash, ram, _ = CORES[core]
     define, display, root = RTOSES[rtos]
@@ -121,6 +159,7 @@ def run_one(rtos, core, work):
         if rtos == "zephyr":
             check("Zephyr 2.5" in (report.get("states_layout") or "") and "_THREAD_PRESTART" in
                   report["states_layout"], f"{label}: layout {report.get('states_layout')}")
+        top_states(elf, qemu.gdb_port, record, work, label)
         served = threads_through_gdbserver(elf, qemu.gdb_port)
         names = through_gdbserver(elf, qemu.gdb_port, ["info threads"])
         for name in THREADS:

@@ -9,7 +9,8 @@ test firmware's .data (tests/e2e/fw/rtos_shapes_fw.c, extracted with arm-none-ea
 a register file for the System Control Space (DWT_CTRL says 4 comparators).
 
 Checked: names and RTX5 priority names read over telnet; a priority the target changes after
-spoor read the TCB shows from the next interval report on (the re-read); one mdw per new thread (plus one for
+spoor read the TCB shows from the next interval report on (the re-read), and so does a state that
+changes while the thread does not run; one mdw per new thread (plus one for
 the idle pointer; the memory is 64 KiB of RAM holding .data, zeros after it); --setup v7m leaves ITM/DWT registers as the ARMv7-M ARM encodings say, the
 watched address being gdb-multiarch's `&osRtxInfo.thread.run.curr`; --setup proc calls the
 procedures; a comparator the core lacks is refused.
@@ -223,6 +224,25 @@ def main():
         check(result.returncode == 0 and want == ("worker", "worker_thread") and seen
               and seen[0] == want and seen[-1] == want,
               f"a reused TCB: {seen}, gdb says {want}: {result.stderr}")
+
+        # a state that changes while the thread does not run: sensor runs in interval 2 only;
+        # after spoor read idle's TCB (interval 3) sensor starts a delay (osDelay: its state byte
+        # becomes osRtxThreadWaitingDelay, rtx_os.h's osRtxThreadBlocked | 0x10U). The re-read
+        # at the end of interval 3 and after shows it sleeping, in the JSON and the console row
+        delayed = OpenOcdPeer(ram, 0x20000000)
+        delayed.after_mdw = {5: (gdb_address(elf, "sensor.state"), 0x13)}  # 5: idle's TCB
+        result = top(elf, itm, "-W", str(delayed.port), "-I", "1", "-j", str(work / "s.jsonl"))
+        sensor_tcb = f"0x{symbols['sensor']:08x}"
+        seen = [next((t["state"], t["cycles"]) for t in json.loads(x)["threads"]
+                     if t["tcb"] == sensor_tcb)
+                for x in (work / "s.jsonl").read_text().splitlines() if sensor_tcb in x]
+        rows = [line for line in result.stdout.splitlines() if f"| {sensor_tcb} |" in line]
+        # intervals 2 (sensor runs), 3 and 4 (it does not), then the whole run's summary
+        check(result.returncode == 0 and seen[:3] == [("ready", 1000), ("sleeping", 0),
+                                                      ("sleeping", 0)] and
+              seen[-1][0] == "sleeping" and rows and "| sleeping " in rows[-1],
+              f"a thread's state changed while it did not run: {seen} {rows[-1:]}: "
+              f"{result.stderr}")
 
         watch = gdb_address(elf, "osRtxInfo.thread.run.curr")
         peer.commands.clear()

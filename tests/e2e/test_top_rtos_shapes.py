@@ -189,6 +189,12 @@ def run_zephyr_start_up(work):
           ("(start-up)", "unlisted", None, None), f"start-up: the dummy TCB's row {row}")
     check("(start-up)" in result.stdout and "?????" not in result.stdout,
           f"start-up: console: {result.stdout[-800:]}")
+    # the console's State column: the dummy TCB is on no list, blinky is the current thread
+    cells = {c[1]: c[4] for c in ([x.strip() for x in line.strip("|").split("|")]
+                                  for line in result.stdout.splitlines() if "| 0x" in line)}
+    check(cells.get(f"0x{dummy:08x}") == "unlisted" and
+          cells.get(f"0x{symbols['blink_thread']:08x}") == "running",
+          f"start-up: console State cells {cells}")
     blink = rows.get(f"0x{symbols['blink_thread']:08x}", {})
     check(blink.get("name") == "blinky" and blink.get("state") == "running",
           f"start-up: blinky's row {blink}")

@@ -367,8 +367,9 @@ def run_core(core, work):
             trips, threads = int(match.group(1)), int(match.group(2))
             # one for the idle-task pointer at start, one per new thread (its whole TCB; names
             # are in flash, which the ELF serves), and at the end of each full interval the
-            # priorities of the threads that ran in it are re-read: the four TCBs share one
-            # 256-byte page of the GDB layer's cache, one round trip per interval
+            # TCBs of the threads in the table are re-read (priorities, states; the whole TCB of
+            # those that ran): the four TCBs share one 256-byte page of the GDB layer's cache,
+            # one round trip per interval
             check(threads == 4 and trips == 1 + threads + 2,
                   f"{core}: {trips} GDB round trips for {threads} threads (expected 1 + 4 + 2)")
     finally:

@@ -182,10 +182,12 @@ def check_stack(label, name, got, bounds, ram, ram_origin, console):
     row = next((line for line in console.splitlines() if line.startswith(f"| {name} ")), "")
     cells = [cell.strip() for cell in row.strip("|").split("|")]
     used = "?" if name == RUNNING else str(want["used"])
-    check(cells[8:11] == [str(want["size"]), used, str(want["peak"])],
-          f"{label}: {name}: console stack cells {cells[8:]}")
-    check((cells[11:12] == ["OVERFLOWED"]) == (name == "gamma"),
-          f"{label}: {name}: console stack check {cells[11:]}")
+    # the columns: name, address, function, priority, state, time, CPU%, max%, switches, then
+    # --stack's size, used, peak and stack check
+    check(cells[9:12] == [str(want["size"]), used, str(want["peak"])],
+          f"{label}: {name}: console stack cells {cells[9:]}")
+    check((cells[12:13] == ["OVERFLOWED"]) == (name == "gamma"),
+          f"{label}: {name}: console stack check {cells[12:]}")
 
 
 def main():
