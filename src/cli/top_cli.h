@@ -99,21 +99,22 @@ void top_chrome_exception(top_chrome *c, const top_view *v, unsigned number, uin
 bool top_chrome_close(top_chrome *c, const top_view *v, uint64_t end);
 
 /* The time of the packets: the stream's local timestamps (target cycles: ITM_TCR.TSENA, times
- * the prescaler). A live stream that carries none (TSENA 0: 16 packets, or 100 ms after its
- * first, without one) is timed by the host's monotonic clock at reception, in cycles of -F since
- * its first packet, as orbtop-rtos times every stream; from its first local timestamp on the
- * stream's clock counts, continuing where the host's stopped. A recorded stream without
- * timestamps has no time (top_explain_stream says so). */
+ * the prescaler). A live stream that carries none (TSENA 0: 16 packets, or 100 ms after the
+ * first, without one; syncs do not count) is timed by the host's monotonic clock at reception, in
+ * cycles of -F since its first packet, as orbtop-rtos times every stream; from its first local
+ * timestamp on the stream's clock counts, continuing where the host's stopped. A recorded stream
+ * without timestamps has no time (top_explain_stream says so). */
 typedef struct top_clock {
     bool live;   /* -s: the host's clock may stand in */
     uint64_t hz; /* -F */
     uint32_t prescaler;
-    bool stream;       /* a local timestamp came: the stream's clock counts */
-    bool used_host;    /* no timestamps: the host's clock counts */
-    unsigned undated;  /* live packets without a timestamp before the host's clock counted */
-    uint64_t first_ns; /* the host's clock at the first packet (0: none yet) */
-    uint64_t offset;   /* added to the stream's time (where the host's clock was) */
-    uint64_t last;     /* the latest time given: time never goes back */
+    bool stream;         /* a local timestamp came: the stream's clock counts */
+    bool used_host;      /* no timestamps: the host's clock counts */
+    unsigned undated;    /* live packets without a timestamp before the host's clock counted */
+    uint64_t first_ns;   /* the host's clock at the first packet (0: none yet) */
+    uint64_t undated_ns; /* ... at the first packet other than a sync (0: none yet) */
+    uint64_t offset;     /* added to the stream's time (where the host's clock was) */
+    uint64_t last;       /* the latest time given: time never goes back */
 } top_clock;
 void top_clock_init(top_clock *k, bool live, uint64_t hz, uint32_t prescaler);
 /* The time of packet p (never less than the time before). */

@@ -6,7 +6,10 @@
 
 /* A live stream is taken to carry no timestamps (ITM_TCR.TSENA 0) after this many packets, or
  * this long after its first packet, without one; with TSENA set a local timestamp follows the
- * first packets within microseconds. */
+ * first packets within microseconds. Synchronization packets do not count, nor does the time
+ * after one: no timestamp ever follows a sync, and the ITM sends one when it is enabled, which
+ * may be long before its first dated packet (a target halted by a debugger or by spoor top's
+ * own reads after --setup, an idle target, a slow probe). */
 #define UNDATED_PACKETS 16
 #define UNDATED_NS 100000000u
 
@@ -52,9 +55,12 @@ uint64_t top_clock_packet(top_clock *k, const spoor_itm_packet *p)
     }
     if (k->stream)
         return later(k, p->time * k->prescaler + k->offset);
-    if (!k->used_host && p->type != SPOOR_ITM_SYNC &&
-        (++k->undated >= UNDATED_PACKETS || now - k->first_ns >= UNDATED_NS))
-        k->used_host = true;
+    if (!k->used_host && p->type != SPOOR_ITM_SYNC) {
+        if (!k->undated_ns)
+            k->undated_ns = now;
+        if (++k->undated >= UNDATED_PACKETS || now - k->undated_ns >= UNDATED_NS)
+            k->used_host = true;
+    }
     return later(k, k->used_host ? host_cycles(k, now) : 0);
 }
 
@@ -63,7 +69,7 @@ bool top_clock_idle(top_clock *k, uint64_t *now)
     if (!k->live || k->stream || !k->first_ns)
         return false;
     uint64_t ns = host_ns();
-    if (!k->used_host && ns - k->first_ns < UNDATED_NS)
+    if (!k->used_host && (!k->undated_ns || ns - k->undated_ns < UNDATED_NS))
         return false;
     k->used_host = true;
     *now = later(k, host_cycles(k, ns));

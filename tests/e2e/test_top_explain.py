@@ -24,7 +24,11 @@ Checked:
   is 0 and what to enable; live (-s, served here by a TCP server that sends each switch at a
   time it chose), the host's clock times the packets: tables come during the run, one per
   interval, and each thread's share equals the server's schedule (+-15 points of load noise),
-  with one note that the times are the host's."""
+  with one note that the times are the host's;
+- a live stream whose sync (the ITM sends one when it is enabled) comes half a second before
+  its first dated packet (a target halted or idle meanwhile, a slow probe): its own clock
+  counts, not the host's: the intervals are the recording's, as the test encoded them, and no
+  note about the host's clock."""
 
 import json
 import os
@@ -162,6 +166,7 @@ def main():
               and "irq_handler_entry" in events[0] and "prev_comm=<unknown>" in events[1],
               f"ftrace placeholder: {tasks} {events[:2]}")
         check_no_timestamps(elf, mem, [symbols[n] for n in ("main_thread", "sensor")], work)
+        check_sync_long_before_timestamps(elf, mem, plain, [symbols[n] for n in names], work)
     return exit_status()
 
 
@@ -171,13 +176,17 @@ def switch_packet(tcb):
 
 
 def serve_schedule(listener, schedule):
-    """Accepts one client and sends each (seconds, bytes) of schedule at its time."""
+    """Accepts one client and sends each (seconds, bytes) of schedule at its time, until the
+    client leaves (spoor top -n has its intervals)."""
     conn, _ = listener.accept()
     with conn:
         start = time.monotonic()
         for at, data in schedule:
             time.sleep(max(0.0, start + at - time.monotonic()))
-            conn.sendall(data)
+            try:
+                conn.sendall(data)
+            except (BrokenPipeError, ConnectionResetError):
+                return
 
 
 def check_no_timestamps(elf, mem, tcbs, work):
@@ -218,6 +227,41 @@ def check_no_timestamps(elf, mem, tcbs, work):
         check(len(shares) == 2 and all(35.0 <= s <= 65.0 for s in shares),
               f"live, no timestamps: interval {ln['interval']}: shares {shares}")
     check(r.stderr.count("host's clock") == 1, f"live, no timestamps: {r.stderr!r}")
+
+
+def check_sync_long_before_timestamps(elf, mem, plain, tcbs, work):
+    """plain: a sync, then each of tcbs switched to 1000 cycles apart, dated (-F 1000000 -I 1:
+    one switch an interval, each interval all its thread's). Live, the sync alone first, the
+    rest 0.5 s later: a sync is never followed by a timestamp, so the wait is no sign that the
+    stream has none."""
+    sync = b"\x00" * 5 + b"\x80"
+    assert plain.startswith(sync)
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    server = threading.Thread(target=serve_schedule,
+                              args=(listener, [(0.0, sync), (0.5, plain[len(sync):])]),
+                              daemon=True)
+    server.start()
+    out = work / "late.jsonl"
+    n = len(tcbs)
+    try:
+        r = subprocess.run([SPOOR, "top", "-e", str(elf), "-s",
+                            f"127.0.0.1:{listener.getsockname()[1]}", "-F", "1000000", "-I", "1",
+                            "-n", str(n), *mem, "-j", str(out)],
+                           capture_output=True, text=True, timeout=30)
+    except subprocess.TimeoutExpired:
+        r = subprocess.CompletedProcess([], -1, "", "(timed out after 30 s)")
+    listener.close()
+    lines = [json.loads(ln) for ln in out.read_text().splitlines()] if out.exists() else []
+    got = [(ln["start_ms"], ln["quiet_intervals"], [(int(t["tcb"], 0), t["cpu"])
+                                                     for t in ln["threads"] if t["cpu"]])
+           for ln in lines if not ln["summary"] and not ln["partial"]]
+    # a timestamp dates the packets before it: switch k at cycle 1000 (k + 1)
+    want = [(0.0, 0, [])] + [(float(k + 1), 0, [(tcb, 100.0)]) for k, tcb in enumerate(tcbs[:-1])]
+    check(r.returncode == 0 and got == want and "host's clock" not in r.stderr,
+          f"sync 0.5 s before the first timestamp: exit {r.returncode} {r.stderr!r}, "
+          f"intervals {got}, want {want}")
 
 
 if __name__ == "__main__":
