@@ -111,7 +111,7 @@ static bool read_registers(reader *rd, const msgpack_object *regs)
         if (k->type != MSGPACK_OBJECT_POSITIVE_INTEGER || k->via.u64 > UINT16_MAX)
             return fail(SPOOR_ERR_FORMAT, "a register id that is not a 16-bit number");
         unsigned id = (unsigned)k->via.u64;
-        uint32_t value;
+        uint32_t value = 0;
         if (!register_value(&regs->via.map.ptr[i].val, id, &value))
             return false;
         if (id >= ID_COUNT)
@@ -233,7 +233,7 @@ static bool read_memory(reader *rd, const msgpack_object *data)
         const msgpack_object *e = &data->via.array.ptr[i];
         if (e->type != MSGPACK_OBJECT_ARRAY || e->via.array.size != 2)
             return fail(SPOOR_ERR_FORMAT, "memory range %u: not a [range, bytes] pair", i);
-        uint64_t start, end;
+        uint64_t start = 0, end = 0;
         if (!read_range(&e->via.array.ptr[0], i, &start, &end) ||
             !read_block(rd, &e->via.array.ptr[1], i, start, end))
             return false;
