@@ -27,14 +27,17 @@ static const char *type_name(mode_t mode)
 }
 
 /* A FIFO opened again, blocking: the open waits for a writer (a FIFO opened O_NONBLOCK with no
- * writer yet reads as at its end). -1 when it cannot be, or is no longer the same FIFO. */
+ * writer yet reads as at its end). The first descriptor stays open until the second is: a
+ * writer that came in while the FIFO had only it as reader would otherwise find no reader in
+ * between and get EPIPE (its write cut short). -1 when it cannot be, or is no longer the same
+ * FIFO. */
 static int reopen_fifo(int fd, const char *path, const struct stat *st)
 {
-    close(fd);
     int again;
     do
         again = open(path, O_RDONLY | O_CLOEXEC);
     while (again < 0 && errno == EINTR);
+    close(fd);
     struct stat now;
     if (again < 0) {
         spoor_set_error(SPOOR_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
