@@ -50,6 +50,13 @@
  * osThreadExit (rtx_thread.c), FreeRTOS in its function returning to prvTaskExitError
  * (portTASK_RETURN_ADDRESS). Zephyr's start-up thread is a dummy TCB on the interrupt stack
  * (kernel/init.c z_cstart) until the first switch: fw_boot_checkpoint is where it is current.
+ * With -DFW_PAST_TOP (tests/e2e/test_threads_past_top.py; implies -DFW_STATES) two threads that
+ * never run, sleeper and pauser, have a saved context as if switched out in chain_leaf, under a
+ * chain of frames the firmware lays out word by word (chain_frames): sleeper's chain_outer has its
+ * stack's top as SP and its return address above the top, in the next stack's red zone, where a
+ * frame of chain_above follows (its return address 0xFFFFFFFF): an unwinder walks past the top;
+ * pauser's chain_mid, half way down its stack, returns to 0: its walk ends before its kernel's
+ * thread root. fw_chain[] records each frame laid out (PC, SP) and the stack's top.
  * Self-contained: no library, no startup files (QEMU loads the sections as they are). */
 #include <stdint.h>
 
@@ -62,6 +69,9 @@
 #define STACK_WORDS 160u
 #define RED_WORDS 32u /* below each stack: what an overflow runs into */
 #define NTASKS 4u     /* the tasks that switch */
+#if defined(FW_PAST_TOP) && !defined(FW_STATES)
+#define FW_STATES 1 /* the thread roots and the threads that never run */
+#endif
 #if defined(FW_STATES)
 #define NEXTRA 4u /* threads that never run: flagger, sleeper, pauser, ended */
 #else
@@ -365,12 +375,84 @@ __attribute__((noreturn, noinline)) void prvTaskExitError(void)
 #define THREAD_LR 0xFFFFFFFFu /* the end of the call chain for a debugger */
 #endif
 
+#if defined(FW_PAST_TOP)
+/* Four functions that each push {r4, lr} (CFA = SP + 8, the return address at CFA - 4, as their
+ * CFI and EHABI entries say) and call the one below: chain_above -> chain_outer -> chain_mid ->
+ * chain_leaf, which waits. The encodings are 16-bit push, 32-bit bl, 16-bit b: a return address
+ * is the function + 6, chain_leaf's waiting PC the function + 2. */
+#define CHAIN_FN(name, body)                                                                       \
+    ".global " #name "\n\t.type " #name ", %function\n\t.thumb_func\n" #name ":\n\t"               \
+    ".fnstart\n\t.cfi_startproc\n\tpush {r4, lr}\n\t.save {r4, lr}\n\t"                            \
+    ".cfi_def_cfa_offset 8\n\t.cfi_offset 4, -8\n\t.cfi_offset 14, -4\n\t" body                    \
+    "\n\tpop {r4, pc}\n\t.cfi_endproc\n\t.fnend\n\t.size " #name ", .-" #name "\n\t"
+__asm__(".pushsection .text\n\t.thumb\n\t.align 2\n\t" ASM_UNIFIED CHAIN_FN(chain_leaf, "b .")
+            CHAIN_FN(chain_mid, "bl chain_leaf") CHAIN_FN(chain_outer, "bl chain_mid")
+                CHAIN_FN(chain_above, "bl chain_outer") ASM_DIVIDED ".popsection");
+void chain_leaf(void), chain_mid(void), chain_outer(void), chain_above(void);
+#define CHAIN_RET(fn) ((uint32_t)(fn) + 6u) /* after its bl, Thumb bit set */
+
+#define STRAY 5u /* sleeper: its walk goes past its stack's top */
+#define SHORT 6u /* pauser: its walk ends before its thread root */
+/* What the firmware laid out, per thread (tests/e2e/test_threads_past_top.py reads it through
+ * gdb): its stack's top, each frame's PC (Thumb bit clear) and SP, innermost first. */
+struct fw_frame {
+    uint32_t pc, sp;
+};
+struct fw_chain {
+    const char *thread;
+    uint32_t top, nframes;
+    struct fw_frame frame[4];
+};
+struct fw_chain fw_chain[2];
+
+/* A frame of a function that pushed {r4, lr}: r4, then its return address, at sp; records it. */
+static uint32_t *push_frame(struct fw_chain *c, uint32_t *sp, uint32_t pc, uint32_t ret)
+{
+    c->frame[c->nframes].pc = pc & ~1u;
+    c->frame[c->nframes++].sp = (uint32_t)sp;
+    sp[0] = 0x44444444u; /* r4 */
+    sp[1] = ret;
+    return sp + 2;
+}
+
+/* The saved context of STRAY or SHORT: the hardware frame (PC in chain_leaf after its push), the
+ * frames above it; returns the hardware frame. */
+static uint32_t *chain_frames(unsigned i)
+{
+    struct fw_chain *c = &fw_chain[i - STRAY];
+    uint32_t *top = task_stack(i) + STACK_WORDS;
+    /* STRAY: chain_outer's SP is the top, two frames below it, one above; SHORT: half way down */
+    uint32_t *sp = i == STRAY ? top - 4 : top - STACK_WORDS / 2u, *frame = sp - 8, *p = sp;
+    c->thread = task_names[i];
+    c->top = (uint32_t)top;
+    p = push_frame(c, p, (uint32_t)chain_leaf + 2u, CHAIN_RET(chain_mid));
+    if (i == SHORT) {
+        push_frame(c, p, CHAIN_RET(chain_mid), 0); /* a return address 0: nothing above */
+    } else {
+        p = push_frame(c, p, CHAIN_RET(chain_mid), CHAIN_RET(chain_outer));
+        p = push_frame(c, p, CHAIN_RET(chain_outer), CHAIN_RET(chain_above)); /* p: above */
+        push_frame(c, p, CHAIN_RET(chain_above), 0xFFFFFFFFu);
+    }
+    frame[0] = THREAD_R0(i);
+    for (int k = 1; k < 5; k++) /* r1, r2, r3, r12 */
+        frame[k] = 0;
+    frame[5] = CHAIN_RET(chain_mid);              /* LR: what chain_leaf pushed */
+    frame[6] = ((uint32_t)chain_leaf & ~1u) + 2u; /* PC */
+    frame[7] = 0x01000000u;                       /* xPSR */
+    return frame;
+}
+#endif
+
 /* The hardware frame of a task that has not run yet, at the top of its stack (xPSR Thumb bit,
  * PC where its kernel starts it, LR); returns where it starts. */
 static uint32_t *initial_frame(unsigned i)
 {
     for (unsigned k = 0; k < STACK_WORDS; k++) /* the RTOS fills a new thread's stack */
         task_stack(i)[k] = STACK_FILL;
+#if defined(FW_PAST_TOP)
+    if (i == STRAY || i == SHORT)
+        return chain_frames(i);
+#endif
     uint32_t *sp = task_stack(i) + STACK_WORDS;
     *--sp = 0x01000000u;        /* xPSR */
     *--sp = THREAD_PC(i);       /* PC */
