@@ -61,10 +61,12 @@ typedef struct spoor_threads {
 enum { SPOOR_THREADS_FRAMES = 1u, SPOOR_THREADS_STACKS = 2u };
 
 /* The threads of the RTOS elf has, in snap's memory: each with its state and registers, and what
- * `what` asks for. current (may be NULL: unwound here from the snapshot's registers, at most
- * SPOOR_THREAD_MAX_FRAMES frames) is the backtrace of the snapshot's registers, ncurrent frames
- * ending with current_stop. NULL only when memory runs out (the error set); an ELF without RTOS
- * gives threads with rtos NULL and error set. spoor_threads_free releases it. */
+ * `what` asks for (SPOOR_THREADS_FRAMES, SPOOR_THREADS_STACKS; 0: registers and states only, as
+ * a GDB server or a core writer needs them). current, ncurrent, current_stop: the backtrace of
+ * the snapshot's registers when the caller has it (a crash report's), the current thread's
+ * (at most SPOOR_THREAD_MAX_FRAMES of it); current NULL: unwound here when frames are asked for
+ * (current_stop then unused). NULL only when memory runs out (the error set); an ELF without an
+ * RTOS spoor reads gives threads with rtos NULL and error set. spoor_threads_free releases it. */
 spoor_threads *spoor_threads_read(const spoor_elf *elf, const spoor_snapshot *snap, unsigned what,
                                   const spoor_frame *current, size_t ncurrent,
                                   spoor_unwind_stop current_stop);
@@ -135,9 +137,9 @@ typedef struct spoor_crash {
 } spoor_crash;
 
 /* Opens the report of snap and elf (options NULL: SPOOR_CRASH_OPTIONS_DEFAULT): checks the
- * dump's build-id against the ELF, decodes the fault, unwinds the snapshot's registers and names
- * every frame (so that spoor_elf_warnings lists the parts of the ELF that cannot be read). NULL
- * with the error set only when memory runs out. */
+ * dump's build-id against the ELF, decodes the fault, unwinds the snapshot's registers. NULL with
+ * the error set only when memory runs out. The JSON's "warnings" list the parts of the ELF that
+ * could not be read while it was written (spoor_elf_warnings). */
 spoor_crash *spoor_crash_open(const spoor_elf *elf, spoor_snapshot *snap,
                               const spoor_crash_options *options);
 void spoor_crash_close(spoor_crash *c);

@@ -1,7 +1,7 @@
-/* One record of the call recorder as `spoor calls` prints it (text: "{ SITE->FUNCTION
- * CALLER:OFF->NAME" indented by depth, a context column when the ring has more than one; JSON:
- * {"kind","fn","site","function","caller","depth",...}), shared by spoor calls and spoor crash's
- * "calls" section (docs/calls.md, docs/crash.md). */
+/* One record of the call recorder as `spoor calls` prints it as text ("{ SITE->FUNCTION
+ * CALLER:OFF->NAME" indented by depth, a context column when the ring has more than one), shared
+ * by spoor calls and spoor crash's "calls" section (docs/calls.md, docs/crash.md); its JSON and
+ * the names are util/calls_view.h's. */
 #ifndef SPOOR_CALLS_PRINT_H
 #define SPOOR_CALLS_PRINT_H
 

@@ -4,6 +4,8 @@
 #include "cli.h"
 #include "crash_report.h"
 
+#define MAX_INLINE 16
+
 int crash_open(struct crash *c, const char *cmd, const char *elf_path, target_input *in,
                char **args, int nargs)
 {
@@ -16,8 +18,13 @@ int crash_open(struct crash *c, const char *cmd, const char *elf_path, target_in
         return cli_fail(cmd);
     if (c->report->build_id_warning[0])
         cli_warn_input(cmd, "%s", c->report->build_id_warning);
-    /* the parts of the ELF that cannot be read, found naming the backtrace: before the report
-     * that uses them (the JSON report lists them too) */
+    /* every frame named once, so that the parts of the ELF that cannot be read are known, and
+     * said on stderr before the report that uses them (the JSON report lists them too) */
+    for (size_t i = 0; i < c->report->nframes; i++) {
+        spoor_location loc[MAX_INLINE];
+        if (c->report->frames[i].kind != SPOOR_FRAME_EXCEPTION)
+            spoor_frame_symbolize(c->elf, &c->report->frames[i], loc, MAX_INLINE);
+    }
     const char *const *list;
     size_t n = spoor_elf_warnings(c->elf, &list);
     for (size_t i = 0; i < n; i++)

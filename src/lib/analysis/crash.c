@@ -8,8 +8,6 @@
 #include "spoor/error.h"
 #include "spoor/firmware_check.h"
 
-#define MAX_INLINE 16
-
 spoor_crash *spoor_crash_open(const spoor_elf *elf, spoor_snapshot *snap,
                               const spoor_crash_options *options)
 {
@@ -29,12 +27,6 @@ spoor_crash *spoor_crash_open(const spoor_elf *elf, spoor_snapshot *snap,
     spoor_fault_decode(&snap->fault, snap->exception, snap->regs.r[15], &c->fault);
     c->nframes = spoor_unwind(elf, &snap->regs, spoor_mem_reader, snap->mem, NULL, c->frames,
                               SPOOR_CRASH_MAX_FRAMES, &c->stop);
-    /* every frame named once, so that the parts of the ELF that cannot be read are known */
-    for (size_t i = 0; i < c->nframes; i++) {
-        spoor_location loc[MAX_INLINE];
-        if (c->frames[i].kind != SPOOR_FRAME_EXCEPTION)
-            spoor_frame_symbolize(elf, &c->frames[i], loc, MAX_INLINE);
-    }
     return c;
 }
 
