@@ -22,6 +22,7 @@
 #include "spoor/error.h"
 #include "spoor/memory.h"
 #include "spoor/read.h"
+#include "spoor/snapshot.h"
 
 /* The MTB-M33's register block (Cortex-M33 private peripheral bus); MTB-M0+ blocks sit
  * wherever the vendor put them. */
@@ -116,6 +117,12 @@ typedef struct spoor_mtb_frozen {
 bool spoor_mtb_read(spoor_mem *mem, uint32_t regs_addr, const spoor_mtb_frozen *frozen,
                     const char *input, spoor_mtb_trace *out);
 void spoor_mtb_trace_free(spoor_mtb_trace *t);
+
+/* The MTB of a snapshot: its dump's MTB record when the dump has one (spoor_mtb_from_dump),
+ * else the register block at regs_addr and its buffer in the snapshot's memory (spoor_mtb_read,
+ * frozen as there). *from: "dump" or "memory". Free out with spoor_mtb_trace_free. */
+bool spoor_mtb_open(const spoor_snapshot *snap, uint32_t regs_addr, const spoor_mtb_frozen *frozen,
+                    spoor_mtb_trace *out, const char **from);
 
 /* Stops the MTB of a live target: reads MASTER (regs_addr + 4) and writes it back with EN [31]
  * and TSTARTEN [5] clear (so that a DWT match cannot start it again; a stopped MTB needs no

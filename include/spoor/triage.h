@@ -131,4 +131,11 @@ size_t spoor_triage_warnings(spoor_triage *t, const char *const **list);
 char *spoor_triage_time_text(int64_t t, char out[32]);
 bool spoor_triage_time_parse(const char *s, int64_t *t);
 
+/* The JSON Lines output spoor_triage_merge_text reads back (docs/triage.md): the shard line,
+ * a line per bucket, then a line per dump that could not be signed (per_dump: per dump), in
+ * memory the caller frees (*len: its length). NULL with the error set when memory runs out. */
+char *spoor_triage_json(spoor_triage *t, bool per_dump, size_t *len);
+/* One bucket as the JSON object of its line (without the newline), the same way. */
+char *spoor_triage_bucket_json(const spoor_triage_bucket *b, size_t *len);
+
 #endif

@@ -1,63 +1,16 @@
-/* One record of the call recorder as `spoor calls` prints it (text: "{ SITE->FUNCTION
- * CALLER:OFF->NAME" indented by depth, a context column when the ring has more than one; JSON:
- * {"kind","fn","site","function","caller","depth",...}), shared by spoor calls and spoor crash's
- * "calls" section (docs/calls.md, docs/crash.md). */
+/* One record of the call recorder as `spoor calls` prints it as text ("{ SITE->FUNCTION
+ * CALLER:OFF->NAME" indented by depth, a context column when the ring has more than one), shared
+ * by spoor calls and spoor crash's "calls" section (docs/calls.md, docs/crash.md); its JSON and
+ * the names are util/calls_view.h's. */
 #ifndef SPOOR_CALLS_PRINT_H
 #define SPOOR_CALLS_PRINT_H
 
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-
-#include "json_out.h"
-#include "outbuf.h"
 #include "spoor/calls_decode.h"
-#include "spoor/elf.h"
-#include "spoor/read.h"
-
-#define CALLS_NAMED_MAX 64 /* recorded context ids named after their thread, at most */
-#define CALLS_LABEL_MAX 80 /* a context label's buffer */
-
-/* How records are printed: what the ring records, and the text's context column. */
-typedef struct calls_view {
-    const spoor_elf *elf;
-    bool has_time, has_context;
-    bool many;       /* more than one context: the text has a context column */
-    int label_width; /* its width */
-    /* recorded context ids that are the TCB of a thread the RTOS layer reads, with its name */
-    size_t nnamed;
-    struct calls_named {
-        uint32_t id;
-        char name[48];
-    } named[CALLS_NAMED_MAX];
-} calls_view;
-
-/* The view of a decoded ring: its options, the column as wide as the widest label. With read
- * (may be NULL: no memory), a recorded context id that is the address of a thread's TCB in that
- * memory (spoor/rtos.h, the RTOS the ELF has) is named after the thread. */
-void calls_view_of_trace(calls_view *v, const spoor_elf *elf, const spoor_call_trace *t,
-                         spoor_read_fn read, void *read_ctx);
-
-/* The function around addr: its name and *offset into it; NULL when no symbol covers it. */
-const char *calls_name_at(const spoor_elf *elf, uint32_t addr, uint32_t *offset);
-
-/* "name" or "name+0xOFF" for JSON (site: an EXC_RETURN value is "<exception from ...>"), in
- * buf when it needs one; NULL when no symbol covers addr. */
-const char *calls_json_name(const spoor_elf *elf, uint32_t addr, bool site, char *buf, size_t len);
-
-/* The label of a context: "thread", the handler's name, or a recorded id (in id_buf, at least
- * CALLS_LABEL_MAX bytes): "ctx N" for a small one (an exception number, IPSR), else "ctx 0xID"
- * with " (NAME)" when it is a thread's TCB. */
-const char *calls_context_label(const calls_view *v, const spoor_call_context *ctx, char *id_buf,
-                                size_t id_len);
+#include "util/calls_view.h"
+#include "util/outbuf.h"
 
 /* The record's text line, newline included. */
 void calls_record_text(outbuf *o, const calls_view *v, const spoor_call_record *r,
-                       const spoor_call_context *ctx);
-
-/* The record as one JSON object (an array element, or a JSON Lines document once the caller
- * calls json_finish). */
-void calls_record_json(json_out *j, const calls_view *v, const spoor_call_record *r,
                        const spoor_call_context *ctx);
 
 #endif

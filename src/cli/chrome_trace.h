@@ -8,8 +8,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "json_out.h"
-#include "outbuf.h"
+#include "util/json_write.h"
+#include "util/outbuf.h"
 
 typedef struct chrome_trace {
     const char *path;

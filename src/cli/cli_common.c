@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "outbuf.h"
+#include "util/outbuf.h"
 #include "spoor/dump.h"
 #include "spoor/elf.h"
 #include "spoor/elf_dir.h"

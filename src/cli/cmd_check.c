@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "cli.h"
-#include "json_out.h"
-#include "outbuf.h"
+#include "util/json_write.h"
+#include "util/outbuf.h"
 #include "spoor/elf.h"
 #include "spoor/firmware_check.h"
 

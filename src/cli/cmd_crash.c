@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "crash_frames.h"
 #include "crash_report.h"
 #include "crash_sections.h"
 #include "crash_stacks.h"
@@ -42,7 +41,7 @@ static const char crash_usage[] =
     "BFAR 0xE000ED38).\n"
     "Exit status: 0 report printed, 2 usage or input error (bad dump, wrong ELF, ...).\n";
 
-static const char *reason_text(const struct crash *c, char *buf, size_t len)
+static const char *reason_text(const spoor_crash *c, char *buf, size_t len)
 {
     const spoor_dump *d = c->dump;
     if (!d) {
@@ -82,7 +81,7 @@ static const char *reason_text(const struct crash *c, char *buf, size_t len)
 /* Whether the report explains a fault: the dump says so; or, without a reason, the state is a
  * fault handler's or fault status registers were found with a fault recorded in them (a target
  * halted at a breakpoint has them all clear, and DFSR records only debug events). */
-static bool explains_fault(const struct crash *c)
+static bool explains_fault(const spoor_crash *c)
 {
     const spoor_dump *d = c->dump;
     if (d && d->has_reason)
@@ -91,9 +90,8 @@ static bool explains_fault(const struct crash *c)
     return f->valid && (c->snap->exception >= 3 || f->cfsr || f->hfsr || f->sfsr);
 }
 
-static void print_text(struct crash *c)
+static void print_text(outbuf *o, spoor_crash *c)
 {
-    outbuf *o = &c->out;
     const spoor_regs *r = &c->snap->regs;
     const spoor_fault_status *fs = &c->snap->fault;
     char buf[1024];
@@ -121,7 +119,8 @@ static void print_text(struct crash *c)
         ob_printf(o, " ");
         for (int i = 0; i < 8; i++)
             if (fs->valid & (1u << i))
-                ob_printf(o, " %s 0x%08x", crash_fault_names[i], crash_fault_value(fs, i));
+                ob_printf(o, " %s 0x%08x", spoor_crash_fault_register(i),
+                          spoor_crash_fault_value(fs, i));
         ob_printf(o, "\n");
         if (c->snap->fault_from == SPOOR_FAULT_FROM_MEMORY ||
             c->snap->fault_from == SPOOR_FAULT_FROM_LIVE_SCS)
@@ -171,14 +170,14 @@ static void print_text(struct crash *c)
         num += 1 + (int)same;
         i += same;
     }
-    const char *hook = crash_task_exit_hook(c);
+    const char *hook = spoor_crash_task_exit_hook(c);
     if (hook)
         ob_printf(o, "(stopped: %s: the task was started with return address %s, not called)\n",
                   spoor_unwind_stop_name(c->stop), hook);
     else
         ob_printf(o, "(stopped: %s)\n", spoor_unwind_stop_name(c->stop));
-    crash_sections_text(o, c->elf, c->snap, &c->sections);
-    crash_stacks_main_text(o, c->elf, c->snap);
+    crash_sections_text(o, c);
+    crash_stacks_main_text(o, c);
 }
 
 static void print_stats(const struct crash *c)
@@ -204,7 +203,7 @@ int cmd_crash(int argc, char **argv)
                                          {0, 0, 0, 0}};
     static struct crash c;
     memset(&c, 0, sizeof c);
-    c.sections = (crash_sections_config)CRASH_SECTIONS_DEFAULTS;
+    c.options = (spoor_crash_options)SPOOR_CRASH_OPTIONS_DEFAULT;
     const char *elf_path = NULL;
     static target_input in;
     memset(&in, 0, sizeof in);
@@ -216,11 +215,11 @@ int cmd_crash(int argc, char **argv)
         case 'e': elf_path = optarg; break;
         case 'j': c.json = 1; break;
         case OPT_STATS: c.stats = 1; break;
-        case OPT_THREADS: c.threads = 1; break;
+        case OPT_THREADS: c.options.threads = true; break;
         case CRASH_OPT_BRANCHES:
         case CRASH_OPT_CALLS:
         case CRASH_OPT_MTB_REGS:
-            if ((rc = crash_sections_option("crash", &c.sections, opt, optarg)))
+            if ((rc = crash_sections_option("crash", &c.options, opt, optarg)))
                 return rc;
             break;
         case TARGET_OPT_REGS:
@@ -239,9 +238,20 @@ int cmd_crash(int argc, char **argv)
     if (rc)
         goto out;
     ob_init(&c.out, 1);
-    (c.json ? crash_print_json : print_text)(&c);
-    if (c.threads && !c.json)
-        crash_threads_text(&c.out, c.elf, c.snap, c.frames, c.nframes, c.stop);
+    if (c.json) {
+        size_t len;
+        char *json = spoor_crash_json(c.report, &len);
+        if (!json) {
+            rc = cli_fail("crash");
+            goto out;
+        }
+        ob_write(&c.out, json, len);
+        free(json);
+    } else {
+        print_text(&c.out, c.report);
+        if (c.options.threads)
+            crash_threads_text(&c.out, c.report);
+    }
     /* A connection lost on the way: what was read after it is not the target's memory. */
     if (c.snap->gdb && !spoor_gdb_alive(c.snap->gdb)) {
         c.out.len = 0;

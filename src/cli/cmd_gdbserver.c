@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "spoor/analysis.h"
 #include "spoor/dump.h"
 #include "spoor/elf.h"
 #include "spoor/gdb_remote.h"
@@ -169,58 +170,52 @@ static int serve(int fd, int lfd, const spoor_rsp_target *t, spoor_gdb *live, bo
 static spoor_rsp_thread *rtos_threads(const spoor_elf *elf, spoor_snapshot *snap, size_t *n)
 {
     *n = 0;
-    spoor_rtos *rtos = spoor_rtos_open(elf, "auto");
-    if (!rtos) {
-        cli_note("gdbserver", "--threads: %s", spoor_last_error());
+    spoor_threads *ts = spoor_threads_read(elf, snap, 0, NULL, 0, SPOOR_STOP_RESET);
+    if (!ts || !ts->rtos) {
+        cli_note("gdbserver", "--threads: %s", ts ? ts->error : spoor_last_error());
+        spoor_threads_free(ts);
         return NULL;
     }
-    static spoor_rtos_thread_ref refs[256];
-    spoor_rtos_walk walk;
-    size_t count = spoor_rtos_threads(rtos, spoor_mem_reader, snap->mem, refs, 256, &walk);
-    spoor_rsp_thread *out = calloc(count + 1, sizeof *out);
-    for (size_t i = 0; out && i < count; i++) {
-        spoor_rtos_thread t;
+    const spoor_rtos_walk *walk = &ts->walk;
+    spoor_rsp_thread *out = calloc(ts->count + 1, sizeof *out);
+    for (size_t i = 0; out && i < ts->count; i++) {
+        const spoor_thread *t = &ts->thread[i];
         spoor_rsp_thread *r = &out[*n];
-        bool unlisted = !strcmp(refs[i].state, "unlisted");
-        bool current = unlisted || !strcmp(refs[i].state, "running");
-        if (unlisted) { /* what runs is no thread of the kernel's: its bytes are not read */
-            r->regs = snap->regs;
+        if (t->unlisted) { /* what runs is no thread of the kernel's: its bytes are not read */
+            r->regs = t->regs;
             snprintf(r->extra, sizeof r->extra,
-                     "(start-up or deleted: on no thread list) (TCB 0x%08x)", refs[i].tcb);
+                     "(start-up or deleted: on no thread list) (TCB 0x%08x)", t->tcb);
             (*n)++;
             continue;
         }
-        if (!spoor_rtos_read_thread(rtos, spoor_mem_reader, snap->mem, refs[i].tcb, &t) ||
-            (!current && !spoor_rtos_saved_regs(rtos, spoor_mem_reader, snap->mem, &t, &r->regs))) {
-            cli_note("gdbserver", "thread 0x%08x left out: %s", refs[i].tcb, spoor_last_error());
+        if (!t->has_regs) {
+            cli_note("gdbserver", "thread 0x%08x left out: %s", t->tcb, t->error);
             continue;
         }
-        if (current)
-            r->regs = snap->regs;
-        spoor_rtos_state st;
+        r->regs = t->regs;
         char state[160];
-        spoor_rtos_state_of(rtos, spoor_mem_reader, snap->mem, &refs[i], &t, &st);
-        spoor_rtos_state_text(&st, state, sizeof state);
+        spoor_rtos_state_text(&t->state, state, sizeof state);
         snprintf(r->extra, sizeof r->extra, "%.47s (%.80s, prio %d, TCB 0x%08x)",
-                 t.name[0] ? t.name : "?", state, t.has_prio ? (int)t.prio : 0, refs[i].tcb);
+                 t->info.name[0] ? t->info.name : "?", state,
+                 t->info.has_prio ? (int)t->info.prio : 0, t->tcb);
         (*n)++;
     }
-    if (walk.not_shown)
-        cli_note("gdbserver", "--threads: %zu more threads not shown", walk.not_shown);
-    if (walk.lists_cut)
+    if (walk->not_shown)
+        cli_note("gdbserver", "--threads: %zu more threads not shown", walk->not_shown);
+    if (walk->lists_cut)
         fprintf(stderr,
                 "spoor gdbserver: --threads: partial: %u thread list%s not read to the "
                 "end; %s\n",
-                walk.lists_cut, walk.lists_cut == 1 ? "" : "s", walk.why);
-    if (out && *n && (walk.not_shown || walk.lists_cut)) {
+                walk->lists_cut, walk->lists_cut == 1 ? "" : "s", walk->why);
+    if (out && *n && (walk->not_shown || walk->lists_cut)) {
         spoor_rsp_thread *r = &out[(*n)++];
         r->regs = snap->regs;
-        if (walk.lists_cut)
-            snprintf(r->extra, sizeof r->extra, "<partial: %.80s>", walk.why);
+        if (walk->lists_cut)
+            snprintf(r->extra, sizeof r->extra, "<partial: %.80s>", walk->why);
         else
-            snprintf(r->extra, sizeof r->extra, "<%zu more threads not shown>", walk.not_shown);
+            snprintf(r->extra, sizeof r->extra, "<%zu more threads not shown>", walk->not_shown);
     }
-    spoor_rtos_close(rtos);
+    spoor_threads_free(ts);
     return out;
 }
 

@@ -9,8 +9,8 @@
 
 #include "cli.h"
 #include "itm_cli.h"
-#include "json_out.h"
-#include "outbuf.h"
+#include "util/json_write.h"
+#include "util/outbuf.h"
 #include "spoor/elf.h"
 #include "spoor/itm.h"
 #include "spoor/trace_pump.h"

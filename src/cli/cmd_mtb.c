@@ -9,10 +9,10 @@
 
 #include "chrome_trace.h"
 #include "cli.h"
-#include "json_out.h"
+#include "util/json_write.h"
 #include "mtb_flow_print.h"
 #include "mtb_print.h"
-#include "outbuf.h"
+#include "util/outbuf.h"
 #include "spoor/call_stack.h"
 #include "spoor/dump.h"
 #include "spoor/elf.h"

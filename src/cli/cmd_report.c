@@ -1,6 +1,6 @@
 /* spoor report: one self-contained HTML page of a crash (docs/report.md). The page is the
  * template src/cli/report_template.html (compiled in) with two JSON documents in it: the report
- * spoor crash --json prints (crash_json.c, so the page and the CLI cannot disagree) and an
+ * spoor crash --json prints (spoor_crash_json, so the page and the CLI cannot disagree) and an
  * annex of what only the page shows: the source text around the report's lines and the
  * disassembly around its addresses. The page's own script renders both; nothing is fetched. */
 #include <errno.h>
@@ -13,9 +13,9 @@
 #include "cli.h"
 #include "crash_report.h"
 #include "html_page.h"
-#include "json_out.h"
 #include "json_scan.h"
 #include "report_annex.h"
+#include "util/json_write.h"
 
 extern const unsigned char report_template[];
 extern const unsigned long report_template_len;
@@ -72,7 +72,7 @@ static char *report_json(struct crash *c, const struct report_args *r, target_in
             cli_error("report", "--from-json takes no DUMP, --regs, --mem or --gdb");
             return NULL;
         }
-        if (c->threads || r->sections_given) {
+        if (c->options.threads || r->sections_given) {
             cli_error("report", "--from-json takes no --threads, --branches, --calls or "
                                 "--mtb-regs (the saved report has its sections or not)");
             return NULL;
@@ -89,19 +89,12 @@ static char *report_json(struct crash *c, const struct report_args *r, target_in
     }
     if ((*rc = crash_open(c, "report", r->elf_path, in, args, nargs)))
         return NULL;
-    FILE *tmp = html_capture_begin(&c->out);
-    if (!tmp) {
-        *rc = cli_error("report", "cannot make a temporary file: %s", strerror(errno));
-        return NULL;
-    }
-    crash_print_json(c);
+    text = spoor_crash_json(c->report, len);
     /* A connection lost on the way: what was read after it is not the target's memory. */
     bool lost = c->snap->gdb && !spoor_gdb_alive(c->snap->gdb);
-    text = html_capture_end(&c->out, tmp, len);
     if (lost || !text) {
         free(text);
-        *rc = lost ? cli_error("report", "%s", spoor_last_error())
-                   : cli_error("report", "cannot keep the report: %s", strerror(errno));
+        *rc = cli_error("report", "%s", spoor_last_error());
         return NULL;
     }
     return text;
@@ -156,7 +149,7 @@ int cmd_report(int argc, char **argv)
     static struct annex a;
     struct report_args r = {0};
     memset(&c, 0, sizeof c);
-    c.sections = (crash_sections_config)CRASH_SECTIONS_DEFAULTS; /* as spoor crash's */
+    c.options = (spoor_crash_options)SPOOR_CRASH_OPTIONS_DEFAULT; /* as spoor crash's */
     memset(&in, 0, sizeof in);
     memset(&a, 0, sizeof a);
     int opt, rc;
@@ -166,7 +159,7 @@ int cmd_report(int argc, char **argv)
         switch (opt) {
         case 'e': r.elf_path = optarg; break;
         case 'o': r.output = optarg; break;
-        case OPT_THREADS: c.threads = 1; break;
+        case OPT_THREADS: c.options.threads = true; break;
         case OPT_FROM_JSON: r.from_json = optarg; break;
         case OPT_SOURCE_DIR:
             if (a.nsource_dirs == REPORT_MAX_SOURCE_DIRS)
@@ -177,7 +170,7 @@ int cmd_report(int argc, char **argv)
         case CRASH_OPT_BRANCHES:
         case CRASH_OPT_CALLS:
         case CRASH_OPT_MTB_REGS:
-            if ((rc = crash_sections_option("report", &c.sections, opt, optarg)))
+            if ((rc = crash_sections_option("report", &c.options, opt, optarg)))
                 return rc;
             r.sections_given = 1;
             break;

@@ -11,8 +11,8 @@
 #endif
 
 #include "cli.h"
-#include "json_out.h"
-#include "outbuf.h"
+#include "util/json_write.h"
+#include "util/outbuf.h"
 #include "spoor/elf.h"
 #include "spoor/unwind.h"
 #include "sym_memo.h"

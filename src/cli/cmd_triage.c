@@ -9,11 +9,11 @@
 
 #include "cli.h"
 #include "html_page.h"
-#include "json_out.h"
-#include "outbuf.h"
 #include "spoor/dump.h"
 #include "spoor/elf_dir.h"
 #include "spoor/triage.h"
+#include "util/json_write.h"
+#include "util/outbuf.h"
 
 extern const unsigned char triage_template[];
 extern const unsigned long triage_template_len;
@@ -54,90 +54,15 @@ struct opts {
     bool json, per_dump, merge;
 };
 
-static void print_sig_json(json_out *j, const spoor_triage_sig *s)
-{
-    json_string(j, "signature", s->text);
-    json_string(j, "reason", s->reason);
-    json_string(j, "fault", s->fault);
-    json_array_begin(j, "bits");
-    for (size_t i = 0; i < s->nbits; i++)
-        json_string(j, NULL, s->bits[i]);
-    json_array_end(j);
-    json_string(j, "assert", s->assert_at);
-    json_array_begin(j, "frames");
-    for (size_t i = 0; i < s->nframes; i++)
-        json_string(j, NULL, s->frames[i]);
-    json_array_end(j);
-}
-
-/* One bucket as an object (a --json line, or an element of the page's list). */
-static void print_bucket_json(json_out *j, const spoor_triage_bucket *b)
-{
-    char when[32];
-    json_object_begin(j, NULL);
-    json_string(j, "bucket", b->sig.id);
-    json_uint(j, "count", b->count);
-    print_sig_json(j, &b->sig);
-    json_array_begin(j, "versions");
-    for (size_t v = 0; v < b->nversions; v++) {
-        json_object_begin(j, NULL);
-        json_string(j, "build_id", b->versions[v].build_id);
-        json_string(j, "version", b->versions[v].version);
-        json_uint(j, "count", b->versions[v].count);
-        json_object_end(j);
-    }
-    json_array_end(j);
-    json_string(j, "first", spoor_triage_time_text(b->first, when));
-    json_string(j, "last", spoor_triage_time_text(b->last, when));
-    json_string(j, "example", b->example);
-    json_object_end(j);
-}
-
+/* The --json output (spoor_triage_json) onto o; false when memory runs out. */
 static bool print_json(outbuf *o, spoor_triage *t, bool per_dump)
 {
-    json_out j;
-    const spoor_triage_bucket *b;
-    size_t nb = spoor_triage_buckets(t, &b);
-    char when[32];
-    /* the shard line first: the format's version, the shards these lines count */
-    size_t ns = spoor_triage_shards(t, NULL);
-    const char **ids = malloc((ns ? ns : 1) * sizeof *ids);
-    if (!ids)
+    size_t len;
+    char *text = spoor_triage_json(t, per_dump, &len);
+    if (!text)
         return false;
-    spoor_triage_shards(t, ids);
-    json_init(&j, o);
-    json_object_begin(&j, NULL);
-    json_uint(&j, "spoor_triage", SPOOR_TRIAGE_SHARD_VERSION);
-    json_array_begin(&j, "shards");
-    for (size_t i = 0; i < ns; i++)
-        json_string(&j, NULL, ids[i]);
-    json_array_end(&j);
-    json_object_end(&j);
-    json_finish(&j);
-    free(ids);
-    for (size_t i = 0; i < nb; i++) {
-        json_init(&j, o);
-        print_bucket_json(&j, &b[i]);
-        json_finish(&j);
-    }
-    const spoor_triage_dump *d;
-    size_t nd = spoor_triage_dumps(t, &d);
-    for (size_t i = 0; i < nd; i++) {
-        if (!d[i].error && !per_dump)
-            continue;
-        json_init(&j, o);
-        json_object_begin(&j, NULL);
-        json_string(&j, "dump", d[i].path);
-        if (d[i].error) {
-            json_string(&j, "error", d[i].error);
-        } else {
-            json_string(&j, "bucket", d[i].bucket);
-            json_string(&j, "build_id", d[i].build_id);
-            json_string(&j, "time", spoor_triage_time_text(d[i].time, when));
-        }
-        json_object_end(&j);
-        json_finish(&j);
-    }
+    ob_write(o, text, len);
+    free(text);
     return true;
 }
 
@@ -199,13 +124,20 @@ static int write_html(const struct opts *o, spoor_triage *t, spoor_elf_dir *dir)
         return cli_error("triage", "cannot make a temporary file: %s", strerror(errno));
     }
     json_out j;
+    bool out_of_memory = false;
     json_init(&j, &ob);
     json_object_begin(&j, NULL);
     json_string(&j, "spoor", SPOOR_VERSION);
     json_string(&j, "elf_dir", o->elf_dir);
     json_array_begin(&j, "buckets");
-    for (size_t i = 0; i < nb; i++)
-        print_bucket_json(&j, &b[i]);
+    for (size_t i = 0; i < nb; i++) {
+        size_t len;
+        char *bucket = spoor_triage_bucket_json(&b[i], &len);
+        if (bucket)
+            json_raw(&j, NULL, bucket, len);
+        out_of_memory |= !bucket;
+        free(bucket);
+    }
     json_array_end(&j);
     json_array_begin(&j, "not_signed");
     const spoor_triage_dump *d;
@@ -237,6 +169,10 @@ static int write_html(const struct opts *o, spoor_triage *t, spoor_elf_dir *dir)
     free(page);
     size_t len;
     char *doc = html_capture_end(&ob, tmp, &len);
+    if (out_of_memory) {
+        free(doc);
+        return cli_out_of_memory("triage");
+    }
     if (!doc)
         return cli_error("triage", "cannot keep the page's data: %s", strerror(errno));
     char index[4096];

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "outbuf.h"
+#include "util/outbuf.h"
 
 /* Points o at a temporary file; NULL when none can be made. */
 FILE *html_capture_begin(outbuf *o);

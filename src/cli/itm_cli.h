@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "json_out.h"
+#include "util/json_write.h"
 #include "spoor/elf.h"
 #include "spoor/itm.h"
 

@@ -4,8 +4,8 @@
 #ifndef SPOOR_MTB_FLOW_PRINT_H
 #define SPOOR_MTB_FLOW_PRINT_H
 
-#include "json_out.h"
-#include "outbuf.h"
+#include "util/json_write.h"
+#include "util/outbuf.h"
 #include "spoor/elf.h"
 #include "spoor/mtb_decode.h"
 

@@ -44,14 +44,3 @@ void mtb_packet_text(outbuf *o, const spoor_elf *elf, const spoor_mtb_packet *p)
         put_place(o, elf, p->dst);
     ob_char(o, '\n');
 }
-
-void mtb_packet_json(json_out *j, const spoor_mtb_packet *p)
-{
-    json_object_begin(j, NULL);
-    json_key_hex32(j, JSON_KEY("src"), p->src);
-    json_key_hex32(j, JSON_KEY("dst"), p->dst);
-    json_key_uint(j, JSON_KEY("a"), p->a);
-    json_key_uint(j, JSON_KEY("s"), p->s);
-    json_key_string(j, JSON_KEY("kind"), spoor_mtb_kind_name(p->kind));
-    json_object_end(j);
-}

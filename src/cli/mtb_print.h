@@ -4,17 +4,13 @@
 #ifndef SPOOR_MTB_PRINT_H
 #define SPOOR_MTB_PRINT_H
 
-#include "json_out.h"
-#include "outbuf.h"
 #include "spoor/elf.h"
 #include "spoor/mtb_decode.h"
+#include "util/outbuf.h"
+#include "util/record_json.h"
 
 /* The packet's two text rows, each ending with a newline; a "Begin Trace Session" row first
  * when its S-bit is set. */
 void mtb_packet_text(outbuf *o, const spoor_elf *elf, const spoor_mtb_packet *p);
-
-/* The packet as one JSON object (an array element, or a JSON Lines document once the caller
- * calls json_finish). */
-void mtb_packet_json(json_out *j, const spoor_mtb_packet *p);
 
 #endif

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "json_out.h"
+#include "util/json_write.h"
 #include "json_scan.h"
 #include "spoor/elf.h"
 

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "outbuf.h"
+#include "util/outbuf.h"
 
 /* Answers already printed, by the text of the address: bulk input repeats addresses (PCs of a
  * trace, random samples over a firmware of a few thousand lines), and copying an answer's text

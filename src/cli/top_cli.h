@@ -10,7 +10,7 @@
 #include <stdio.h>
 
 #include "chrome_trace.h"
-#include "outbuf.h"
+#include "util/outbuf.h"
 #include "spoor/dump.h"
 #include "spoor/elf.h"
 #include "spoor/gdb_remote.h"

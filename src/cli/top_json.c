@@ -9,7 +9,7 @@
 
 #include "cli.h"
 #include "crash_stacks.h"
-#include "json_out.h"
+#include "util/json_write.h"
 #include "top_cli.h"
 
 /* -j udp:[HOST:]PORT: a datagram socket connected to HOST (default 127.0.0.1) and PORT. */

@@ -22,6 +22,13 @@
    against `pkg-config --cflags --libs spoor` (libspoor.so), against
    `pkg-config --static --libs spoor` with libspoor.a, and with find_package(spoor) against
    spoor::spoor and spoor::shared; each must print arm-none-eabi-addr2line's function and line.
+4b. A host program that uses the analysis layer (tests/e2e/install/host/crash_json.c), built
+   against `pkg-config --cflags --libs spoor` (libspoor.so) and `--static` (libspoor.a): the
+   crash report's JSON of the Make firmware's dump (spoor_crash_json) must be the very bytes the
+   installed `spoor crash --json` prints, and so must the report with --threads of the example
+   scheduler stopped at sched_checkpoint (spoor-snapshot's regs.json and RAM image); its list of
+   that snapshot's threads (spoor_threads_read) must name the threads, states and current thread
+   of `spoor crash --json --threads`, each thread's PC that of its backtrace's first frame.
 5. `man -l` renders the installed spoor(1) without warnings; every command of `spoor --help`
    has its section, and every flag of every command's --help appears in that section.
 6. The installed bash completion registers itself for spoor and offers the commands and, for
@@ -351,6 +358,50 @@ class Install(unittest.TestCase):
         self.check_symbolize(build / "symbolize")
         self.assertIn("libspoor.so", run(["readelf", "-d", build / "symbolize_shared"]))
         self.check_symbolize(build / "symbolize_shared")
+
+    def build_crash_json(self):
+        """crash_json.c against libspoor.so and against libspoor.a."""
+        source = INSTALL_TEST_DIR / "host" / "crash_json.c"
+        libdir = self.pkg_config("--variable=libdir")[0]
+        shared, static = self.work / "crash_json-pc", self.work / "crash_json-pc-static"
+        run(["cc", "-std=c11", "-Wall", "-Wextra", "-Werror", source, "-o", shared,
+             *self.pkg_config("--cflags", "--libs"), f"-Wl,-rpath,{libdir}"])
+        libs = ["-l:libspoor.a" if flag == "-lspoor" else flag
+                for flag in self.pkg_config("--static", "--libs")]
+        run(["cc", "-std=c11", "-Wall", "-Wextra", "-Werror", source, "-o", static,
+             *self.pkg_config("--cflags"), *libs])
+        return shared, static
+
+    def test_host_crash_json(self):
+        from test_docs import gdb_snapshot  # the scheduler's snapshot, as docs/crash.md makes it
+        programs = self.build_crash_json()
+        dump = self.work / "api-crash.bin"
+        with harness.Qemu(self.make_elf, MACHINE, semihosting_args=f"arg={dump}") as qemu:
+            self.assertEqual(qemu.wait(30).returncode, 0)
+        expected = run([self.spoor, "crash", "--json", "-e", self.make_elf, dump])
+        self.assertEqual(json.loads(expected)["fault"]["type"], "BusFault")
+        sched_elf, _ = harness.example("sched", "m3")
+        snap = self.work / "api-sched"
+        gdb_snapshot("sched", "m3", ["break sched_checkpoint", "continue"], snap)
+        inputs = [snap / "regs.json", f"0x20000000:{snap / '0x20000000.bin'}"]
+        expected_threads = run([self.spoor, "crash", "--json", "--threads", "-e", sched_elf,
+                                "--regs", inputs[0], "--mem", inputs[1]])
+        report = json.loads(expected_threads)
+        self.assertGreaterEqual(len(report["threads"]), 4)
+        for program in programs:
+            with self.subTest(program=program.name):
+                self.assertEqual(run([program, self.make_elf, dump]), expected)
+                self.assertEqual(run([program, sched_elf, *inputs, "--threads"]),
+                                 expected_threads)
+                lines = run([program, "--list", sched_elf, *inputs]).splitlines()
+                self.assertEqual(lines[-1], f"not shown {report['threads_not_shown']}")
+                listed = [line.split() for line in lines[:-1]]
+                self.assertEqual([(t[0], t[1], t[2], t[3] == "1") for t in listed],
+                                 [(t["tcb"], t["name"] or "-", t["state"], t["current"])
+                                  for t in report["threads"]])
+                for t, fields in zip(report["threads"], listed):
+                    if t["backtrace"]:
+                        self.assertEqual(int(fields[4], 16), int(t["backtrace"][0]["pc"], 16))
 
     # ------------------------------------------------------------ 5, 6: man page, completion
 

@@ -10,6 +10,9 @@
    PUBLIC says), never another folder's private header (NAME_internal.h; a folder's other
    headers are its interface to the layers above), and every object calls only into objects of
    those layers. Public headers obey the same rule among themselves.
+7. src/util/ (helpers compiled into libspoor, neither installed nor exported) and the CLI include
+   only public headers and src/util's; util is a layer every other may use, and it uses the
+   layers below analysis through their public headers.
 6. The unwinder (src/lib/unwind/): its methods never call one another (each may call only
    unwind_memory.c, its bounded reads, in its own layer), and only the driver, unwind.c,
    includes the list of methods (unwind_methods_internal.h) and the headers of the driver's
@@ -35,10 +38,19 @@ ORDER = ["base", "arch", "elf", "remote", "snapshot", "unwind", "rtos"]
 LAYERS = {layer: set(ORDER[:i]) for i, layer in enumerate(ORDER)}
 LAYERS["itm"] = set(ORDER[:ORDER.index("snapshot") + 1])
 LAYERS["flow"] = LAYERS["itm"] | {"itm"}
-# triage signs dumps (snapshot, unwind) and sits above every other layer.
-LAYERS["triage"] = set(ORDER) | {"itm", "flow"}
+# analysis: what a stopped target did (threads with registers, state, frames and stack use;
+# the crash report), from every layer below but itm; triage signs dumps from it.
+LAYERS["analysis"] = set(ORDER) | {"flow", "check"}
+LAYERS["triage"] = set(ORDER) | {"itm", "flow", "analysis"}
 # check reads a firmware ELF alone (its code through Thumb facts): elf and below.
 LAYERS["check"] = set(ORDER[:ORDER.index("elf") + 1])
+# util (src/util/, beside src/lib): helpers compiled into libspoor but neither installed nor
+# exported (the text and JSON writers, the JSON of records several reports share); every layer
+# and the CLI may use them. They use the layers below analysis through their public headers only
+# (check_includes), and no call may come back round (the call-cycle check).
+for _layer in LAYERS:
+    LAYERS[_layer].add("util")
+LAYERS["util"] = set(ORDER) | {"itm", "flow"}
 
 # The layer of each public header. The target's record layouts (target/include/spoor/) are
 # shared with the firmware and include nothing of the host: they count as base.
@@ -52,6 +64,7 @@ PUBLIC = {
     "rtos": "rtos.h stack_usage.h",
     "itm": "itm.h tpiu.h trace_source.h top.h trace_pump.h dwt_setup.h",
     "flow": "call_stack.h calls_decode.h mtb_decode.h",
+    "analysis": "analysis.h",
     "triage": "triage.h",
     "check": "firmware_check.h",
 }
@@ -80,6 +93,7 @@ def check_layers(problems):
         if header_layer("spoor/" + name, target_headers) == "unknown":
             problems.append(f"include/spoor/{name}: no layer (add it to PUBLIC in {Path(__file__).name})")
     files = [(f, f.parent.name) for f in sorted(lib.glob("*/*.[ch]"))]
+    files += [(f, "util") for f in sorted((SOURCE / "src" / "util").glob("*.[ch]"))]
     files += [(lib / f.name, None) for f in sorted(lib.glob("*.[ch]"))]
     files += [(SOURCE / "include" / "spoor" / n, header_layer("spoor/" + n, target_headers))
               for n in sorted(public)]
@@ -158,9 +172,24 @@ def check_exports(problems):
         problems.append(f"include/spoor declares {n}, which libspoor.so does not export")
 
 
+def check_includes(problems):
+    """The CLI includes its own headers, the public ones and src/util's, nothing else of src; so
+    does src/util (never a layer's own header)."""
+    for folder in ("cli", "util"):
+        d = SOURCE / "src" / folder
+        own = {f.name for f in d.glob("*.[ch]")} | {"commands.def"} if folder == "cli" else set()
+        for f in sorted(d.glob("*.[ch]")):
+            for inc in re.findall(r'^#include\s+"([^"]+)"', f.read_text(), re.M):
+                if inc not in own and not inc.startswith(("spoor/", "util/")):
+                    problems.append(f"{f.relative_to(SOURCE)}: includes {inc}, neither a public "
+                                    f"header (spoor/) nor a helper of src/util")
+
+
 def object_layers():
     """{object file name: layer} for libspoor.a's members."""
     layers = {f"{f.name}.o": f.parent.name for f in (SOURCE / "src" / "lib").glob("*/*.c")}
+    for f in (SOURCE / "src" / "util").glob("*.c"):
+        layers[f"{f.name}.o"] = "util"
     for f in (SOURCE / "target" / "src").glob("*.c"):
         layers[f"{f.name}.o"] = "base"
     return layers
@@ -241,10 +270,12 @@ def main():
             if a and b and a != b and b not in LAYERS[a]:
                 problems.append(f"{obj} (layer {a}) calls into {callee} (layer {b})")
     check_layers(problems)
+    check_includes(problems)
     check_unwinder(problems, calls)
     check_exports(problems)
 
     headers = list((SOURCE / "src" / "lib").glob("*/*.h")) + \
+        list((SOURCE / "src" / "util").glob("*.h")) + \
         list((SOURCE / "include" / "spoor").glob("*.h"))
     by_name = {}
     for h in headers:

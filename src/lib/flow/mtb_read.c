@@ -157,3 +157,14 @@ bool spoor_mtb_thaw(spoor_mem *mem, const spoor_mtb_frozen *frozen, const char *
                            input, frozen->master, why),
            false;
 }
+
+bool spoor_mtb_open(const spoor_snapshot *snap, uint32_t regs_addr, const spoor_mtb_frozen *frozen,
+                    spoor_mtb_trace *out, const char **from)
+{
+    if (snap->dump && snap->dump->has_mtb) {
+        *from = "dump";
+        return spoor_mtb_from_dump(snap->dump, snap->input, out);
+    }
+    *from = "memory";
+    return spoor_mtb_read(snap->mem, regs_addr, frozen, snap->input, out);
+}

@@ -4,13 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "spoor/analysis.h"
 #include "spoor/error.h"
-#include "spoor/fault.h"
 #include "spoor/snapshot.h"
 #include "spoor/triage.h"
 #include "spoor/unwind.h"
 
-#define MAX_FRAMES 256
 #define MAX_INLINE 8
 
 /* Whether a frame's code is the application's: not the target library (spoor_* functions,
@@ -46,17 +45,14 @@ static bool add_string(char ***list, size_t *n, const char *s)
     return (grown[*n] = strdup(s)) != NULL && ++*n;
 }
 
-static bool sign_frames(const spoor_elf *elf, spoor_snapshot *snap, unsigned k,
-                        spoor_triage_sig *out)
+/* The innermost k application functions of the report's backtrace. */
+static bool sign_frames(const spoor_crash *c, unsigned k, spoor_triage_sig *out)
 {
-    static _Thread_local spoor_frame frames[MAX_FRAMES];
-    size_t n =
-        spoor_unwind(elf, &snap->regs, spoor_mem_reader, snap->mem, NULL, frames, MAX_FRAMES, NULL);
-    for (size_t i = 0; i < n && out->nframes < k; i++) {
-        if (frames[i].kind != SPOOR_FRAME_CALL)
+    for (size_t i = 0; i < c->nframes && out->nframes < k; i++) {
+        if (c->frames[i].kind != SPOOR_FRAME_CALL)
             continue;
         spoor_location loc[MAX_INLINE];
-        size_t m = spoor_frame_symbolize(elf, &frames[i], loc, MAX_INLINE);
+        size_t m = spoor_frame_symbolize(c->elf, &c->frames[i], loc, MAX_INLINE);
         for (size_t j = 0; j < m && out->nframes < k; j++)
             if (application_code(&loc[j]) &&
                 !add_string(&out->frames, &out->nframes, loc[j].function))
@@ -71,19 +67,18 @@ bool spoor_triage_sign(const spoor_elf *elf, spoor_dump *dump, const char *name,
     memset(out, 0, sizeof *out);
     if (!k || k > SPOOR_TRIAGE_MAX_K)
         k = k ? SPOOR_TRIAGE_MAX_K : SPOOR_TRIAGE_DEFAULT_K;
-    /* The dump's memory view and fault status, as spoor crash sees them. */
+    /* The dump's report (its memory view, fault status, backtrace), as spoor crash makes it. */
     spoor_snapshot *snap = spoor_snapshot_from_dump(dump, name, elf);
     if (!snap)
         return false;
-    bool ok = (out->reason = strdup(dump->has_reason ? spoor_dump_reason_name(dump->reason)
-                                                     : "unknown")) != NULL;
+    spoor_crash *c = spoor_crash_open(elf, snap, NULL);
+    bool ok = c && (out->reason = strdup(dump->has_reason ? spoor_dump_reason_name(dump->reason)
+                                                          : "unknown")) != NULL;
     bool fault = dump->has_reason ? dump->reason == SPOOR_REASON_FAULT : snap->fault.valid != 0;
     if (ok && fault) {
-        spoor_fault_info info;
-        spoor_fault_decode(&snap->fault, snap->exception, snap->regs.r[15], &info);
-        ok = (out->fault = strdup(info.type)) != NULL;
-        for (size_t i = 0; ok && i < info.nbits; i++)
-            ok = add_string(&out->bits, &out->nbits, info.bits[i].name);
+        ok = (out->fault = strdup(c->fault.type)) != NULL;
+        for (size_t i = 0; ok && i < c->fault.nbits; i++)
+            ok = add_string(&out->bits, &out->nbits, c->fault.bits[i].name);
     }
     if (ok && dump->has_reason && dump->reason == SPOOR_REASON_ASSERT) {
         const char *file = dump->file ? base_name(dump->file) : "?";
@@ -92,7 +87,8 @@ bool spoor_triage_sign(const spoor_elf *elf, spoor_dump *dump, const char *name,
         if (ok)
             snprintf(out->assert_at, len, "%s:%u", file, dump->line);
     }
-    ok = ok && sign_frames(elf, snap, k, out) && spoor_triage_sig_finish(out);
+    ok = ok && sign_frames(c, k, out) && spoor_triage_sig_finish(out);
+    spoor_crash_close(c);
     spoor_snapshot_close(snap);
     if (!ok) {
         spoor_triage_sig_clear(out);

@@ -2,13 +2,30 @@
  * and escaping handled (strings through ob_json_string, the one escaper). Keys are literals
  * the caller knows need no escaping. Output is compact (no spaces); a document ends with a
  * newline (json_finish), so JSON Lines are one document after another on one writer. */
-#ifndef SPOOR_JSON_OUT_H
-#define SPOOR_JSON_OUT_H
+#ifndef SPOOR_UTIL_JSON_WRITE_H
+#define SPOOR_UTIL_JSON_WRITE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
-#include "outbuf.h"
+#include "util/outbuf.h"
+
+/* Linked as spoor_json_* (util/outbuf.h says why), called by their short names. */
+#define json_init spoor_json_init
+#define json_object_begin spoor_json_object_begin
+#define json_object_end spoor_json_object_end
+#define json_array_begin spoor_json_array_begin
+#define json_array_end spoor_json_array_end
+#define json_string spoor_json_string
+#define json_hex32 spoor_json_hex32
+#define json_uint spoor_json_uint
+#define json_int spoor_json_int
+#define json_fixed spoor_json_fixed
+#define json_bool spoor_json_bool
+#define json_null spoor_json_null
+#define json_finish spoor_json_finish
+#define json_raw spoor_json_raw
 
 #define JSON_MAX_DEPTH 32
 
@@ -32,6 +49,8 @@ void json_int(json_out *j, const char *key, int64_t value);
 void json_fixed(json_out *j, const char *key, double value, int decimals);
 void json_bool(json_out *j, const char *key, bool value);
 void json_null(json_out *j, const char *key);
+/* A value already written as JSON (len bytes of text: an object, an array, a number), as it is. */
+void json_raw(json_out *j, const char *key, const char *text, size_t len);
 /* Ends the document with a newline (call after the outermost *_end); the next value written
  * starts a new document. */
 void json_finish(json_out *j);

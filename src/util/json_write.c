@@ -1,4 +1,4 @@
-#include "json_out.h"
+#include "util/json_write.h"
 
 #include <inttypes.h>
 
@@ -101,6 +101,12 @@ void json_null(json_out *j, const char *key)
 {
     item(j, key);
     ob_str(j->ob, "null");
+}
+
+void json_raw(json_out *j, const char *key, const char *text, size_t len)
+{
+    item(j, key);
+    ob_write(j->ob, text, len);
 }
 
 void json_finish(json_out *j)

@@ -1,23 +1,48 @@
 /* A buffered writer for high-volume text output (stdio's printf costs more than the lookups
  * it prints). Writes go to a file descriptor in large blocks; errors are sticky. */
-#ifndef SPOOR_OUTBUF_H
-#define SPOOR_OUTBUF_H
+#ifndef SPOOR_UTIL_OUTBUF_H
+#define SPOOR_UTIL_OUTBUF_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
+/* libspoor.a's global names start with spoor_ (a static library shares the application's
+ * namespace): these are linked as spoor_ob_*, and called by their short names. */
+#define ob_init spoor_ob_init
+#define ob_flush spoor_ob_flush
+#define ob_write_slow spoor_ob_write_slow
+#define ob_str spoor_ob_str
+#define ob_u32 spoor_ob_u32
+#define ob_hex spoor_ob_hex
+#define ob_hex8 spoor_ob_hex8
+#define ob_json_string spoor_ob_json_string
+#define ob_text spoor_ob_text
+#define ob_text_clean spoor_ob_text_clean
+#define ob_text_plain spoor_ob_text_plain
+#define ob_printf spoor_ob_printf
+#define ob_hex_pairs spoor_ob_hex_pairs
+#define ob_decimal_pairs spoor_ob_decimal_pairs
+#define ob_init_memory spoor_ob_init_memory
+#define ob_take spoor_ob_take
+
 typedef struct outbuf {
-    int fd;
+    int fd; /* -1: into memory (ob_init_memory) */
     bool failed;
     size_t len;
     unsigned long flushes; /* ob_flush calls: a caller can tell that its text stayed in buf */
+    char *mem;             /* what was flushed into memory, mem_len bytes of mem_cap */
+    size_t mem_len, mem_cap;
     char buf[1 << 16];
 } outbuf;
 
 void ob_init(outbuf *ob, int fd);
 bool ob_flush(outbuf *ob); /* false once any write has failed */
+/* An outbuf that keeps what is written in memory; ob_take hands it over (NUL-terminated, *len
+ * without the NUL; the caller frees it) and starts again empty: NULL when memory ran out. */
+void ob_init_memory(outbuf *ob);
+char *ob_take(outbuf *ob, size_t *len);
 void ob_write_slow(outbuf *ob, const char *s, size_t n);
 
 static inline void ob_write(outbuf *ob, const char *s, size_t n)

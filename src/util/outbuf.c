@@ -1,4 +1,4 @@
-#include "outbuf.h"
+#include "util/outbuf.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -13,12 +13,55 @@ void ob_init(outbuf *ob, int fd)
     ob->failed = false;
     ob->len = 0;
     ob->flushes = 0;
+    ob->mem = NULL;
+    ob->mem_len = ob->mem_cap = 0;
+}
+
+void ob_init_memory(outbuf *ob)
+{
+    ob_init(ob, -1);
+}
+
+/* ob_flush of a memory outbuf: the buffer appended to mem. */
+static bool flush_memory(outbuf *ob)
+{
+    if (!ob->failed && ob->mem_len + ob->len + 1 > ob->mem_cap) {
+        size_t cap = ob->mem_cap ? ob->mem_cap : sizeof ob->buf;
+        while (cap < ob->mem_len + ob->len + 1)
+            cap *= 2;
+        char *more = realloc(ob->mem, cap);
+        if (!more)
+            ob->failed = true;
+        else
+            ob->mem = more, ob->mem_cap = cap;
+    }
+    if (!ob->failed) {
+        memcpy(ob->mem + ob->mem_len, ob->buf, ob->len);
+        ob->mem_len += ob->len;
+        ob->mem[ob->mem_len] = 0;
+    }
+    ob->len = 0;
+    return !ob->failed;
+}
+
+char *ob_take(outbuf *ob, size_t *len)
+{
+    char *text = NULL;
+    if (ob_flush(ob) && (ob->mem || (ob->mem = calloc(1, 1)))) {
+        text = ob->mem;
+        *len = ob->mem_len;
+    } else
+        free(ob->mem);
+    ob_init_memory(ob);
+    return text;
 }
 
 bool ob_flush(outbuf *ob)
 {
     size_t off = 0;
     ob->flushes++;
+    if (ob->fd < 0)
+        return flush_memory(ob);
     while (off < ob->len && !ob->failed) {
         ssize_t n = write(ob->fd, ob->buf + off, ob->len - off);
         if (n < 0 && errno == EINTR)
