@@ -14,7 +14,7 @@
  *   5. x_irq_leaf:   across an exception frame: main -> x_caller -> x_tail ~> x_spin, which
  *                    pends IRQ1 and is interrupted: IRQ1_Handler -> x_irq_leaf
  * (~> is a tail call). Everything runs on MSP, which gdb follows through exception frames.
- * tests/unit/test_call_sites.c reads this firmware's call sites too, and also ind_caller ->
+ * tests/unit/elf/test_call_sites.c reads this firmware's call sites too, and also ind_caller ->
  * ind_pick ~> ind_leaf, where ind_pick could as well tail-call through a pointer.
  * Self-contained: no library; the start-up of fw_startup.h. */
 #include <stdint.h>

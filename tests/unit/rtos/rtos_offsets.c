@@ -1,6 +1,6 @@
 /* The layouts of the kernels' structures the test firmware declares (tests/e2e/fw/*_types.h), as
  * arm-none-eabi-gcc lays them out for the target: compiled with -S, each OFF/SIZE line leaves
- * "@@ NAME VALUE" in the assembly, which tests/unit/rtos_offsets.cmake turns into
+ * "@@ NAME VALUE" in the assembly, which tests/unit/rtos/rtos_offsets.cmake turns into
  * rtos_offsets.h for the RTOS-layer unit test (test_rtos_threads.c). The test writes its TCB
  * images with these numbers, found by the compiler, not by the DWARF reader under test. */
 #include <stddef.h>
