@@ -81,4 +81,5 @@ target_compile_definitions(spoor_cli PRIVATE SPOOR_TOOLS_RELATIVE="${SPOOR_TOOLS
 install(FILES ${PROJECT_SOURCE_DIR}/tools/vprobe.py ${PROJECT_SOURCE_DIR}/tools/vprobe_itm.py
               ${PROJECT_SOURCE_DIR}/tools/vprobe_stores.py ${PROJECT_SOURCE_DIR}/tools/qemu_log.py
               ${PROJECT_SOURCE_DIR}/tools/vprobe_gdb_proxy.py ${PROJECT_SOURCE_DIR}/tools/coresight_regs.py
+              ${PROJECT_SOURCE_DIR}/tools/rsp_framing.py
   DESTINATION ${SPOOR_TOOLS_DIR})

@@ -31,6 +31,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from coresight_regs import REGS, reg  # noqa: E402
+from rsp_framing import ProtocolError, Tokens, expand_rle, frame, unescape  # noqa: E402
 
 ITM_BASE, DWT_END = reg("ITM_STIM", 0), REGS["DWT_END"]
 DEMCR = REGS["DEMCR"]
@@ -43,87 +44,10 @@ def emulated(addr):
     return ITM_BASE <= addr < DWT_END or addr & ~3 == DEMCR
 
 
-def checksum(payload):
-    return b"%02x" % (sum(payload) & 0xFF)
-
-
-def frame(payload):
-    return b"$" + payload + b"#" + checksum(payload)
-
-
-def expand_rle(payload):
-    """A reply's run-length encoding undone: 'c*N' is c and N - 29 more of it."""
-    out = bytearray()
-    i = 0
-    while i < len(payload):
-        c = payload[i]
-        if c == ord("*") and out and i + 1 < len(payload):
-            out += bytes([out[-1]]) * (payload[i + 1] - 29)
-            i += 2
-            continue
-        if c == ord("}") and i + 1 < len(payload):  # escaped: keep both, the caller decodes
-            out += payload[i:i + 2]
-            i += 2
-            continue
-        out.append(c)
-        i += 1
-    return bytes(out)
-
-
-def unescape(data):
-    """'X' packet data: '}' escapes the next byte (XOR 0x20)."""
-    out = bytearray()
-    escape = False
-    for c in data:
-        if escape:
-            out.append(c ^ 0x20)
-            escape = False
-        elif c == ord("}"):
-            escape = True
-        else:
-            out.append(c)
-    return bytes(out)
-
-
 # The longest packet either side may send: spoor gdbserver's bound (SPOOR_RSP_MAX_PACKET, 4096
 # bytes of payload) doubled for escapes, with room for framing; QEMU's gdbstub announces
 # PacketSize=1000 (hex). A client that sends more without a '#' is dropped, not buffered.
 MAX_PACKET = 2 * 4096 + 8
-
-
-class ProtocolError(Exception):
-    """A peer broke the remote protocol in a way the proxy does not relay."""
-
-
-class Tokens:
-    """One direction of the byte stream as tokens: ('ack', raw), ('nack', raw), ('intr', raw),
-    ('packet', raw, payload, good checksum), ('other', raw). Incomplete packets wait."""
-
-    def __init__(self):
-        self.buf = bytearray()
-
-    def feed(self, data):
-        self.buf += data
-        out = []
-        while self.buf:
-            c = self.buf[0]
-            if c in b"$%":
-                end = self.buf.find(b"#")
-                if end < 0 and len(self.buf) > MAX_PACKET:
-                    raise ProtocolError(f"a packet of more than {MAX_PACKET} bytes without its "
-                                        "end ('#'): connection dropped")
-                if end < 0 or end + 3 > len(self.buf):
-                    break
-                raw = bytes(self.buf[:end + 3])
-                payload = raw[1:end]
-                good = checksum(payload) == raw[end + 1:end + 3].lower()
-                out.append(("packet" if c == ord("$") else "notify", raw, payload, good))
-                del self.buf[:end + 3]
-                continue
-            kind = {ord("+"): "ack", ord("-"): "nack", 3: "intr"}.get(c, "other")
-            out.append((kind, bytes([c])))
-            del self.buf[:1]
-        return out
 
 
 def parse_memory_packet(payload):
@@ -317,7 +241,8 @@ class Session:
         self.listener = listener  # new debuggers, while this one is served
         self.spoken = False  # the client has sent a packet
         self.successor = None  # a new client that replaced this silent one
-        self.from_client, self.from_server = Tokens(), Tokens()
+        self.from_client = Tokens(max_packet=MAX_PACKET)
+        self.from_server = Tokens(max_packet=MAX_PACKET)
         self.no_ack = False
         self.asked_no_ack = False
         self.our_reply = None  # a reply of ours the client has not acknowledged yet

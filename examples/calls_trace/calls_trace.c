@@ -1,5 +1,5 @@
 /*
- * calls_trace: the function-call recorder (spoor/calls.h) on the seed's demo program, built with
+ * calls_trace: the function-call recorder (spoor/calls.h) on a small demo program, built with
  * -finstrument-functions (this file only; startup and semihosting code are not instrumented).
  *
  *   DEMO_Init
@@ -9,11 +9,11 @@
  * Run under QEMU with
  *   -semihosting-config enable=on,target=native,arg=calls_trace,arg=MODE,arg=OUTFILE
  * Modes:
- *   seed   the demo once and again; then the RAM image (.data and .bss, which hold the state
+ *   plain  the demo once and again, no interrupts; then the RAM image (.data and .bss, which hold the state
  *          object and the ring) goes to OUTFILE: `spoor calls -e ELF --mem ADDR:OUTFILE`
  *   irq    the demo in a loop while SysTick fires every few hundred instructions and calcValue
  *          pends device interrupt 3 (both handlers are instrumented and call instrumented code)
- *   hold   as seed, then waits in calls_done() for a debugger (`spoor calls --gdb`)
+ *   hold   as plain, then waits in calls_done() for a debugger (`spoor calls --gdb`)
  *   wrap   the demo in a loop until the ring has wrapped many times
  *   pause  paused_work() before spoor_calls_init, while paused, and after spoor_calls_freeze
  *          (also after an enable that a frozen recorder ignores): none of it may be recorded;
@@ -76,7 +76,7 @@ static volatile uint32_t ticks, irqs;
 extern uint8_t __data_start[], __bss_end[];
 extern uint8_t __ram_start[], __ram_end[], __flash_start[], __flash_end[];
 
-/* ---- the seed's program ---------------------------------------------------------------------- */
+/* ---- the demo program ----------------------------------------------------------------------- */
 
 NOINLINE int calcValue(int i, int j)
 {
@@ -253,7 +253,7 @@ NOTRACE int main(void)
     crash_setup();
     if (semihost_get_cmdline(cmdline, sizeof cmdline))
         count = split_words(cmdline, words, 3u);
-    const char *mode = count >= 2u ? words[1] : "seed";
+    const char *mode = count >= 2u ? words[1] : "plain";
     const char *out = count >= 3u ? words[2] : 0;
     if (spoor_crash_valid()) { /* second boot after the fault */
         uint32_t size = 0;
@@ -274,7 +274,7 @@ NOTRACE int main(void)
         semihost_write_string("spoor_calls_init failed\n");
         return 3;
     }
-    if (str_eq(mode, "seed") || str_eq(mode, "hold")) {
+    if (str_eq(mode, "plain") || str_eq(mode, "hold")) {
         hold = str_eq(mode, "hold");
         DEMO_Init();
         DEMO_Run(2);
@@ -308,7 +308,7 @@ NOTRACE int main(void)
         semihost_write_string("the fault did not happen\n");
         return 4;
     } else {
-        semihost_write_string("unknown mode (seed, hold, irq, wrap, pause, fault)\n");
+        semihost_write_string("unknown mode (plain, hold, irq, wrap, pause, fault)\n");
         return 2;
     }
     spoor_calls_enable(false);

@@ -44,39 +44,25 @@ import socket
 import sys
 import threading
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
+from rsp_framing import Tokens, frame  # noqa: E402
 
 FAULTS = ("close", "silent", "checksum", "error", "duplicate", "console", "drip", "short",
           "long", "noreply")
 SWEPT_BYTE_FAULTS = ("corrupt",)  # not in FAULTS: it needs a byte position (pos) besides `at`
 
 
-def frame(payload):
-    """payload (bytes) as a $...#cs packet (no escaping: the callers' payloads need none)."""
-    return b"$" + payload + b"#%02x" % (sum(payload) & 0xFF)
-
-
 class _Splitter:
     """Splits a byte stream into packets ($...#cs, as raw bytes with their payload) and single
-    bytes outside packets ('+', '-', 0x03, noise)."""
+    bytes outside packets ('+', '-', 0x03, noise; '%' too: no notification is expected)."""
 
     def __init__(self):
-        self.buf = b""
+        self.tokens = Tokens(notify=False)
 
     def feed(self, data):
-        self.buf += data
-        out = []
-        while self.buf:
-            if self.buf[:1] != b"$":
-                out.append((self.buf[:1], None))
-                self.buf = self.buf[1:]
-                continue
-            end = self.buf.find(b"#")
-            if end < 0 or len(self.buf) < end + 3:
-                break
-            raw = self.buf[:end + 3]
-            out.append((raw, raw[1:end]))
-            self.buf = self.buf[end + 3:]
-        return out
+        return [(t[1], t[2] if t[0] == "packet" else None) for t in self.tokens.feed(data)]
 
 
 def close_sockets(*sockets):

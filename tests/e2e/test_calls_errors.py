@@ -34,7 +34,7 @@ class CallsErrors(unittest.TestCase):
         tmp = Path(cls.tmp.name)
         cls.elf, machine = harness.example("calls_trace", "m3")
         cls.image = tmp / "ram.bin"
-        text = run_example(cls.elf, machine, "seed", cls.image)
+        text = run_example(cls.elf, machine, "plain", cls.image)
         cls.base = int(re.search(r"image (0x[0-9a-f]+)", text).group(1), 16)
         cls.dump = tmp / "fault.dump"
         run_example(cls.elf, machine, "fault", cls.dump)

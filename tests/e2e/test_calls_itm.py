@@ -10,10 +10,10 @@ protocol (ARMv7-M ARM, appendix D4: instrumentation packets 0bAAAAA0SS, local ti
   an overflow that lost a call-site word, one that lost a function word, and a garbled stretch
   (a reserved header and bytes up to the next synchronization). The expected records come from
   the pairing and loss rules of docs/calls.md, modelled here (`expected_live`), not from spoor.
-- the records QEMU's CPU log shows for the calls_trace example's seed and irq runs (the ground
+- the records QEMU's CPU log shows for the calls_trace example's plain and irq runs (the ground
   truth of test_calls_trace.py), encoded into ITM with other ports' packets and interrupts
   between two words: the outputs (--json, --folded, --stats, --chrome, text) must be those of
-  the RAM ring holding the same records (the example's own RAM image for the seed run, which
+  the RAM ring holding the same records (the example's own RAM image for the plain run, which
   holds all of them; for the irq run, whose ring wrapped, a ring image built here from the full
   sequence).
 """
@@ -261,7 +261,7 @@ class CallsItm(unittest.TestCase):
     def test_qemu_records_through_itm_equal_the_ring(self):
         rng = random.Random(3)
         for cpu in ("m3", "m0", "m33"):
-            for mode in ("seed", "irq"):
+            for mode in ("plain", "irq"):
                 with self.subTest(cpu=cpu, mode=mode), tempfile.TemporaryDirectory() as t:
                     tmp = Path(t)
                     elf, machine = harness.example("calls_trace", cpu)
@@ -269,7 +269,7 @@ class CallsItm(unittest.TestCase):
                     result, points = calls.run_with_log(elf, machine, mode, out, log)
                     self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
                     truth = calls.ground_truth(log, points)
-                    if mode == "seed":
+                    if mode == "plain":
                         base = (result.stdout + result.stderr).split("image ")[1].split()[0]
                         ring_args = ["--mem", f"{base}:{out}"]
                     else:
@@ -290,7 +290,7 @@ class CallsItm(unittest.TestCase):
                                      check_chrome(self, tmp / "b.json"))
                     a = spoor_calls("-e", elf, *ring_args).stdout.splitlines()
                     b = spoor_calls("-e", elf, *live_args).stdout.splitlines()
-                    if mode == "seed":
+                    if mode == "plain":
                         self.assertEqual(a, b)
                     else:
                         # live text has the context column from the first handler record on

@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import harness  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data" / "calls_v1"
-CASES = {"m3-seed": "m3", "m3-irq": "m3", "m0-irq": "m0", "m3-fault": "m3"}
+CASES = {"m3-plain": "m3", "m3-irq": "m3", "m0-irq": "m0", "m3-fault": "m3"}
 MAGIC = 0x4C435053
 FORMAT, NEXT = 4, 16
 LAYOUT_ADDRESS = 1

@@ -103,7 +103,7 @@ def model_chrome(records, times, name_of):
 class CallsTime(unittest.TestCase):
     def test_timestamps_and_context_ids(self):
         for cpu in ("m3", "m0", "m33"):
-            for mode in ("seed", "irq"):
+            for mode in ("plain", "irq"):
                 with self.subTest(cpu=cpu, mode=mode), tempfile.TemporaryDirectory() as t:
                     self.check(cpu, mode, Path(t))
 
@@ -120,7 +120,7 @@ class CallsTime(unittest.TestCase):
         capacity = calls.symbols_with_sizes(elf)["call_ring"][1] // RECORD_SIZE
         got = [json.loads(line) for line in itm.spoor_calls("-e", elf, "--json", *args)
                .stdout.splitlines()]
-        if mode == "seed":
+        if mode == "plain":
             self.assertEqual(len(got), len(truth))
         else:
             self.assertGreater(len(truth), capacity)

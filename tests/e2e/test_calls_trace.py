@@ -1,6 +1,6 @@
 """spoor calls against QEMU's own record of every hook call.
 
-The calls_trace example (examples/calls_trace) runs the seed's demo with -finstrument-functions
+The calls_trace example (examples/calls_trace) runs its demo program built with -finstrument-functions
 on the M3 (mps2-an385), the M0 (microbit) and the M33 (mps2-an505): once plainly, once with
 SysTick and a device interrupt firing inside instrumented calls, once wrapping the ring many
 times, and once faulting (the ring then comes back in spoor's crash dump).
@@ -20,7 +20,7 @@ Checked: the records `spoor calls --json` prints are exactly the newest part of 
 when the ring wrapped they are at least 90 % of its capacity (the ring's size from nm -S, 8
 bytes a record); function and caller names agree with arm-none-eabi-nm; the depth agrees with
 the nesting the log implies; records that ran in an exception handler (IPSR != 0) and only those
-are shown in a handler context; the text output of the plain run is the seed's format, rebuilt
+are shown in a handler context; the text output of the plain run is spoor calls' text format, rebuilt
 here from the log and nm.
 """
 
@@ -365,13 +365,13 @@ class CallsTrace(unittest.TestCase):
             inv, d = depths[i]
             self.assertEqual(g["depth"], d - low[inv], where)
 
-    def test_seed_program(self):
+    def test_plain_program(self):
         for cpu in CORES:
             with self.subTest(cpu=cpu), tempfile.TemporaryDirectory() as tmp:
-                elf, truth, args = self.run_mode(cpu, "seed", tmp)
+                elf, truth, args = self.run_mode(cpu, "plain", tmp)
                 got = self.spoor_json(elf, args)
                 self.check_against_truth(elf, truth, got, wrapped=False)
-                # the seed's text format, rebuilt from the log and nm
+                # spoor calls' text format, rebuilt from the log and nm
                 funcs = functions(elf)
                 expected = []
                 for (inv, depth), t in zip(truth_depths(truth), truth):
@@ -406,7 +406,7 @@ class CallsTrace(unittest.TestCase):
                     self.assertGreater(stats["failed"], 0)
 
     def test_hook_cost(self):
-        """Instructions each hook call executes (QEMU's exec log over the hooks, seed mode: no
+        """Instructions each hook call executes (QEMU's exec log over the hooks, plain mode: no
         interrupts, no wrap) are at most HOOK_COST's (the hand-written hooks; the C hooks took
         23 on the M3 and M33, 24 on the M0, each)."""
         for cpu in CORES:
@@ -417,7 +417,7 @@ class CallsTrace(unittest.TestCase):
                                             "__cyg_profile_func_exit")]
                 log = Path(tmp) / "exec.log"
                 command = harness.qemu_command(
-                    elf, machine, semihosting_args="arg=calls_trace,arg=seed") + [
+                    elf, machine, semihosting_args="arg=calls_trace,arg=plain") + [
                     "-singlestep", "-d", "exec,nochain", "-D", str(log), "-dfilter",
                     ",".join(f"0x{a:x}+0x{n:x}" for a, n in hooks)]
                 subprocess.run(command, capture_output=True, timeout=60, check=True)
@@ -495,7 +495,7 @@ class CallsTrace(unittest.TestCase):
         """--gdb reads the same ring as the RAM image of the same deterministic run."""
         for cpu in ("m3", "m0"):
             with self.subTest(cpu=cpu), tempfile.TemporaryDirectory() as tmp:
-                elf, truth, args = self.run_mode(cpu, "seed", tmp)
+                elf, truth, args = self.run_mode(cpu, "plain", tmp)
                 from_image = self.spoor_json(elf, args)
                 port = harness.free_port()
                 command = harness.qemu_command(elf, harness.machine_for(cpu)) + [

@@ -30,6 +30,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 import harness  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+from rsp_framing import frame  # noqa: E402
 
 SPOOR = os.environ["SPOOR_BIN"]
 GDB_WALK = os.path.join(os.environ["SPOOR_BUILD_DIR"], "tools", "gdb_walk")
@@ -190,7 +192,7 @@ class PacketSizeProxy:
                 new = payload.replace(m.group(0), b"PacketSize=%x" % self.packet_size)
                 old_frame = b"$" + payload + b"#"
                 at = forward.find(old_frame)
-                new_frame = b"$" + new + b"#%02x" % (sum(new) & 0xff)
+                new_frame = frame(new)
                 forward = forward[:at] + new_frame + forward[at + len(old_frame) + 2:]
         return forward
 

@@ -295,7 +295,7 @@ def recipe_itm(work):
 
 def recipe_calls(work):
     elf, machine = harness.example("calls_trace", "m3")
-    qemu_run(elf, machine, f"arg=calls_trace,arg=seed,arg={work / 'ram.bin'}", work)
+    qemu_run(elf, machine, f"arg=calls_trace,arg=plain,arg={work / 'ram.bin'}", work)
     qemu_run(elf, machine, f"arg=calls_trace,arg=fault,arg={work / 'fault.dump'}", work)
 
 

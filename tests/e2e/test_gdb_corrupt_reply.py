@@ -22,7 +22,7 @@ Each run must give:
 Never exit 0 with other output. Before the client dropped the answers that come before the
 '+', the '+' turned into '-' left spoor one reply behind: exit 2 ("a memory reply of 256 bytes
 for a read of 16" after the stack's page), or with replies of one length, other values
-silently (tests/unit/test_gdb_remote.c shows that case).
+silently (tests/unit/remote/test_gdb_remote.c shows that case).
 """
 import os
 import sys

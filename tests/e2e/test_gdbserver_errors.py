@@ -13,6 +13,8 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
 import harness  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+from rsp_framing import frame  # noqa: E402
 
 SPOOR = os.environ["SPOOR_BIN"]
 ELF = str(harness.elf_path("calls", "m3"))
@@ -74,7 +76,7 @@ with tempfile.TemporaryDirectory() as tmp:
     def exchange(sock, packet):
         """Sends one framed packet, returns the payload of the reply."""
         body = packet.encode()
-        sock.sendall(b"$" + body + b"#%02x" % (sum(body) & 0xff))
+        sock.sendall(frame(body))
         data = b""
         while not re.search(rb"\$([^#]*)#[0-9a-f]{2}", data):
             chunk = sock.recv(4096)

@@ -17,7 +17,7 @@ that faulted, as a core halted at the faulting instruction holds them; the memor
 `spoor crash` on each must print the backtrace spoor's own dump gives (text and --json) and the
 same registers; gdb-multiarch over `spoor gdbserver` reads back the M4F's s0-s15 and FPSCR as
 written. Damaged files each give one error line and exit 2. Real files probe-rs wrote (its own
-test data, tests/fuzz/corpus_probers/README.md) are checked by tests/unit/test_dump_probers.c.
+test data, tests/fuzz/corpus_probers/README.md) are checked by tests/unit/snapshot/test_dump_probers.c.
 
 With SPOOR_WRITE_SEEDS=DIR the files of the fuzz seeds (tests/fuzz/corpus_probers) are written
 there: every register and the 512 bytes of stack above SP.

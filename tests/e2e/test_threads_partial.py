@@ -36,6 +36,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import symbol_addresses  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
+from rsp_framing import frame  # noqa: E402
 from test_top_rtos_shapes import build_with_data  # noqa: E402
 from top_testlib import check, exit_status, minimal_regs  # noqa: E402
 
@@ -66,8 +69,7 @@ def served_extra(elf, regs, mems):
         sock = socket.create_connection(("127.0.0.1", port), timeout=10)
 
         def ask(body):
-            frame = f"${body}#{sum(body.encode()) & 0xFF:02x}".encode()
-            sock.sendall(frame)
+            sock.sendall(frame(body.encode()))
             data = b""
             while not (b"#" in data and len(data) >= data.index(b"#") + 3):
                 data += sock.recv(65536)

@@ -395,7 +395,8 @@ class VirtualProbe(unittest.TestCase):
                            check=True, capture_output=True, timeout=300)
             (Path(tmp) / "p").rename(prefix)  # relocatable: found next to the executable
             tools = prefix / "share" / "spoor" / "tools"
-            for name in ("vprobe.py", "vprobe_itm.py", "vprobe_stores.py", "qemu_log.py"):
+            for name in ("vprobe.py", "vprobe_itm.py", "vprobe_stores.py", "qemu_log.py",
+                         "vprobe_gdb_proxy.py", "coresight_regs.py", "rsp_framing.py"):
                 self.assertTrue((tools / name).is_file(), name)
             tool = tools / "vprobe.py"
             tool.write_text(tool.read_text().replace("this text\n", "this text (installed)\n"))

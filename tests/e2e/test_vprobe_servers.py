@@ -29,6 +29,7 @@ SOURCE = Path(os.environ.get("SPOOR_SOURCE_DIR", Path(__file__).resolve().parent
 SPOOR = os.environ.get("SPOOR_BIN", "spoor")
 sys.path.insert(0, str(SOURCE / "tools"))
 import vprobe  # noqa: E402
+from rsp_framing import frame  # noqa: E402
 
 
 def qemu_children(pid):
@@ -55,10 +56,6 @@ def alive(pid):
         return False
     stat = Path(f"/proc/{pid}/stat")
     return stat.exists() and stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"
-
-
-def gdb_packet(payload):
-    return b"$" + payload + b"#" + f"{sum(payload) & 0xFF:02x}".encode()
 
 
 def read_reply(sock, seconds):
@@ -222,7 +219,7 @@ class GdbPort(unittest.TestCase):
             cls.probe.communicate()
 
     def ask_stop_reason(self, sock):
-        sock.sendall(gdb_packet(b"?"))
+        sock.sendall(frame(b"?"))
         return read_reply(sock, 20)
 
     def test_a_silent_client_is_replaced(self):
@@ -233,7 +230,7 @@ class GdbPort(unittest.TestCase):
             reply = self.ask_stop_reason(other)
             self.assertIsNotNone(reply, "the second client was not served")
             self.assertRegex(reply, rb"^[ST][0-9a-f]{2}")
-            other.sendall(gdb_packet(b"c"))  # let the target run again
+            other.sendall(frame(b"c"))  # let the target run again
         finally:
             other.close()
             silent.close()
@@ -261,7 +258,7 @@ class GdbPort(unittest.TestCase):
         after = socket.create_connection(("127.0.0.1", self.port))
         try:
             self.assertIsNotNone(self.ask_stop_reason(after), "the port no longer serves")
-            after.sendall(gdb_packet(b"c"))
+            after.sendall(frame(b"c"))
         finally:
             after.close()
 

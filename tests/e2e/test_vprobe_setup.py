@@ -55,6 +55,8 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+from rsp_framing import checksum, frame  # noqa: E402
 from test_vprobe import full_log_of, ground_truth, objdump, wait_listening  # noqa: E402
 from test_vprobe_top_live import CYCLES, HZ, INTERVAL_MS, check_intervals, gdb_tasks  # noqa: E402
 
@@ -410,7 +412,7 @@ class RawClient:
         self.buf = b""
 
     def exchange(self, payload):
-        self.sock.sendall(b"$%s#%02x" % (payload, sum(payload) & 0xFF))
+        self.sock.sendall(frame(payload))
         while not re.search(rb"\$([^#]*)#[0-9a-f]{2}", self.buf):
             data = self.sock.recv(4096)
             if not data:
@@ -420,7 +422,7 @@ class RawClient:
             raise AssertionError(f"no '+' before the reply: {self.buf!r}")
         m = re.search(rb"\$([^#]*)#([0-9a-f]{2})", self.buf)
         reply, sent = m.group(1), int(m.group(2), 16)
-        if sum(reply) & 0xFF != sent:
+        if checksum(reply) != sent:
             raise AssertionError(f"bad checksum: {self.buf!r}")
         self.buf = self.buf[m.end():]
         self.sock.sendall(b"+")

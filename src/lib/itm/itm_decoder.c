@@ -566,7 +566,7 @@ static void start_packet(spoor_itm_decoder *d, unsigned k, uint8_t h, uint64_t o
 
 /* Whole packets lying entirely in the buffer, with the queue indices and the time in locals;
  * anything else, or too few bytes left, returns to the general loop. Their packets and rules
- * are exactly those of the general loop (tests/unit/test_itm_select.c). */
+ * are exactly those of the general loop (tests/unit/itm/test_itm_select.c). */
 
 /* A local timestamp in a fast loop dates the held packets q[from, to) (time_exact is already
  * true). */

@@ -57,6 +57,22 @@ static void resolve_member(Dwarf_Die *tcb, const char *alternatives, rtos_field 
             return;
 }
 
+/* The first of the alternatives the ELF has, for messages ("pxCurrentTCB", not the list). */
+static void present_alternative(const spoor_elf *elf, const char *alternatives, char *out,
+                                size_t cap)
+{
+    char buf[MAX_EXPR];
+    const char *rest = alternatives;
+    uint32_t addr;
+    rtos_field field;
+    while ((rest = spoor_rtos_next_alternative(rest, buf, sizeof buf)) != NULL)
+        if (spoor_rtos_eval(elf, buf, &addr, &field)) {
+            snprintf(out, cap, "%s", buf);
+            return;
+        }
+    snprintf(out, cap, "%s", alternatives);
+}
+
 static const rtos_desc *pick(const spoor_elf *elf, const char *kind)
 {
     bool automatic = !kind || !strcmp(kind, "auto");
@@ -117,6 +133,7 @@ spoor_rtos *spoor_rtos_open(const spoor_elf *elf, const char *kind)
         free(r);
         return NULL;
     }
+    present_alternative(elf, d->current, r->current_name, sizeof r->current_name);
     Dwarf_Die tcb;
     if (!find_tcb_type(r, &tcb) || (r->tcb_size = spoor_rtos_dwarf_size(&tcb)) == 0) {
         spoor_set_error(SPOOR_ERR_UNSUPPORTED, "%s: no DWARF type %s (build with -g)",

@@ -140,11 +140,13 @@ typedef struct rtos_desc {
 extern const rtos_desc spoor_rtos_descs[SPOOR_RTOS_KIND_COUNT];
 
 #define MAX_PRIORITY_NAMES 128
+#define MAX_EXPR_NAME 64
 
 struct spoor_rtos {
     const rtos_desc *d;
     const spoor_elf *elf;
     uint32_t current_addr;
+    char current_name[MAX_EXPR_NAME]; /* the alternative of d->current the ELF has */
     uint32_t tcb_size;
     Dwarf_Die tcb_type;
     rtos_field name, prio, entry, sp, stack_end, id, state, wait, timeout;

@@ -211,7 +211,7 @@ size_t spoor_rtos_threads(const spoor_rtos *r, spoor_read_fn read, void *ctx,
         add(c, current, "running", NULL);
         c->current = current;
     } else
-        cut(c, r->d->current, "memory at 0x%08x not available", r->current_addr);
+        cut(c, r->current_name, "memory at 0x%08x not available", r->current_addr);
     for (const rtos_list *l = r->d->lists;
          l < r->d->lists + RTOS_MAX_LISTS && l->kind != RTOS_LIST_END; l++) {
         switch (l->kind) {

@@ -8,38 +8,23 @@
  *   2. main -> chain_end -> end_caller -> fatal_end: end_caller is the last function of
  *      .text (section .text_last, placed last by noreturn_fw.ld), so its return address is
  *      the end of .text, which is no code at all.
- * The test stops in fatal_mid / fatal_end. Self-contained: no library, no startup files (the
- * build defines the EHABI personality routines -funwind-tables refers to as 0). */
+ * The test stops in fatal_mid / fatal_end. Self-contained: no library; the start-up of
+ * fw_startup.h (the build defines the EHABI personality routines -funwind-tables refers to as
+ * 0). */
 #include <stdint.h>
 
 #define NOINLINE __attribute__((noinline))
 #define NORETURN __attribute__((noreturn))
 
-extern uint32_t __stack_top[];
+#define FW_NO_EHABI_STUBS /* the build defines them as 0 */
+#include "fw_startup.h"
 
 volatile uint32_t sink;
 volatile uint32_t scenario = 1;
 
 int main(void);
-void Reset_Handler(void);
-void Default_Handler(void);
 
-__attribute__((section(".vectors"), used)) void (*const vectors[16])(void) = {
-    [0] = (void (*)(void))(uintptr_t)__stack_top,
-    [1] = Reset_Handler,
-    [2] = Default_Handler,
-    [3] = Default_Handler,
-    [11] = Default_Handler,
-    [14] = Default_Handler,
-    [15] = Default_Handler,
-};
-
-void Default_Handler(void)
-{
-    for (;;) {
-        sink++;
-    }
-}
+FW_VECTORS(16);
 
 NOINLINE void work(uint32_t n)
 {

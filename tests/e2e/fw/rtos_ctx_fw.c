@@ -111,30 +111,10 @@ volatile uint32_t switches; /* context switches made */
 volatile float fsink = 1.25f;
 #endif
 
-/* -funwind-tables references the EHABI personality routines; nothing here throws. */
-void __aeabi_unwind_cpp_pr0(void);
-void __aeabi_unwind_cpp_pr1(void);
-void __aeabi_unwind_cpp_pr0(void) {}
-void __aeabi_unwind_cpp_pr1(void) {}
-void Reset_Handler(void);
-void Default_Handler(void);
 void PendSV_Handler(void);
+#include "fw_startup.h"
 
-__attribute__((section(".vectors"), used)) void (*const vectors[16])(void) = {
-    [0] = (void (*)(void))(uintptr_t)__stack_top,
-    [1] = Reset_Handler,
-    [2] = Default_Handler,
-    [3] = Default_Handler,
-    [11] = Default_Handler,
-    [14] = PendSV_Handler,
-    [15] = Default_Handler,
-};
-
-void Default_Handler(void)
-{
-    for (;;)
-        sink++;
-}
+FW_VECTORS(16, [14] = PendSV_Handler);
 
 /* ---------------------------------------------------------------- the tasks */
 

@@ -9,8 +9,8 @@
  * (xPortPendSVHandler: save r4-r11 on PSP, switch_context(), restore), and both run on PSP.
  * rtos_fw.ld places xPortPendSVHandler, prvTaskExitError and task_exit_error in that order,
  * so the function before each hook is a real one: a return-address walk that looks up
- * pc - 1 names it as every task's caller (gdb does). Self-contained: no library, no startup
- * files. */
+ * pc - 1 names it as every task's caller (gdb does). Self-contained: no library; the start-up
+ * of fw_startup.h. */
 #include <stdint.h>
 
 #define REG32(addr) (*(volatile uint32_t *)(addr))
@@ -19,8 +19,6 @@
 #define ICSR_PENDSVSET (1u << 28)
 #define NOINLINE __attribute__((noinline))
 #define STACK_WORDS 256
-
-extern uint32_t __stack_top[];
 
 volatile uint32_t sink, sink2;
 
@@ -33,36 +31,16 @@ task_control *volatile current;
 static uint32_t stack_a[STACK_WORDS] __attribute__((aligned(8)));
 static uint32_t stack_b[STACK_WORDS] __attribute__((aligned(8)));
 
+#include "fw_startup.h"
+
 int main(void);
-/* -funwind-tables references the EHABI personality routines; nothing here throws. */
-void __aeabi_unwind_cpp_pr0(void);
-void __aeabi_unwind_cpp_pr1(void);
-void __aeabi_unwind_cpp_pr0(void) {}
-void __aeabi_unwind_cpp_pr1(void) {}
-void Reset_Handler(void);
-void Default_Handler(void);
 void SVC_Handler(void);
 void xPortPendSVHandler(void);
 void prvTaskExitError(void);
 void task_exit_error(void);
 void switch_context(void);
 
-__attribute__((section(".vectors"), used)) void (*const vectors[16])(void) = {
-    [0] = (void (*)(void))(uintptr_t)__stack_top,
-    [1] = Reset_Handler,
-    [2] = Default_Handler,
-    [3] = Default_Handler,
-    [11] = SVC_Handler,
-    [14] = xPortPendSVHandler,
-    [15] = Default_Handler,
-};
-
-void Default_Handler(void)
-{
-    for (;;) {
-        sink++;
-    }
-}
+FW_VECTORS(16, [11] = SVC_Handler, [14] = xPortPendSVHandler);
 
 /* Starts the first task: its r4-r11 from its stack, then an exception return to thread mode
  * on PSP pops the hardware frame (PC = the task function, LR = its exit hook). */
@@ -161,12 +139,12 @@ static uint32_t *initial_frame(uint32_t *top, void (*task)(void *), void *arg,
                                void (*exit_hook)(void))
 {
     uint32_t *sp = top;
-    *--sp = 0x01000000u;                             /* xPSR: Thumb state */
-    *--sp = (uint32_t)(uintptr_t)task & ~1u;         /* PC */
-    *--sp = (uint32_t)(uintptr_t)exit_hook;          /* LR: the task-exit hook */
-    sp -= 4;                                         /* r12, r3, r2, r1 */
-    *--sp = (uint32_t)(uintptr_t)arg;                /* r0 */
-    sp -= 8;                                         /* r11..r4 */
+    *--sp = 0x01000000u;                     /* xPSR: Thumb state */
+    *--sp = (uint32_t)(uintptr_t)task & ~1u; /* PC */
+    *--sp = (uint32_t)(uintptr_t)exit_hook;  /* LR: the task-exit hook */
+    sp -= 4;                                 /* r12, r3, r2, r1 */
+    *--sp = (uint32_t)(uintptr_t)arg;        /* r0 */
+    sp -= 8;                                 /* r11..r4 */
     return sp;
 }
 

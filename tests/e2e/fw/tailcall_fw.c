@@ -14,9 +14,9 @@
  *   5. x_irq_leaf:   across an exception frame: main -> x_caller -> x_tail ~> x_spin, which
  *                    pends IRQ1 and is interrupted: IRQ1_Handler -> x_irq_leaf
  * (~> is a tail call). Everything runs on MSP, which gdb follows through exception frames.
- * tests/unit/test_call_sites.c reads this firmware's call sites too, and also ind_caller ->
+ * tests/unit/elf/test_call_sites.c reads this firmware's call sites too, and also ind_caller ->
  * ind_pick ~> ind_leaf, where ind_pick could as well tail-call through a pointer.
- * Self-contained: no library, no startup files. */
+ * Self-contained: no library; the start-up of fw_startup.h. */
 #include <stdint.h>
 
 #define REG32(addr) (*(volatile uint32_t *)(addr))
@@ -24,41 +24,17 @@
 #define NVIC_ISPR0 0xE000E200u
 #define NOINLINE __attribute__((noinline, noclone))
 
-extern uint32_t __stack_top[];
-
 volatile uint32_t sink, sink2;
 void (*volatile hook)(uint32_t);
 static volatile uint32_t irq0_seen, irq1_seen;
 
+#include "fw_startup.h"
+
 int main(void);
-/* -funwind-tables references the EHABI personality routines; nothing here throws. */
-void __aeabi_unwind_cpp_pr0(void);
-void __aeabi_unwind_cpp_pr1(void);
-void __aeabi_unwind_cpp_pr0(void) {}
-void __aeabi_unwind_cpp_pr1(void) {}
-void Reset_Handler(void);
-void Default_Handler(void);
 void IRQ0_Handler(void);
 void IRQ1_Handler(void);
 
-__attribute__((section(".vectors"), used)) void (*const vectors[18])(void) = {
-    [0] = (void (*)(void))(uintptr_t)__stack_top,
-    [1] = Reset_Handler,
-    [2] = Default_Handler,
-    [3] = Default_Handler,
-    [11] = Default_Handler,
-    [14] = Default_Handler,
-    [15] = Default_Handler,
-    [16] = IRQ0_Handler,
-    [17] = IRQ1_Handler,
-};
-
-void Default_Handler(void)
-{
-    for (;;) {
-        sink++;
-    }
-}
+FW_VECTORS(18, [16] = IRQ0_Handler, [17] = IRQ1_Handler);
 
 /* 1. one tail call */
 NOINLINE void single_leaf(uint32_t n)

@@ -9,7 +9,7 @@
  *      task_entry -> task_level -> task_deep, then an interrupt taken in the task
  *   5. the task calls through a bad function pointer (crash_caller): HardFault_Handler ->
  *      fault_stop, where the test stops; the handler then exits through semihosting.
- * Self-contained: no library, no startup files. */
+ * Self-contained: no library; the start-up of fw_startup.h. */
 #include <stdint.h>
 
 #define REG32(addr) (*(volatile uint32_t *)(addr))
@@ -19,7 +19,6 @@
 #define SCB_CPACR 0xE000ED88u
 #define NOINLINE __attribute__((noinline))
 
-extern uint32_t __stack_top[];
 extern uint32_t __task_stack_top[];
 
 volatile uint32_t sink;
@@ -31,36 +30,19 @@ static volatile int irq_count;
  * so the test reads this (as a crash handler would capture it). */
 volatile uint32_t irq_psp;
 
+#define FW_OWN_DEFAULT_HANDLER /* the program's end, with a failure status */
+#define FW_EHABI_PR2
+#include "fw_startup.h"
+
 int main(void);
-/* -funwind-tables references the EHABI personality routines; nothing here throws. */
-void __aeabi_unwind_cpp_pr0(void);
-void __aeabi_unwind_cpp_pr1(void);
-void __aeabi_unwind_cpp_pr2(void);
-void __aeabi_unwind_cpp_pr0(void) {}
-void __aeabi_unwind_cpp_pr1(void) {}
-void __aeabi_unwind_cpp_pr2(void) {}
-void Reset_Handler(void);
-void Default_Handler(void);
 void SVC_Handler(void);
 void IRQ0_Handler(void);
 void IRQ1_Handler(void);
 void HardFault_Handler(void);
 
-__attribute__((section(".vectors"), used)) void (*const vectors[48])(void) = {
-    [0] = (void (*)(void))(uintptr_t)__stack_top,
-    [1] = Reset_Handler,
-    [2] = Default_Handler,
-    [3] = HardFault_Handler,
-    [4] = Default_Handler,
-    [5] = Default_Handler,
-    [6] = Default_Handler,
-    [7] = Default_Handler,
-    [11] = SVC_Handler,
-    [14] = Default_Handler,
-    [15] = Default_Handler,
-    [16] = IRQ0_Handler,
-    [17] = IRQ1_Handler,
-};
+FW_VECTORS(48, [3] = HardFault_Handler, [4] = Default_Handler, [5] = Default_Handler,
+           [6] = Default_Handler, [7] = Default_Handler, [11] = SVC_Handler, [16] = IRQ0_Handler,
+           [17] = IRQ1_Handler);
 
 static void semihost_exit(uint32_t code)
 {

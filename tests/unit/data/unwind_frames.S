@@ -1,4 +1,4 @@
-/* Test program for the unwinder's unit tests (tests/unit/test_unwind_methods.c): functions
+/* Test program for the unwinder's unit tests (tests/unit/unwind/test_unwind_methods.c): functions
  * with frames of known shape, each described three ways (DWARF CFI in .debug_frame, EHABI
  * in .ARM.exidx/.ARM.extab, and the prologue instructions themselves). The test builds a
  * stack by hand from the layouts written next to each function and checks every method.

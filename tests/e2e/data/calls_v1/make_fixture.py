@@ -8,7 +8,7 @@ Made once, from a build of commit 87c6e45 (the last one whose recorder wrote tha
 For each case it runs calls_trace-<cpu>.elf under QEMU with the CPU log at the hooks
 (test_calls_trace.run_with_log) and keeps:
   calls_trace-<cpu>.elf  the ELF without its debug sections (names come from its symbol table)
-  <case>.bin         the RAM image the firmware saved (seed, irq), or its crash dump (fault)
+  <case>.bin         the RAM image the firmware saved (plain, irq), or its crash dump (fault)
   <case>.args        the input arguments of spoor calls (--mem ADDR:FILE, or the dump)
   <case>.truth.json  the records in ring order, from QEMU's CPU log (test_calls_trace.ground_truth):
                      "total" of them, and the newest ones (at most a ring's capacity), each
@@ -29,7 +29,7 @@ sys.path.insert(0, str(HERE.parent.parent))
 import harness  # noqa: E402
 import test_calls_trace as ct  # noqa: E402
 
-CASES = [("m3-seed", "m3", "seed"), ("m3-irq", "m3", "irq"), ("m0-irq", "m0", "irq"),
+CASES = [("m3-plain", "m3", "plain"), ("m3-irq", "m3", "irq"), ("m0-irq", "m0", "irq"),
          ("m3-fault", "m3", "fault")]
 KIND = {"enter": 1, "exit": 0}
 

@@ -1,0 +1,10 @@
+# rtos_offsets.c compiled with -S (IN) -> a header of #defines (OUT): every "@@ NAME VALUE" line.
+file(STRINGS ${IN} lines REGEX "^@@ ")
+set(text "/* Generated from tests/unit/rtos/rtos_offsets.c by rtos_offsets.cmake: do not edit. */\n")
+foreach(line ${lines})
+  string(REGEX REPLACE "^@@ ([A-Z0-9_]+) ([0-9]+)$" "#define \\1 \\2u" def "${line}")
+  string(APPEND text "${def}\n")
+endforeach()
+file(WRITE ${OUT}.tmp "${text}")
+file(COPY_FILE ${OUT}.tmp ${OUT} ONLY_IF_DIFFERENT)
+file(REMOVE ${OUT}.tmp)
