@@ -71,4 +71,51 @@ typedef struct spoor_rsp_target {
 size_t spoor_rsp_handle(const spoor_rsp_target *t, const char *packet, char *reply, size_t cap,
                         bool *detach);
 
+/* ---- the session: acknowledgements and retransmission, sans I/O --------------------------
+ * One GDB connection: the caller hands in the bytes it received and sends what the session
+ * gives back. A packet is acknowledged ('+') at once, before it is answered (a slow answer,
+ * reading a live target, must not make GDB send the packet again); a packet with a bad checksum
+ * gets '-'; a '-' makes the last reply (or stop) go out again, unless the '-' was received
+ * before that reply went out (GDB sent it while it waited, its timeout shorter than the
+ * answer); 0x03 repeats the stop ("S0b": the target is already stopped). The loop:
+ *
+ *     while (i < n) {
+ *         i += spoor_rsp_session_feed(&s, in + i, n - i, &io);   send io.out
+ *         if (io.event == SPOOR_RSP_PACKET) {
+ *             spoor_rsp_session_answer(&s, &io);
+ *             (receive what came meanwhile into in + n, n += that)
+ *             spoor_rsp_session_replied(&s, n - i);              send io.out; io.detach: end
+ *         }
+ *     } */
+typedef struct spoor_rsp_session {
+    spoor_rsp_parser parser;
+    const spoor_rsp_target *target;
+    bool spoken;      /* the client sent a packet (a port scan sends none) */
+    size_t stale;     /* bytes still to feed that were received before the last reply went out */
+    size_t frame_len; /* frame: the last reply or stop, what a '-' asks for again */
+    char reply[SPOOR_RSP_MAX_PACKET + 1];
+    char frame[2 * SPOOR_RSP_MAX_PACKET + 8];
+} spoor_rsp_session;
+
+/* What the caller does next. */
+typedef struct spoor_rsp_io {
+    spoor_rsp_event event; /* what the last byte fed completed (SPOOR_RSP_NONE: all fed) */
+    const char *out;       /* send these bytes now (the session's storage, until the next call) */
+    size_t out_len;        /* 0: nothing to send (an ack, a stale '-', nothing yet to resend) */
+    bool detach;           /* spoor_rsp_session_answer: the client detached or killed the
+                              session; send out, then close */
+} spoor_rsp_io;
+
+void spoor_rsp_session_init(spoor_rsp_session *s, const spoor_rsp_target *t);
+/* Feeds in[0..n) up to and including the first byte that completes an event; returns how many
+ * bytes were used (n when none did: io->event is then SPOOR_RSP_NONE). For SPOOR_RSP_PACKET,
+ * io->out is the ack: send it, then call spoor_rsp_session_answer. */
+size_t spoor_rsp_session_feed(spoor_rsp_session *s, const uint8_t *in, size_t n, spoor_rsp_io *io);
+/* Answers the packet the last feed completed: io->out is the framed reply, io->detach set when
+ * the session ends after it. */
+void spoor_rsp_session_answer(spoor_rsp_session *s, spoor_rsp_io *io);
+/* The reply is about to go out; unfed bytes were received before it (the rest of the last
+ * input, and what came while it was made): a '-' among them does not ask for it again. */
+void spoor_rsp_session_replied(spoor_rsp_session *s, size_t unfed);
+
 #endif

@@ -85,15 +85,14 @@ static bool live_lost(spoor_gdb *live, int *rc)
  * A connection to the listening socket meanwhile is refused, unless this client has not said
  * anything yet (a port scan that has not closed, an idle probe): then the new client replaces
  * it (*next is its socket; the caller closes this one). live: the --gdb connection memory
- * comes through (NULL for a dump): once it fails, the session's exit status is 2. */
+ * comes through (NULL for a dump): once it fails, the session's exit status is 2. The
+ * protocol's state is the library's session (spoor_rsp_session): this moves its bytes. */
 static int serve(int fd, int lfd, const spoor_rsp_target *t, spoor_gdb *live, bool *spoken,
                  int *next)
 {
-    static spoor_rsp_parser parser;
-    static char reply[SPOOR_RSP_MAX_PACKET + 1], frame[2 * SPOOR_RSP_MAX_PACKET + 8];
-    size_t frame_len = 0;
+    static spoor_rsp_session session;
     int lost = SPOOR_EXIT_OK;
-    spoor_rsp_init(&parser);
+    spoor_rsp_session_init(&session, t);
     static uint8_t in[8192]; /* what one recv gives, then what came while a reply was made */
     for (;;) {
         struct pollfd fds[2] = {{.fd = fd, .events = POLLIN}, {.fd = lfd, .events = POLLIN}};
@@ -118,45 +117,26 @@ static int serve(int fd, int lfd, const spoor_rsp_target *t, spoor_gdb *live, bo
             continue;
         if (n <= 0)
             return n == 0 ? lost : cli_error("gdbserver", "connection lost: %s", strerror(errno));
-        /* '-' from GDB before this point was sent while it waited for a reply not yet sent
-         * (its timeout, remotetimeout, is shorter than a slow target's): not a refusal of the
-         * reply it then gets, which must not go out twice */
-        ssize_t stale = 0;
-        for (ssize_t i = 0; i < n; i++) {
-            switch (spoor_rsp_feed(&parser, in[i])) {
-            case SPOOR_RSP_PACKET: {
-                bool detach;
-                *spoken = true;
-                if (!send_all(fd, "+", 1)) /* at once: GDB resends a packet not acknowledged */
-                    return cli_error("gdbserver", "connection lost");
-                size_t len = spoor_rsp_handle(t, parser.packet, reply, sizeof reply, &detach);
-                live_lost(live, &lost);
-                ssize_t more = recv(fd, in + n, sizeof in - (size_t)n, MSG_DONTWAIT);
-                if (more > 0)
-                    n += more;
-                stale = n;
-                frame_len = spoor_rsp_frame(reply, len, frame, sizeof frame);
-                if (!send_all(fd, frame, frame_len))
-                    return cli_error("gdbserver", "connection lost while replying");
-                if (detach)
-                    return lost;
-                break;
-            }
-            case SPOOR_RSP_BAD_CHECKSUM:
-                if (!send_all(fd, "-", 1))
-                    return cli_error("gdbserver", "connection lost");
-                break;
-            case SPOOR_RSP_NACK:
-                if (frame_len && i >= stale && !send_all(fd, frame, frame_len))
-                    return cli_error("gdbserver", "connection lost");
-                break;
-            case SPOOR_RSP_INTERRUPT: /* already stopped: repeat the stop reply */
-                frame_len = spoor_rsp_frame("S0b", 3, frame, sizeof frame);
-                if (!send_all(fd, frame, frame_len))
-                    return cli_error("gdbserver", "connection lost");
-                break;
-            default: break;
-            }
+        for (size_t i = 0; i < (size_t)n;) {
+            spoor_rsp_io io;
+            i += spoor_rsp_session_feed(&session, in + i, (size_t)n - i, &io);
+            *spoken = session.spoken;
+            if (!send_all(fd, io.out, io.out_len))
+                return cli_error("gdbserver", "connection lost");
+            if (io.event != SPOOR_RSP_PACKET)
+                continue;
+            spoor_rsp_session_answer(&session, &io);
+            live_lost(live, &lost);
+            /* what GDB sent while the reply was made ('-' after its remotetimeout, shorter
+             * than a slow target's answer) came before the reply: not a refusal of it */
+            ssize_t more = recv(fd, in + n, sizeof in - (size_t)n, MSG_DONTWAIT);
+            if (more > 0)
+                n += more;
+            spoor_rsp_session_replied(&session, (size_t)n - i);
+            if (!send_all(fd, io.out, io.out_len))
+                return cli_error("gdbserver", "connection lost while replying");
+            if (io.detach)
+                return lost;
         }
     }
 }
@@ -319,10 +299,8 @@ int cmd_gdbserver(int argc, char **argv)
                 close(next);
             break;
         }
-        fprintf(
-            stderr,
-            "spoor gdbserver: a client went away or was replaced without sending a packet; still "
-            "listening\n");
+        cli_note("gdbserver",
+                 "a client went away or was replaced without sending a packet; still listening");
     }
 out:
     if (cfd >= 0)
