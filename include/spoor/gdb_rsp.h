@@ -45,6 +45,32 @@ typedef struct spoor_rsp_thread {
     char extra[160]; /* qThreadExtraInfo: "sensor (blocked on semaphore sem_ready, prio 3)" */
 } spoor_rsp_thread;
 
+/* ---- branch trace ----------------------------------------------------------------------
+ * The history of the stopped thread as GDB's Branch Trace Store format (GDB manual, "Branch
+ * Trace Format", gdb-btrace.dtd): blocks of instructions executed in sequence, begin the first
+ * instruction's address, end the last one's (the branch that left the block). The newest block
+ * ends at the stop pc, which GDB takes for the current instruction, not part of the history. A
+ * block whose end lies below its begin is a gap: GDB walks past its end at once and records a
+ * gap there ("[decode error (1): instruction overflow]" in record instruction-history, "(N
+ * gaps)" in info record), what ran there being unknown. */
+typedef struct spoor_rsp_block {
+    uint32_t begin, end;
+} spoor_rsp_block;
+
+/* A gap block at pc (the address GDB names in its warning). */
+spoor_rsp_block spoor_rsp_gap(uint32_t pc);
+
+typedef struct spoor_rsp_btrace {
+    char *xml; /* the qXfer:btrace:read document, newest block first */
+    size_t len;
+    bool sent; /* read once: ":new" then answers "nothing new" */
+} spoor_rsp_btrace;
+
+/* Writes the document for blocks (oldest first) into bt. False (out of memory, the error set)
+ * leaves bt empty. */
+bool spoor_rsp_btrace_set(spoor_rsp_btrace *bt, const spoor_rsp_block *blocks, size_t count);
+void spoor_rsp_btrace_free(spoor_rsp_btrace *bt);
+
 /* A stopped target: its registers (r0-r15 and xPSR; with fp also d0-d15 from s0-s31 and fpscr)
  * and its memory through a reader. */
 typedef struct spoor_rsp_target {
@@ -63,6 +89,14 @@ typedef struct spoor_rsp_target {
     const spoor_rsp_thread *threads;
     size_t nthreads;
     size_t *selected;
+    /* The stopped thread's branch trace (with threads, threads[0]'s; the others have none).
+     * NULL: none is offered, and the btrace packets are answered as unknown. With one,
+     * qSupported offers Qbtrace:bts+, Qbtrace:off+, qXfer:btrace:read+ and
+     * qXfer:btrace-conf:read+, and the configuration says BTS from the start (GDB then records
+     * at connect, "Target is recording using Branch Trace Store"); qXfer:btrace:read:all and
+     * :new give the blocks (:new nothing once they were read: a stopped target has nothing
+     * new), :delta E01 (GDB then reads :new). */
+    spoor_rsp_btrace *btrace;
 } spoor_rsp_target;
 
 /* Answers one packet into reply (NUL-terminated, unframed). *detach is set when the client

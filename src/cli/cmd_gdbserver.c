@@ -17,6 +17,7 @@
 #include "spoor/elf.h"
 #include "spoor/gdb_remote.h"
 #include "spoor/gdb_rsp.h"
+#include "spoor/mtb_decode.h"
 #include "spoor/rtos.h"
 #include "spoor/snapshot.h"
 #include "target_input.h"
@@ -36,8 +37,11 @@ static const char gdbserver_usage[] =
     "  -p, --port N    TCP port on 127.0.0.1 (0: any free port)\n"
     "      --once      exit after the first connection, whatever it did\n"
     "      --threads   the RTOS's threads as GDB threads (info threads, thread apply all bt),\n"
-    "                  each with the registers its RTOS saved\n" TARGET_INPUT_HELP
-    "  -h, --help      this text\n";
+    "                  each with the registers its RTOS saved\n"
+    "      --mtb-regs ADDR  the Micro Trace Buffer's register block in target memory (--mem\n"
+    "                  images, --gdb): its trace is served as GDB's branch trace, as a\n"
+    "                  dump's MTB record is (record instruction-history, reverse-step;\n"
+    "                  docs/gdbserver.md)\n" TARGET_INPUT_HELP "  -h, --help      this text\n";
 
 static bool send_all(int fd, const char *buf, size_t len)
 {
@@ -204,21 +208,51 @@ static spoor_rsp_thread *rtos_threads(const spoor_elf *elf, spoor_snapshot *snap
     return out;
 }
 
+/* The MTB's history up to the stop as GDB's branch trace: from the dump's MTB record, or from
+ * the register block at regs_addr (--mtb-regs) in target memory. False (GDB then gets no
+ * branch trace) when there is none to serve or it cannot be read, after a warning for an MTB
+ * that was asked for or is damaged. */
+static bool mtb_btrace(spoor_snapshot *snap, bool has_regs_addr, uint32_t regs_addr,
+                       spoor_rsp_btrace *out)
+{
+    bool from_dump = !has_regs_addr && snap->dump && snap->dump->has_mtb;
+    if (!from_dump && !has_regs_addr)
+        return false;
+    spoor_mtb_trace trace = {0};
+    spoor_mtb_btrace bt = {0};
+    bool ok = from_dump ? spoor_mtb_from_dump(snap->dump, snap->input, &trace)
+                        : spoor_mtb_read(snap->mem, regs_addr, NULL, snap->input, &trace);
+    ok = ok && spoor_mtb_btrace_of(&trace, snap->regs.r[15], spoor_mem_reader, snap->mem, &bt) &&
+         spoor_rsp_btrace_set(out, bt.blocks, bt.count);
+    if (!ok)
+        cli_warn("gdbserver", "%s; GDB gets no branch trace", spoor_last_error());
+    else
+        cli_note("gdbserver",
+                 "the MTB's history for GDB: %zu instructions up to pc 0x%08x%s, %zu gap%s%s "
+                 "(record instruction-history, reverse-step: docs/gdbserver.md)",
+                 bt.insns, snap->regs.r[15] & ~1u, bt.at_entry ? " (its exception entry)" : "",
+                 bt.gaps, bt.gaps == 1 ? "" : "s",
+                 trace.layout.wrapped ? "; the buffer had wrapped: the oldest is lost" : "");
+    spoor_mtb_btrace_free(&bt);
+    spoor_mtb_trace_free(&trace);
+    return ok;
+}
+
 int cmd_gdbserver(int argc, char **argv)
 {
-    static const struct option opts[] = {{"elf", required_argument, 0, 'e'},
-                                         {"port", required_argument, 0, 'p'},
-                                         {"once", no_argument, 0, 'O'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {"threads", no_argument, 0, 'M'},
-                                         TARGET_INPUT_LONG_OPTIONS,
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"elf", required_argument, 0, 'e'}, {"port", required_argument, 0, 'p'},
+        {"once", no_argument, 0, 'O'},      {"help", no_argument, 0, 'h'},
+        {"threads", no_argument, 0, 'M'},   {"mtb-regs", required_argument, 0, 'R'},
+        TARGET_INPUT_LONG_OPTIONS,          {0, 0, 0, 0}};
     const char *elf_path = NULL;
     uint32_t port = 3333;
     static target_input in;
     memset(&in, 0, sizeof in);
     int opt, err;
-    bool once = false, threads = false;
+    bool once = false, threads = false, has_mtb_regs = false;
+    uint32_t mtb_regs = 0;
+    static spoor_rsp_btrace btrace;
     optind = 1;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, "e:p:h", opts, NULL)) != -1) {
@@ -238,6 +272,12 @@ int cmd_gdbserver(int argc, char **argv)
             break;
         case 'O': once = true; break;
         case 'M': threads = true; break;
+        case 'R':
+            if (!cli_parse_u32(optarg, &mtb_regs) || (mtb_regs & 3u))
+                return cli_error("gdbserver",
+                                 "--mtb-regs: expected a word-aligned address, got '%s'", optarg);
+            has_mtb_regs = true;
+            break;
         case 'h': fputs(gdbserver_usage, stdout); return SPOOR_EXIT_OK;
         default: return cli_bad_option("gdbserver", argv);
         }
@@ -260,6 +300,8 @@ int cmd_gdbserver(int argc, char **argv)
         if (!t.nthreads)
             t.threads = NULL;
     }
+    if (mtb_btrace(snap, has_mtb_regs, mtb_regs, &btrace))
+        t.btrace = &btrace;
     if (snap->gdb && !spoor_gdb_alive(snap->gdb)) { /* while the fault status or threads
                                                        were read: nothing to serve */
         rc = cli_fail("gdbserver");
@@ -308,6 +350,7 @@ out:
     if (lfd >= 0)
         close(lfd);
     free(thread_list);
+    spoor_rsp_btrace_free(&btrace);
     spoor_snapshot_close(snap);
     spoor_elf_close(elf);
     return rc;
