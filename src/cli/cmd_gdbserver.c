@@ -211,9 +211,9 @@ static spoor_rsp_thread *rtos_threads(const spoor_elf *elf, spoor_snapshot *snap
 /* The MTB's history up to the stop as GDB's branch trace: from the dump's MTB record, or from
  * the register block at regs_addr (--mtb-regs) in target memory. False (GDB then gets no
  * branch trace) when there is none to serve or it cannot be read, after a warning for an MTB
- * that was asked for or is damaged. */
+ * that was asked for or is damaged; note gets what is served, said once the port is open. */
 static bool mtb_btrace(spoor_snapshot *snap, bool has_regs_addr, uint32_t regs_addr,
-                       spoor_rsp_btrace *out)
+                       spoor_rsp_btrace *out, char *note, size_t note_cap)
 {
     bool from_dump = !has_regs_addr && snap->dump && snap->dump->has_mtb;
     if (!from_dump && !has_regs_addr)
@@ -227,12 +227,12 @@ static bool mtb_btrace(spoor_snapshot *snap, bool has_regs_addr, uint32_t regs_a
     if (!ok)
         cli_warn("gdbserver", "%s; GDB gets no branch trace", spoor_last_error());
     else
-        cli_note("gdbserver",
-                 "the MTB's history for GDB: %zu instructions up to pc 0x%08x%s, %zu gap%s%s "
-                 "(record instruction-history, reverse-step: docs/gdbserver.md)",
-                 bt.insns, snap->regs.r[15] & ~1u, bt.at_entry ? " (its exception entry)" : "",
-                 bt.gaps, bt.gaps == 1 ? "" : "s",
-                 trace.layout.wrapped ? "; the buffer had wrapped: the oldest is lost" : "");
+        snprintf(note, note_cap,
+                 "GDB gets the MTB's history as branch trace: %zu instructions up to pc 0x%08x, "
+                 "%zu gap%s%s (docs/gdbserver.md)",
+                 bt.insns, snap->regs.r[15] & ~1u, bt.gaps, bt.gaps == 1 ? "" : "s",
+                 trace.layout.wrapped ? "; the buffer wrapped: older branches were overwritten"
+                                      : "");
     spoor_mtb_btrace_free(&bt);
     spoor_mtb_trace_free(&trace);
     return ok;
@@ -300,7 +300,8 @@ int cmd_gdbserver(int argc, char **argv)
         if (!t.nthreads)
             t.threads = NULL;
     }
-    if (mtb_btrace(snap, has_mtb_regs, mtb_regs, &btrace))
+    char note[256] = "";
+    if (mtb_btrace(snap, has_mtb_regs, mtb_regs, &btrace, note, sizeof note))
         t.btrace = &btrace;
     if (snap->gdb && !spoor_gdb_alive(snap->gdb)) { /* while the fault status or threads
                                                        were read: nothing to serve */
@@ -321,6 +322,8 @@ int cmd_gdbserver(int argc, char **argv)
     }
     printf("listening on 127.0.0.1:%u\n", ntohs(addr.sin_port));
     fflush(stdout);
+    if (note[0])
+        cli_note("gdbserver", "%s", note);
     int next = -1;
     for (;;) {
         cfd = next;
