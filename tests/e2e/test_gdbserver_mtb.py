@@ -22,6 +22,10 @@ dump; --regs with the --mem images and --mtb-regs), stock gdb-multiarch connecte
    at the position `info record` gives, on the source line `spoor mtb --flow` shows for it,
    each further back than the one before.
 
+Live: QEMU halted at reset with the images in RAM, spoor gdbserver --gdb --mtb-regs reads the
+MTB through QEMU's gdbstub: the same history, then a gap (from the fault handler to the reset pc
+nothing is known) before the stop pc.
+
 Then: an empty MTB (POSITION 0, not wrapped) gives GDB a history of no instructions; a damaged
 buffer (all zeros) gives one warning and GDB no branch trace, the session otherwise as before;
 random bytes as packets give GDB a history with gaps and no abort; without an MTB, the
@@ -186,6 +190,35 @@ class GdbserverMtb(unittest.TestCase):
         self.assertIn(f"= {expect[0]:#x}", begin)
         self.assertIn(f"At instruction {1 + gaps}.", begin)
         self.assertIn(f"= {stop:#x}", between(text, 4 + steps))
+
+    def test_live_relay(self):
+        # QEMU halted at reset with the MTB images in RAM (test_mtb's live targets): spoor
+        # gdbserver --gdb reads the register block and the buffer through QEMU's gdbstub. The
+        # stop is not the trace's fault: what ran from the fault handler to the reset pc is
+        # unknown, a gap before the stop pc's block
+        for key in (("m33", "loop"), ("m0", "preempt")):
+            c = self.cases[key]
+            expect = [int(pc, 16) for pc in c.expect["flow"]]
+            gaps = 1 if c.expect["wrapped"] else 0
+            reset = harness.symbol_addresses(c.elf)["Reset_Handler"]
+            with self.subTest(core=key[0], case=key[1]), test_mtb.live(c) as upstream:
+                with gdbserver("-e", c.elf, "--gdb", f"127.0.0.1:{upstream}", "--mtb-regs",
+                               hex(c.area)) as (port, err):
+                    text = harness.run_gdb(c.elf, port, [
+                        "set record instruction-history-size unlimited",
+                        "echo <<<\\n", "info record", "record instruction-history", "p/x $pc",
+                        "echo >>>\\n", "record goto begin", "echo <<<\\n", "p/x $pc",
+                        "echo >>>\\n", "detach"], timeout=120)
+                self.assertIn("Target is recording using Branch Trace Store.", text)
+                rows = history(between(text, 0))
+                self.assertEqual([pc for _, pc, _ in rows[gaps:-1]], expect)
+                self.assertEqual(rows[-1][1:], (None, "instruction overflow"))
+                self.assertIn(f"Recorded {len(expect) + gaps + 1} instructions in ",
+                              between(text, 0))
+                self.assertIn(f"({gaps + 1} gaps)", between(text, 0))
+                self.assertIn(f"= {reset:#x}", between(text, 0))
+                self.assertIn(f"= {expect[0]:#x}", between(text, 1))
+                self.assertEqual(len([e for e in err if "MTB" in e]), 1, err)
 
     def images(self, c, regs=None, buf=None):
         """--regs and --mem arguments with the register block or buffer replaced."""
