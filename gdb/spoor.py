@@ -18,6 +18,10 @@ reads the MTB's register block and the buffer it describes, and with --freeze st
 restores the MTB exactly as `spoor mtb --freeze` does (docs/mtb.md): nothing of the MTB's
 layout is computed here. The spoor program is $SPOOR_BIN, or `spoor` on the PATH. Stop the
 target first, or give --freeze: a running MTB moves on while it is read.
+
+To step back through the same history inside gdb (record instruction-history, reverse-step,
+record goto), connect gdb to `spoor gdbserver` instead: it serves the MTB as gdb's own branch
+trace (docs/gdbserver.md, "The MTB's history").
 """
 import argparse
 import os
@@ -40,6 +44,8 @@ Decodes the target's Micro Trace Buffer with spoor mtb, reading the target throu
   -j, --json         one JSON object per branch
       --mtb-regs ADDR  the MTB register block (default 0xE0043000, the Cortex-M33's)
       --freeze       stop the MTB while it is read and restore it after
+To walk this history with gdb's record commands (record instruction-history, reverse-step,
+record goto), serve it with spoor gdbserver: docs/gdbserver.md, "The MTB's history".
 """
 PACKET_SIZE = 4096
 

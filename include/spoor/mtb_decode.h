@@ -20,6 +20,7 @@
 #include "spoor/cortexm_facts.h"
 #include "spoor/dump.h"
 #include "spoor/error.h"
+#include "spoor/gdb_rsp.h"
 #include "spoor/memory.h"
 #include "spoor/read.h"
 #include "spoor/snapshot.h"
@@ -167,5 +168,39 @@ typedef struct spoor_mtb_step {
 typedef bool (*spoor_mtb_step_fn)(void *ctx, const spoor_mtb_step *step);
 bool spoor_mtb_flow(const spoor_mtb_packet *packets, size_t count, spoor_read_fn read,
                     void *read_ctx, uint32_t max_run, spoor_mtb_step_fn fn, void *ctx);
+
+/* ---- the flow as GDB branch trace -------------------------------------------------------
+ * The history that led to a stop, as GDB's Branch Trace Store blocks (spoor/gdb_rsp.h), built
+ * from the flow above: each block runs from a packet's destination to the next packet's source
+ * (the branch instruction itself; for an exception entry, the instruction before the preferred
+ * return address), Thumb bit clear. The window ends at the stop: at the newest exception entry
+ * whose preferred return address is the stop pc (a fault: the fault handler's own branches
+ * after it are not the stopped code's history), else after the newest packet, the last block
+ * then running on to the stop pc. Where the flow does not know what ran (a wrapped buffer's
+ * lost start, tracing restarted, code not readable, a stop pc no straight run reaches) the
+ * blocks hold a gap, never invented instructions. */
+typedef struct spoor_mtb_btrace {
+    spoor_rsp_block *blocks; /* oldest first; the last one ends at the stop pc */
+    size_t count;
+    size_t gaps;    /* gap blocks among them */
+    size_t packets; /* packets in the window (the rest came after the stop's exception entry) */
+    size_t insns;   /* instructions in the history (the blocks', without the stop pc's) */
+    bool at_entry;  /* the window ends at an exception entry at the stop pc */
+} spoor_mtb_btrace;
+
+/* The blocks of packets[0..count) (oldest first, as spoor_mtb_decode gives them; wrapped: the
+ * buffer had wrapped, what ran before the oldest packet is a gap) up to stop_pc, code read
+ * through read (ctx). count 0 (an empty MTB) gives the stop pc's block alone. False only out of
+ * memory (the error set); free out with spoor_mtb_btrace_free. */
+bool spoor_mtb_btrace_build(const spoor_mtb_packet *packets, size_t count, bool wrapped,
+                            uint32_t stop_pc, spoor_read_fn read, void *read_ctx,
+                            spoor_mtb_btrace *out);
+void spoor_mtb_btrace_free(spoor_mtb_btrace *bt);
+
+/* The trace's packets decoded (spoor_mtb_decode), then built as above. An empty MTB (nothing
+ * written since it started) gives the stop pc's block alone. False with the error set for a
+ * damaged trace (the decoder's errors) and out of memory. */
+bool spoor_mtb_btrace_of(const spoor_mtb_trace *trace, uint32_t stop_pc, spoor_read_fn read,
+                         void *read_ctx, spoor_mtb_btrace *out);
 
 #endif

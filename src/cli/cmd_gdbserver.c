@@ -18,6 +18,7 @@
 #include "spoor/elf.h"
 #include "spoor/gdb_remote.h"
 #include "spoor/gdb_rsp.h"
+#include "spoor/mtb_decode.h"
 #include "spoor/rtos.h"
 #include "spoor/snapshot.h"
 #include "target_input.h"
@@ -37,8 +38,11 @@ static const char gdbserver_usage[] =
     "  -p, --port N    TCP port on 127.0.0.1 (0: any free port)\n"
     "      --once      exit after the first connection, whatever it did\n"
     "      --threads   the RTOS's threads as GDB threads (info threads, thread apply all bt),\n"
-    "                  each with the registers its RTOS saved\n" TARGET_INPUT_HELP
-    "  -h, --help      this text\n";
+    "                  each with the registers its RTOS saved\n"
+    "      --mtb-regs ADDR  the Micro Trace Buffer's register block in target memory (--mem\n"
+    "                  images, --gdb): its trace is served as GDB's branch trace, as a\n"
+    "                  dump's MTB record is (record instruction-history, reverse-step;\n"
+    "                  docs/gdbserver.md)\n" TARGET_INPUT_HELP "  -h, --help      this text\n";
 
 static bool send_all(int fd, const char *buf, size_t len)
 {
@@ -86,15 +90,14 @@ static bool live_lost(spoor_gdb *live, int *rc)
  * A connection to the listening socket meanwhile is refused, unless this client has not said
  * anything yet (a port scan that has not closed, an idle probe): then the new client replaces
  * it (*next is its socket; the caller closes this one). live: the --gdb connection memory
- * comes through (NULL for a dump): once it fails, the session's exit status is 2. */
+ * comes through (NULL for a dump): once it fails, the session's exit status is 2. The
+ * protocol's state is the library's session (spoor_rsp_session): this moves its bytes. */
 static int serve(int fd, int lfd, const spoor_rsp_target *t, spoor_gdb *live, bool *spoken,
                  int *next)
 {
-    static spoor_rsp_parser parser;
-    static char reply[SPOOR_RSP_MAX_PACKET + 1], frame[2 * SPOOR_RSP_MAX_PACKET + 8];
-    size_t frame_len = 0;
+    static spoor_rsp_session session;
     int lost = SPOOR_EXIT_OK;
-    spoor_rsp_init(&parser);
+    spoor_rsp_session_init(&session, t);
     static uint8_t in[8192]; /* what one recv gives, then what came while a reply was made */
     for (;;) {
         struct pollfd fds[2] = {{.fd = fd, .events = POLLIN}, {.fd = lfd, .events = POLLIN}};
@@ -119,45 +122,26 @@ static int serve(int fd, int lfd, const spoor_rsp_target *t, spoor_gdb *live, bo
             continue;
         if (n <= 0)
             return n == 0 ? lost : cli_error("gdbserver", "connection lost: %s", strerror(errno));
-        /* '-' from GDB before this point was sent while it waited for a reply not yet sent
-         * (its timeout, remotetimeout, is shorter than a slow target's): not a refusal of the
-         * reply it then gets, which must not go out twice */
-        ssize_t stale = 0;
-        for (ssize_t i = 0; i < n; i++) {
-            switch (spoor_rsp_feed(&parser, in[i])) {
-            case SPOOR_RSP_PACKET: {
-                bool detach;
-                *spoken = true;
-                if (!send_all(fd, "+", 1)) /* at once: GDB resends a packet not acknowledged */
-                    return cli_error("gdbserver", "connection lost");
-                size_t len = spoor_rsp_handle(t, parser.packet, reply, sizeof reply, &detach);
-                live_lost(live, &lost);
-                ssize_t more = recv(fd, in + n, sizeof in - (size_t)n, MSG_DONTWAIT);
-                if (more > 0)
-                    n += more;
-                stale = n;
-                frame_len = spoor_rsp_frame(reply, len, frame, sizeof frame);
-                if (!send_all(fd, frame, frame_len))
-                    return cli_error("gdbserver", "connection lost while replying");
-                if (detach)
-                    return lost;
-                break;
-            }
-            case SPOOR_RSP_BAD_CHECKSUM:
-                if (!send_all(fd, "-", 1))
-                    return cli_error("gdbserver", "connection lost");
-                break;
-            case SPOOR_RSP_NACK:
-                if (frame_len && i >= stale && !send_all(fd, frame, frame_len))
-                    return cli_error("gdbserver", "connection lost");
-                break;
-            case SPOOR_RSP_INTERRUPT: /* already stopped: repeat the stop reply */
-                frame_len = spoor_rsp_frame("S0b", 3, frame, sizeof frame);
-                if (!send_all(fd, frame, frame_len))
-                    return cli_error("gdbserver", "connection lost");
-                break;
-            default: break;
-            }
+        for (size_t i = 0; i < (size_t)n;) {
+            spoor_rsp_io io;
+            i += spoor_rsp_session_feed(&session, in + i, (size_t)n - i, &io);
+            *spoken = session.spoken;
+            if (!send_all(fd, io.out, io.out_len))
+                return cli_error("gdbserver", "connection lost");
+            if (io.event != SPOOR_RSP_PACKET)
+                continue;
+            spoor_rsp_session_answer(&session, &io);
+            live_lost(live, &lost);
+            /* what GDB sent while the reply was made ('-' after its remotetimeout, shorter
+             * than a slow target's answer) came before the reply: not a refusal of it */
+            ssize_t more = recv(fd, in + n, sizeof in - (size_t)n, MSG_DONTWAIT);
+            if (more > 0)
+                n += more;
+            spoor_rsp_session_replied(&session, (size_t)n - i);
+            if (!send_all(fd, io.out, io.out_len))
+                return cli_error("gdbserver", "connection lost while replying");
+            if (io.detach)
+                return lost;
         }
     }
 }
@@ -219,21 +203,51 @@ static spoor_rsp_thread *rtos_threads(const spoor_elf *elf, spoor_snapshot *snap
     return out;
 }
 
+/* The MTB's history up to the stop as GDB's branch trace: from the dump's MTB record, or from
+ * the register block at regs_addr (--mtb-regs) in target memory. False (GDB then gets no
+ * branch trace) when there is none to serve or it cannot be read, after a warning for an MTB
+ * that was asked for or is damaged; note gets what is served, said once the port is open. */
+static bool mtb_btrace(spoor_snapshot *snap, bool has_regs_addr, uint32_t regs_addr,
+                       spoor_rsp_btrace *out, char *note, size_t note_cap)
+{
+    bool from_dump = !has_regs_addr && snap->dump && snap->dump->has_mtb;
+    if (!from_dump && !has_regs_addr)
+        return false;
+    spoor_mtb_trace trace = {0};
+    spoor_mtb_btrace bt = {0};
+    bool ok = from_dump ? spoor_mtb_from_dump(snap->dump, snap->input, &trace)
+                        : spoor_mtb_read(snap->mem, regs_addr, NULL, snap->input, &trace);
+    ok = ok && spoor_mtb_btrace_of(&trace, snap->regs.r[15], spoor_mem_reader, snap->mem, &bt) &&
+         spoor_rsp_btrace_set(out, bt.blocks, bt.count);
+    if (!ok)
+        cli_warn("gdbserver", "%s; GDB gets no branch trace", spoor_last_error());
+    else
+        snprintf(note, note_cap,
+                 "GDB gets the MTB's history as branch trace: %zu instructions up to pc 0x%08x, "
+                 "%zu gap%s%s (docs/gdbserver.md)",
+                 bt.insns, snap->regs.r[15] & ~1u, bt.gaps, bt.gaps == 1 ? "" : "s",
+                 trace.layout.wrapped ? "; the buffer wrapped: older branches were overwritten"
+                                      : "");
+    spoor_mtb_btrace_free(&bt);
+    spoor_mtb_trace_free(&trace);
+    return ok;
+}
+
 int cmd_gdbserver(int argc, char **argv)
 {
-    static const struct option opts[] = {{"elf", required_argument, 0, 'e'},
-                                         {"port", required_argument, 0, 'p'},
-                                         {"once", no_argument, 0, 'O'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {"threads", no_argument, 0, 'M'},
-                                         TARGET_INPUT_LONG_OPTIONS,
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"elf", required_argument, 0, 'e'}, {"port", required_argument, 0, 'p'},
+        {"once", no_argument, 0, 'O'},      {"help", no_argument, 0, 'h'},
+        {"threads", no_argument, 0, 'M'},   {"mtb-regs", required_argument, 0, 'R'},
+        TARGET_INPUT_LONG_OPTIONS,          {0, 0, 0, 0}};
     const char *elf_path = NULL;
     uint32_t port = 3333;
     static target_input in;
     memset(&in, 0, sizeof in);
     int opt, err;
-    bool once = false, threads = false;
+    bool once = false, threads = false, has_mtb_regs = false;
+    uint32_t mtb_regs = 0;
+    static spoor_rsp_btrace btrace;
     optind = 1;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, "e:p:h", opts, NULL)) != -1) {
@@ -253,6 +267,12 @@ int cmd_gdbserver(int argc, char **argv)
             break;
         case 'O': once = true; break;
         case 'M': threads = true; break;
+        case 'R':
+            if (!cli_parse_u32(optarg, &mtb_regs) || (mtb_regs & 3u))
+                return cli_error("gdbserver",
+                                 "--mtb-regs: expected a word-aligned address, got '%s'", optarg);
+            has_mtb_regs = true;
+            break;
         case 'h': fputs(gdbserver_usage, stdout); return SPOOR_EXIT_OK;
         default: return cli_bad_option("gdbserver", argv);
         }
@@ -275,6 +295,9 @@ int cmd_gdbserver(int argc, char **argv)
         if (!t.nthreads)
             t.threads = NULL;
     }
+    char note[256] = "";
+    if (mtb_btrace(snap, has_mtb_regs, mtb_regs, &btrace, note, sizeof note))
+        t.btrace = &btrace;
     if (snap->gdb && !spoor_gdb_alive(snap->gdb)) { /* while the fault status or threads
                                                        were read: nothing to serve */
         rc = cli_fail("gdbserver");
@@ -294,6 +317,8 @@ int cmd_gdbserver(int argc, char **argv)
     }
     printf("listening on 127.0.0.1:%u\n", ntohs(addr.sin_port));
     fflush(stdout);
+    if (note[0])
+        cli_note("gdbserver", "%s", note);
     int next = -1;
     for (;;) {
         cfd = next;
@@ -314,10 +339,8 @@ int cmd_gdbserver(int argc, char **argv)
                 close(next);
             break;
         }
-        fprintf(
-            stderr,
-            "spoor gdbserver: a client went away or was replaced without sending a packet; still "
-            "listening\n");
+        cli_note("gdbserver",
+                 "a client went away or was replaced without sending a packet; still listening");
     }
 out:
     if (cfd >= 0)
@@ -325,6 +348,7 @@ out:
     if (lfd >= 0)
         close(lfd);
     free(thread_list);
+    spoor_rsp_btrace_free(&btrace);
     spoor_snapshot_close(snap);
     spoor_elf_close(elf);
     return rc;

@@ -276,6 +276,7 @@ def recipe_memory(work):
 
 
 def recipe_gdbserver(work):
+    recipe_mtb(work)  # loop.dump: the MTB's history in GDB
     gdb_snapshot("calls", "m3", ["break *tick_work", "continue"], work / "snap")
     gdb_snapshot("sched", "m3", ["break sched_checkpoint", "continue"], work / "sched",
                  icount=5)

@@ -308,6 +308,7 @@ class MtbScenarios(unittest.TestCase):
                 self.assertEqual(blocks[2], blocks[0])  # -l: the spelling of the seed era
                 self.assertIn("usage: mtb", blocks[3])
                 self.assertIn("--limit", blocks[3])
+                self.assertIn("docs/gdbserver.md", blocks[3])  # the history in gdb's record
                 # no MTB there: an error that names no flag the user did not give
                 self.assertNotIn("--mem", text.split("<<<")[5], text)
 

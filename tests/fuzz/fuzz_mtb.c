@@ -1,7 +1,8 @@
 /* libFuzzer harness: the first 16 bytes are an MTB register block (POSITION, MASTER, FLOW,
  * BASE), the rest the trace buffer and, behind it, code bytes at 0x1000 for the flow. Checks
  * that nothing crashes and that what comes out is consistent: packets inside the buffer, in
- * order from the oldest, flow steps of instructions 2 or 4 bytes long. */
+ * order from the oldest, flow steps of instructions 2 or 4 bytes long, branch trace blocks
+ * that end at the stop pc and never span more than a run. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,6 +65,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         struct code c = {buf + l.size, len - l.size};
         size_t steps = 0;
         spoor_mtb_flow(p, n, read_code, &c, 4096, step, &steps);
+        /* as GDB branch trace, stopped at the newest source: every block a gap or a forward
+         * run, the last one at the stop pc */
+        spoor_mtb_btrace bt;
+        uint32_t stop = p[n - 1].src;
+        check(spoor_mtb_btrace_build(p, n, l.wrapped, stop, read_code, &c, &bt));
+        check(bt.count >= 1 && bt.blocks[bt.count - 1].end == stop && bt.packets <= n);
+        for (size_t i = 0; i < bt.count; i++)
+            check(bt.blocks[i].end < bt.blocks[i].begin ||
+                  bt.blocks[i].end - bt.blocks[i].begin <= 64u * 1024u + 4u);
+        spoor_mtb_btrace_free(&bt);
     } else {
         check(n == 0 && spoor_last_error()[0] != 0);
     }

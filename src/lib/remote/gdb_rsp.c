@@ -1,9 +1,11 @@
 /* GDB remote serial protocol: packet parsing and framing, and answering the requests GDB
  * makes of a stopped Cortex-M (register and memory reads, target description). */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "spoor/error.h"
 #include "spoor/gdb_rsp.h"
 #include "spoor/number.h"
 
@@ -300,17 +302,16 @@ static size_t read_memory(const spoor_rsp_target *t, const char *args, char *rep
     return 2 * n;
 }
 
-static size_t xfer_features(const spoor_rsp_target *t, const char *args, char *reply, size_t cap)
+/* The part "OFFSET,LENGTH" (range) of a qXfer read asks of doc: 'm' and the bytes while more
+ * follow, 'l' with the last ones. *last is set when the reply reaches the end. */
+static size_t xfer_slice(const char *doc, size_t total, const char *range, char *reply, size_t cap,
+                         bool *last)
 {
-    char xml[sizeof target_xml + sizeof target_xml_vfp + sizeof target_xml_end];
-    size_t total = target_xml_for(t, xml, sizeof xml);
-    /* args: "target.xml:OFFSET,LENGTH" */
-    const char *colon = strchr(args, ':');
-    if (!colon || strncmp(args, "target.xml:", 11) != 0)
-        return reply_str(reply, cap, "E00");
     uint32_t off, len;
-    if (!two_fields(colon + 1, &off, &len))
+    *last = false;
+    if (!two_fields(range, &off, &len))
         return reply_str(reply, cap, "E00");
+    *last = true;
     if (off >= total)
         return reply_str(reply, cap, "l");
     size_t n = total - off;
@@ -318,10 +319,121 @@ static size_t xfer_features(const spoor_rsp_target *t, const char *args, char *r
         n = len;
     if (n > cap - 2)
         n = cap - 2;
-    reply[0] = off + n < total ? 'm' : 'l';
-    memcpy(reply + 1, xml + off, n);
+    *last = off + n >= total;
+    reply[0] = *last ? 'l' : 'm';
+    memcpy(reply + 1, doc + off, n);
     reply[n + 1] = 0;
     return n + 1;
+}
+
+static size_t xfer_features(const spoor_rsp_target *t, const char *args, char *reply, size_t cap)
+{
+    char xml[sizeof target_xml + sizeof target_xml_vfp + sizeof target_xml_end];
+    size_t total = target_xml_for(t, xml, sizeof xml);
+    bool last;
+    /* args: "target.xml:OFFSET,LENGTH" */
+    if (strncmp(args, "target.xml:", 11) != 0)
+        return reply_str(reply, cap, "E00");
+    return xfer_slice(xml, total, args + 11, reply, cap, &last);
+}
+
+/* ---- branch trace ---------------------------------------------------------------------- */
+
+static const char btrace_head[] = "<?xml version=\"1.0\"?>\n"
+                                  "<!DOCTYPE btrace SYSTEM \"btrace.dtd\">\n"
+                                  "<btrace version=\"1.0\">\n";
+static const char btrace_tail[] = "</btrace>\n";
+
+spoor_rsp_block spoor_rsp_gap(uint32_t pc)
+{
+    spoor_rsp_block b = {pc, pc - 1u};
+    if (pc == 0)
+        b = (spoor_rsp_block){1u, 0u};
+    return b;
+}
+
+bool spoor_rsp_btrace_set(spoor_rsp_btrace *bt, const spoor_rsp_block *blocks, size_t count)
+{
+    enum { BLOCK_MAX = sizeof "<block begin=\"0x00000000\" end=\"0x00000000\"/>\n" };
+    memset(bt, 0, sizeof *bt);
+    size_t cap = sizeof btrace_head + sizeof btrace_tail + count * BLOCK_MAX;
+    if (count > (SIZE_MAX - 256) / BLOCK_MAX || !(bt->xml = malloc(cap))) {
+        spoor_set_error(SPOOR_ERR_NOMEM, "out of memory for %zu branch trace blocks", count);
+        return false;
+    }
+    size_t n = (size_t)snprintf(bt->xml, cap, "%s", btrace_head);
+    for (size_t i = count; i-- > 0;) /* newest first */
+        n += (size_t)snprintf(bt->xml + n, cap - n, "<block begin=\"0x%08x\" end=\"0x%08x\"/>\n",
+                              blocks[i].begin, blocks[i].end);
+    n += (size_t)snprintf(bt->xml + n, cap - n, "%s", btrace_tail);
+    bt->len = n;
+    return true;
+}
+
+void spoor_rsp_btrace_free(spoor_rsp_btrace *bt)
+{
+    free(bt->xml);
+    memset(bt, 0, sizeof *bt);
+}
+
+/* Whether the thread Hg selected is the one the trace is of: the stopped one. */
+static bool btrace_thread(const spoor_rsp_target *t)
+{
+    return !t->threads || !t->selected || *t->selected == 0;
+}
+
+/* qXfer:btrace-conf:read::OFFSET,LENGTH: BTS for the stopped thread, nothing for the others. */
+static size_t xfer_btrace_conf(const spoor_rsp_target *t, const char *args, char *reply, size_t cap)
+{
+    static const char bts[] = "<?xml version=\"1.0\"?>\n"
+                              "<!DOCTYPE btrace-conf SYSTEM \"btrace-conf.dtd\">\n"
+                              "<btrace-conf version=\"1.0\">\n<bts/>\n</btrace-conf>\n";
+    static const char none[] = "<?xml version=\"1.0\"?>\n"
+                               "<!DOCTYPE btrace-conf SYSTEM \"btrace-conf.dtd\">\n"
+                               "<btrace-conf version=\"1.0\">\n</btrace-conf>\n";
+    bool last;
+    if (args[0] != ':')
+        return reply_str(reply, cap, "E00");
+    if (btrace_thread(t))
+        return xfer_slice(bts, sizeof bts - 1, args + 1, reply, cap, &last);
+    return xfer_slice(none, sizeof none - 1, args + 1, reply, cap, &last);
+}
+
+/* qXfer:btrace:read:all|new|delta:OFFSET,LENGTH. A delta would have to continue GDB's last
+ * block (its first block starting at 0): E01, and GDB reads :new instead. */
+static size_t xfer_btrace(const spoor_rsp_target *t, const char *args, char *reply, size_t cap)
+{
+    static const char nothing[] = "<?xml version=\"1.0\"?>\n"
+                                  "<!DOCTYPE btrace SYSTEM \"btrace.dtd\">\n"
+                                  "<btrace version=\"1.0\">\n</btrace>\n";
+    spoor_rsp_btrace *bt = t->btrace;
+    bool all = !strncmp(args, "all:", 4), fresh = !strncmp(args, "new:", 4), last;
+    if ((!all && !fresh) || !btrace_thread(t) || !bt->xml)
+        return reply_str(reply, cap, "E01");
+    const char *range = args + 4;
+    if (fresh && bt->sent && !strncmp(range, "0,", 2))
+        return xfer_slice(nothing, sizeof nothing - 1, range, reply, cap, &last);
+    size_t n = xfer_slice(bt->xml, bt->len, range, reply, cap, &last);
+    if (last)
+        bt->sent = true;
+    return n;
+}
+
+/* The btrace packets of a target with a trace; 0 for any other packet. */
+static size_t btrace_packet(const spoor_rsp_target *t, const char *pkt, char *reply, size_t cap)
+{
+    if (!t->btrace)
+        return 0;
+    if (!strncmp(pkt, "qXfer:btrace:read:", 18))
+        return xfer_btrace(t, pkt + 18, reply, cap);
+    if (!strncmp(pkt, "qXfer:btrace-conf:read:", 23))
+        return xfer_btrace_conf(t, pkt + 23, reply, cap);
+    if (!strcmp(pkt, "Qbtrace:bts") || !strcmp(pkt, "Qbtrace:off")) {
+        /* recording is always on: enabling it again reads the trace anew */
+        t->btrace->sent = false;
+        return reply_str(reply, cap, btrace_thread(t) ? "OK" : "E01");
+    }
+    return 0;
 }
 
 size_t spoor_rsp_handle(const spoor_rsp_target *t, const char *pkt, char *reply, size_t cap,
@@ -377,9 +489,16 @@ size_t spoor_rsp_handle(const spoor_rsp_target *t, const char *pkt, char *reply,
     case 's':
     case 'C':
     case 'S': return reply_str(reply, cap, "E01"); /* a dump cannot be changed or run */
-    case 'q':
+    case 'Q':
+    case 'q': {
+        size_t n = btrace_packet(t, pkt, reply, cap);
+        if (n)
+            return n;
         if (!strncmp(pkt, "qSupported", 10))
-            return reply_str(reply, cap, "PacketSize=1000;qXfer:features:read+");
+            return reply_str(reply, cap,
+                             t->btrace ? "PacketSize=1000;qXfer:features:read+;Qbtrace:bts+;"
+                                         "Qbtrace:off+;qXfer:btrace:read+;qXfer:btrace-conf:read+"
+                                       : "PacketSize=1000;qXfer:features:read+");
         if (!strncmp(pkt, "qXfer:features:read:", 20))
             return xfer_features(t, pkt + 20, reply, cap);
         if (!strcmp(pkt, "qAttached"))
@@ -395,6 +514,7 @@ size_t spoor_rsp_handle(const spoor_rsp_target *t, const char *pkt, char *reply,
         if (!strncmp(pkt, "qSymbol", 7))
             return reply_str(reply, cap, "OK");
         return reply_str(reply, cap, "");
+    }
     default: return reply_str(reply, cap, ""); /* not supported */
     }
 }
