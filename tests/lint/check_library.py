@@ -37,6 +37,8 @@ LAYERS["itm"] = set(ORDER[:ORDER.index("snapshot") + 1])
 LAYERS["flow"] = LAYERS["itm"] | {"itm"}
 # triage signs dumps (snapshot, unwind) and sits above every other layer.
 LAYERS["triage"] = set(ORDER) | {"itm", "flow"}
+# top runs spoor top's session: the trace pump and statistics (itm), threads (rtos), memory.
+LAYERS["top"] = set(ORDER) | {"itm"}
 # check reads a firmware ELF alone (its code through Thumb facts): elf and below.
 LAYERS["check"] = set(ORDER[:ORDER.index("elf") + 1])
 
@@ -53,6 +55,7 @@ PUBLIC = {
     "itm": "itm.h tpiu.h trace_source.h top.h trace_pump.h dwt_setup.h",
     "flow": "call_stack.h calls_decode.h mtb_decode.h",
     "triage": "triage.h",
+    "top": "top_session.h",
     "check": "firmware_check.h",
 }
 
