@@ -117,7 +117,7 @@ int top_open_memory(struct top_cli *c, const char *gdb, const char *telnet, cons
 /* --setup v7m|v8m|proc through the live target; 0 or the exit status of the one-line error. */
 int top_set_up_trace(struct top_cli *c, const char *how, unsigned comparator);
 /* --stats: the memory view's counters (and the halts of a running target) on stderr. */
-void top_print_mem_stats(struct top_cli *c, bool live);
+void top_print_mem_stats(const struct top_cli *c, bool live);
 void top_cleanup(struct top_cli *c);
 
 /* top_explain.c: why the output is empty or partial, once on stderr. */

@@ -76,7 +76,7 @@ int top_open_memory(struct top_cli *c, const char *gdb, const char *telnet, cons
     return 0;
 }
 
-void top_print_mem_stats(struct top_cli *c, bool live)
+void top_print_mem_stats(const struct top_cli *c, bool live)
 {
     spoor_mem_stats st = {0};
     spoor_top_session_status ss;
