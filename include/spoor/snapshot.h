@@ -2,7 +2,9 @@
  * one of the inputs every command that reads target memory takes:
  *   - a crash dump written by the target library (DUMP),
  *   - raw debugger output: --regs regs.json and --mem ADDR:FILE images,
- *   - a live target behind a GDB server (--gdb HOST:PORT), with --mem images on top if given.
+ *   - a live target behind a GDB server (--gdb HOST:PORT), with --mem images on top if given,
+ *   - memory only: a live target behind OpenOCD's telnet or Tcl RPC server, and for a
+ *     memory-only snapshot any of these together (a DUMP, --mem images, one live target).
  * The memory view stacks, first match wins: the dump's regions, then the images, then the ELF's
  * read-only contents, and last the live target (it can answer any address). */
 #ifndef SPOOR_SNAPSHOT_H
@@ -17,6 +19,7 @@
 #include "spoor/elf.h"
 #include "spoor/gdb_remote.h"
 #include "spoor/memory.h"
+#include "spoor/openocd.h"
 #include "spoor/regs.h"
 
 typedef struct spoor_snapshot_source {
@@ -25,7 +28,7 @@ typedef struct spoor_snapshot_source {
     const char *gdb;       /* "HOST:PORT" of a GDB server, or NULL */
     const spoor_raw_memory *mems;
     size_t nmems;
-    unsigned gdb_timeout_ms; /* 0: 5000 */
+    unsigned gdb_timeout_ms; /* the live target's (GDB server's or OpenOCD's) timeout; 0: 5000 */
     /* A memory-only snapshot, for a caller that reads target memory and needs no registers
      * (a trace buffer, a ring): --mem images alone need no regs.json, a dump no REGISTERS
      * record, and a live target's registers are not read. The snapshot's registers are then
@@ -34,6 +37,10 @@ typedef struct spoor_snapshot_source {
     /* The DUMP's format (spoor/dump_formats.h): 0, SPOOR_DUMP_FORMAT_AUTO, finds it from the
      * content. */
     spoor_dump_format format;
+    /* OpenOCD's telnet server "[HOST:]PORT" (4444) or its Tcl RPC server "tcl:[HOST:]PORT"
+     * (6666), or NULL: a live memory layer read while the target runs (spoor/openocd.h). Memory
+     * only: no registers are read over it. */
+    const char *openocd;
 } spoor_snapshot_source;
 
 /* Where a snapshot's fault status came from (spoor_fault_source_name: "dump", "registers
@@ -64,10 +71,12 @@ typedef struct spoor_snapshot {
     const char *input; /* names the input for messages: the DUMP path, the regs path, HOST:PORT,
                           "--mem" */
     bool memory_only;  /* opened with spoor_snapshot_source.memory_only */
+    spoor_openocd *openocd; /* the live OpenOCD connection, or NULL */
 } spoor_snapshot;
 
-/* Opens the input (exactly one of dump_path, regs_path/mems, gdb; --mem may be added to gdb).
- * NULL with the error set (spoor_last_error): "give either a DUMP, --regs/--mem or --gdb",
+/* Opens the input (exactly one of dump_path, regs_path/mems, gdb; --mem may be added to gdb;
+ * memory_only: any of dump_path, mems and one of gdb and openocd). NULL with the error set
+ * (spoor_last_error): "give either a DUMP, --regs/--mem or --gdb",
  * "FILE: no registers in the dump", and the errors of the readers. elf (borrowed) supplies
  * the read-only memory layer. */
 spoor_snapshot *spoor_snapshot_open(const spoor_snapshot_source *src, const spoor_elf *elf);

@@ -62,17 +62,11 @@ static const char top_usage[] =
     "  -h, --help            this text\n\n"
     "A DUMP argument (a crash dump) supplies target memory too. See docs/top.md.\n";
 
-/* ---- engine callbacks ---------------------------------------------------------------------- */
+/* ---- the session's outputs ------------------------------------------------------------------ */
 
 static void on_report(void *ctx, const spoor_top_report *r)
 {
     struct top_cli *c = ctx;
-    if (c->stop)
-        return;
-    if (!r->summary && !r->partial)
-        top_refresh_priorities(c, r);
-    if (top_connection_lost(c))
-        return;
     if (c->console) {
         struct winsize ws;
         if (c->refresh) /* read each time: the terminal may have been resized */
@@ -82,21 +76,15 @@ static void on_report(void *ctx, const spoor_top_report *r)
     }
     if (c->json)
         top_json_report(c->json, &c->view, r, c->udp, c->udp ? &c->udp_refused : NULL);
-    if (c->max_intervals && !r->summary && !r->partial &&
-        r->index + (r->quiet ? r->quiet : 1) >= c->max_intervals)
-        c->stop = true;
 }
 
 static void on_switch(void *ctx, uint64_t time, uint32_t prev, bool prev_known, uint32_t next)
 {
     struct top_cli *c = ctx;
-    top_thread(c, next); /* a new TCB is read now, while it is current */
     if (c->ftrace.f)
         top_ftrace_switch(&c->ftrace, &c->view, time, prev, prev_known, next);
     if (c->chrome.trace.ob)
         top_chrome_switch(&c->chrome, &c->view, time, next);
-    c->have_current = true;
-    c->current = next;
 }
 
 static void on_exception(void *ctx, unsigned number, uint64_t enter, bool enter_known,
@@ -107,66 +95,51 @@ static void on_exception(void *ctx, unsigned number, uint64_t enter, bool enter_
         top_chrome_exception(&c->chrome, &c->view, number, enter, exit, depth);
 }
 
-static void packet(struct top_cli *c, const spoor_itm_packet *p)
+static void on_packet(void *ctx, const spoor_itm_packet *p)
 {
-    if (c->stop)
-        return;
-    spoor_itm_packet timed = *p; /* the stream's time in cycles, or the host's (top_clock) */
-    timed.time = top_clock_packet(&c->clock, p);
-    p = &timed;
-    top_explain_host_clock(c);
+    struct top_cli *c = ctx;
+    uint32_t current;
     if (c->ftrace.f && c->view.exceptions && p->type == SPOOR_ITM_EXCEPTION &&
-        p->u.exception.number && p->u.exception.action != SPOOR_ITM_EXC_RETURN)
+        p->u.exception.number && p->u.exception.action != SPOOR_ITM_EXC_RETURN) {
+        bool known = spoor_top_session_current(c->session, &current);
         top_ftrace_exception(&c->ftrace, &c->view, p->time, p->u.exception.number,
-                             p->u.exception.action == SPOOR_ITM_EXC_ENTER, c->have_current,
-                             c->current);
-    if (p->type == SPOOR_ITM_DWT_MATCH && p->u.dwt_match.comparator == c->comparator &&
-        !c->warned_match) { /* a switch was seen, but not to which thread */
+                             p->u.exception.action == SPOOR_ITM_EXC_ENTER, known, current);
+    }
+}
+
+static void on_notice(void *ctx, spoor_top_notice n, const char *text)
+{
+    struct top_cli *c = ctx;
+    switch (n) {
+    case SPOOR_TOP_NOTICE_FIRST_PACKET: top_explain_no_memory(c); break;
+    case SPOOR_TOP_NOTICE_HOST_CLOCK: top_explain_host_clock(c); break;
+    case SPOOR_TOP_NOTICE_MATCH_WITHOUT_VALUE: /* a switch was seen, but not to which thread */
         cli_warn("top",
                  "comparator %u sends data trace match packets, which carry "
                  "no value: it watches the address without the value (ARMv8-M DWT_FUNCTION MATCH "
                  "0b0101); thread switches need MATCH 0b1101, as --setup v8m and "
                  "spoor_itm_watch_current_thread() write",
                  c->comparator);
-        c->warned_match = true;
+        break;
+    case SPOOR_TOP_NOTICE_IDLE_UNKNOWN:
+        c->view.idle_unknown = true;
+        cli_warn("top", "%s: the idle thread's time counts as busy", text);
+        break;
+    case SPOOR_TOP_NOTICE_TARGET_READ: cli_warn("top", "%s", text); break;
+    case SPOOR_TOP_NOTICE_RECONNECTED:
+        cli_note("top", "%s: reconnected; the stream has a gap here", c->spec);
+        break;
+    case SPOOR_TOP_NOTICE_STREAM_ERROR: c->status = cli_fail("top"); break;
     }
-    if (!c->any_packet) /* said once the stream gives something to show */
-        top_explain_no_memory(c, !c->no_memory);
-    c->any_packet = true;
-    top_note_packet(c, p);
-    spoor_top_packet(c->stats, p, c->comparator);
-    if (p->time > c->last_time)
-        c->last_time = p->time;
+}
+
+/* The thread behind a TCB (top_view's thread callback; ctx is the session). */
+static const top_thread_info *thread_of(void *ctx, uint32_t tcb)
+{
+    return spoor_top_session_thread(ctx, tcb);
 }
 
 /* ---- the stream ---------------------------------------------------------------------------- */
-
-/* The trace pump's events: packets to the statistics, the end of the stream closes them. */
-static bool on_event(void *ctx, const spoor_trace_pump_event *ev)
-{
-    struct top_cli *c = ctx;
-    switch (ev->type) {
-    case SPOOR_TRACE_PUMP_PACKET: packet(c, ev->packet); break;
-    case SPOOR_TRACE_PUMP_RECONNECTED:
-        cli_note("top", "%s: reconnected; the stream has a gap here", c->spec);
-        break;
-    case SPOOR_TRACE_PUMP_ERROR: c->status = cli_fail("top"); break;
-    case SPOOR_TRACE_PUMP_END:
-        if (c->any_packet) /* an empty stream has no table: top_explain_stream says so */
-            spoor_top_finish(c->stats, c->last_time);
-        break;
-    case SPOOR_TRACE_PUMP_IDLE: { /* the pump released what the decoder held */
-        uint64_t now;
-        if (c->any_packet && top_clock_idle(&c->clock, &now)) { /* host-timed: intervals end */
-            spoor_top_advance(c->stats, now);
-            c->last_time = now;
-        }
-        break;
-    }
-    default: break;
-    }
-    return !c->stop;
-}
 
 /* What the TPIU deframer could not use, one warning line: bytes outside whole frames (a frame
  * cut short by a sync, a capture starting mid-frame), data before any trace ID, reserved IDs. */
@@ -184,15 +157,16 @@ static void report_tpiu(const spoor_tpiu_deframer *t)
 
 static int run(struct top_cli *c, const spoor_trace_pump_config *cfg)
 {
-    spoor_trace_pump *pump = spoor_trace_pump_open(c->spec, 10, cfg, on_event, c);
+    spoor_trace_pump *pump =
+        spoor_trace_pump_open(c->spec, 10, cfg, spoor_top_session_event, c->session);
     if (!pump)
         return cli_fail("top");
-    top_let_run(c); /* connected to the stream: the target may run now */
+    spoor_top_session_start(c->session); /* connected to the stream: the target may run now */
     spoor_trace_pump_run(pump);
     const spoor_tpiu_deframer *t = spoor_trace_pump_tpiu(pump);
-    if (t && !top_connection_lost(c))
+    if (t && !spoor_top_session_lost(c->session))
         report_tpiu(t);
-    if (!c->status && !top_connection_lost(c))
+    if (!c->status && !spoor_top_session_lost(c->session))
         c->status = top_explain_stream(c, pump, cfg->tpiu);
     spoor_trace_pump_free(pump);
     return c->status;
@@ -205,6 +179,7 @@ struct top_args {
     bool stats;
     spoor_trace_pump_config cfg;
     uint32_t hz, interval_ms, intervals, comparator;
+    uint32_t prescaler; /* --prescaler: cycles per local timestamp tick (0, 1: none) */
     spoor_raw_memory mems[MAX_MEMS];
     size_t nmems;
 };
@@ -310,8 +285,8 @@ static int parse_args(int argc, char **argv, struct top_args *a, struct top_cli 
             a->setup = optarg;
             break;
         case OPT_PRESCALER:
-            if (!cli_parse_u32(optarg, &c->prescaler) || (c->prescaler != 1 && c->prescaler != 4 &&
-                                                          c->prescaler != 16 && c->prescaler != 64))
+            if (!cli_parse_u32(optarg, &a->prescaler) || (a->prescaler != 1 && a->prescaler != 4 &&
+                                                          a->prescaler != 16 && a->prescaler != 64))
                 return cli_error(
                     "top", "--prescaler %s: ITM_TCR.TSPrescale divides by 1, 4, 16 or 64", optarg);
             break;
@@ -342,7 +317,6 @@ int cmd_top(int argc, char **argv)
     static struct top_cli c;
     memset(&a, 0, sizeof a);
     memset(&c, 0, sizeof c);
-    c.fills = -1;
     spoor_trace_pump_config_init(&a.cfg);
     a.interval_ms = 1000;
     a.comparator = 1;
@@ -355,10 +329,6 @@ int cmd_top(int argc, char **argv)
     ob_init(&out, 1);
     c.out = &out;
     c.comparator = a.comparator;
-    c.max_intervals = a.intervals;
-    c.threads = calloc(SPOOR_TOP_MAX_THREADS, sizeof *c.threads);
-    if (!c.threads)
-        return cli_out_of_memory("top");
     if (!(c.elf = cli_open_elf_for("top", a.elf, dump))) {
         top_cleanup(&c);
         return SPOOR_EXIT_USAGE;
@@ -366,18 +336,15 @@ int cmd_top(int argc, char **argv)
     if ((rc = top_open_rtos(&c, a.kind, a.setup != NULL)) != 0 ||
         (rc = top_open_memory(&c, a.gdb, a.telnet, dump, a.mems, a.nmems)) != 0)
         goto out;
-    cli_warn_build_id("top", c.dump, c.elf);
-    c.no_memory = !a.gdb && !a.telnet && !dump && !a.nmems;
+    cli_warn_build_id("top", c.target ? c.target->dump : NULL, c.elf);
     c.tpiu_id = a.cfg.tpiu_id;
     if (a.setup && (rc = top_set_up_trace(&c, a.setup, a.comparator)) != 0)
         goto out;
-    c.live = c.gdb && a.server;
-    top_clock_init(&c.clock, a.server != NULL, a.hz, c.prescaler);
+    bool live = c.target && c.target->gdb && a.server; /* halted only for reads */
     c.view.rtos_name = c.rtos ? spoor_rtos_display_name(spoor_rtos_kind_of(c.rtos)) : "no RTOS";
     c.view.cpu_hz = a.hz;
     c.view.interval_ms = a.interval_ms;
-    c.view.thread = top_thread;
-    c.view.ctx = &c;
+    c.view.thread = thread_of;
     c.console = true;
     if (a.json) {
         int fd;
@@ -396,36 +363,45 @@ int cmd_top(int argc, char **argv)
         rc = cli_error("top", "--chrome %s: cannot open: %s", a.chrome, strerror(errno));
         goto out;
     }
-    uint64_t interval = (uint64_t)a.interval_ms * a.hz / 1000u;
-    if (!interval) {
+    if (!((uint64_t)a.interval_ms * a.hz / 1000u)) {
         rc = cli_error("top", "-I %u at -F %u is less than one cycle", a.interval_ms, a.hz);
         goto out;
     }
-    spoor_top_callbacks cb = {on_report, on_switch, on_exception, &c};
-    if (!(c.stats = spoor_top_new(interval, &cb))) {
-        rc = cli_fail("top");
-        goto out;
-    }
-    c.idle_pending = c.live && c.rtos; /* a target halted at reset has no RAM set up yet */
-    if (c.rtos && !c.live)
-        top_read_idle(&c);
-    if (top_connection_lost(&c)) {
-        rc = cli_error("top", "%s", c.lost);
-        goto out;
-    }
-    spoor_top_set_idle(c.stats, 0); /* no thread at all: the scheduler waits */
     char spec[300];
     if (a.server)
         snprintf(spec, sizeof spec, "tcp:%s", a.server);
     else
         snprintf(spec, sizeof spec, "%s", a.input);
     c.spec = spec;
+    spoor_top_session_config cfg = {.cpu_hz = a.hz,
+                                    .interval_ms = a.interval_ms,
+                                    .prescaler = a.prescaler,
+                                    .comparator = a.comparator,
+                                    .live = a.server != NULL,
+                                    .stack = c.view.stack,
+                                    .max_intervals = a.intervals,
+                                    .elf = c.elf,
+                                    .rtos = c.rtos,
+                                    .target = c.target};
+    spoor_top_session_callbacks cb = {on_report, on_switch, on_exception, on_packet, on_notice, &c};
+    if (!(c.session = spoor_top_session_new(&cfg, &cb))) {
+        rc = cli_fail("top");
+        goto out;
+    }
+    c.view.ctx = c.session;
+    const char *lost = spoor_top_session_lost(c.session);
+    if (lost) {
+        rc = cli_error("top", "%s", lost);
+        goto out;
+    }
     rc = run(&c, &a.cfg);
-    if (top_connection_lost(&c) && !rc)
-        rc = cli_error("top", "%s", c.lost);
+    if ((lost = spoor_top_session_lost(c.session)) != NULL && !rc)
+        rc = cli_error("top", "%s", lost);
+    spoor_top_session_status st;
+    spoor_top_session_status_get(c.session, &st);
     if (c.ftrace.f && !top_ftrace_close(&c.ftrace))
         rc = cli_error("top", "--ftrace %s: write failed", a.ftrace);
-    if (c.chrome.trace.ob && !top_chrome_close(&c.chrome, &c.view, spoor_top_now(c.stats)))
+    if (c.chrome.trace.ob && !top_chrome_close(&c.chrome, &c.view, st.now))
         rc = cli_error("top", "--chrome %s: write failed", a.chrome);
     if (!ob_flush(&out) || (c.json && !ob_flush(c.json)))
         rc = cli_error("top", "cannot write the output: %s", strerror(errno));
@@ -435,7 +411,7 @@ int cmd_top(int argc, char **argv)
                  "refused) and were not delivered",
                  a.json, c.udp_refused);
     if (a.stats)
-        top_print_mem_stats(&c);
+        top_print_mem_stats(&c, live);
 out:
     if (c.json)
         close(c.json->fd);

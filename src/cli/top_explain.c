@@ -9,17 +9,6 @@
 #include "spoor/trace_pump.h"
 #include "top_cli.h"
 
-void top_note_packet(struct top_cli *c, const spoor_itm_packet *p)
-{
-    switch (p->type) {
-    case SPOOR_ITM_DWT_DATA: c->comparators_seen |= 1u << (p->u.dwt_data.comparator & 3); break;
-    case SPOOR_ITM_DWT_MATCH: c->comparators_seen |= 1u << (p->u.dwt_match.comparator & 3); break;
-    case SPOOR_ITM_DWT_PC: c->comparators_seen |= 1u << (p->u.dwt_pc.comparator & 3); break;
-    case SPOOR_ITM_DWT_ADDR: c->comparators_seen |= 1u << (p->u.dwt_addr.comparator & 3); break;
-    default: break;
-    }
-}
-
 /* "12 sync, 3 ts_local" of the decoder's counters ("none" without a packet). */
 static void packet_counts(const spoor_itm_stats *st, char *buf, size_t cap)
 {
@@ -53,14 +42,16 @@ bool top_stream_looks_tpiu(const spoor_trace_pump *pump)
 
 int top_explain_stream(struct top_cli *c, const spoor_trace_pump *pump, bool tpiu)
 {
-    if (c->any_packet && !c->clock.stream && !c->clock.used_host)
+    spoor_top_session_status ss;
+    spoor_top_session_status_get(c->session, &ss);
+    if (ss.any_packet && !ss.stream_timed && !ss.host_timed)
         cli_warn("top",
                  "%s: no local timestamp in the stream (ITM_TCR.TSENA is 0, or the capture "
                  "lost them): every time is 0 and only switches are counted; enable TSENA (and "
                  "DWT_CTRL.CYCCNTENA), or read the stream live (-s), where packets without "
                  "timestamps are timed by the host's clock",
                  c->spec);
-    if (c->stop && c->max_intervals) /* -n reached: the stream was not read to its end */
+    if (ss.intervals_done) /* -n reached: the stream was not read to its end */
         return 0;
     if (!spoor_trace_pump_bytes(pump))
         return cli_error("top", "%s: the stream is empty (no byte)", c->spec);
@@ -72,11 +63,11 @@ int top_explain_stream(struct top_cli *c, const spoor_trace_pump *pump, bool tpi
                  "TPIU-formatted (full syncs FF FF FF 7F, trace ID changes at 16-byte frame "
                  "boundaries): try --tpiu",
                  c->spec, st->bytes_lost);
-    if (c->have_current)
+    if (ss.any_switch)
         return 0;
     char counts[512], comps[32];
     packet_counts(st, counts, sizeof counts);
-    comparator_list(c->comparators_seen, comps, sizeof comps);
+    comparator_list(ss.comparators_seen, comps, sizeof comps);
     cli_warn("top",
              "%s: no thread switch in the stream (%s; DWT comparators "
              "that matched: %s): check that comparator %u watches the current-thread pointer "
@@ -87,20 +78,17 @@ int top_explain_stream(struct top_cli *c, const spoor_trace_pump *pump, bool tpi
     return 0;
 }
 
-void top_explain_host_clock(struct top_cli *c)
+void top_explain_host_clock(const struct top_cli *c)
 {
-    if (!c->clock.used_host || c->said_host_clock)
-        return;
-    c->said_host_clock = true;
     cli_note("top",
              "%s: no local timestamp in the stream yet (ITM_TCR.TSENA 0?): packets are timed "
              "by the host's clock at reception, not the target's, until one comes",
              c->spec);
 }
 
-void top_explain_no_memory(const struct top_cli *c, bool memory_given)
+void top_explain_no_memory(const struct top_cli *c)
 {
-    if (!c->rtos || memory_given)
+    if (!c->rtos || c->target)
         return;
     cli_note("top",
              "note: no target memory given: threads are shown by TCB address, "

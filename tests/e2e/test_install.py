@@ -403,6 +403,41 @@ class Install(unittest.TestCase):
                     if t["backtrace"]:
                         self.assertEqual(int(fields[4], 16), int(t["backtrace"][0]["pc"], 16))
 
+    def test_host_top_table(self):
+        """tests/e2e/install/host/top_table.c, built with pkg-config against libspoor.so, prints
+        spoor top's interval table through the public API (spoor/top_session.h): every report
+        and every thread's name, function, priority, cycles, switches and CPU shares equal the
+        installed `spoor top --json` on the same stream and RAM image (the RTX5-shaped firmware
+        of test_top_rtos_shapes.py, -I 1: a report per switch)."""
+        from test_top_rtos_shapes import shape_with_stream
+        work = self.work / "top-table"
+        work.mkdir()
+        elf, data, itm = shape_with_stream("RTX5", work, ["main_thread", "sensor", "idle",
+                                                          "main_thread", "sensor"])
+        program = work / "top_table"
+        libdir = self.pkg_config("--variable=libdir")[0]
+        run(["cc", "-std=c11", "-Wall", "-Wextra", "-Werror", INSTALL_TEST_DIR / "host" /
+             "top_table.c", "-o", program, *self.pkg_config("--cflags", "--libs"),
+             f"-Wl,-rpath,{libdir}"])
+        memory = f"0x20000000:{data}"
+        got = run([program, elf, "1000000", "1", itm, memory]).splitlines()
+        jsonl = work / "top.jsonl"
+        run([self.spoor, "top", "-e", elf, "--mem", memory, "--input", itm, "-F", "1000000",
+             "-I", "1", "-j", jsonl])
+        want = []
+        for line in jsonl.read_text().splitlines():
+            r = json.loads(line)
+            want.append(f"report {r['interval']} {int(r['summary'])} {int(r['partial'])} "
+                        f"{r['quiet_intervals']} {r['cpu_usage']:.3f} {r['cpu_max']:.3f}")
+            for t in r["threads"]:
+                prio = "-" if t["prio"] is None else t["prio"]
+                want.append(f"thread {t['tcb']} {t['name'] or '-'} {t['func'] or '-'} {prio} "
+                            f"{t['cycles']} {t['switches']} {t['cpu']:.3f} {t['max']:.3f} "
+                            f"{int(t['idle'])}")
+        self.assertGreater(len([w for w in want if w.startswith("report")]), 5, want)
+        self.assertIn("sensor", " ".join(want))
+        self.assertEqual(got, want)
+
     # ------------------------------------------------------------ 5, 6: man page, completion
 
     def commands(self):

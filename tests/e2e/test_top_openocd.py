@@ -13,7 +13,9 @@ spoor read the TCB shows from the next interval report on (the re-read), and so 
 changes while the thread does not run; one mdw per new thread (plus one for
 the idle pointer; the memory is 64 KiB of RAM holding .data, zeros after it); --setup v7m leaves ITM/DWT registers as the ARMv7-M ARM encodings say, the
 watched address being gdb-multiarch's `&osRtxInfo.thread.run.curr`; --setup proc calls the
-procedures; a comparator the core lacks is refused.
+procedures; a comparator the core lacks is refused. With --mem as well, the image is a layer in
+front of OpenOCD (a priority changed in the image only is the one shown; OpenOCD is asked for no
+byte the image holds).
 """
 
 import json
@@ -188,6 +190,23 @@ def main():
         words = sum(int(c.split()[2], 0) for c in mdws)
         check(re.search(r"round trips, (\d+) bytes", result.stderr).group(1) == str(4 * words),
               f"--stats bytes, {4 * words} asked for by {mdws}: {result.stderr}")
+
+        # -W and --mem together: the image is a layer in front of the live target
+        # (docs/memory.md "Layers"): main_thread's priority changed to osPriorityHigh (40) in
+        # the image only is the one shown, and no byte the image holds is asked of OpenOCD
+        main_tcb = f"0x{symbols['main_thread']:08x}"
+        image = bytearray(ram)
+        image[gdb_address(elf, "main_thread.priority") - 0x20000000] = 40
+        (work / "ram40.bin").write_bytes(bytes(image))
+        layered = OpenOcdPeer(ram, 0x20000000)
+        result = top(elf, itm, "-W", str(layered.port), "--mem",
+                     f"0x20000000:{work / 'ram40.bin'}", "-j", str(work / "m.jsonl"))
+        shown = [(t["prio"], t["prio_name"]) for x in (work / "m.jsonl").read_text().splitlines()
+                 for t in json.loads(x)["threads"] if t["tcb"] == main_tcb]
+        mdws = [c for c in layered.commands if c.startswith("mdw")]
+        check(result.returncode == 0 and shown and set(shown) == {(40, "osPriorityHigh")}
+              and not mdws, f"-W with --mem: main_thread's priority {shown}, OpenOCD asked "
+              f"{mdws}: {result.stderr}")
 
         # a priority that changes while spoor top runs (priority inheritance): main_thread's
         # priority becomes osPriorityHigh (40) right after spoor read its TCB; the re-read at

@@ -23,6 +23,10 @@ Checked: `spoor top --mem RAM --input STREAM` names the three parked tasks with 
 `spoor top --gdb QEMU --input STREAM` names all four (the running one from the CPU's registers);
 --stack's JSON and console columns equal the figures above. The stream is written here (DWT data
 trace value packets of comparator 1, ARMv7-M ARM D4.3, with local timestamps) naming each TCB.
+Memory layers (docs/memory.md "Layers": the --mem images before the live target): on the M3,
+`spoor top --gdb QEMU --mem RAM' --input STREAM`, RAM' gdb's RAM image with alpha's name in its
+TCB changed to "ALPHA" while the target (gdb's printout) still says "alpha", names the task
+ALPHA: the image's bytes, not the target's.
 """
 
 import json
@@ -144,6 +148,8 @@ def run_core(core, work):
         console = top_console(elf, memory, stream_path, label)
         if core == "m3":
             check_docs(console)
+            check_layers(elf, qemu.gdb_port, ram, ram_origin, tcbs["alpha"], saved["alpha"],
+                         stream_path, label)
         expected = {RUNNING: entry_function(running_backtrace(elf, qemu.gdb_port, label))}
         parked = [name for name in TASKS if name != RUNNING]
         computed = [saved_registers(word, "freertos", core, saved[name])[0] for name in parked]
@@ -163,6 +169,24 @@ def run_core(core, work):
                   f"{label}: {name}: spoor top --mem says {got}, gdb's bt {expected.get(name)}")
         check_stack(label, name, offline.get(name, {}).get("stack"), stacks[name], ram, ram_origin,
                     console)
+
+
+def check_layers(elf, port, ram, ram_origin, tcb, saved, stream_path, label):
+    """--gdb and --mem both given: the image, a layer in front of the live target, names alpha
+    ALPHA (the name changed in the image only; gdb printed the target's)."""
+    at = ram.find(b"alpha\0", tcb - ram_origin, tcb - ram_origin + 256)
+    check(at >= 0 and saved.get("name") == "alpha",
+          f"{label}: alpha's name not in its TCB in the image ({at}), or gdb printed "
+          f"{saved.get('name')!r}")
+    image = bytearray(ram)
+    image[at:at + 5] = b"ALPHA"
+    renamed = stream_path.with_name("ram-renamed.bin")
+    renamed.write_bytes(bytes(image))
+    both = top_json(elf, ["--gdb", f"127.0.0.1:{port}", "--mem", f"{ram_origin:#x}:{renamed}"],
+                    stream_path, ["-I", "1000"], label)
+    check("ALPHA" in both and "alpha" not in both and "beta" in both,
+          f"{label}: spoor top --gdb --mem names {sorted(both)}: the live target's bytes were "
+          f"read before the image's")
 
 
 def check_stack(label, name, got, bounds, ram, ram_origin, console):

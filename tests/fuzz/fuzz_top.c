@@ -1,7 +1,9 @@
 /* libFuzzer harness: spoor top's statistics engine on whatever the ITM decoder makes of any
- * bytes, and the OpenOCD reply parsers on the same bytes as text. Never a crash; and the
- * engine's books balance: in every interval the threads' time and the time with no known
- * thread add up to the interval, and no exception is active longer than the interval. */
+ * bytes, timed as a recording and as a live stream by spoor top's clock (the host's time a
+ * counter that each byte of the input advances), and the OpenOCD reply parsers on the same
+ * bytes as text. Never a crash; and the engine's books balance: in every interval the threads'
+ * time and the time with no known thread add up to the interval, and no exception is active
+ * longer than the interval; the clock's time never goes back. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +11,7 @@
 #include "spoor/itm.h"
 #include "spoor/openocd.h"
 #include "spoor/top.h"
+#include "top/top_clock.h"
 
 #define check(cond)                                                                                \
     do {                                                                                           \
@@ -31,7 +34,9 @@ static void on_report(void *ctx, const spoor_top_report *r)
     }
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* The packets of the bytes through the clock (live: the host's time advanced by data[i] ms
+ * before the i-th packet) into the engine. */
+static void run(const uint8_t *data, size_t size, bool live)
 {
     static spoor_itm_decoder d;
     /* the first byte picks the interval length and the comparator */
@@ -41,23 +46,41 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     spoor_top *t = spoor_top_new(interval, &cb);
     check(t != NULL);
     spoor_top_set_idle(t, 0x20000000u);
+    spoor_top_clock k;
+    spoor_top_clock_init(&k, live, 1000000u, size > 1 ? data[1] : 1u);
     spoor_itm_init(&d, false);
     spoor_itm_packet p;
-    uint64_t last = 0;
-    for (size_t i = 0; i < size;) {
-        i += spoor_itm_feed(&d, data + i, size - i);
+    uint64_t last = 0, ns = 0;
+    size_t n = 0;
+    for (size_t i = 0; i <= size;) {
+        if (i < size)
+            i += spoor_itm_feed(&d, data + i, size - i);
+        else {
+            spoor_itm_finish(&d);
+            i++;
+        }
         while (spoor_itm_next(&d, &p)) {
+            ns += (uint64_t)(size ? data[n++ % size] : 0) * 1000000u;
+            p.time = spoor_top_clock_packet(&k, &p, ns);
+            check(!live || p.time >= last);
             spoor_top_packet(t, &p, comparator);
             last = p.time > last ? p.time : last;
         }
     }
-    spoor_itm_finish(&d);
-    while (spoor_itm_next(&d, &p)) {
-        spoor_top_packet(t, &p, comparator);
-        last = p.time > last ? p.time : last;
+    uint64_t idle;
+    if (spoor_top_clock_idle(&k, ns + 200000000u, &idle)) {
+        check(idle >= last);
+        spoor_top_advance(t, idle);
+        last = idle;
     }
     spoor_top_finish(t, last > spoor_top_now(t) ? last : spoor_top_now(t));
     spoor_top_free(t);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    run(data, size, false);
+    run(data, size, true);
 
     char *text = malloc(size + 1);
     check(text != NULL);

@@ -42,6 +42,8 @@ LAYERS["flow"] = LAYERS["itm"] | {"itm"}
 # the crash report), from every layer below but itm; triage signs dumps from it.
 LAYERS["analysis"] = set(ORDER) | {"flow", "check"}
 LAYERS["triage"] = set(ORDER) | {"itm", "flow", "analysis"}
+# top runs spoor top's session: the trace pump and statistics (itm), threads (rtos), memory.
+LAYERS["top"] = set(ORDER) | {"itm"}
 # check reads a firmware ELF alone (its code through Thumb facts): elf and below.
 LAYERS["check"] = set(ORDER[:ORDER.index("elf") + 1])
 # util (src/util/, beside src/lib): helpers compiled into libspoor but neither installed nor
@@ -66,6 +68,7 @@ PUBLIC = {
     "flow": "call_stack.h calls_decode.h mtb_decode.h",
     "analysis": "analysis.h",
     "triage": "triage.h",
+    "top": "top_session.h",
     "check": "firmware_check.h",
 }
 

@@ -1,5 +1,5 @@
-/* Opening a stopped target from a dump, raw debugger output or a live GDB server: registers,
- * fault status and the layered memory view (spoor/snapshot.h). */
+/* Opening a stopped target from a dump, raw debugger output, a live GDB server or (memory
+ * only) OpenOCD: registers, fault status and the layered memory view (spoor/snapshot.h). */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +23,15 @@ static bool fail_arg(const char *msg)
 static bool check_source(const spoor_snapshot_source *src)
 {
     bool raw = src->regs_path || src->nmems;
+    if (src->gdb && src->openocd)
+        return fail_arg("give one live target: a GDB server or OpenOCD, not both");
+    if (src->openocd && !src->memory_only)
+        return fail_arg("OpenOCD gives target memory, not the registers: give a DUMP, "
+                        "--regs/--mem or --gdb HOST:PORT");
+    /* memory only: the layers stack whatever is given (no registers to disagree) */
+    if (src->memory_only && !src->regs_path &&
+        (src->dump_path || src->nmems || src->gdb || src->openocd))
+        return true;
     if (src->gdb && (src->dump_path || src->regs_path))
         return fail_arg("give either a DUMP, --regs/--mem or --gdb HOST:PORT, not several");
     if (src->dump_path && raw)
@@ -119,7 +128,7 @@ static bool adopt_dump(spoor_snapshot *s, bool raw, bool memory_only, const spoo
 
 static bool open_dump(spoor_snapshot *s, const spoor_snapshot_source *src, const spoor_elf *elf)
 {
-    bool raw = src->regs_path || src->nmems;
+    bool raw = src->regs_path || !src->dump_path;
     s->input = raw ? (src->regs_path ? src->regs_path : "--mem") : src->dump_path;
     /* --mem images of a raw snapshot are a memory layer (add_images); the dump holds only the
      * registers then. */
@@ -158,6 +167,16 @@ static bool open_gdb(spoor_snapshot *s, const spoor_snapshot_source *src)
     return spoor_gdb_read_registers(s->gdb, &s->regs, s->missing, sizeof s->missing);
 }
 
+static bool open_openocd(spoor_snapshot *s, const spoor_snapshot_source *src)
+{
+    unsigned timeout = src->gdb_timeout_ms ? src->gdb_timeout_ms : DEFAULT_GDB_TIMEOUT_MS;
+    s->input = src->openocd;
+    s->openocd = !strncmp(src->openocd, "tcl:", 4)
+                     ? spoor_openocd_connect_tcl(src->openocd + 4, timeout)
+                     : spoor_openocd_connect(src->openocd, timeout);
+    return s->openocd != NULL;
+}
+
 static spoor_snapshot *snapshot_new(void)
 {
     spoor_snapshot *s = calloc(1, sizeof *s);
@@ -178,13 +197,21 @@ spoor_snapshot *spoor_snapshot_open(const spoor_snapshot_source *src, const spoo
     if (!s)
         return NULL;
     s->memory_only = src->memory_only;
-    bool ok = src->gdb ? open_gdb(s, src) : open_dump(s, src, elf);
+    bool live = src->gdb || src->openocd;
+    bool ok = true;
+    if (src->dump_path || src->regs_path || !live)
+        ok = open_dump(s, src, elf);
+    if (ok && src->gdb)
+        ok = open_gdb(s, src);
+    if (ok && src->openocd)
+        ok = open_openocd(s, src);
     /* Layers, first match wins: a dump's regions, the --mem images, the ELF's read-only
      * contents, and last the live target (it can answer any address, so what the user gave and
      * what flash holds per the ELF are not asked over the wire). */
     if (ok)
         ok = add_images(s, src) && (!elf || spoor_mem_add_elf(s->mem, elf)) &&
-             (!s->gdb || spoor_mem_add_gdb(s->mem, s->gdb));
+             (!s->gdb || spoor_mem_add_gdb(s->mem, s->gdb)) &&
+             (!s->openocd || spoor_mem_add_openocd(s->mem, s->openocd));
     if (!ok) {
         spoor_snapshot_close(s);
         return NULL;
@@ -216,6 +243,7 @@ void spoor_snapshot_close(spoor_snapshot *s)
         return;
     spoor_mem_free(s->mem);
     spoor_gdb_close(s->gdb);
+    spoor_openocd_close(s->openocd);
     spoor_dump_free(s->dump);
     free(s);
 }

@@ -1,8 +1,6 @@
-/* spoor top's clock (top_cli.h): the stream's own local timestamps, or the host's clock for a
- * live stream that carries none. */
-#include <time.h>
-
-#include "top_cli.h"
+/* spoor top's clock (top/top_clock.h): the stream's own local timestamps, or the host's clock
+ * for a live stream that carries none; the host's time is the caller's. */
+#include "top/top_clock.h"
 
 /* A live stream is taken to carry no timestamps (ITM_TCR.TSENA 0) after this many packets, or
  * this long after its first packet, without one; with TSENA set a local timestamp follows the
@@ -13,41 +11,35 @@
 #define UNDATED_PACKETS 16
 #define UNDATED_NS 100000000u
 
-static uint64_t host_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* The host's clock at now_ns since the stream's first packet, in cycles of -F. */
-static uint64_t host_cycles(const top_clock *k, uint64_t now_ns)
+/* The host's clock at now_ns since the stream's first packet, in cycles of hz. */
+static uint64_t host_cycles(const spoor_top_clock *k, uint64_t now_ns)
 {
     return (uint64_t)((double)(now_ns - k->first_ns) * (double)k->hz / 1e9);
 }
 
-void top_clock_init(top_clock *k, bool live, uint64_t hz, uint32_t prescaler)
+void spoor_top_clock_init(spoor_top_clock *k, bool live, uint64_t hz, uint32_t prescaler)
 {
-    *k = (top_clock){.live = live, .hz = hz, .prescaler = prescaler > 1 ? prescaler : 1};
+    *k = (spoor_top_clock){.live = live, .hz = hz, .prescaler = prescaler > 1 ? prescaler : 1};
 }
 
-static uint64_t later(top_clock *k, uint64_t t)
+static uint64_t later(spoor_top_clock *k, uint64_t t)
 {
     if (t > k->last)
         k->last = t;
     return k->last;
 }
 
-uint64_t top_clock_packet(top_clock *k, const spoor_itm_packet *p)
+uint64_t spoor_top_clock_packet(spoor_top_clock *k, const spoor_itm_packet *p, uint64_t now_ns)
 {
     bool stamped = p->type == SPOOR_ITM_TS_LOCAL || p->time_exact; /* dated by a timestamp */
-    if (!k->live) { /* a recording: its timestamps, or none (time 0, explained at the end) */
+    if (!k->live) { /* a recording: its timestamps, or none (time 0) */
         k->stream = k->stream || stamped;
         return p->time * k->prescaler;
     }
-    uint64_t now = host_ns();
-    if (!k->first_ns)
-        k->first_ns = now;
+    if (!k->started) {
+        k->started = true;
+        k->first_ns = now_ns;
+    }
     if (stamped && !k->stream) {
         /* from here on the stream's clock, continuing from where the host's clock was */
         k->stream = true;
@@ -56,22 +48,23 @@ uint64_t top_clock_packet(top_clock *k, const spoor_itm_packet *p)
     if (k->stream)
         return later(k, p->time * k->prescaler + k->offset);
     if (!k->used_host && p->type != SPOOR_ITM_SYNC) {
-        if (!k->undated_ns)
-            k->undated_ns = now;
-        if (++k->undated >= UNDATED_PACKETS || now - k->undated_ns >= UNDATED_NS)
+        if (!k->undated_seen) {
+            k->undated_seen = true;
+            k->undated_ns = now_ns;
+        }
+        if (++k->undated >= UNDATED_PACKETS || now_ns - k->undated_ns >= UNDATED_NS)
             k->used_host = true;
     }
-    return later(k, k->used_host ? host_cycles(k, now) : 0);
+    return later(k, k->used_host ? host_cycles(k, now_ns) : 0);
 }
 
-bool top_clock_idle(top_clock *k, uint64_t *now)
+bool spoor_top_clock_idle(spoor_top_clock *k, uint64_t now_ns, uint64_t *now)
 {
-    if (!k->live || k->stream || !k->first_ns)
+    if (!k->live || k->stream || !k->started)
         return false;
-    uint64_t ns = host_ns();
-    if (!k->used_host && (!k->undated_ns || ns - k->undated_ns < UNDATED_NS))
+    if (!k->used_host && (!k->undated_seen || now_ns - k->undated_ns < UNDATED_NS))
         return false;
     k->used_host = true;
-    *now = later(k, host_cycles(k, ns));
+    *now = later(k, host_cycles(k, now_ns));
     return true;
 }
