@@ -22,6 +22,7 @@ output path in a missing folder gives one line and exit 2, and no file is left.
 import json
 import os
 import re
+import struct
 import subprocess
 import sys
 import tempfile
@@ -217,6 +218,71 @@ def bad_inputs(work):
         os.chmod(folder, 0o700)
     r = spoor("core", "-e", elf, dump)
     check(r.returncode == 2 and "-o" in r.stderr, f"no -o: {r.stderr!r}")
+    # spoor's own notes damaged: one line, exit 2, as any damaged core
+    core = work / "m3-div0.core"
+    data = core.read_bytes()
+    at = data.find(b"SPOOR\0\0\0")
+    check(at > 0 and struct.unpack_from("<I", data, at - 4)[0] == 1, "no SPOOR state note")
+    other = bytearray(data)
+    struct.pack_into("<I", other, at + 8, 2)  # the state's version
+    cut = bytearray(data)
+    struct.pack_into("<I", cut, at - 8, 90)  # descsz: shorter than the state's words
+    for name, blob, words in (("another version", other, "another version"),
+                              ("state cut short", cut, "another version"),
+                              ("file cut", data[:300], "ELF core: truncated")):
+        bad = work / "bad.core"
+        bad.write_bytes(bytes(blob))
+        r = spoor("crash", "-e", elf, bad)
+        check(r.returncode == 2 and r.stdout == "" and len(r.stderr.splitlines()) == 1 and
+              words in r.stderr, f"{name}: exit {r.returncode}, {r.stderr!r}")
+
+
+def inflated(core, out, extra):
+    """The core with one more PT_LOAD segment of `extra` bytes at 0x60000000 whose bytes are a
+    hole of the file (sparse: nothing written), as gdb's gcore of a target with large RAM
+    regions makes a core of hundreds of MiB."""
+    data = core.read_bytes()
+    phoff, = struct.unpack_from("<I", data, 28)
+    phnum, = struct.unpack_from("<H", data, 44)
+    body = data[phoff + 32 * phnum:]
+    shift = 32
+    headers = bytearray(data[:phoff])
+    struct.pack_into("<H", headers, 44, phnum + 1)
+    for i in range(phnum):
+        ph = bytearray(data[phoff + 32 * i:phoff + 32 * (i + 1)])
+        struct.pack_into("<I", ph, 4, struct.unpack_from("<I", ph, 4)[0] + shift)
+        headers += ph
+    end = (len(data) + shift + 4095) & ~4095
+    headers += struct.pack("<8I", 1, end, 0x60000000, 0x60000000, extra, extra, 6, 4)
+    with open(out, "wb") as f:
+        f.write(bytes(headers) + body)
+        f.truncate(end + extra)
+
+
+def big_core(work):
+    """An ELF core beyond the 256 MiB bound on files read whole is mapped, and read as the same
+    core without the large segment is."""
+    elf, _machine = harness.example("crash", "m3")
+    big = work / "big.core"
+    inflated(work / "m3-div0.core", big, 300 << 20)
+    check(big.stat().st_size > 300 << 20 and big.stat().st_blocks * 512 < 1 << 20,
+          f"the inflated core: {big.stat()}")
+    want = spoor("crash", "--threads", "-e", elf, work / "m3-div0.core")
+    got = spoor("crash", "--threads", "-e", elf, big)
+    check(got.returncode == 0 and got.stdout == want.stdout,
+          f"a core of 300 MiB: exit {got.returncode}, {got.stderr}{got.stdout[-800:]}")
+    sized = spoor("crash", "--threads", "-e", elf, big, "--format", "elfcore")
+    check(sized.returncode == 0 and sized.stdout == want.stdout, f"--format elfcore: "
+          f"{sized.stderr}")
+    # the file is mapped: the pages of the large segment are never read (a read of the whole
+    # file would hold 300 MiB)
+    probe = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], capture_output=True);"
+             "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    rss = subprocess.run([sys.executable, "-c", probe, SPOOR, "crash", "-e", str(elf), str(big)],
+                         capture_output=True, text=True, timeout=120).stdout
+    check(rss.strip().isdigit() and int(rss) < 200 << 10, f"spoor crash of the 300 MiB core "
+          f"kept {rss.strip()} KiB")
+    print(f"a 300 MiB core read as the small one; max RSS {rss.strip()} KiB")
 
 
 def main():
@@ -227,6 +293,7 @@ def main():
             for core, scenario in scenarios.CASES:
                 crash_example(core, scenario, work)
             bad_inputs(work)
+            big_core(work)
         if not only or "rtos" in only:
             for rtos in RTOSES:
                 for core in CORES:

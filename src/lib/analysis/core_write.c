@@ -229,20 +229,25 @@ static void merge(range_list *l)
     l->n = k + 1;
 }
 
-/* The memory the core holds: the input's regions (a dump's, the --mem images), or for a live
- * target its RAM sections and a window above each stack pointer; then the caller's ranges. */
+/* The memory the core holds: what the input captured (a dump's regions, the --mem images, a
+ * Zephyr dump's _kernel block), for a live target its RAM sections and a window above each stack
+ * pointer, then the caller's ranges. */
 static bool memory_ranges(const spoor_elf *elf, const spoor_snapshot *snap,
                           const spoor_core_options *o, const spoor_threads *ts, range_list *l)
 {
-    if (snap->dump) {
-        for (size_t i = 0; i < snap->dump->region_count; i++)
-            if (!add_range(l, snap->dump->regions[i].address, snap->dump->regions[i].length))
-                return false;
-        uint32_t addr, size;
-        if (snap->dump->zephyr_kernel && spoor_elf_symbol(elf, "_kernel", &addr, &size) &&
-            !add_range(l, addr, snap->dump->zephyr_kernel_len))
-            return false;
+    size_t n = spoor_mem_captured_ranges(snap->mem, NULL, 0);
+    spoor_mem_range *held = calloc(n ? n : 1, sizeof *held);
+    if (!held) {
+        spoor_set_error(SPOOR_ERR_NOMEM, "out of memory");
+        return false;
     }
+    spoor_mem_captured_ranges(snap->mem, held, n);
+    bool ok = true;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = add_range(l, held[i].addr, held[i].len);
+    free(held);
+    if (!ok)
+        return false;
     if (snap->gdb) {
         spoor_elf_range ram[256];
         size_t n = spoor_elf_ram_ranges(elf, ram, 256);

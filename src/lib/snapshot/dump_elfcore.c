@@ -8,11 +8,13 @@
  * NT_GDB_TDESC (0xff000000: the XML target description). The first NT_PRSTATUS is the thread
  * GDB had selected; the registers are the CPU's as GDB saw them (inside a handler when it was
  * stopped there). */
+#include <errno.h>
 #include <gelf.h>
 #include <inttypes.h>
 #include <libelf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "spoor/dump_formats.h"
 #include "spoor/error.h"
@@ -122,7 +124,8 @@ static bool read_notes(spoor_dump *d, Elf *elf, const GElf_Phdr *ph, unsigned *t
             vfp = true;
         } else if (spoor && nh.n_type == SPOOR_NT_CORE_STATE && *threads) {
             if (nh.n_descsz < STATE_SIZE + 2 || spoor_le32(desc) != 1)
-                return fail_core(SPOOR_ERR_FORMAT, "a spoor state note of another version");
+                return fail_core(SPOOR_ERR_FORMAT,
+                                 "a spoor state note cut short or of another version");
             if (!take_state(d, desc, nh.n_descsz))
                 return false;
         } else if (gnu && nh.n_type == NT_GNU_BUILD_ID && nh.n_descsz && !d->build_id) {
@@ -178,11 +181,9 @@ static bool read_core(spoor_dump *d, Elf *elf)
     return spoor_foreign_merge_regions(d);
 }
 
-spoor_dump *spoor_elfcore_dump_parse(const uint8_t *bytes, size_t len)
+/* Reads the core in d->data (d freed on failure). */
+static spoor_dump *parse_core(spoor_dump *d)
 {
-    spoor_dump *d = spoor_foreign_dump_new(bytes, len, "gdb core");
-    if (!d)
-        return NULL;
     elf_version(EV_CURRENT);
     Elf *elf = elf_memory((char *)d->data, d->size);
     bool ok = elf ? read_core(d, elf) : fail_core(SPOOR_ERR_FORMAT, elf_errmsg(-1));
@@ -193,4 +194,29 @@ spoor_dump *spoor_elfcore_dump_parse(const uint8_t *bytes, size_t len)
         return NULL;
     }
     return d;
+}
+
+spoor_dump *spoor_elfcore_dump_parse(const uint8_t *bytes, size_t len)
+{
+    spoor_dump *d = spoor_foreign_dump_new(bytes, len, "gdb core");
+    return d ? parse_core(d) : NULL;
+}
+
+spoor_dump *spoor_elfcore_dump_map(int fd, size_t size, const char *path)
+{
+    void *map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+    if (map == MAP_FAILED) {
+        spoor_set_error(SPOOR_ERR_IO, "%s: cannot map: %s", path, strerror(errno));
+        return NULL;
+    }
+    spoor_dump *d = calloc(1, sizeof *d);
+    if (!d) {
+        munmap(map, size);
+        spoor_set_error(SPOOR_ERR_NOMEM, "dump: out of memory");
+        return NULL;
+    }
+    d->data = map;
+    d->size = d->mapped_len = size;
+    d->foreign_format = "gdb core";
+    return parse_core(d);
 }
