@@ -13,8 +13,10 @@ lists as many threads as `spoor crash --threads --gdb`; each thread's `bt` equal
 backtrace of it as far as gdb walks (gdb stops at the thread's root or goes on into
 "<signal handler called>"); each thread's registers equal those gdb shows through `spoor
 gdbserver --threads` at the same stop (test_rtos_states checks that path against gdb's own
-unwinding), the current thread's equal QEMU's own; `spoor crash --threads` of the core gives the
-same threads, states and backtraces.
+unwinding), the current thread's equal QEMU's own (FP registers too on M4F and M33); `spoor
+crash --threads` of the core gives the same threads, states and backtraces.
+
+A core of 300 MiB (a sparse segment added) reads as the core without it, in little memory.
 
 Bad inputs and outputs: a truncated dump gives one line and exit 2 and writes nothing; an
 output path in a missing folder gives one line and exit 2, and no file is left.
@@ -33,6 +35,7 @@ import harness  # noqa: E402
 import test_crash_scenarios as scenarios  # noqa: E402
 from harness import Qemu, parse_backtraces, run_gdb  # noqa: E402
 from test_crash_threads import through_gdbserver  # noqa: E402
+from test_elf_core import FP, fp_values  # noqa: E402
 from test_rtos_states import CORES, RTOSES, THREADS, firmware_record  # noqa: E402
 from test_top_sched import stop_parked  # noqa: E402
 from test_unwind_live import build_test_firmware  # noqa: E402
@@ -126,7 +129,7 @@ def crash_example(core, scenario, work):
 
 
 def rtos_example(rtos, core, work):
-    flags, machine, flash, ram, _fpu = CORES[core]
+    flags, machine, flash, ram, fpu = CORES[core]
     define = RTOSES[rtos][0]
     label = f"{rtos} {core}"
     elf = build_test_firmware("rtos_ctx_fw", flags, flash, ram, work / f"core-{rtos}-{core}.elf",
@@ -143,7 +146,9 @@ def rtos_example(rtos, core, work):
         check(made.returncode == 0, f"{label}: spoor core: {made.stderr}")
         served = through_gdbserver(elf, qemu.gdb_port,
                                    ["thread apply all info registers"])
-        cpu = registers(run_gdb(elf, qemu.gdb_port, ["info registers", "detach"]))
+        fp = ["info registers " + " ".join(FP)] if fpu else []
+        cpu_text = run_gdb(elf, qemu.gdb_port, ["info registers", *fp, "detach"])
+        cpu, cpu_fp = registers(cpu_text), fp_values(cpu_text)
     finally:
         qemu.close()
     if live.returncode or made.returncode:
@@ -170,6 +175,10 @@ def rtos_example(rtos, core, work):
         if t["current"]:
             check(got == cpu, f"{label}: {name}: the core's registers {got} != QEMU's {cpu}")
         print(f"{label}: {name}: {n} frames agree; registers equal")
+    if fpu:  # the thread that ran: its FP registers (NT_ARM_VFP) are QEMU's
+        got = fp_values(gdb_core(elf, path, ["info registers " + " ".join(FP)]))
+        check(len(cpu_fp) == 33 and got == cpu_fp,
+              f"{label}: the core's FP registers {got} != QEMU's {cpu_fp}")
     back = spoor("crash", "--json", "--threads", "-e", elf, path)
     check(back.returncode == 0, f"{label}: spoor crash of the core: {back.stderr}")
     if back.returncode == 0:
