@@ -17,6 +17,8 @@ unwinding), the current thread's equal QEMU's own (FP registers too on M4F and M
 crash --threads` of the core gives the same threads, states and backtraces.
 
 A core of 300 MiB (a sparse segment added) reads as the core without it, in little memory.
+A Zephyr coredump of the div0 dumps (M3, M4F): gdb shows its registers from `spoor core`'s
+output, and `spoor crash` of the core equals `spoor crash` of the Zephyr dump.
 
 Bad inputs and outputs: a truncated dump gives one line and exit 2 and writes nothing; an
 output path in a missing folder gives one line and exit 2, and no file is left.
@@ -294,6 +296,34 @@ def big_core(work):
     print(f"a 300 MiB core read as the small one; max RSS {rss.strip()} KiB")
 
 
+def other_formats(work):
+    """A Zephyr coredump (tests/e2e/zephyr_coredump.py writes Zephyr's layout, arch block
+    version 3, CRC) of the crash examples' div0 dumps: `spoor core` of it opens in gdb with the
+    Zephyr dump's registers, and `spoor crash` of the core equals `spoor crash` of the Zephyr
+    dump."""
+    import test_zephyr_coredump
+    import zephyr_coredump
+    for core in ("m3", "m4f"):
+        label = f"zephyr {core} div0"
+        elf, _machine = harness.example("crash", core)
+        dump = scenarios.Dump((work / f"{core}-div0.bin").read_bytes())
+        regs, regions = test_zephyr_coredump.regs_and_regions(dump)
+        zephyr = work / f"{core}-div0.zephyr"
+        zephyr.write_bytes(zephyr_coredump.binary(3, regs, dump.sp, regions, crc=True))
+        path = work / f"{core}-div0-zephyr.core"
+        made = spoor("core", "-e", elf, zephyr, "-o", path)
+        check(made.returncode == 0, f"{label}: spoor core: {made.stderr}")
+        want = spoor("crash", "--json", "-e", elf, zephyr)
+        got = registers(gdb_core(elf, path, ["info registers"]))
+        ref = {r: int(json.loads(want.stdout)["registers"][r], 16) for r in REGS}
+        check(got == ref, f"{label}: gdb's registers {got} != the Zephyr dump's {ref}")
+        for args in (["crash"], ["crash", "--json"]):
+            a, b = spoor(*args, "-e", elf, zephyr), spoor(*args, "-e", elf, path)
+            check(a.returncode == 0 and a.stdout == b.stdout,
+                  f"{label}: {' '.join(args)} of the core differs:\n{b.stdout}{b.stderr}---\n"
+                  f"{a.stdout}")
+
+
 def main():
     only = sys.argv[1:]
     with tempfile.TemporaryDirectory() as tmp:
@@ -303,6 +333,7 @@ def main():
                 crash_example(core, scenario, work)
             bad_inputs(work)
             big_core(work)
+            other_formats(work)
         if not only or "rtos" in only:
             for rtos in RTOSES:
                 for core in CORES:
