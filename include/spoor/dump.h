@@ -71,6 +71,7 @@ typedef struct spoor_dump {
     size_t size;
     uint8_t **extra; /* owned buffers of raw inputs */
     size_t extra_count;
+    size_t mapped_len; /* data is a mapping of the file (an ELF core, of any size), this long */
 } spoor_dump;
 
 /* Parses a dump from memory (the bytes are copied). */

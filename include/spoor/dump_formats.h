@@ -47,7 +47,12 @@ spoor_dump *spoor_zephyr_dump_parse(const uint8_t *bytes, size_t len);
 
 /* An ELF core file of an ARM target as gdb's gcore writes it (read with libelf): the first
  * NT_PRSTATUS note's registers, NT_ARM_VFP's s0-s31 and fpscr, every PT_LOAD segment as memory.
- * Errors: "ELF core: no NT_PRSTATUS note: no registers", "ELF core: truncated: ...". */
+ * Errors: "ELF core: no NT_PRSTATUS note: no registers", "ELF core: truncated: ...". The cores
+ * spoor core writes (spoor/core_write.h) carry notes named "SPOOR" of these types, read too:
+ * the state (MSP, PSP, CONTROL, EXC_RETURN, the fault status, the dump's reason; docs/core.md)
+ * and the threads (LWP, TCB, name), and a "GNU" NT_GNU_BUILD_ID with the dump's build-id. */
+#define SPOOR_NT_CORE_STATE 1u
+#define SPOOR_NT_CORE_THREADS 2u
 spoor_dump *spoor_elfcore_dump_parse(const uint8_t *bytes, size_t len);
 
 /* A probe-rs coredump (`.coredump`: probe-rs's CoreDump struct in MessagePack, read with

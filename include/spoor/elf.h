@@ -64,6 +64,11 @@ typedef struct spoor_elf_range {
 /* The loadable sections in file order: writes at most max into out, returns how many exist. */
 size_t spoor_elf_ranges(const spoor_elf *elf, spoor_elf_range *out, size_t max);
 
+/* The sections the running target writes (SHF_ALLOC and SHF_WRITE: .data, .bss, heap and stack
+ * sections), in file order, data NULL for those without file contents (SHT_NOBITS): where its RAM
+ * state is. Writes at most max into out, returns how many exist. */
+size_t spoor_elf_ram_ranges(const spoor_elf *elf, spoor_elf_range *out, size_t max);
+
 /* The loadable segments (PT_LOAD with file data, at their virtual address) in file order, name
  * "LOAD": what the loader copies, padding between sections included. Writes at most max into
  * out, returns how many exist. */

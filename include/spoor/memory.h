@@ -69,6 +69,16 @@ bool spoor_mem_reader(void *ctx, uint32_t addr, void *buf, size_t len);
  * target (dump regions, images, ELF). */
 bool spoor_mem_has_static(const spoor_mem *m, uint32_t addr, size_t len);
 
+/* A range of target addresses. */
+typedef struct spoor_mem_range {
+    uint32_t addr, len;
+} spoor_mem_range;
+
+/* The ranges the layers that hold a captured state have (a dump's regions, --mem images, bytes
+ * added; not the ELF's contents, not a live target), in layer order (ranges of two layers may
+ * overlap). Writes at most max into out, returns how many exist. */
+size_t spoor_mem_captured_ranges(const spoor_mem *m, spoor_mem_range *out, size_t max);
+
 /* Writes [addr, addr+len) to the live target (cached pages it touches take the new bytes).
  * Fails with SPOOR_ERR_UNAVAILABLE when the view has no live layer, or when a dump, image or ELF
  * layer in front of it holds a byte of the range ("... at 0x...: held by IMAGE, not the live

@@ -358,6 +358,13 @@ def recipe_report(work):
     crash_dump("m3", "badptr", work / "crash.bin")
 
 
+def recipe_core(work):
+    """docs/core.md: the crash example's div0 dump on the M3; the scheduler's snapshot."""
+    crash_dump("m3", "div0", work / "crash.bin")
+    gdb_snapshot("sched", "m3", ["break sched_checkpoint", "continue"], work / "sched",
+                 icount=5)
+
+
 def recipe_dump_formats(work):
     """docs/dump-formats.md: the crash example's div0 fault on the M3 as a Zephyr coredump
     (tests/e2e/zephyr_coredump.py writes Zephyr's layout): a #CD: console log and a flash
@@ -379,6 +386,7 @@ def recipe_dump_formats(work):
 
 RECIPES = {
     "dump-formats.md": recipe_dump_formats,
+    "core.md": recipe_core,
     "triage.md": recipe_triage,
     "crash.md": recipe_crash,
     "report.md": recipe_report,

@@ -66,7 +66,7 @@ PUBLIC = {
     "rtos": "rtos.h stack_usage.h",
     "itm": "itm.h tpiu.h trace_source.h top.h trace_pump.h dwt_setup.h",
     "flow": "call_stack.h calls_decode.h mtb_decode.h",
-    "analysis": "analysis.h",
+    "analysis": "analysis.h core_write.h",
     "triage": "triage.h",
     "top": "top_session.h",
     "check": "firmware_check.h",

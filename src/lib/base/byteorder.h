@@ -39,6 +39,12 @@ static inline uint64_t spoor_le_bytes(const uint8_t *p, unsigned n)
     return v;
 }
 
+static inline void spoor_put_le16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+
 static inline void spoor_put_le32(uint8_t *p, uint32_t v)
 {
     p[0] = (uint8_t)v;

@@ -744,6 +744,21 @@ size_t spoor_elf_ranges(const spoor_elf *e, spoor_elf_range *out, size_t max)
     return n;
 }
 
+size_t spoor_elf_ram_ranges(const spoor_elf *e, spoor_elf_range *out, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < e->nsections; i++) {
+        const struct elf_section *s = &e->sections[i];
+        if ((s->flags & (SHF_ALLOC | SHF_WRITE)) != (SHF_ALLOC | SHF_WRITE) || !s->size)
+            continue;
+        if (n < max)
+            out[n] = (spoor_elf_range){s->name, s->addr, s->size,
+                                       s->data, true,    (s->flags & SHF_EXECINSTR) != 0};
+        n++;
+    }
+    return n;
+}
+
 size_t spoor_elf_load_segments(const spoor_elf *e, spoor_elf_range *out, size_t max)
 {
     size_t phnum = 0, file_size = 0, n = 0;

@@ -8,11 +8,13 @@
  * NT_GDB_TDESC (0xff000000: the XML target description). The first NT_PRSTATUS is the thread
  * GDB had selected; the registers are the CPU's as GDB saw them (inside a handler when it was
  * stopped there). */
+#include <errno.h>
 #include <gelf.h>
 #include <inttypes.h>
 #include <libelf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "spoor/dump_formats.h"
 #include "spoor/error.h"
@@ -25,7 +27,8 @@
 #define PRSTATUS_REG 72u
 #define PRSTATUS_SIZE 148u
 #define NT_ARM_VFP_TYPE 0x400u
-#define VFP_SIZE 260u /* 32 doublewords and fpscr */
+#define VFP_SIZE 260u  /* 32 doublewords and fpscr */
+#define STATE_SIZE 96u /* SPOOR_NT_CORE_STATE, version 1: 24 words */
 
 static bool fail_core(spoor_status status, const char *msg)
 {
@@ -55,6 +58,44 @@ static void take_vfp(spoor_dump *d, const uint8_t *p)
     r->flags |= SPOOR_REGS_FP_VALID;
 }
 
+/* spoor core's SPOOR_NT_CORE_STATE (spoor/core_write.h, docs/core.md): the registers an
+ * NT_PRSTATUS has no place for, the fault status, the dump's reason. */
+static bool take_state(spoor_dump *d, const uint8_t *p, size_t len)
+{
+    /* the reason's file and message follow the words, each NUL-terminated */
+    const char *file = (const char *)p + STATE_SIZE;
+    const char *file_end = memchr(file, 0, len - STATE_SIZE);
+    const char *msg = file_end ? file_end + 1 : NULL;
+    if (!msg || !memchr(msg, 0, len - (size_t)((const uint8_t *)msg - p)))
+        return fail_core(SPOOR_ERR_FORMAT, "a spoor state note without its reason's texts");
+    if ((*file && !(d->file = strdup(file))) || (*msg && !(d->message = strdup(msg))))
+        return fail_core(SPOOR_ERR_NOMEM, "out of memory");
+    uint32_t w[STATE_SIZE / 4];
+    for (unsigned i = 0; i < STATE_SIZE / 4; i++)
+        w[i] = spoor_le32(p + 4 * i);
+    spoor_regs *r = &d->regs;
+    r->have |= w[1] & (SPOOR_HAVE_BANKED_SP | SPOOR_HAVE_EXC_RETURN | SPOOR_HAVE_LIMITS);
+    r->flags = w[2];
+    r->msp = w[3];
+    r->psp = w[4];
+    r->control = w[5];
+    r->exc_return = w[6];
+    r->msplim = w[7];
+    r->psplim = w[8];
+    if (w[11]) {
+        d->has_fault = true;
+        d->fault =
+            (spoor_fault_status){w[11], w[12], w[13], w[14], w[15], w[16], w[17], w[18], w[19]};
+    }
+    if (w[20]) {
+        d->has_reason = true;
+        d->reason = w[21];
+        d->reason_code = w[22];
+        d->line = w[23];
+    }
+    return true;
+}
+
 static bool read_notes(spoor_dump *d, Elf *elf, const GElf_Phdr *ph, unsigned *threads)
 {
     Elf_Data *data = elf_getdata_rawchunk(elf, (int64_t)ph->p_offset, ph->p_filesz, ELF_T_NHDR);
@@ -69,6 +110,8 @@ static bool read_notes(spoor_dump *d, Elf *elf, const GElf_Phdr *ph, unsigned *t
         const uint8_t *desc = (const uint8_t *)data->d_buf + desc_off;
         bool core = nh.n_namesz == 5 && !memcmp(name, "CORE", 5);
         bool linux = nh.n_namesz == 6 && !memcmp(name, "LINUX", 6);
+        bool spoor = nh.n_namesz == 6 && !memcmp(name, "SPOOR", 6);
+        bool gnu = nh.n_namesz == 4 && !memcmp(name, "GNU", 4);
         if (core && nh.n_type == NT_PRSTATUS) {
             if (nh.n_descsz < PRSTATUS_SIZE)
                 return fail_core(SPOOR_ERR_FORMAT, "an NT_PRSTATUS note shorter than 148 bytes");
@@ -79,7 +122,17 @@ static bool read_notes(spoor_dump *d, Elf *elf, const GElf_Phdr *ph, unsigned *t
                 return fail_core(SPOOR_ERR_FORMAT, "an NT_ARM_VFP note shorter than 260 bytes");
             take_vfp(d, desc);
             vfp = true;
-        } else {
+        } else if (spoor && nh.n_type == SPOOR_NT_CORE_STATE && *threads) {
+            if (nh.n_descsz < STATE_SIZE + 2 || spoor_le32(desc) != 1)
+                return fail_core(SPOOR_ERR_FORMAT,
+                                 "a spoor state note cut short or of another version");
+            if (!take_state(d, desc, nh.n_descsz))
+                return false;
+        } else if (gnu && nh.n_type == NT_GNU_BUILD_ID && nh.n_descsz && !d->build_id) {
+            /* the chunk's bytes are the file's at the segment's offset */
+            d->build_id = d->data + ph->p_offset + desc_off;
+            d->build_id_len = nh.n_descsz;
+        } else if (!(spoor && nh.n_type == SPOOR_NT_CORE_THREADS)) {
             d->skipped_records++;
         }
     }
@@ -128,11 +181,9 @@ static bool read_core(spoor_dump *d, Elf *elf)
     return spoor_foreign_merge_regions(d);
 }
 
-spoor_dump *spoor_elfcore_dump_parse(const uint8_t *bytes, size_t len)
+/* Reads the core in d->data (d freed on failure). */
+static spoor_dump *parse_core(spoor_dump *d)
 {
-    spoor_dump *d = spoor_foreign_dump_new(bytes, len, "gdb core");
-    if (!d)
-        return NULL;
     elf_version(EV_CURRENT);
     Elf *elf = elf_memory((char *)d->data, d->size);
     bool ok = elf ? read_core(d, elf) : fail_core(SPOOR_ERR_FORMAT, elf_errmsg(-1));
@@ -143,4 +194,29 @@ spoor_dump *spoor_elfcore_dump_parse(const uint8_t *bytes, size_t len)
         return NULL;
     }
     return d;
+}
+
+spoor_dump *spoor_elfcore_dump_parse(const uint8_t *bytes, size_t len)
+{
+    spoor_dump *d = spoor_foreign_dump_new(bytes, len, "gdb core");
+    return d ? parse_core(d) : NULL;
+}
+
+spoor_dump *spoor_elfcore_dump_map(int fd, size_t size, const char *path)
+{
+    void *map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+    if (map == MAP_FAILED) {
+        spoor_set_error(SPOOR_ERR_IO, "%s: cannot map: %s", path, strerror(errno));
+        return NULL;
+    }
+    spoor_dump *d = calloc(1, sizeof *d);
+    if (!d) {
+        munmap(map, size);
+        spoor_set_error(SPOOR_ERR_NOMEM, "dump: out of memory");
+        return NULL;
+    }
+    d->data = map;
+    d->size = d->mapped_len = size;
+    d->foreign_format = "gdb core";
+    return parse_core(d);
 }

@@ -1,11 +1,14 @@
 /* Which format a dump file is in, and reading it in that format (spoor/dump_formats.h). */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "spoor/dump_formats.h"
 #include "spoor/error.h"
 
 #include "base/byteorder.h"
+#include "base/input_file.h"
 #include "snapshot/dump_internal.h"
 
 static const struct {
@@ -94,6 +97,23 @@ spoor_dump *spoor_dump_parse_as(const void *bytes, size_t len, spoor_dump_format
 
 spoor_dump *spoor_dump_load_as(const char *path, spoor_dump_format format)
 {
+    /* An ELF core is mapped, not read: gdb's gcore of a target with much RAM is larger than
+     * spoor's bound on files read whole, and the segments cost only the pages read. */
+    struct stat st;
+    int fd = spoor_input_open(path, SPOOR_INPUT_REGULAR, &st);
+    if (fd < 0)
+        return NULL;
+    uint8_t head[18];
+    bool core = format == SPOOR_DUMP_FORMAT_ELFCORE ||
+                (format == SPOOR_DUMP_FORMAT_AUTO &&
+                 pread(fd, head, sizeof head, 0) == (ssize_t)sizeof head &&
+                 spoor_dump_format_detect(head, sizeof head) == SPOOR_DUMP_FORMAT_ELFCORE);
+    if (core && st.st_size > 0) {
+        spoor_dump *d = spoor_elfcore_dump_map(fd, (size_t)st.st_size, path);
+        close(fd);
+        return d;
+    }
+    close(fd);
     uint8_t *data;
     size_t size;
     if (!spoor_dump_read_file(path, &data, &size))

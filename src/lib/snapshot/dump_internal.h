@@ -23,6 +23,11 @@ int spoor_dump_open_file(const char *path, size_t *size);
 
 /* spoor_dump_read_file (spoor/dump.h) reads the files of every input, with this bound. */
 
+/* An ELF core file open on fd, size bytes, mapped rather than read (no SPOOR_MAX_INPUT_FILE
+ * bound: the segments cost only the pages read) and parsed as spoor_elfcore_dump_parse does;
+ * spoor_dump_free unmaps it. NULL with the error set ("PATH: cannot map: ..."). */
+spoor_dump *spoor_elfcore_dump_map(int fd, size_t size, const char *path);
+
 /* Decodes a REGISTERS payload (SPOOR_REGS_SIZE bytes). */
 void spoor_dump_registers_from_words(spoor_regs *regs, const uint8_t *payload);
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -42,7 +43,10 @@ void spoor_dump_free(spoor_dump *dump)
     for (size_t i = 0; i < dump->extra_count; i++)
         free(dump->extra[i]);
     free(dump->extra);
-    free(dump->data);
+    if (dump->mapped_len)
+        munmap(dump->data, dump->mapped_len);
+    else
+        free(dump->data);
     free(dump);
 }
 

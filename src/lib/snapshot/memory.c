@@ -29,7 +29,8 @@ typedef struct mem_layer {
     uint8_t *owned; /* bytes this layer copied */
     void *mapped;   /* an image file mapped (munmap at the end) */
     size_t mapped_len;
-    char *name; /* a static layer's origin, for messages ("the dump", a file name) */
+    char *name;    /* a static layer's origin, for messages ("the dump", a file name) */
+    bool captured; /* the target's state as captured: a dump's regions, an image, bytes */
     const mem_live_ops *live;
     void *impl;
 } mem_layer;
@@ -130,6 +131,7 @@ bool spoor_mem_add_dump(spoor_mem *m, const spoor_dump *dump)
     mem_layer *l = push_layer(m, "the dump");
     if (!l)
         return false;
+    l->captured = true;
     if (dump->region_count && !(l->ranges = calloc(dump->region_count, sizeof *l->ranges))) {
         pop_layer(m);
         spoor_set_error(SPOOR_ERR_NOMEM, "memory view: out of memory");
@@ -171,6 +173,7 @@ bool spoor_mem_add_bytes(spoor_mem *m, uint32_t addr, const void *bytes, size_t 
         spoor_set_error(SPOOR_ERR_NOMEM, "memory view: out of memory");
         return false;
     }
+    l->captured = true;
     if (len)
         memcpy(l->owned, bytes, len);
     l->ranges[0] = (mem_range){addr, (uint32_t)len, l->owned};
@@ -207,6 +210,7 @@ bool spoor_mem_add_file(spoor_mem *m, uint32_t addr, const char *path)
         spoor_set_error(SPOOR_ERR_NOMEM, "memory view: out of memory");
         return false;
     }
+    l->captured = true;
     l->mapped = map;
     l->mapped_len = size;
     l->ranges[0] = (mem_range){addr, (uint32_t)size, map};
@@ -240,6 +244,16 @@ bool spoor_mem_add_elf(spoor_mem *m, const spoor_elf *elf)
     free(r);
     finish_static(l);
     return true;
+}
+
+size_t spoor_mem_captured_ranges(const spoor_mem *m, spoor_mem_range *out, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < m->nlayers; i++)
+        for (size_t j = 0; m->layers[i].captured && j < m->layers[i].nranges; j++, n++)
+            if (n < max)
+                out[n] = (spoor_mem_range){m->layers[i].ranges[j].addr, m->layers[i].ranges[j].len};
+    return n;
 }
 
 bool spoor_mem_add_live(spoor_mem *m, const mem_live_ops *ops, void *impl)

@@ -1,0 +1,347 @@
+"""spoor core: the ELF core it writes opens in gdb-multiarch as the input's target.
+
+Crash examples (every scenario of test_crash_scenarios, on M0, M3, M4F, M33): the firmware's
+own dump, `spoor core` of it, then gdb-multiarch FW.elf FW.core: its registers equal the
+dump's (read from `spoor crash --json` of the dump, itself checked against QEMU by
+test_crash_scenarios), its `bt` equals spoor's backtrace as far as gdb walks, and `spoor crash`
+of the core (text and JSON) equals `spoor crash` of the dump byte for byte.
+
+RTOS firmware (tests/e2e/fw/rtos_ctx_fw.c -DFW_STATES: RTX5, ThreadX, FreeRTOS, Zephyr shapes on
+M0, M3, M4F, M33, every thread parked in its kernel's own state), stopped at fw_checkpoint in
+QEMU: `spoor core --threads --gdb` of the live target. gdb-multiarch on the core: `info threads`
+lists as many threads as `spoor crash --threads --gdb`; each thread's `bt` equals spoor's
+backtrace of it as far as gdb walks (gdb stops at the thread's root or goes on into
+"<signal handler called>"); each thread's registers equal those gdb shows through `spoor
+gdbserver --threads` at the same stop (test_rtos_states checks that path against gdb's own
+unwinding), the current thread's equal QEMU's own (FP registers too on M4F and M33); `spoor
+crash --threads` of the core gives the same threads, states and backtraces.
+
+A core of 300 MiB (a sparse segment added) reads as the core without it, in little memory.
+A Zephyr coredump of the div0 dumps (M3, M4F): gdb shows its registers from `spoor core`'s
+output, and `spoor crash` of the core equals `spoor crash` of the Zephyr dump.
+
+Bad inputs and outputs: a truncated dump gives one line and exit 2 and writes nothing; an
+output path in a missing folder gives one line and exit 2, and no file is left.
+"""
+import json
+import os
+import re
+import struct
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import harness  # noqa: E402
+import test_crash_scenarios as scenarios  # noqa: E402
+from harness import Qemu, parse_backtraces, run_gdb  # noqa: E402
+from test_crash_threads import through_gdbserver  # noqa: E402
+from test_elf_core import FP, fp_values  # noqa: E402
+from test_rtos_states import CORES, RTOSES, THREADS, firmware_record  # noqa: E402
+from test_top_sched import stop_parked  # noqa: E402
+from test_unwind_live import build_test_firmware  # noqa: E402
+from top_testlib import check, exit_status  # noqa: E402
+
+SPOOR = os.environ.get("SPOOR_BIN", "spoor")
+REGS = [f"r{i}" for i in range(13)] + ["sp", "lr", "pc", "xpsr"]
+SIGNAL = "<signal handler called>"
+
+
+def spoor(*args):
+    return subprocess.run([SPOOR, *map(str, args)], capture_output=True, text=True, timeout=120)
+
+
+def gdb_core(elf, core, commands):
+    """What gdb-multiarch prints with the ELF and the core file loaded."""
+    command = [harness.require_tool(harness.GDB), "-batch", "-nx", "-ex", "set pagination off",
+               "-ex", f"file {elf}", "-ex", f"core-file {core}"]
+    for line in commands:
+        command += ["-ex", line]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120).stdout
+
+
+def registers(text):
+    """`info registers` output: name -> value (the core registers only)."""
+    got = {}
+    for line in text.splitlines():
+        m = re.match(r"^(r\d+|sp|lr|pc|xpsr)\s+(0x[0-9a-f]+)", line)
+        if m:
+            got[m.group(1)] = int(m.group(2), 16)
+    return got
+
+
+def per_thread(text):
+    """`thread apply all ...` output: {LWP: the chunk of that thread}."""
+    chunks = {}
+    for chunk in re.split(r"\n(?=Thread \d+ )", "\n" + text):
+        m = re.match(r"Thread \d+ \(LWP (\d+)\)", chunk)
+        if m:
+            chunks[int(m.group(1))] = chunks.get(int(m.group(1)), "") + chunk
+    return chunks
+
+
+def same_walk(label, mine, gdb):
+    """spoor's frames equal gdb's as far as both go (gdb's walk ends at its first "??"); a frame
+    spoor leaves unnamed (a PC outside code: gdb names the nearest symbol, a variable) matches
+    any name. At least one frame is compared."""
+    gdb = [f for f in gdb if f != SIGNAL]
+    if "??" in gdb:
+        gdb = gdb[:gdb.index("??")]
+    n = min(len(mine), len(gdb))
+    same = all(a is None or a == b for a, b in zip(mine[:n], gdb[:n]))
+    check(n >= 1 and same, f"{label}: spoor {mine} != gdb's bt {gdb}")
+    return n
+
+
+def functions(backtrace):
+    return [f["function"] for f in backtrace if f["kind"] == "frame"]
+
+
+def crash_example(core, scenario, work):
+    label = f"crash {core} {scenario}"
+    elf, _machine, dump, _out = scenarios.crash_and_collect(core, scenario, work)
+    path = work / f"{core}-{scenario}.core"
+    made = spoor("core", "-e", elf, dump, "-o", path)
+    check(made.returncode == 0 and path.is_file(), f"{label}: spoor core: {made.stderr}")
+    if made.returncode:
+        return
+    ref = spoor("crash", "--json", "-e", elf, dump)
+    report = json.loads(ref.stdout)
+    text = gdb_core(elf, path, ["info threads", "bt", "info registers"])
+    check(text.count("LWP 1") >= 1 and "LWP 2" not in text, f"{label}: threads: {text[-600:]}")
+    got = registers(text)
+    want = {r: int(report["registers"][r], 16) for r in REGS}
+    check(got == want, f"{label}: gdb's registers {got} != the dump's {want}")
+    traces = parse_backtraces(text)
+    methods = [f.get("method") for f in report["backtrace"]]
+    if report["registers"]["pc"] == "0x00000000" and "scan" in methods:
+        # the fault was taken while stacking: PC 0 is no state gdb unwinds from (it names the
+        # code at 0 and walks on from there); spoor's frames after it come from a stack scan
+        print(f"{label}: PC 0, spoor's frames from a stack scan: gdb's walk not compared")
+    else:
+        n = same_walk(label, functions(report["backtrace"]), traces[-1] if traces else [])
+        print(f"{label}: gdb and spoor agree on {n} frames")
+    for args in (["crash"], ["crash", "--json"]):
+        a = spoor(*args, "-e", elf, dump)
+        b = spoor(*args, "-e", elf, path)
+        check((a.returncode, a.stdout, a.stderr) == (b.returncode, b.stdout, b.stderr.replace(
+            str(path), str(dump))), f"{label}: {' '.join(args)} of the core differs from the "
+              f"dump's:\n{b.stdout[-1500:]}{b.stderr}\n---\n{a.stdout[-1500:]}{a.stderr}")
+
+
+def rtos_example(rtos, core, work):
+    flags, machine, flash, ram, fpu = CORES[core]
+    define = RTOSES[rtos][0]
+    label = f"{rtos} {core}"
+    elf = build_test_firmware("rtos_ctx_fw", flags, flash, ram, work / f"core-{rtos}-{core}.elf",
+                              [f"-D{define}", "-DFW_STATES"])
+    path = work / f"{rtos}-{core}.core"
+    qemu = Qemu(elf, machine, gdb=True).__enter__()
+    try:
+        firmware_record(elf, qemu.gdb_port, work)
+        stop_parked(qemu.gdb_port)
+        target = ["-e", elf, "--gdb", f"127.0.0.1:{qemu.gdb_port}"]
+        live = spoor("crash", "--json", "--threads", *target)
+        check(live.returncode == 0, f"{label}: spoor crash: {live.stderr}")
+        made = spoor("core", "--threads", *target, "-o", path)
+        check(made.returncode == 0, f"{label}: spoor core: {made.stderr}")
+        served = through_gdbserver(elf, qemu.gdb_port,
+                                   ["thread apply all info registers"])
+        fp = ["info registers " + " ".join(FP)] if fpu else []
+        cpu_text = run_gdb(elf, qemu.gdb_port, ["info registers", *fp, "detach"])
+        cpu, cpu_fp = registers(cpu_text), fp_values(cpu_text)
+    finally:
+        qemu.close()
+    if live.returncode or made.returncode:
+        return
+    report = json.loads(live.stdout)
+    threads = report["threads"]
+    check(len(threads) == len(THREADS), f"{label}: spoor reads {len(threads)} threads")
+    text = gdb_core(elf, path, ["info threads", "thread apply all bt",
+                                "thread apply all info registers"])
+    listed = re.findall(r"^\*?\s+\d+\s+LWP \d+", text, re.M)
+    check(len(listed) == len(threads),
+          f"{label}: gdb lists {len(listed)} threads, spoor {len(threads)}: {text[:1500]}")
+    chunks = per_thread(text)
+    via_server = list(per_thread_server(served).values())
+    for i, t in enumerate(threads):
+        name = t["name"]
+        chunk = chunks.get(i + 1, "")
+        traces = parse_backtraces(chunk)
+        n = same_walk(f"{label}: {name}", functions(t["backtrace"]), traces[0] if traces else [])
+        got = registers(chunk)
+        want = registers(via_server[i]) if i < len(via_server) else {}
+        check(got and got == want, f"{label}: {name}: the core's registers {got} != through "
+              f"spoor gdbserver {want}")
+        if t["current"]:
+            check(got == cpu, f"{label}: {name}: the core's registers {got} != QEMU's {cpu}")
+        print(f"{label}: {name}: {n} frames agree; registers equal")
+    if fpu:  # the thread that ran: its FP registers (NT_ARM_VFP) are QEMU's
+        got = fp_values(gdb_core(elf, path, ["info registers " + " ".join(FP)]))
+        check(len(cpu_fp) == 33 and got == cpu_fp,
+              f"{label}: the core's FP registers {got} != QEMU's {cpu_fp}")
+    back = spoor("crash", "--json", "--threads", "-e", elf, path)
+    check(back.returncode == 0, f"{label}: spoor crash of the core: {back.stderr}")
+    if back.returncode == 0:
+        again = json.loads(back.stdout)
+        check(again["threads"] == threads and again["backtrace"] == report["backtrace"],
+              f"{label}: spoor crash --threads of the core differs from the live target's")
+
+
+def per_thread_server(text):
+    """`thread apply all` through spoor gdbserver: each thread's chunk, in gdb's order (the
+    server's thread ids are 1..n in spoor's order)."""
+    chunks = {}
+    for chunk in re.split(r"\n(?=Thread \d+ )", "\n" + text):
+        m = re.match(r"Thread (\d+) ", chunk)
+        if m:
+            chunks[int(m.group(1))] = chunks.get(int(m.group(1)), "") + chunk
+    return dict(sorted(chunks.items()))
+
+
+def bad_inputs(work):
+    elf, _machine = harness.example("crash", "m3")
+    dump = next(work.glob("m3-div0.bin"))
+    cut = work / "cut.bin"
+    cut.write_bytes(dump.read_bytes()[:40])
+    out = work / "cut.core"
+    r = spoor("core", "-e", elf, cut, "-o", out)
+    check(r.returncode == 2 and len(r.stderr.splitlines()) == 1 and not out.exists(),
+          f"truncated dump: exit {r.returncode}, {r.stderr!r}, file left: {out.exists()}")
+    missing = work / "no-such-folder" / "x.core"
+    r = spoor("core", "-e", elf, dump, "-o", missing)
+    check(r.returncode == 2 and len(r.stderr.splitlines()) == 1 and "cannot write" in r.stderr,
+          f"bad output path: exit {r.returncode}, {r.stderr!r}")
+    folder = work / "ro"
+    folder.mkdir()
+    target = folder / "x.core"
+    target.write_bytes(b"old")
+    os.chmod(folder, 0o500)
+    try:
+        r = spoor("core", "-e", elf, dump, "-o", target)
+        if os.geteuid() != 0:
+            check(r.returncode == 2 and target.read_bytes() == b"old" and
+                  sorted(p.name for p in folder.iterdir()) == ["x.core"],
+                  f"read-only folder: exit {r.returncode}, {r.stderr!r}, "
+                  f"{sorted(p.name for p in folder.iterdir())}")
+    finally:
+        os.chmod(folder, 0o700)
+    r = spoor("core", "-e", elf, dump)
+    check(r.returncode == 2 and "-o" in r.stderr, f"no -o: {r.stderr!r}")
+    # spoor's own notes damaged: one line, exit 2, as any damaged core
+    core = work / "m3-div0.core"
+    data = core.read_bytes()
+    at = data.find(b"SPOOR\0\0\0")
+    check(at > 0 and struct.unpack_from("<I", data, at - 4)[0] == 1, "no SPOOR state note")
+    other = bytearray(data)
+    struct.pack_into("<I", other, at + 8, 2)  # the state's version
+    cut = bytearray(data)
+    struct.pack_into("<I", cut, at - 8, 90)  # descsz: shorter than the state's words
+    for name, blob, words in (("another version", other, "another version"),
+                              ("state cut short", cut, "another version"),
+                              ("file cut", data[:300], "ELF core: truncated")):
+        bad = work / "bad.core"
+        bad.write_bytes(bytes(blob))
+        r = spoor("crash", "-e", elf, bad)
+        check(r.returncode == 2 and r.stdout == "" and len(r.stderr.splitlines()) == 1 and
+              words in r.stderr, f"{name}: exit {r.returncode}, {r.stderr!r}")
+
+
+def inflated(core, out, extra):
+    """The core with one more PT_LOAD segment of `extra` bytes at 0x60000000 whose bytes are a
+    hole of the file (sparse: nothing written), as gdb's gcore of a target with large RAM
+    regions makes a core of hundreds of MiB."""
+    data = core.read_bytes()
+    phoff, = struct.unpack_from("<I", data, 28)
+    phnum, = struct.unpack_from("<H", data, 44)
+    body = data[phoff + 32 * phnum:]
+    shift = 32
+    headers = bytearray(data[:phoff])
+    struct.pack_into("<H", headers, 44, phnum + 1)
+    for i in range(phnum):
+        ph = bytearray(data[phoff + 32 * i:phoff + 32 * (i + 1)])
+        struct.pack_into("<I", ph, 4, struct.unpack_from("<I", ph, 4)[0] + shift)
+        headers += ph
+    end = (len(data) + shift + 4095) & ~4095
+    headers += struct.pack("<8I", 1, end, 0x60000000, 0x60000000, extra, extra, 6, 4)
+    with open(out, "wb") as f:
+        f.write(bytes(headers) + body)
+        f.truncate(end + extra)
+
+
+def big_core(work):
+    """An ELF core beyond the 256 MiB bound on files read whole is mapped, and read as the same
+    core without the large segment is."""
+    elf, _machine = harness.example("crash", "m3")
+    big = work / "big.core"
+    inflated(work / "m3-div0.core", big, 300 << 20)
+    check(big.stat().st_size > 300 << 20 and big.stat().st_blocks * 512 < 1 << 20,
+          f"the inflated core: {big.stat()}")
+    want = spoor("crash", "--threads", "-e", elf, work / "m3-div0.core")
+    got = spoor("crash", "--threads", "-e", elf, big)
+    check(got.returncode == 0 and got.stdout == want.stdout,
+          f"a core of 300 MiB: exit {got.returncode}, {got.stderr}{got.stdout[-800:]}")
+    sized = spoor("crash", "--threads", "-e", elf, big, "--format", "elfcore")
+    check(sized.returncode == 0 and sized.stdout == want.stdout, f"--format elfcore: "
+          f"{sized.stderr}")
+    # the file is mapped: the pages of the large segment are never read (a read of the whole
+    # file would hold 300 MiB)
+    probe = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], capture_output=True);"
+             "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    rss = subprocess.run([sys.executable, "-c", probe, SPOOR, "crash", "-e", str(elf), str(big)],
+                         capture_output=True, text=True, timeout=120).stdout
+    check(rss.strip().isdigit() and int(rss) < 200 << 10, f"spoor crash of the 300 MiB core "
+          f"kept {rss.strip()} KiB")
+    print(f"a 300 MiB core read as the small one; max RSS {rss.strip()} KiB")
+
+
+def other_formats(work):
+    """A Zephyr coredump (tests/e2e/zephyr_coredump.py writes Zephyr's layout, arch block
+    version 3, CRC) of the crash examples' div0 dumps: `spoor core` of it opens in gdb with the
+    Zephyr dump's registers, and `spoor crash` of the core equals `spoor crash` of the Zephyr
+    dump."""
+    import test_zephyr_coredump
+    import zephyr_coredump
+    for core in ("m3", "m4f"):
+        label = f"zephyr {core} div0"
+        elf, _machine = harness.example("crash", core)
+        dump = scenarios.Dump((work / f"{core}-div0.bin").read_bytes())
+        regs, regions = test_zephyr_coredump.regs_and_regions(dump)
+        zephyr = work / f"{core}-div0.zephyr"
+        zephyr.write_bytes(zephyr_coredump.binary(3, regs, dump.sp, regions, crc=True))
+        path = work / f"{core}-div0-zephyr.core"
+        made = spoor("core", "-e", elf, zephyr, "-o", path)
+        check(made.returncode == 0, f"{label}: spoor core: {made.stderr}")
+        want = spoor("crash", "--json", "-e", elf, zephyr)
+        got = registers(gdb_core(elf, path, ["info registers"]))
+        ref = {r: int(json.loads(want.stdout)["registers"][r], 16) for r in REGS}
+        check(got == ref, f"{label}: gdb's registers {got} != the Zephyr dump's {ref}")
+        for args in (["crash"], ["crash", "--json"]):
+            a, b = spoor(*args, "-e", elf, zephyr), spoor(*args, "-e", elf, path)
+            check(a.returncode == 0 and a.stdout == b.stdout,
+                  f"{label}: {' '.join(args)} of the core differs:\n{b.stdout}{b.stderr}---\n"
+                  f"{a.stdout}")
+
+
+def main():
+    only = sys.argv[1:]
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        if not only or "crash" in only:
+            for core, scenario in scenarios.CASES:
+                crash_example(core, scenario, work)
+            bad_inputs(work)
+            big_core(work)
+            other_formats(work)
+        if not only or "rtos" in only:
+            for rtos in RTOSES:
+                for core in CORES:
+                    sub = work / f"{rtos}-{core}"
+                    sub.mkdir()
+                    rtos_example(rtos, core, sub)
+    return exit_status()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
