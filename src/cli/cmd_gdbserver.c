@@ -181,8 +181,8 @@ static spoor_rsp_thread *rtos_threads(const spoor_elf *elf, spoor_snapshot *snap
     for (size_t i = 0; out && i < count; i++) {
         spoor_rtos_thread t;
         spoor_rsp_thread *r = &out[*n];
-        bool unlisted = !strcmp(refs[i].state, "unlisted");
-        bool current = unlisted || !strcmp(refs[i].state, "running");
+        bool unlisted = refs[i].state == SPOOR_THREAD_UNLISTED;
+        bool current = unlisted || refs[i].state == SPOOR_THREAD_RUNNING;
         if (unlisted) { /* what runs is no thread of the kernel's: its bytes are not read */
             r->regs = snap->regs;
             snprintf(r->extra, sizeof r->extra,

@@ -84,8 +84,8 @@ static void collect(struct threads *ts, const spoor_elf *elf, const spoor_snapsh
     }
     for (size_t i = 0; i < n; i++) {
         struct thread_view *v = &ts->v[ts->n++];
-        v->unlisted = !strcmp(refs[i].state, "unlisted");
-        v->current = v->unlisted || !strcmp(refs[i].state, "running");
+        v->unlisted = refs[i].state == SPOOR_THREAD_UNLISTED;
+        v->current = v->unlisted || refs[i].state == SPOOR_THREAD_RUNNING;
         v->read_ok = !v->unlisted && spoor_rtos_read_thread(ts->rtos, spoor_mem_reader, snap->mem,
                                                             refs[i].tcb, &v->t);
         v->t.tcb = refs[i].tcb;

@@ -235,7 +235,7 @@ void top_refresh_priorities(struct top_cli *c, const spoor_top_report *r)
     size_t n = lists ? spoor_rtos_threads(c->rtos, spoor_mem_reader, c->mem, refs, 512, &walk) : 0;
     for (size_t i = 0; i < r->nthreads; i++) {
         top_thread_info *info = find_thread(c, r->threads[i].tcb);
-        spoor_rtos_thread_ref ref = {r->threads[i].tcb, "ready", NULL};
+        spoor_rtos_thread_ref ref = {r->threads[i].tcb, SPOOR_THREAD_READY, NULL};
         if (!c->rtos || !info || !info->read_ok ||
             (lists && !spoor_rtos_find(c->rtos, refs, n, &walk, info->tcb, &ref)))
             continue;
