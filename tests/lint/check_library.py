@@ -15,7 +15,9 @@
    includes the list of methods (unwind_methods_internal.h) and the headers of the driver's
    other helpers (UNWIND_DRIVER_HEADERS: only their own file and unwind.c include them).
 5. libspoor.so exports exactly the functions and variables include/spoor/*.h declares: no
-   internal helper is part of the ABI, and nothing declared is missing.
+   internal helper is part of the ABI, and nothing declared is missing. Every exported name
+   carries a symbol version, a SPOOR_MAJOR.MINOR node the library defines, and the project's
+   own version's node is among them (cmake/export_map.cmake).
 
 Exit 1 with one line per violation."""
 import os
@@ -156,6 +158,31 @@ def check_exports(problems):
         problems.append(f"libspoor.so exports {n}, which no public header declares")
     for n in sorted(host - exported):
         problems.append(f"include/spoor declares {n}, which libspoor.so does not export")
+    check_versions(problems, shared)
+
+
+def check_versions(problems, shared):
+    """Every exported spoor_ name has a version node of the library's own (objdump -T), and
+    the node of the project's version is defined (objdump -p)."""
+    version = re.search(r"project\(spoor VERSION (\d+)\.(\d+)",
+                        (SOURCE / "CMakeLists.txt").read_text())
+    node = f"SPOOR_{version.group(1)}.{version.group(2)}"
+    head = subprocess.run(["objdump", "-p", str(shared)], capture_output=True, text=True,
+                          check=True).stdout
+    defs = head.split("Version definitions:", 1)[1].split("Version References:", 1)[0] \
+        if "Version definitions:" in head else ""
+    defined = set(re.findall(r"^\s*\d+\s+0x\S+\s+0x\S+\s+(SPOOR_\d+\.\d+)\s*$", defs, re.M))
+    if node not in defined:
+        problems.append(f"libspoor.so defines no symbol version {node} (the project's version)")
+    table = subprocess.run(["objdump", "-T", str(shared)], capture_output=True, text=True,
+                           check=True).stdout
+    for m in re.finditer(r"^[0-9a-f]+\s.*\s(\S+)\s+(spoor_\w+)$", table, re.M):
+        ver, name = m.groups()
+        if "*UND*" in m.group(0):
+            continue
+        if ver not in defined:
+            problems.append(f"libspoor.so exports {name} with version {ver}, not a SPOOR_ node "
+                            "of cmake/export_map.cmake")
 
 
 def object_layers():
