@@ -13,6 +13,7 @@
  *   bit 6 S, bit 0 ES (ARMv8-M): secure stack / secure exception (informational here) */
 #include "spoor/cortexm_facts.h"
 #include "spoor/error.h"
+#include "spoor/unwind.h"
 #include "unwind/unwind_exception_internal.h"
 
 exception_frame_layout spoor_unwind_exception_layout(uint32_t exc_return)
