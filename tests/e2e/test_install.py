@@ -3,7 +3,7 @@
 1. `cmake --install BUILD --prefix P` lays out bin/spoor, libspoor.a, libspoor.so.MAJOR (soname
    from the project version in CMakeLists.txt, exporting spoor_* names only, by nm -D, each
    with the version node SPOOR_MAJOR.MINOR, which a program linked against it records), the
-   public headers (include/spoor/*.h, dump_format.h, cortexm_facts.h and no_instrument.h, no internal src/lib
+   public headers (include/spoor/*.h, dump_format.h, cortexm_facts.h and no_instrument.h, no internal src/lib or src/util
    header; each compiles on its own with the installed pkg-config flags), spoor.pc, the CMake package, the man page,
    bash completion and share/spoor (target sources, spoor-target.mk/.cmake, spoor-sections.ld).
 2. `spoor --version` names the project version and SPOOR_DUMP_VERSION of dump_format.h.
@@ -156,7 +156,8 @@ class Install(unittest.TestCase):
         public = sorted([p.name for p in (SOURCE_DIR / "include" / "spoor").glob("*.h")] +
                         ["dump_format.h", "cortexm_facts.h", "no_instrument.h"])
         self.assertEqual(installed, public)
-        internal = {p.name for p in (SOURCE_DIR / "src" / "lib").rglob("*.h")}
+        internal = {p.name for p in (SOURCE_DIR / "src" / "lib").rglob("*.h")} | \
+            {p.name for p in (SOURCE_DIR / "src" / "util").glob("*.h")}
         self.assertTrue(internal, "no internal headers found under src/lib")
         self.assertFalse(internal & set(installed), "internal headers installed")
 
@@ -173,6 +174,11 @@ class Install(unittest.TestCase):
         names = [n.split("@")[0] for n in versioned if "@" in n]
         self.assertEqual([n for n in versioned if "@" in n and not n.endswith("@@" + node)], [])
         self.assertIn("spoor_elf_open", names)
+        # helpers are no part of the ABI: the number parser and JSON reader (src/util), the
+        # library's side of the error convention, the GDB client's reply and XML parsers
+        for helper in ("spoor_parse_u32", "spoor_hex_digit1", "spoor_json_read", "spoor_set_error",
+                       "spoor_gdb_parse_tdesc", "spoor_gdb_decode_hex_reply"):
+            self.assertNotIn(helper, names)
         self.assertIn("spoor_crc32", names)  # the portable target code is part of libspoor
         self.assertEqual([n for n in names if not n.startswith("spoor_")], [],
                          "libspoor.so exports names without the spoor_ prefix")

@@ -4,12 +4,17 @@
    one namespace with the application's).
 2. No call cycle between src/lib files: object A calls into object B and B into A (directly or
    through others) means the two are one module in two files, or a layer calls back up.
-3. No include cycle between headers (src/lib/*/*.h, include/spoor/*.h).
+3. No include cycle between headers (src/lib/*/*.h, include/spoor/*.h). Host and target
+   headers share the prefix spoor/: no name is both an include/spoor and a target/include/spoor
+   header.
 4. Layers (docs/architecture.md): every file of src/lib/LAYER/ includes only headers of its own
    layer or of the layers LAYER may use (LAYERS below; a public header belongs to the layer
    PUBLIC says), never another folder's private header (NAME_internal.h; a folder's other
    headers are its interface to the layers above), and every object calls only into objects of
    those layers. Public headers obey the same rule among themselves.
+7. src/util/ (helpers compiled into libspoor, neither installed nor exported) and the CLI include
+   only public headers and src/util's; util is a layer every other may use, and it uses the
+   layers below analysis through their public headers.
 6. The unwinder (src/lib/unwind/): its methods never call one another (each may call only
    unwind_memory.c, its bounded reads, in its own layer), and only the driver, unwind.c,
    includes the list of methods (unwind_methods_internal.h) and the headers of the driver's
@@ -41,11 +46,18 @@ LAYERS["flow"] = LAYERS["itm"] | {"itm"}
 LAYERS["triage"] = set(ORDER) | {"itm", "flow"}
 # check reads a firmware ELF alone (its code through Thumb facts): elf and below.
 LAYERS["check"] = set(ORDER[:ORDER.index("elf") + 1])
+# util (src/util/, beside src/lib): helpers compiled into libspoor but neither installed nor
+# exported (the text and JSON writers, the JSON of records several reports share); every layer
+# and the CLI may use them. They use the layers below analysis through their public headers only
+# (check_includes), and no call may come back round (the call-cycle check).
+for _layer in LAYERS:
+    LAYERS[_layer].add("util")
+LAYERS["util"] = set(ORDER) | {"itm", "flow"}
 
 # The layer of each public header. The target's record layouts (target/include/spoor/) are
 # shared with the firmware and include nothing of the host: they count as base.
 PUBLIC = {
-    "base": "error.h number.h read.h json.h",
+    "base": "error.h read.h",
     "arch": "regs.h fault.h thumb.h",
     "elf": "elf.h elf_dir.h",
     "remote": "gdb_remote.h gdb_rsp.h openocd.h",
@@ -78,10 +90,15 @@ def check_layers(problems):
     lib = SOURCE / "src" / "lib"
     target_headers = {h.name for h in (SOURCE / "target" / "include" / "spoor").glob("*.h")}
     public = {h.name for h in (SOURCE / "include" / "spoor").glob("*.h")}
+    # host and target headers share the prefix spoor/: a name may be one side's only
+    for name in sorted(public & target_headers):
+        problems.append(f"include/spoor/{name} and target/include/spoor/{name}: one name for "
+                        "two headers under the one prefix spoor/")
     for name in sorted(public):
         if header_layer("spoor/" + name, target_headers) == "unknown":
             problems.append(f"include/spoor/{name}: no layer (add it to PUBLIC in {Path(__file__).name})")
     files = [(f, f.parent.name) for f in sorted(lib.glob("*/*.[ch]"))]
+    files += [(f, "util") for f in sorted((SOURCE / "src" / "util").glob("*.[ch]"))]
     files += [(lib / f.name, None) for f in sorted(lib.glob("*.[ch]"))]
     files += [(SOURCE / "include" / "spoor" / n, header_layer("spoor/" + n, target_headers))
               for n in sorted(public)]
@@ -99,9 +116,8 @@ def check_layers(problems):
             elif used not in LAYERS[layer]:
                 problems.append(f"{rel}: layer {layer} includes {inc} of layer {used}")
 
-
-# The unwinder's driver, the one object its methods may share, and the headers only the driver
-# (and the file a header declares) include.
+#The unwinder's driver, the one object its methods may share, and the headers only the driver
+#(and the file a header declares) include.
 UNWIND_DRIVER = "unwind.c"
 UNWIND_SHARED = "unwind_memory.c"
 UNWIND_DRIVER_HEADERS = {
@@ -185,9 +201,25 @@ def check_versions(problems, shared):
                             "of cmake/export_map.cmake")
 
 
+def check_includes(problems):
+    """The CLI includes its own headers, the public ones and src/util's, nothing else of src; so
+    does src/util (never a layer's own header)."""
+    for folder in ("cli", "util"):
+        d = SOURCE / "src" / folder
+        own = {f.name for f in d.glob("*.[ch]")} | {
+    "commands.def"} if folder == "cli" else set()
+        for f in sorted(d.glob("*.[ch]")):
+            for inc in re.findall(r'^#include\s+"([^"]+)"', f.read_text(), re.M):
+                if inc not in own and not inc.startswith(("spoor/", "util/")):
+                    problems.append(f"{f.relative_to(SOURCE)}: includes {inc}, neither a public "
+                                    f"header (spoor/) nor a helper of src/util")
+
+
 def object_layers():
     """{object file name: layer} for libspoor.a's members."""
     layers = {f"{f.name}.o": f.parent.name for f in (SOURCE / "src" / "lib").glob("*/*.c")}
+    for f in (SOURCE / "src" / "util").glob("*.c"):
+        layers[f"{f.name}.o"] = "util"
     for f in (SOURCE / "target" / "src").glob("*.c"):
         layers[f"{f.name}.o"] = "base"
     return layers
@@ -257,8 +289,11 @@ def main():
             owner[name] = obj
             if not name.startswith("spoor_") and not tool_symbol(name):
                 problems.append(f"{LIB.name}: {obj} exports '{name}' without the spoor_ prefix")
-    calls = {obj: {owner[n] for n in undefined if n in owner and owner[n] != obj}
-             for obj, (_, undefined) in objects.items()}
+    calls = {
+obj : {owner[n] for n in undefined if n in owner and owner[n] != obj
+}
+             for
+                 obj, (_, undefined)in objects.items()}
     for comp in cycles(calls):
         problems.append("call cycle between " + ", ".join(comp))
     layer_of = object_layers()
@@ -268,10 +303,12 @@ def main():
             if a and b and a != b and b not in LAYERS[a]:
                 problems.append(f"{obj} (layer {a}) calls into {callee} (layer {b})")
     check_layers(problems)
+    check_includes(problems)
     check_unwinder(problems, calls)
     check_exports(problems)
 
     headers = list((SOURCE / "src" / "lib").glob("*/*.h")) + \
+        list((SOURCE / "src" / "util").glob("*.h")) + \
         list((SOURCE / "include" / "spoor").glob("*.h"))
     by_name = {}
     for h in headers:

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "spoor/gdb_rsp.h"
-#include "spoor/number.h"
+#include "util/number.h"
 
 enum { WAIT_START, IN_PACKET, IN_ESCAPE, CHECKSUM1, CHECKSUM2 };
 

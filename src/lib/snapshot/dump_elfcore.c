@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/set_error.h"
 #include "spoor/dump_formats.h"
-#include "spoor/error.h"
 
 #include "base/byteorder.h"
 #include "snapshot/dump_foreign.h"

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "spoor/error.h"
+#include "base/set_error.h"
 #include "spoor/fault.h"
 #include "spoor/snapshot.h"
 #include "spoor/triage.h"
