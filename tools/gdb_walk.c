@@ -19,9 +19,9 @@
 
 #include "spoor/elf.h"
 #include "spoor/error.h"
-#include "spoor/number.h"
 #include "spoor/snapshot.h"
 #include "spoor/unwind.h"
+#include "util/number.h"
 
 #define MAX_FRAMES 64
 

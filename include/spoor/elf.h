@@ -104,6 +104,21 @@ typedef struct spoor_location {
  * max frames exist the outermost ones are dropped. Returns 0 only when max is 0. */
 size_t spoor_elf_symbolize(const spoor_elf *elf, uint32_t addr, spoor_location *frames, size_t max);
 
+/* spoor_elf_symbolize() of a PC that may be a return address: the inline chain of
+ * spoor_lookup_pc(pc, pc_is_return) (spoor/thumb.h), with loc[0].offset counted to pc, the
+ * address shown, not to the lookup address (a return address is one byte further). */
+size_t spoor_elf_symbolize_pc(const spoor_elf *elf, uint32_t pc, bool pc_is_return,
+                              spoor_location *loc, size_t max);
+
+/* The offset to show after the outermost name of such a PC: pc minus the start of the
+ * out-of-line function that holds its lookup address, as a disassembly (gdb's `info symbol`,
+ * addr2line -f) counts it; an inlined function's own offset counts from its inlined block,
+ * which no disassembly shows. A return address after a function's last call gives that
+ * function's size. innermost (loc[0] of spoor_elf_symbolize_pc) gives the offset when no
+ * function holds the address. */
+uint32_t spoor_elf_function_offset(const spoor_elf *elf, uint32_t pc, bool pc_is_return,
+                                   const spoor_location *innermost);
+
 /* Which answer spoor_elf_symbolize gives for addr, as two numbers into id, for callers that
  * print many answers (an answer formatted once serves every address of its id): two addresses
  * with the same id get the same frames but for frames[0].offset, which is the address (its Thumb

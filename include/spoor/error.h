@@ -24,9 +24,6 @@ typedef enum spoor_status {
     SPOOR_ERR_NOMEM,       /* out of memory */
 } spoor_status;
 
-/* Sets the calling thread's last status and message. */
-void spoor_set_error(spoor_status status, const char *fmt, ...) SPOOR_PRINTF(2, 3);
-
 /* The calling thread's last message ("" if none) and status (SPOOR_OK if none). */
 const char *spoor_last_error(void);
 spoor_status spoor_last_status(void);

@@ -91,24 +91,4 @@ typedef struct spoor_gdb_stats {
 } spoor_gdb_stats;
 void spoor_gdb_stats_get(const spoor_gdb *g, spoor_gdb_stats *out);
 
-/* ---- sans-I/O pieces, exposed for tests and the fuzz target ---------------------------- */
-
-/* Decodes an 'm' reply: hex digits (run-length '*' encoding allowed) into at most cap bytes;
- * returns the byte count, or -1 for an error reply "Exx" or malformed text. */
-long spoor_gdb_decode_hex_reply(const char *reply, size_t len, uint8_t *out, size_t cap);
-
-/* One register of a target description. */
-typedef struct spoor_gdb_reg {
-    char name[16];
-    unsigned regnum;  /* the number 'p' takes */
-    unsigned bitsize; /* 32 or 64 */
-    unsigned offset;  /* byte offset in the 'g' reply (registers in regnum order) */
-} spoor_gdb_reg;
-
-/* Parses target description XML (one document; xi:include'd documents are parsed by the
- * caller and fed in turn, numbering continuing from *next_regnum). Appends to regs (at most
- * cap); returns the new count, or -1 when the XML is malformed. */
-long spoor_gdb_parse_tdesc(const char *xml, size_t len, spoor_gdb_reg *regs, size_t count,
-                           size_t cap, unsigned *next_regnum);
-
 #endif

@@ -25,10 +25,7 @@
 #include <stdint.h>
 
 #include "spoor/error.h"
-
-/* Reads len bytes of target memory at addr into buf; false (buf unspecified) when any byte is
- * unavailable. The one read callback type of libspoor. */
-typedef bool (*spoor_read_fn)(void *ctx, uint32_t addr, void *buf, size_t len);
+#include "spoor/read.h"
 
 typedef struct spoor_mem spoor_mem;
 struct spoor_elf;

@@ -101,18 +101,6 @@ bool spoor_rtos_read_idle(const spoor_rtos *r, spoor_read_fn read, void *ctx, ui
 /* Reads the current-thread pointer; false when it cannot be read. */
 bool spoor_rtos_read_current(const spoor_rtos *r, spoor_read_fn read, void *ctx, uint32_t *tcb);
 
-/* A thread the RTOS knows, and the list it was found on. */
-typedef struct spoor_rtos_thread_ref {
-    uint32_t tcb;
-    const char *state; /* "running" (the current thread), "ready", "delayed", "blocked",
-                          "suspended", "deleted", ... as the RTOS's lists say; "unlisted":
-                          the current-thread pointer points at a TCB on none of the RTOS's
-                          thread lists (Zephyr's start-up dummy thread on the interrupt stack,
-                          a deleted thread): not a thread to read */
-    const char *list;  /* the list it was found on ("xDelayedTaskList1", "_kernel.threads");
-                          NULL for the current-thread pointer */
-} spoor_rtos_thread_ref;
-
 /* One vocabulary for every RTOS's thread states. */
 typedef enum spoor_thread_state {
     SPOOR_THREAD_UNKNOWN,    /* the kernel's state word holds a value spoor does not know */
@@ -124,6 +112,19 @@ typedef enum spoor_thread_state {
     SPOOR_THREAD_TERMINATED, /* ended or deleted */
     SPOOR_THREAD_UNLISTED,   /* the current-thread pointer at a TCB on no thread list */
 } spoor_thread_state;
+
+/* A thread the RTOS knows, and the list it was found on. */
+typedef struct spoor_rtos_thread_ref {
+    uint32_t tcb;
+    spoor_thread_state state; /* what the list says (spoor_rtos_state_of tells more):
+                                 RUNNING for the current thread; READY, SLEEPING (a delay
+                                 list), BLOCKED, SUSPENDED, TERMINATED (a deleted task);
+                                 UNLISTED: the current-thread pointer points at a TCB on none
+                                 of the RTOS's thread lists (Zephyr's start-up dummy thread on
+                                 the interrupt stack, a deleted thread): not a thread to read */
+    const char *list;         /* the list it was found on ("xDelayedTaskList1",
+                                 "_kernel.threads"); NULL for the current-thread pointer */
+} spoor_rtos_thread_ref;
 
 /* What a blocked thread waits on. */
 typedef enum spoor_thread_wait {

@@ -20,6 +20,7 @@
 #include "spoor/error.h"
 #include "spoor/read.h"
 #include "spoor/regs.h"
+#include "spoor/thumb.h"
 
 /* How a frame's PC and SP were recovered from the frame below it. */
 typedef enum spoor_unwind_method {
@@ -127,35 +128,18 @@ size_t spoor_unwind(const spoor_elf *elf, const spoor_regs *regs, spoor_read_fn 
 bool spoor_regs_from_exception(const spoor_regs *handler, uint32_t exc_return, spoor_read_fn read,
                                void *ctx, spoor_regs *interrupted);
 
-/* The address to ask about a PC (its function, line, unwind table entry, whether it is
- * code): the PC itself, or for a return address the byte before it, inside the call, as gdb
- * does (pc - 1): a call to a noreturn function can be a function's last instruction, and its
- * return address is then the next function, or the end of .text. Thumb bit ignored. The one
- * statement of this rule, for the unwinder's walk and every method as for the CLI. */
-static inline uint32_t spoor_lookup_pc(uint32_t pc, bool pc_is_return)
-{
-    pc &= ~1u;
-    return pc_is_return ? pc - 1u : pc;
-}
-
-/* The address to name a frame by (symbolize, find its function): spoor_lookup_pc(). */
+/* The address to name a frame by (symbolize, find its function): spoor_lookup_pc()
+ * (spoor/thumb.h). */
 static inline uint32_t spoor_frame_lookup_pc(const spoor_frame *f)
 {
     return spoor_lookup_pc(f->pc, f->pc_is_return);
 }
 
-/* Names a call frame: the inline chain of its lookup address (spoor_elf_symbolize(), at most
- * max locations, innermost first), with loc[0].offset counted to the frame's pc, the address
- * shown, not to the lookup address (a return address is one byte further). */
+/* Names a call frame: spoor_elf_symbolize_pc() of its pc. */
 size_t spoor_frame_symbolize(const spoor_elf *elf, const spoor_frame *f, spoor_location *loc,
                              size_t max);
 
-/* The offset to show after a frame's outermost name: the frame's pc minus the start of the
- * out-of-line function that holds its lookup address, as a disassembly (gdb's
- * `info symbol`, addr2line -f) counts it; an inlined function's own offset counts from its
- * inlined block, which no disassembly shows. A return address after a function's last call
- * gives that function's size. innermost (loc[0] of spoor_frame_symbolize) gives the offset
- * when no function holds the address. */
+/* The offset to show after a frame's outermost name: spoor_elf_function_offset() of its pc. */
 uint32_t spoor_frame_function_offset(const spoor_elf *elf, const spoor_frame *f,
                                      const spoor_location *innermost);
 

@@ -15,7 +15,7 @@
 #include <stdio.h>
 
 #include "spoor/error.h"
-#include "spoor/number.h"
+#include "util/number.h"
 
 #define SPOOR_EXIT_OK 0
 #define SPOOR_EXIT_FAIL 1
@@ -65,7 +65,7 @@ struct spoor_dump;
  * live target) comes from another build than the ELF (spoor_dump_build_id_warning). */
 void cli_warn_build_id(const char *cmd, const struct spoor_dump *dump, const struct spoor_elf *elf);
 
-/* A command-line number (0x hex or decimal, spoor/number.h) into 32 bits. */
+/* A command-line number (0x hex or decimal, util/number.h) into 32 bits. */
 static inline bool cli_parse_u32(const char *s, uint32_t *out)
 {
     return spoor_parse_u32z(s, SPOOR_NUM_AUTO, out);

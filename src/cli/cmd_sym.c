@@ -14,7 +14,7 @@
 #include "util/json_write.h"
 #include "util/outbuf.h"
 #include "spoor/elf.h"
-#include "spoor/unwind.h"
+#include "spoor/thumb.h"
 #include "sym_memo.h"
 
 #define MAX_FRAMES 64
@@ -306,10 +306,9 @@ __attribute__((noinline)) static void answer_looked_up(struct sym_ctx *c, uint32
     spoor_location frames[MAX_FRAMES];
     size_t n;
     if (c->return_addresses) {
-        spoor_frame ret = {.kind = SPOOR_FRAME_CALL, .pc = addr & ~1u, .pc_is_return = true};
-        n = spoor_frame_symbolize(c->elf, &ret, frames, MAX_FRAMES);
+        n = spoor_elf_symbolize_pc(c->elf, addr & ~1u, true, frames, MAX_FRAMES);
         if (n && frames[0].has_offset) /* as spoor crash counts it */
-            frames[0].offset = spoor_frame_function_offset(c->elf, &ret, &frames[0]);
+            frames[0].offset = spoor_elf_function_offset(c->elf, addr & ~1u, true, &frames[0]);
     } else {
         n = spoor_elf_symbolize(c->elf, addr, frames, MAX_FRAMES);
     }

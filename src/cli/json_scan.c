@@ -1,7 +1,7 @@
-/* spoor report's JSON scan (json_scan.h) on the one JSON reader of libspoor (spoor/json.h): the
+/* spoor report's JSON scan (json_scan.h) on the one JSON reader of libspoor (util/json_read.h): the
  * reader's string and number items with the number of the object they are in. */
 #include "json_scan.h"
-#include "spoor/json.h"
+#include "util/json_read.h"
 
 #include <stdio.h>
 

@@ -1,4 +1,4 @@
-/* spoor report's scan of a JSON document, on libspoor's reader (spoor/json.h): checks that a
+/* spoor report's scan of a JSON document, on libspoor's reader (util/json_read.h): checks that a
  * text is one JSON object (RFC 8259) and hands every string and number member to a callback
  * with its key, decoded. Enough to find the addresses and source lines of a crash report
  * (docs/crash.md) and to refuse a file that is not JSON; it keeps nothing itself. */

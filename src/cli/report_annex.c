@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include "report_annex.h"
-#include "spoor/number.h"
 #include "spoor/thumb.h"
+#include "util/number.h"
 
 #define CONTEXT 4     /* source lines shown each side of a line of interest */
 #define CODE_BEFORE 4 /* instructions shown before an address */

@@ -1,8 +1,9 @@
 """spoor as a package: install into a temporary prefix, then use only what was installed.
 
 1. `cmake --install BUILD --prefix P` lays out bin/spoor, libspoor.a, libspoor.so.MAJOR (soname
-   from the project version in CMakeLists.txt, exporting spoor_* names only, by nm -D), the
-   public headers (include/spoor/*.h, dump_format.h, cortexm_facts.h and no_instrument.h, no internal src/lib
+   from the project version in CMakeLists.txt, exporting spoor_* names only, by nm -D, each
+   with the version node SPOOR_MAJOR.MINOR, which a program linked against it records), the
+   public headers (include/spoor/*.h, dump_format.h, cortexm_facts.h and no_instrument.h, no internal src/lib or src/util
    header; each compiles on its own with the installed pkg-config flags), spoor.pc, the CMake package, the man page,
    bash completion and share/spoor (target sources, spoor-target.mk/.cmake, spoor-sections.ld).
 2. `spoor --version` names the project version and SPOOR_DUMP_VERSION of dump_format.h.
@@ -162,7 +163,8 @@ class Install(unittest.TestCase):
         public = sorted([p.name for p in (SOURCE_DIR / "include" / "spoor").glob("*.h")] +
                         ["dump_format.h", "cortexm_facts.h", "no_instrument.h"])
         self.assertEqual(installed, public)
-        internal = {p.name for p in (SOURCE_DIR / "src" / "lib").rglob("*.h")}
+        internal = {p.name for p in (SOURCE_DIR / "src" / "lib").rglob("*.h")} | \
+            {p.name for p in (SOURCE_DIR / "src" / "util").glob("*.h")}
         self.assertTrue(internal, "no internal headers found under src/lib")
         self.assertFalse(internal & set(installed), "internal headers installed")
 
@@ -171,9 +173,19 @@ class Install(unittest.TestCase):
         library = self.libdir / f"libspoor.so.{major}"
         dynamic = run(["readelf", "-d", library])
         self.assertIn(f"Library soname: [libspoor.so.{major}]", dynamic)
-        names = [line.split()[-1] for line in
-                 run(["nm", "-D", "--defined-only", library]).splitlines() if line.strip()]
+        node = "SPOOR_{}.{}".format(*project_version()[:2])
+        versioned = [line.split()[-1] for line in
+                     run(["nm", "-D", "--defined-only", library]).splitlines() if line.strip()]
+        # one version node, the project's (cmake/export_map.cmake), on every exported name
+        self.assertEqual([n for n in versioned if "@" not in n], [node])
+        names = [n.split("@")[0] for n in versioned if "@" in n]
+        self.assertEqual([n for n in versioned if "@" in n and not n.endswith("@@" + node)], [])
         self.assertIn("spoor_elf_open", names)
+        # helpers are no part of the ABI: the number parser and JSON reader (src/util), the
+        # library's side of the error convention, the GDB client's reply and XML parsers
+        for helper in ("spoor_parse_u32", "spoor_hex_digit1", "spoor_json_read", "spoor_set_error",
+                       "spoor_gdb_parse_tdesc", "spoor_gdb_decode_hex_reply"):
+            self.assertNotIn(helper, names)
         self.assertIn("spoor_crc32", names)  # the portable target code is part of libspoor
         self.assertEqual([n for n in names if not n.startswith("spoor_")], [],
                          "libspoor.so exports names without the spoor_ prefix")
@@ -339,6 +351,10 @@ class Install(unittest.TestCase):
         run(["cc", "-std=c11", "-Wall", "-Wextra", "-Werror", source, "-o", shared,
              *self.pkg_config("--cflags", "--libs"), f"-Wl,-rpath,{libdir}"])
         self.assertIn("libspoor.so", run(["readelf", "-d", shared]))
+        # the program records the version node of the names it takes from libspoor
+        self.assertRegex(run(["readelf", "-V", shared]),
+                         r"File: libspoor\.so\.\d+[^\n]*\n[^\n]*Name: SPOOR_{}\.{}\b"
+                         .format(*project_version()[:2]))
         self.check_symbolize(shared)
         # static: libspoor.a by name, everything else from --static (Requires/Libs.private)
         static = self.work / "symbolize-pc-static"

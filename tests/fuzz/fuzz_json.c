@@ -1,4 +1,4 @@
-/* libFuzzer harness: the one JSON reader (spoor/json.h) and its tree (base/json_tree.h). Any
+/* libFuzzer harness: the one JSON reader (util/json_read.h) and its tree (base/json_tree.h). Any
  * input is read or refused with a message, never a crash or a leak. Checked: the items are
  * balanced (every container ends, at its own depth; keys only inside objects); the tree accepts
  * only what the reader accepts (less \u0000 and more than 64 items); and a tree written back as
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "base/json_tree.h"
-#include "spoor/json.h"
+#include "util/json_read.h"
 
 #define DEPTH 8
 

@@ -4,7 +4,9 @@
    one namespace with the application's).
 2. No call cycle between src/lib files: object A calls into object B and B into A (directly or
    through others) means the two are one module in two files, or a layer calls back up.
-3. No include cycle between headers (src/lib/*/*.h, include/spoor/*.h).
+3. No include cycle between headers (src/lib/*/*.h, include/spoor/*.h). Host and target
+   headers share the prefix spoor/: no name is both an include/spoor and a target/include/spoor
+   header.
 4. Layers (docs/architecture.md): every file of src/lib/LAYER/ includes only headers of its own
    layer or of the layers LAYER may use (LAYERS below; a public header belongs to the layer
    PUBLIC says), never another folder's private header (NAME_internal.h; a folder's other
@@ -18,7 +20,9 @@
    includes the list of methods (unwind_methods_internal.h) and the headers of the driver's
    other helpers (UNWIND_DRIVER_HEADERS: only their own file and unwind.c include them).
 5. libspoor.so exports exactly the functions and variables include/spoor/*.h declares: no
-   internal helper is part of the ABI, and nothing declared is missing.
+   internal helper is part of the ABI, and nothing declared is missing. Every exported name
+   carries a symbol version, a SPOOR_MAJOR.MINOR node the library defines, and the project's
+   own version's node is among them (cmake/export_map.cmake).
 
 Exit 1 with one line per violation."""
 import os
@@ -57,7 +61,7 @@ LAYERS["util"] = set(ORDER) | {"itm", "flow"}
 # The layer of each public header. The target's record layouts (target/include/spoor/) are
 # shared with the firmware and include nothing of the host: they count as base.
 PUBLIC = {
-    "base": "error.h number.h read.h json.h",
+    "base": "error.h read.h",
     "arch": "regs.h fault.h thumb.h",
     "elf": "elf.h elf_dir.h",
     "remote": "gdb_remote.h gdb_rsp.h openocd.h",
@@ -92,6 +96,10 @@ def check_layers(problems):
     lib = SOURCE / "src" / "lib"
     target_headers = {h.name for h in (SOURCE / "target" / "include" / "spoor").glob("*.h")}
     public = {h.name for h in (SOURCE / "include" / "spoor").glob("*.h")}
+    # host and target headers share the prefix spoor/: a name may be one side's only
+    for name in sorted(public & target_headers):
+        problems.append(f"include/spoor/{name} and target/include/spoor/{name}: one name for "
+                        "two headers under the one prefix spoor/")
     for name in sorted(public):
         if header_layer("spoor/" + name, target_headers) == "unknown":
             problems.append(f"include/spoor/{name}: no layer (add it to PUBLIC in {Path(__file__).name})")
@@ -114,9 +122,8 @@ def check_layers(problems):
             elif used not in LAYERS[layer]:
                 problems.append(f"{rel}: layer {layer} includes {inc} of layer {used}")
 
-
-# The unwinder's driver, the one object its methods may share, and the headers only the driver
-# (and the file a header declares) include.
+#The unwinder's driver, the one object its methods may share, and the headers only the driver
+#(and the file a header declares) include.
 UNWIND_DRIVER = "unwind.c"
 UNWIND_SHARED = "unwind_memory.c"
 UNWIND_DRIVER_HEADERS = {
@@ -173,6 +180,45 @@ def check_exports(problems):
         problems.append(f"libspoor.so exports {n}, which no public header declares")
     for n in sorted(host - exported):
         problems.append(f"include/spoor declares {n}, which libspoor.so does not export")
+    check_versions(problems, shared)
+
+
+def check_versions(problems, shared):
+    """Every exported spoor_ name has a version node of the library's own (objdump -T), and
+    the node of the project's version is defined (objdump -p)."""
+    version = re.search(r"project\(spoor VERSION (\d+)\.(\d+)",
+                        (SOURCE / "CMakeLists.txt").read_text())
+    node = f"SPOOR_{version.group(1)}.{version.group(2)}"
+    head = subprocess.run(["objdump", "-p", str(shared)], capture_output=True, text=True,
+                          check=True).stdout
+    defs = head.split("Version definitions:", 1)[1].split("Version References:", 1)[0] \
+        if "Version definitions:" in head else ""
+    defined = set(re.findall(r"^\s*\d+\s+0x\S+\s+0x\S+\s+(SPOOR_\d+\.\d+)\s*$", defs, re.M))
+    if node not in defined:
+        problems.append(f"libspoor.so defines no symbol version {node} (the project's version)")
+    table = subprocess.run(["objdump", "-T", str(shared)], capture_output=True, text=True,
+                           check=True).stdout
+    for m in re.finditer(r"^[0-9a-f]+\s.*\s(\S+)\s+(spoor_\w+)$", table, re.M):
+        ver, name = m.groups()
+        if "*UND*" in m.group(0):
+            continue
+        if ver not in defined:
+            problems.append(f"libspoor.so exports {name} with version {ver}, not a SPOOR_ node "
+                            "of cmake/export_map.cmake")
+
+
+def check_includes(problems):
+    """The CLI includes its own headers, the public ones and src/util's, nothing else of src; so
+    does src/util (never a layer's own header)."""
+    for folder in ("cli", "util"):
+        d = SOURCE / "src" / folder
+        own = {f.name for f in d.glob("*.[ch]")} | {
+    "commands.def"} if folder == "cli" else set()
+        for f in sorted(d.glob("*.[ch]")):
+            for inc in re.findall(r'^#include\s+"([^"]+)"', f.read_text(), re.M):
+                if inc not in own and not inc.startswith(("spoor/", "util/")):
+                    problems.append(f"{f.relative_to(SOURCE)}: includes {inc}, neither a public "
+                                    f"header (spoor/) nor a helper of src/util")
 
 
 def check_includes(problems):
@@ -262,8 +308,11 @@ def main():
             owner[name] = obj
             if not name.startswith("spoor_") and not tool_symbol(name):
                 problems.append(f"{LIB.name}: {obj} exports '{name}' without the spoor_ prefix")
-    calls = {obj: {owner[n] for n in undefined if n in owner and owner[n] != obj}
-             for obj, (_, undefined) in objects.items()}
+    calls = {
+obj : {owner[n] for n in undefined if n in owner and owner[n] != obj
+}
+             for
+                 obj, (_, undefined)in objects.items()}
     for comp in cycles(calls):
         problems.append("call cycle between " + ", ".join(comp))
     layer_of = object_layers()

@@ -21,10 +21,10 @@
 
 #include "spoor/analysis.h"
 #include "spoor/core_write.h"
-#include "spoor/error.h"
+#include "base/set_error.h"
 
 #include "base/byteorder.h"
-#include "base/grow.h"
+#include "util/grow.h"
 
 #define NT_PRSTATUS_TYPE 1u
 #define NT_GNU_BUILD_ID_TYPE 3u

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "analysis/crash_internal.h"
-#include "spoor/error.h"
+#include "base/set_error.h"
 #include "spoor/firmware_check.h"
 
 spoor_crash *spoor_crash_open(const spoor_elf *elf, spoor_snapshot *snap,

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "spoor/analysis.h"
-#include "spoor/error.h"
+#include "base/set_error.h"
 #include "util/calls_view.h"
 #include "util/json_write.h"
 #include "util/record_json.h"

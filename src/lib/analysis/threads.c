@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "spoor/analysis.h"
-#include "spoor/error.h"
+#include "base/set_error.h"
 
 #define SNAPSHOT_FRAMES 128 /* the snapshot's own walk, when the caller gives none */
 
@@ -70,8 +70,8 @@ static void read_one(spoor_threads *ts, spoor_thread *v, const spoor_rtos_thread
                      const spoor_elf *elf, const spoor_snapshot *snap, unsigned what,
                      const spoor_frame *cur, size_t ncur, spoor_unwind_stop cur_stop)
 {
-    v->unlisted = !strcmp(ref->state, "unlisted");
-    v->current = v->unlisted || !strcmp(ref->state, "running");
+    v->unlisted = (ref->state == SPOOR_THREAD_UNLISTED);
+    v->current = v->unlisted || (ref->state == SPOOR_THREAD_RUNNING);
     v->read_ok = !v->unlisted &&
                  spoor_rtos_read_thread(ts->rtos, spoor_mem_reader, snap->mem, ref->tcb, &v->info);
     if (!v->unlisted && !v->read_ok) /* before the state's reads can set another error */

@@ -1,4 +1,4 @@
-#include "spoor/error.h"
+#include "base/set_error.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* The recursive file walk of base/file_walk.h. */
 #include "base/file_walk.h"
-#include "base/grow.h"
+#include "util/grow.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "spoor/error.h"
+#include "base/set_error.h"
 
 #define MAX_DEPTH 32
 

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "spoor/error.h"
+#include "base/set_error.h"
 
 /* "a FIFO", "a directory", "a character device", ... for a file's st_mode. */
 static const char *type_name(mode_t mode)

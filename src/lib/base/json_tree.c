@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/grow.h"
 #include "base/json_tree.h"
+#include "util/grow.h"
 
 struct builder {
     spoor_json_value *root;

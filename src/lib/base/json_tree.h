@@ -1,4 +1,4 @@
-/* A JSON document as a tree, read with the one reader (spoor/json.h), for the libspoor modules
+/* A JSON document as a tree, read with the one reader (util/json_read.h), for the libspoor modules
  * that look members up by key (triage's merge). Sizes bounded by the caller. Internal. */
 #ifndef SPOOR_JSON_TREE_H
 #define SPOOR_JSON_TREE_H
@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "spoor/json.h"
+#include "util/json_read.h"
 
 typedef struct spoor_json_value {
     spoor_json_type type;           /* never SPOOR_JSON_END */

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/grow.h"
+#include "util/grow.h"
 
 /* Sorts the n elements of size bytes at v by less(a, b) (whether *a comes strictly before *b),
  * elements that compare equal in their order: in place when out is NULL; else v must be from

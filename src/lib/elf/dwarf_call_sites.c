@@ -13,10 +13,10 @@
 #include <string.h>
 
 #include "base/byteorder.h"
-#include "base/grow.h"
 #include "base/partition_point.h"
 #include "elf/dwarf_call_sites.h"
 #include "elf/elf_internal.h"
+#include "util/grow.h"
 
 #define TAG_GNU_CALL_SITE 0x4109  /* DW_TAG_GNU_call_site */
 #define AT_GNU_TAIL_CALL 0x2115   /* DW_AT_GNU_tail_call */

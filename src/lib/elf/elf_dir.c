@@ -10,9 +10,9 @@
 
 #include "base/byteorder.h"
 #include "base/file_walk.h"
-#include "base/grow.h"
+#include "base/set_error.h"
 #include "spoor/elf_dir.h"
-#include "spoor/error.h"
+#include "util/grow.h"
 
 #define MAX_ID 64
 #define MAX_NOTE (64u * 1024u)

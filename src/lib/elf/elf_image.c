@@ -12,9 +12,9 @@
 #include "base/input_file.h"
 #include "base/merge_runs.h"
 #include "base/partition_point.h"
+#include "base/set_error.h"
 #include "elf/elf_internal.h"
 #include "spoor/elf_dir.h"
-#include "spoor/error.h"
 
 static int corrupt(spoor_elf *e, const char *what)
 {

@@ -12,8 +12,8 @@
 
 #include <stdlib.h>
 
-#include "base/grow.h"
 #include "elf/elf_internal.h"
+#include "util/grow.h"
 
 /* ---- dwarf_line_reader.c ---- */
 

@@ -4,9 +4,9 @@
 #include <string.h>
 
 #include "base/byteorder.h"
+#include "base/set_error.h"
 #include "spoor/calls_decode.h"
 #include "spoor/cortexm_facts.h"
-#include "spoor/error.h"
 
 bool spoor_calls_parse_state(const uint8_t *bytes, size_t len, spoor_calls_info *out)
 {

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/set_error.h"
 #include "flow/flow_read_internal.h"
 #include "spoor/calls_decode.h"
-#include "spoor/error.h"
 
 /* The error of the last call with "input: " before it. */
 static bool fail_in(const char *input)

@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/set_error.h"
 #include "flow/flow_read_internal.h"
-#include "spoor/error.h"
 
 void spoor_flow_read_begin(void)
 {

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/set_error.h"
 #include "spoor/mtb_decode.h"
 
 typedef struct build {

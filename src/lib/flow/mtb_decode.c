@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "base/byteorder.h"
-#include "spoor/error.h"
+#include "base/set_error.h"
 #include "spoor/mtb_decode.h"
 
 #define POSITION_WRAP (1u << 2)

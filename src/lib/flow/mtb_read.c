@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/set_error.h"
 #include "flow/flow_read_internal.h"
 #include "spoor/mtb_decode.h"
 

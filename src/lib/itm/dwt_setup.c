@@ -1,8 +1,8 @@
 /* The host's ITM/DWT set-up through a live target (spoor/dwt_setup.h). */
 #include <inttypes.h>
 
+#include "base/set_error.h"
 #include "spoor/dwt_setup.h"
-#include "spoor/error.h"
 #include "spoor/itm_watch.h"
 
 /* A register; false with the error set (the view leaves none when no layer has the address). */

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "spoor/error.h"
+#include "base/set_error.h"
 #include "spoor/top.h"
 
 #define THREAD_SLOTS (2 * SPOOR_TOP_MAX_THREADS)

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "spoor/error.h"
+#include "base/set_error.h"
 #include "spoor/trace_pump.h"
 #include "spoor/trace_source.h"
 

@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/set_error.h"
 #include "itm/trace_source_internal.h"
-#include "spoor/error.h"
-#include "spoor/number.h"
+#include "util/number.h"
 
 /* Copies the n bytes at src into dst as a string; false when n is 0 or does not fit. */
 static bool copy(char *dst, size_t cap, const char *src, size_t n)

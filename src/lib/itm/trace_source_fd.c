@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "spoor/error.h"
+#include "base/set_error.h"
 
 #include "itm/trace_source_internal.h"
 

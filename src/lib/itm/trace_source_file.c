@@ -19,8 +19,8 @@
 #include <unistd.h>
 
 #include "base/input_file.h"
+#include "base/set_error.h"
 #include "itm/trace_source_internal.h"
-#include "spoor/error.h"
 
 _Static_assert(sizeof(off_t) >= sizeof(uint64_t), "64-bit file offsets are needed");
 

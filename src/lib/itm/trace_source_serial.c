@@ -7,8 +7,8 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "base/set_error.h"
 #include "itm/trace_source_internal.h"
-#include "spoor/error.h"
 
 typedef struct serial_source {
     spoor_trace_source base;

@@ -8,9 +8,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/set_error.h"
 #include "base/tcp_connect.h"
 #include "itm/trace_source_internal.h"
-#include "spoor/error.h"
 
 enum { PORT_MAX = 16 };
 

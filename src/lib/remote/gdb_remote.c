@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "spoor/error.h"
+#include "base/set_error.h"
 #include "spoor/gdb_rsp.h"
 
 #include "base/tcp_connect.h"

@@ -11,6 +11,26 @@
 #include "spoor/gdb_remote.h"
 #include "spoor/regs.h"
 
+/* ---- replies and target descriptions (gdb_remote_reply.c, gdb_remote_tdesc.c) ------------ */
+
+/* Decodes an 'm' reply: hex digits (run-length '*' encoding allowed) into at most cap bytes;
+ * returns the byte count, or -1 for an error reply "Exx" or malformed text. */
+long spoor_gdb_decode_hex_reply(const char *reply, size_t len, uint8_t *out, size_t cap);
+
+/* One register of a target description. */
+typedef struct spoor_gdb_reg {
+    char name[16];
+    unsigned regnum;  /* the number 'p' takes */
+    unsigned bitsize; /* 32 or 64 */
+    unsigned offset;  /* byte offset in the 'g' reply (registers in regnum order) */
+} spoor_gdb_reg;
+
+/* Parses target description XML (one document; xi:include'd documents are parsed by the
+ * caller and fed in turn, numbering continuing from *next_regnum). Appends to regs (at most
+ * cap); returns the new count, or -1 when the XML is malformed. */
+long spoor_gdb_parse_tdesc(const char *xml, size_t len, spoor_gdb_reg *regs, size_t count,
+                           size_t cap, unsigned *next_regnum);
+
 /* Bounds on what a server may send. */
 #define GDB_MAX_REGS 512              /* registers in one target description */
 #define GDB_MAX_REG_BITS 1024         /* widest register accepted */

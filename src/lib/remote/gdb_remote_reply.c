@@ -3,7 +3,7 @@
  * write, qSupported features and stop replies. Sans I/O. */
 #include <string.h>
 
-#include "spoor/number.h"
+#include "util/number.h"
 
 #include "remote/gdb_remote_internal.h"
 

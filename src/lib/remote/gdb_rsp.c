@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "spoor/error.h"
+#include "base/set_error.h"
 #include "spoor/gdb_rsp.h"
-#include "spoor/number.h"
+#include "util/number.h"
 
 enum { WAIT_START, IN_PACKET, IN_ESCAPE, CHECKSUM1, CHECKSUM2 };
 

@@ -12,9 +12,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/set_error.h"
 #include "base/tcp_connect.h"
 #include "remote/openocd_internal.h"
-#include "spoor/error.h"
 
 int64_t spoor_openocd_now_ms(void)
 {

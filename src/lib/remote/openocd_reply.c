@@ -5,8 +5,8 @@
  * count": a Tcl list of the elements, each 0x and hex digits). */
 #include <string.h>
 
-#include "spoor/number.h"
 #include "spoor/openocd.h"
+#include "util/number.h"
 
 #define IAC 0xFFu
 

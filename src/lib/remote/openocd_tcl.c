@@ -7,9 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/set_error.h"
 #include "remote/openocd_internal.h"
 #include "remote/remote_text_internal.h"
-#include "spoor/error.h"
 
 #define EOM '\x1a'
 

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/set_error.h"
 #include "remote/openocd_internal.h"
 #include "remote/remote_text_internal.h"
-#include "spoor/error.h"
 
 /* Reads until the text (negotiation stripped) ends with a prompt. */
 static bool read_to_prompt(spoor_openocd *o)

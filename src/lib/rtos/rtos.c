@@ -5,9 +5,9 @@
 #include <string.h>
 
 #include "base/byteorder.h"
+#include "base/set_error.h"
 #include "elf/elf_sections.h"
 #include "rtos/rtos_internal.h"
-#include "spoor/error.h"
 
 #define MAX_TCB 4096u
 #define MAX_EXPR 128

@@ -2,9 +2,9 @@
  * running will resume with, from what its RTOS port's context switch saved. One function per
  * port layout, each naming the port source it was read from (docs/crash.md). */
 #include "base/byteorder.h"
+#include "base/set_error.h"
 #include "elf/elf_sections.h"
 #include "rtos/rtos_internal.h"
-#include "spoor/error.h"
 #include "spoor/unwind.h"
 #include <string.h>
 

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "rtos/rtos_internal.h"
-#include "spoor/number.h"
+#include "util/number.h"
 
 static bool is_declaration(Dwarf_Die *die)
 {

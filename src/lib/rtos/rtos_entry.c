@@ -1,5 +1,6 @@
 /* A thread's entry function from its own backtrace (spoor/rtos.h): the outermost frame of the
  * walk from the context the thread saved when it was switched out. */
+#include "base/set_error.h"
 #include "rtos/rtos_internal.h"
 #include "spoor/unwind.h"
 

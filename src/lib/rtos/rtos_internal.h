@@ -60,10 +60,12 @@ typedef enum rtos_list_kind {
 typedef struct rtos_list {
     rtos_list_kind kind;
     const char *head, *next;
-    const char *state; /* what being on this list means: "ready", "delayed", ... */
-    bool circular;     /* LINKED: the last TCB links back to the first (ThreadX's created list);
-                          otherwise the list ends with null and coming back to any TCB is a
-                          loop: the list is cut there */
+    spoor_thread_state state; /* what being on this list means: READY, SLEEPING, ... */
+    const char *word;         /* the same in the list's own word ("delayed", "created"): the
+                                 kernel's state when its TCB holds none */
+    bool circular; /* LINKED: the last TCB links back to the first (ThreadX's created list);
+                      otherwise the list ends with null and coming back to any TCB is a
+                      loop: the list is cut there */
 } rtos_list;
 
 /* How a thread that is not running saved its context (the port's PendSV). */

@@ -64,6 +64,17 @@ const char *spoor_thread_wait_name(spoor_thread_wait w)
     return NULL;
 }
 
+/* What the list ref was found on means, in the list's own word ("delayed", "created"); the
+ * state's name for a thread found on no list. */
+static const char *list_word(const spoor_rtos *r, const spoor_rtos_thread_ref *ref)
+{
+    for (const rtos_list *l = r->d->lists;
+         ref->list && l < r->d->lists + RTOS_MAX_LISTS && l->kind != RTOS_LIST_END; l++)
+        if (!strcmp(l->head, ref->list))
+            return l->word;
+    return spoor_thread_state_name(ref->state);
+}
+
 void spoor_rtos_state_text(const spoor_rtos_state *s, char *buf, size_t cap)
 {
     const char *kind = spoor_thread_wait_name(s->wait);
@@ -482,14 +493,11 @@ static void freertos_state(const spoor_rtos *r, spoor_read_fn read, void *ctx,
                            const spoor_rtos_thread_ref *ref, const spoor_rtos_thread *t,
                            spoor_rtos_state *s)
 {
-    const char *label = ref->state;
-    add_kernel(s, ref->list ? ref->list : label);
-    bool delayed = !strcmp(label, "delayed"), suspended = !strcmp(label, "suspended");
-    if (!strcmp(label, "ready"))
-        s->state = SPOOR_THREAD_READY;
-    else if (!strcmp(label, "deleted"))
-        s->state = SPOOR_THREAD_TERMINATED;
-    else if (delayed || suspended) {
+    add_kernel(s, ref->list ? ref->list : spoor_thread_state_name(ref->state));
+    bool delayed = ref->state == SPOOR_THREAD_SLEEPING;
+    if (ref->state == SPOOR_THREAD_READY || ref->state == SPOOR_THREAD_TERMINATED)
+        s->state = ref->state;
+    else if (delayed || ref->state == SPOOR_THREAD_SUSPENDED) {
         /* on the delayed list: a timed wait; on the suspended list: vTaskSuspend, or a wait
          * without timeout (portMAX_DELAY, INCLUDE_vTaskSuspend) */
         s->state = delayed ? SPOOR_THREAD_SLEEPING : SPOOR_THREAD_SUSPENDED;
@@ -513,12 +521,12 @@ void spoor_rtos_state_of(const spoor_rtos *r, spoor_read_fn read, void *ctx,
                          spoor_rtos_state *out)
 {
     memset(out, 0, sizeof *out);
-    if (!strcmp(ref->state, "unlisted")) {
+    if (ref->state == SPOOR_THREAD_UNLISTED) {
         out->state = SPOOR_THREAD_UNLISTED;
         snprintf(out->kernel, sizeof out->kernel, "on no thread list");
         return;
     }
-    bool running = !strcmp(ref->state, "running");
+    bool running = ref->state == SPOOR_THREAD_RUNNING;
     switch (r->d->kind) {
     case SPOOR_RTOS_ZEPHYR:
         if (t->has_state_word)
@@ -545,5 +553,5 @@ void spoor_rtos_state_of(const spoor_rtos *r, spoor_read_fn read, void *ctx,
         out->object = 0;
         out->object_name[0] = '\0';
     } else if (out->state == SPOOR_THREAD_UNKNOWN && !out->kernel[0])
-        add_kernel(out, ref->state);
+        add_kernel(out, list_word(r, ref));
 }

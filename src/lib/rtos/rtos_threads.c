@@ -42,7 +42,7 @@ struct collect {
     spoor_rtos_walk *walk;
 };
 
-static void add(struct collect *c, uint32_t tcb, const char *state, const char *list)
+static void add(struct collect *c, uint32_t tcb, spoor_thread_state state, const char *list)
 {
     if (tcb && tcb == c->current && list)
         c->current_listed = true;
@@ -208,7 +208,7 @@ size_t spoor_rtos_threads(const spoor_rtos *r, spoor_read_fn read, void *ctx,
     *c = (struct collect){.out = out, .max = max, .walk = walk};
     uint32_t current;
     if (spoor_rtos_read_current(r, read, ctx, &current)) {
-        add(c, current, "running", NULL);
+        add(c, current, SPOOR_THREAD_RUNNING, NULL);
         c->current = current;
     } else
         cut(c, r->current_name, "memory at 0x%08x not available", r->current_addr);
@@ -225,7 +225,7 @@ size_t spoor_rtos_threads(const spoor_rtos *r, spoor_read_fn read, void *ctx,
      * kernel's threads (Zephyr's start-up dummy thread, a deleted TCB), unless a list was cut */
     if (c->current && !c->current_listed && r->d->current_on_lists && !walk->lists_cut && c->n &&
         c->out[0].tcb == c->current)
-        c->out[0].state = "unlisted";
+        c->out[0].state = SPOOR_THREAD_UNLISTED;
     if (c->found >= MAX_FOUND)
         cut(c, "all lists", "more than %u threads, the rest not counted", MAX_FOUND);
     walk->not_shown = c->found - c->n;
@@ -242,7 +242,7 @@ bool spoor_rtos_state_needs_lists(const spoor_rtos *r)
 bool spoor_rtos_find(const spoor_rtos *r, const spoor_rtos_thread_ref *refs, size_t n,
                      const spoor_rtos_walk *walk, uint32_t tcb, spoor_rtos_thread_ref *ref)
 {
-    spoor_rtos_thread_ref found = {tcb, "ready", NULL};
+    spoor_rtos_thread_ref found = {tcb, SPOOR_THREAD_READY, NULL};
     bool known = false;
     for (size_t i = 0; i < n && !known; i++)
         if (refs[i].tcb == tcb) {
@@ -250,10 +250,10 @@ bool spoor_rtos_find(const spoor_rtos *r, const spoor_rtos_thread_ref *refs, siz
             known = true;
         }
     if (!known && tcb && r->d->current_on_lists && !walk->lists_cut && !walk->not_shown)
-        found.state = "unlisted";
+        found.state = SPOOR_THREAD_UNLISTED;
     if (ref)
         *ref = found;
-    return strcmp(found.state, "unlisted") != 0;
+    return found.state != SPOOR_THREAD_UNLISTED;
 }
 
 bool spoor_rtos_listed(const spoor_rtos *r, spoor_read_fn read, void *ctx, uint32_t tcb,
@@ -262,7 +262,7 @@ bool spoor_rtos_listed(const spoor_rtos *r, spoor_read_fn read, void *ctx, uint3
     enum { MAX_REFS = 512 };
     if (!spoor_rtos_state_needs_lists(r)) { /* no walk: a live target's reads are the cost */
         if (ref)
-            *ref = (spoor_rtos_thread_ref){tcb, "ready", NULL};
+            *ref = (spoor_rtos_thread_ref){tcb, SPOOR_THREAD_READY, NULL};
         return true;
     }
     spoor_rtos_thread_ref *refs = malloc(MAX_REFS * sizeof *refs);

@@ -16,8 +16,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "base/set_error.h"
 #include "spoor/dump_formats.h"
-#include "spoor/error.h"
 
 #include "base/byteorder.h"
 #include "snapshot/dump_foreign.h"

@@ -4,8 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/set_error.h"
 #include "spoor/dump_formats.h"
-#include "spoor/error.h"
 
 #include "base/byteorder.h"
 #include "base/input_file.h"

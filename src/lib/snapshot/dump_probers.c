@@ -26,8 +26,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/set_error.h"
 #include "spoor/dump_formats.h"
-#include "spoor/error.h"
 
 #include "snapshot/dump_foreign.h"
 #include "snapshot/dump_internal.h"

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/set_error.h"
 #include "spoor/dump.h"
-#include "spoor/error.h"
-#include "spoor/number.h"
+#include "util/number.h"
 
 #include "snapshot/dump_internal.h"
 

@@ -10,9 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/set_error.h"
 #include "spoor/crash.h"
 #include "spoor/dump.h"
-#include "spoor/error.h"
 
 #include "base/byteorder.h"
 #include "base/input_file.h"

@@ -30,9 +30,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/set_error.h"
 #include "spoor/crash.h"
 #include "spoor/dump_formats.h"
-#include "spoor/error.h"
 
 #include "base/byteorder.h"
 #include "snapshot/dump_foreign.h"

@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "base/set_error.h"
 #include "spoor/dump.h"
 #include "spoor/elf.h"
 #include "spoor/memory.h"

@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "spoor/error.h"
+#include "base/set_error.h"
 #include "spoor/gdb_remote.h"
 
 #include "snapshot/memory_internal.h"

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/byteorder.h"
+#include "base/set_error.h"
 #include "snapshot/memory_internal.h"
 #include "spoor/openocd.h"
 

@@ -1,16 +1,16 @@
 /* The regs.json reader: one flat JSON object of register names to hex strings, e.g.
  *   {"r0": "0x00000000", "sp": "0x20001fd0", "pc": "0x000001a4", "cfsr": "0x00020000"}
- * The text is read by spoor's JSON reader (spoor/json.h); this file checks the shape (one
+ * The text is read by spoor's JSON reader (util/json_read.h); this file checks the shape (one
  * object, no nesting) and each member's name and value. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
+#include "base/set_error.h"
 #include "spoor/dump.h"
-#include "spoor/error.h"
-#include "spoor/json.h"
-#include "spoor/number.h"
+#include "util/json_read.h"
+#include "util/number.h"
 
 typedef enum reg_group {
     GROUP_CORE,
@@ -40,7 +40,7 @@ static bool find_slot(spoor_dump *d, const char *name, reg_slot *slot)
                                 &d->fault.bfar, &d->fault.afsr, &d->fault.sfsr, &d->fault.sfar};
     *slot = (reg_slot){NULL, GROUP_CORE, 0};
     uint32_t n;
-    /* r0..r15, s0..s15: a letter and decimal digits only (spoor/number.h reads them) */
+    /* r0..r15, s0..s15: a letter and decimal digits only (util/number.h reads them) */
     bool indexed = name[0] && name[1] && strspn(name + 1, "0123456789") == strlen(name + 1) &&
                    spoor_parse_u32z(name + 1, SPOOR_NUM_AUTO, &n);
     if ((name[0] == 'r' || name[0] == 'R') && indexed && n <= 15) {

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "spoor/error.h"
+#include "base/set_error.h"
 #include "spoor/fault.h"
 #include "spoor/gdb_rsp.h"
 #include "spoor/snapshot.h"

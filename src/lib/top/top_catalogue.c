@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "spoor/error.h"
+#include "base/set_error.h"
 #include "spoor/gdb_remote.h"
 #include "spoor/memory.h"
 #include "spoor/openocd.h"
@@ -271,7 +271,7 @@ void spoor_top_catalogue_refresh(spoor_top_catalogue *c, const spoor_top_report 
                      : 0;
     for (size_t i = 0; i < r->nthreads; i++) {
         spoor_top_thread_info *info = find_thread(c, r->threads[i].tcb);
-        spoor_rtos_thread_ref ref = {r->threads[i].tcb, "ready", NULL};
+        spoor_rtos_thread_ref ref = {r->threads[i].tcb, SPOOR_THREAD_READY, NULL};
         if (!c->rtos || !info || !info->read_ok ||
             (lists && !spoor_rtos_find(c->rtos, c->refs, n, &walk, info->tcb, &ref)))
             continue;

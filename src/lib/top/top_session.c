@@ -5,7 +5,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "spoor/error.h"
+#include "base/set_error.h"
 #include "top/top_catalogue.h"
 #include "top/top_clock.h"
 

@@ -11,9 +11,10 @@
 #include <unistd.h>
 
 #include "base/file_walk.h"
-#include "base/grow.h"
 #include "base/hash_index.h"
+#include "base/set_error.h"
 #include "triage/triage_internal.h"
+#include "util/grow.h"
 
 struct spoor_triage {
     spoor_elf_dir *dir;

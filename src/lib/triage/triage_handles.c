@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/grow.h"
 #include "base/hash_index.h"
 #include "triage/triage_internal.h"
+#include "util/grow.h"
 
 struct pool {
     spoor_elf *shared; /* the folder's handle: handles[0], not ours to close */

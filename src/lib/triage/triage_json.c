@@ -7,9 +7,10 @@
 #include <string.h>
 
 #include "base/json_tree.h"
+#include "base/set_error.h"
 #include "spoor/fault.h"
-#include "spoor/number.h"
 #include "triage/triage_internal.h"
+#include "util/number.h"
 
 #define MAX_DEPTH 4 /* a bucket line: object > versions > object */
 #define MAX_ITEMS 4096

@@ -2,7 +2,7 @@
  * reader of triage_json.c: what one writes, the other merges back. docs/triage.md. */
 #include <stdlib.h>
 
-#include "spoor/error.h"
+#include "base/set_error.h"
 #include "spoor/triage.h"
 #include "util/json_write.h"
 

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/set_error.h"
 #include "triage/triage_internal.h"
 
 void spoor_triage_sig_clear(spoor_triage_sig *s)

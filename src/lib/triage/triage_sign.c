@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/set_error.h"
 #include "spoor/analysis.h"
 #include "spoor/error.h"
 #include "spoor/snapshot.h"

@@ -11,8 +11,9 @@
  *   bit 4 FType: 0 = extended (FP) frame
  *   bit 5 DCRS (ARMv8-M): 0 = the additional state context was stacked
  *   bit 6 S, bit 0 ES (ARMv8-M): secure stack / secure exception (informational here) */
+#include "base/set_error.h"
 #include "spoor/cortexm_facts.h"
-#include "spoor/error.h"
+#include "spoor/unwind.h"
 #include "unwind/unwind_exception_internal.h"
 
 exception_frame_layout spoor_unwind_exception_layout(uint32_t exc_return)

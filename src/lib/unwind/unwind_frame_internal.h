@@ -9,7 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "spoor/unwind.h"
+#include "spoor/elf.h"
+#include "spoor/read.h"
+#include "spoor/thumb.h"
 
 #define UNWIND_SP 13
 #define UNWIND_LR 14
@@ -53,7 +55,7 @@ bool spoor_unwind_read_word(const unwind_env *env, uint32_t addr, uint32_t *valu
 /* Code bytes: from the ELF's loadable sections, else through the reader. */
 bool spoor_unwind_read_code(const unwind_env *env, uint32_t addr, void *buf, size_t len);
 /* An address inside the call instruction that return_address returns from:
- * spoor_lookup_pc() (spoor/unwind.h) of a return address. */
+ * spoor_lookup_pc() (spoor/thumb.h) of a return address. */
 static inline uint32_t unwind_call_site(uint32_t return_address)
 {
     return spoor_lookup_pc(return_address, true);

@@ -1,4 +1,4 @@
-/* The one JSON reader (spoor/json.h) and its tree (base/json_tree.h), and the hash index
+/* The one JSON reader (util/json_read.h) and its tree (base/json_tree.h), and the hash index
  * (base/hash_index.h). Expected values come from RFC 8259's grammar and from Unicode's UTF-8
  * encoding of U+00E9 and U+1F600 (C3 A9, F0 9F 98 80), written out here by hand. */
 #include <setjmp.h>
@@ -12,7 +12,7 @@
 
 #include "base/hash_index.h"
 #include "base/json_tree.h"
-#include "spoor/json.h"
+#include "util/json_read.h"
 
 struct log {
     char text[2048];

@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "base/set_error.h"
 #include "snapshot/memory_internal.h"
 #include "spoor/dwt_setup.h"
 #include "spoor/itm_watch.h"

@@ -292,17 +292,17 @@ static void test_freertos_lists(void **state)
     assert_string_equal(walk.why, "");
     /* the current thread first, then the lists in tasks.c's order */
     assert_int_equal(refs[0].tcb, a);
-    assert_string_equal(refs[0].state, "running");
+    assert_int_equal(refs[0].state, SPOOR_THREAD_RUNNING);
     assert_null(refs[0].list);
     assert_int_equal(refs[1].tcb, b);
-    assert_string_equal(refs[1].state, "ready");
+    assert_int_equal(refs[1].state, SPOOR_THREAD_READY);
     assert_string_equal(refs[1].list, "pxReadyTasksLists");
     assert_int_equal(refs[2].tcb, f);
     assert_string_equal(refs[2].list, "xPendingReadyList");
-    assert_string_equal(ref_of(refs, n, c)->state, "delayed");
+    assert_int_equal(ref_of(refs, n, c)->state, SPOOR_THREAD_SLEEPING);
     assert_string_equal(ref_of(refs, n, c)->list, "xDelayedTaskList1");
-    assert_string_equal(ref_of(refs, n, d)->state, "suspended");
-    assert_string_equal(ref_of(refs, n, e)->state, "deleted");
+    assert_int_equal(ref_of(refs, n, d)->state, SPOOR_THREAD_SUSPENDED);
+    assert_int_equal(ref_of(refs, n, e)->state, SPOOR_THREAD_TERMINATED);
 
     /* fewer slots than threads: the rest counted */
     n = spoor_rtos_threads(k.r, spoor_mem_reader, k.m, refs, 2, &walk);
@@ -316,10 +316,10 @@ static void test_freertos_lists(void **state)
     n = threads(&k, refs, &walk);
     assert_int_equal(n, 7);
     assert_int_equal(refs[0].tcb, stray);
-    assert_string_equal(refs[0].state, "unlisted");
+    assert_int_equal(refs[0].state, SPOOR_THREAD_UNLISTED);
     spoor_rtos_thread_ref ref;
     assert_false(spoor_rtos_listed(k.r, spoor_mem_reader, k.m, stray, &ref));
-    assert_string_equal(ref.state, "unlisted");
+    assert_int_equal(ref.state, SPOOR_THREAD_UNLISTED);
     assert_true(spoor_rtos_listed(k.r, spoor_mem_reader, k.m, b, &ref));
     assert_string_equal(ref.list, "pxReadyTasksLists");
     close_kernel(&k);
@@ -365,7 +365,7 @@ static void test_freertos_list_faults(void **state)
     assert_string_equal(walk.why, want);
     spoor_rtos_thread_ref ref;
     assert_true(spoor_rtos_listed(k.r, spoor_mem_reader, k.m, 0x20011230u, &ref));
-    assert_string_equal(ref.state, "ready"); /* cannot be told */
+    assert_int_equal(ref.state, SPOOR_THREAD_READY); /* cannot be told */
 
     /* the current-thread pointer in a gap of the image: every list still walked */
     w32(b + FR_TCB_STATE_ITEM + FR_ITEM_NEXT, c + FR_TCB_STATE_ITEM);
@@ -377,7 +377,7 @@ static void test_freertos_list_faults(void **state)
     assert_int_equal(walk.lists_cut, 1);
     snprintf(want, sizeof want, "pxCurrentTCB: memory at 0x%08x not available", hole_at);
     assert_string_equal(walk.why, want);
-    assert_string_equal(refs[0].state, "ready");
+    assert_int_equal(refs[0].state, SPOOR_THREAD_READY);
     close_kernel(&k);
 }
 
@@ -607,7 +607,7 @@ static void test_zephyr_list(void **state)
     assert_int_equal(n, 3);
     assert_int_equal(walk.lists_cut, 0);
     assert_int_equal(refs[0].tcb, b);
-    assert_string_equal(refs[0].state, "running");
+    assert_int_equal(refs[0].state, SPOOR_THREAD_RUNNING);
     assert_int_equal(refs[1].tcb, a);
     assert_string_equal(refs[1].list, "_kernel.threads");
     assert_int_equal(refs[2].tcb, c);
@@ -645,7 +645,7 @@ static void test_zephyr_list(void **state)
     w32(sym(&k, "_kernel") + Z_KERNEL_CURRENT, dummy);
     n = threads(&k, refs, &walk);
     assert_int_equal(n, 4);
-    assert_string_equal(refs[0].state, "unlisted");
+    assert_int_equal(refs[0].state, SPOOR_THREAD_UNLISTED);
     assert_string_equal(state_line(&k, refs, n, dummy, NULL, 0), "unlisted");
     close_kernel(&k);
 }
@@ -825,12 +825,12 @@ static void test_rtx5_lists_and_states(void **state)
     assert_int_equal(n, 16);
     assert_int_equal(walk.lists_cut, 0);
     assert_int_equal(refs[0].tcb, run);
-    assert_string_equal(refs[0].state, "running"); /* RTX5's running thread is on no list */
+    assert_int_equal(refs[0].state, SPOOR_THREAD_RUNNING); /* RTX5's running thread is on no list */
     assert_string_equal(ref_of(refs, n, r2)->list, "osRtxInfo.thread.ready.thread_list");
     assert_string_equal(ref_of(refs, n, idle)->list, "osRtxInfo.thread.idle");
-    assert_string_equal(ref_of(refs, n, sleeper)->state, "delayed");
+    assert_int_equal(ref_of(refs, n, sleeper)->state, SPOOR_THREAD_SLEEPING);
     assert_string_equal(ref_of(refs, n, odd)->list, "osRtxInfo.thread.wait_list");
-    assert_string_equal(ref_of(refs, n, inactive)->state, "terminated");
+    assert_int_equal(ref_of(refs, n, inactive)->state, SPOOR_THREAD_TERMINATED);
     uint32_t idle_tcb = 0;
     assert_true(spoor_rtos_read_idle(k.r, spoor_mem_reader, k.m, &idle_tcb));
     assert_int_equal(idle_tcb, idle);

@@ -1,4 +1,4 @@
-#include "spoor/number.h"
+#include "util/number.h"
 
 #include <string.h>
 

@@ -1,13 +1,13 @@
-/* The JSON reader (spoor/json.h): recursive descent over the text, strings decoded into two
+/* The JSON reader (util/json_read.h): recursive descent over the text, strings decoded into two
  * buffers the reader grows (the current member's key and the current value). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/grow.h"
-#include "spoor/json.h"
-#include "spoor/number.h"
+#include "util/grow.h"
+#include "util/json_read.h"
+#include "util/number.h"
 
 struct buf {
     char *s;
