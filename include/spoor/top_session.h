@@ -1,5 +1,5 @@
 /* A run of `spoor top` as a library session: the events of a trace pump (spoor/trace_pump.h)
- * in; for every interval a report (spoor/top.h) with the threads behind its TCBs, read from
+ * in; for every interval a report (spoor/top_stats.h) with the threads behind its TCBs, read from
  * target memory through the RTOS layer, out. The session is the pump's callback:
  *
  *     spoor_top_session *s = spoor_top_session_new(&cfg, &cb);   // cb: the outputs
@@ -31,11 +31,11 @@
 #include <stdint.h>
 
 #include "spoor/elf.h"
-#include "spoor/itm.h"
+#include "spoor/itm_decoder.h"
 #include "spoor/rtos.h"
 #include "spoor/snapshot.h"
 #include "spoor/stack_usage.h"
-#include "spoor/top.h"
+#include "spoor/top_stats.h"
 #include "spoor/trace_pump.h"
 
 /* What the session knows of a thread. */

@@ -9,11 +9,11 @@
 
 #include "cli.h"
 #include "itm_cli.h"
+#include "spoor/elf.h"
+#include "spoor/itm_decoder.h"
+#include "spoor/trace_pump.h"
 #include "util/json_write.h"
 #include "util/outbuf.h"
-#include "spoor/elf.h"
-#include "spoor/itm.h"
-#include "spoor/trace_pump.h"
 
 static const char itm_usage[] =
     "usage: spoor itm [OPTIONS] [SOURCE]\n"

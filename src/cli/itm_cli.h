@@ -8,9 +8,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "util/json_write.h"
 #include "spoor/elf.h"
-#include "spoor/itm.h"
+#include "spoor/itm_decoder.h"
+#include "util/json_write.h"
 
 #define ITM_MAX_PORTS 256
 

@@ -10,7 +10,6 @@
 #include <stdio.h>
 
 #include "chrome_trace.h"
-#include "util/outbuf.h"
 #include "spoor/dump.h"
 #include "spoor/elf.h"
 #include "spoor/gdb_remote.h"
@@ -19,8 +18,9 @@
 #include "spoor/rtos.h"
 #include "spoor/snapshot.h"
 #include "spoor/stack_usage.h"
-#include "spoor/top.h"
 #include "spoor/top_session.h"
+#include "spoor/top_stats.h"
+#include "util/outbuf.h"
 
 /* What the output knows of a thread: the session's. */
 typedef spoor_top_thread_info top_thread_info;

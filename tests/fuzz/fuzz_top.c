@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "spoor/itm.h"
+#include "spoor/itm_decoder.h"
 #include "spoor/openocd.h"
-#include "spoor/top.h"
+#include "spoor/top_stats.h"
 #include "top/top_clock.h"
 
 #define check(cond)                                                                                \

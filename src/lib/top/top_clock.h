@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "spoor/itm.h"
+#include "spoor/itm_decoder.h"
 
 typedef struct spoor_top_clock {
     bool live;   /* a live stream: the host's clock may stand in */
