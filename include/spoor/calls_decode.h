@@ -134,14 +134,14 @@ typedef struct spoor_calls_itm_pairer {
     uint64_t words_dropped;   /* waiting function words and lone call-site words dropped */
     uint64_t other_ports;     /* software writes on other ports than P and P+1 (ignored) */
     /* writes on P or P+1 whose stimulus port page was unknown (after a gap in the stream, before
-     * a sync or page packet: spoor/itm.h, sw.page_unknown), taken as written */
+     * a sync or page packet: spoor/itm_decoder.h, sw.page_unknown), taken as written */
     uint64_t page_unknown;
 } spoor_calls_itm_pairer;
 
 /* port: P (0..254: P+1 must exist). */
 void spoor_calls_itm_pairer_init(spoor_calls_itm_pairer *p, unsigned port);
 
-/* Takes one decoded ITM packet (spoor/itm.h). true when it completed a record: *out then
+/* Takes one decoded ITM packet (spoor/itm_decoder.h). true when it completed a record: *out then
  * holds kind, function, site and after_gap (the other fields 0); false otherwise. */
 bool spoor_calls_itm_pair(spoor_calls_itm_pairer *p, const struct spoor_itm_packet *pkt,
                           spoor_call_record *out);

@@ -1,7 +1,7 @@
 /* The one register state of libspoor: a Cortex-M core as a crash dump, a regs.json file or a
  * live debugger saw it, with what each source could not tell marked unknown. Dumps, the
  * unwinder, the GDB server and the GDB client all use this type; conversions live in the
- * library (dump_reader.c, regs_json.c, gdb_remote.c, gdb_rsp.c). */
+ * library (dump.c, regs_json.c, gdb_remote.c, gdb_rsp.c). */
 #ifndef SPOOR_REGS_H
 #define SPOOR_REGS_H
 

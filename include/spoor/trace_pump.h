@@ -1,9 +1,9 @@
 /* The trace pump: one receive loop for every consumer of an ITM stream (spoor itm, spoor calls
  * --itm, spoor top). It owns a trace source (spoor/trace_source.h: a file, standard input,
- * tcp:, serial:), the TPIU deframer when the stream is TPIU-formatted (spoor/tpiu.h), one ITM
- * decoder per stream (spoor/itm.h: the plain stream, or each TPIU trace source ID taken), and
- * hands typed events to one callback: the decoded packets with the ID of their stream, the
- * software-channel text in bulk, a live source going quiet, a reconnection (a gap in the data),
+ * tcp:, serial:), the TPIU deframer when the stream is TPIU-formatted (spoor/tpiu_deframer.h), one
+ * ITM decoder per stream (spoor/itm_decoder.h: the plain stream, or each TPIU trace source ID
+ * taken), and hands typed events to one callback: the decoded packets with the ID of their stream,
+ * the software-channel text in bulk, a live source going quiet, a reconnection (a gap in the data),
  * a failing source and the end of the stream.
  *
  * The core is sans-I/O: spoor_trace_pump_new() and the four calls spoor_trace_pump_feed(),
@@ -31,8 +31,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "spoor/itm.h"
-#include "spoor/tpiu.h"
+#include "spoor/itm_decoder.h"
+#include "spoor/tpiu_deframer.h"
 
 typedef struct spoor_trace_pump spoor_trace_pump;
 

@@ -16,7 +16,7 @@
 #include "spoor/call_stack.h"
 #include "spoor/calls_decode.h"
 #include "spoor/elf.h"
-#include "spoor/itm.h"
+#include "spoor/itm_decoder.h"
 #include "spoor/memory.h"
 #include "spoor/snapshot.h"
 #include "spoor/trace_pump.h"

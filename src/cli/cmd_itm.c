@@ -12,7 +12,7 @@
 #include "json_out.h"
 #include "outbuf.h"
 #include "spoor/elf.h"
-#include "spoor/itm.h"
+#include "spoor/itm_decoder.h"
 #include "spoor/trace_pump.h"
 
 static const char itm_usage[] =

@@ -1,6 +1,6 @@
 /* spoor top: RTOS thread and exception statistics from an ITM/DWT stream (live over TCP or a
  * recorded file), thread names, priorities and entry functions read from the target's memory
- * through the RTOS layer (spoor/rtos.h), statistics by spoor/top.h. */
+ * through the RTOS layer (spoor/rtos.h), statistics by spoor/top_stats.h. */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "spoor/itm.h"
+#include "spoor/itm_decoder.h"
 #include "spoor/trace_pump.h"
 #include "top_cli.h"
 

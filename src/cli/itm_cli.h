@@ -10,7 +10,7 @@
 
 #include "json_out.h"
 #include "spoor/elf.h"
-#include "spoor/itm.h"
+#include "spoor/itm_decoder.h"
 
 #define ITM_MAX_PORTS 256
 

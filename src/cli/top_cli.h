@@ -18,7 +18,7 @@
 #include "spoor/openocd.h"
 #include "spoor/rtos.h"
 #include "spoor/stack_usage.h"
-#include "spoor/top.h"
+#include "spoor/top_stats.h"
 
 /* What the output knows of a thread. */
 typedef struct top_thread_info {

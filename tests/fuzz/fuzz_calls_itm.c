@@ -8,7 +8,7 @@
 #include <stdlib.h>
 
 #include "spoor/calls_decode.h"
-#include "spoor/itm.h"
+#include "spoor/itm_decoder.h"
 
 #define check(cond)                                                                                \
     do {                                                                                           \

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "spoor/itm.h"
-#include "spoor/tpiu.h"
+#include "spoor/itm_decoder.h"
+#include "spoor/tpiu_deframer.h"
 
 static void check(int ok)
 {

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "spoor/itm.h"
+#include "spoor/itm_decoder.h"
 #include "spoor/openocd.h"
-#include "spoor/top.h"
+#include "spoor/top_stats.h"
 
 #define check(cond)                                                                                \
     do {                                                                                           \

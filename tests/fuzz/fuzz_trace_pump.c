@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "spoor/itm.h"
+#include "spoor/itm_decoder.h"
 #include "spoor/trace_pump.h"
 
 static void check(int ok)

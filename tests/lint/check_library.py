@@ -64,7 +64,7 @@ PUBLIC = {
     "snapshot": "dump.h dump_formats.h memory.h snapshot.h",
     "unwind": "unwind.h",
     "rtos": "rtos.h stack_usage.h",
-    "itm": "itm.h tpiu.h trace_source.h top.h trace_pump.h dwt_setup.h",
+    "itm": "itm_decoder.h tpiu_deframer.h trace_source.h top_stats.h trace_pump.h dwt_setup.h",
     "flow": "call_stack.h calls_decode.h mtb_decode.h",
     "triage": "triage.h",
     "check": "firmware_check.h",

@@ -10,7 +10,7 @@
 #include <cmocka.h>
 
 #include "spoor/calls_decode.h"
-#include "spoor/itm.h"
+#include "spoor/itm_decoder.h"
 
 #define P 7
 

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "spoor/itm.h"
+#include "spoor/itm_decoder.h"
 
 #define DIR SPOOR_SHARED_DIR "/testdata/itm/"
 

@@ -10,7 +10,7 @@
 #include <cmocka.h>
 
 #include "itm_encoder.h"
-#include "spoor/itm.h"
+#include "spoor/itm_decoder.h"
 
 #define MAXP 4096
 

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "spoor/itm.h"
+#include "spoor/itm_decoder.h"
 
 #define CAPTURE SPOOR_SHARED_DIR "/testdata/itm/cmsis-ctrace-blinky/Blinky+Arm.SWO.raw"
 #define THREADS 6

@@ -10,8 +10,8 @@
 #include <cmocka.h>
 
 #include "itm_encoder.h"
-#include "spoor/itm.h"
-#include "spoor/top.h"
+#include "spoor/itm_decoder.h"
+#include "spoor/top_stats.h"
 
 #define A 0x20000100u
 #define B 0x20000200u

@@ -11,8 +11,8 @@
 
 #include <cmocka.h>
 
-#include "spoor/itm.h"
-#include "spoor/tpiu.h"
+#include "spoor/itm_decoder.h"
+#include "spoor/tpiu_deframer.h"
 
 struct collected {
     uint8_t data[128][8192];

@@ -1,5 +1,5 @@
-/* One way to open an input file for every reader of libspoor: the ELF (elf_image.c), dumps,
- * regs.json and --mem images (dump_reader.c), and trace capture files (trace_source_file.c).
+/* One way to open an input file for every reader of libspoor: the ELF (elf.c), dumps,
+ * regs.json and --mem images (dump.c), and trace capture files (trace_source_file.c).
  * Internal. */
 #ifndef SPOOR_INPUT_FILE_H
 #define SPOOR_INPUT_FILE_H

@@ -1,5 +1,5 @@
 /* One way to open a TCP connection for the clients of libspoor: the GDB remote client
- * (gdb_remote.c), the OpenOCD client (openocd_connection.c) and the trace stream source
+ * (gdb_remote.c), the OpenOCD client (openocd.c) and the trace stream source
  * (trace_source_tcp.c). Internal. */
 #ifndef SPOOR_TCP_CONNECT_H
 #define SPOOR_TCP_CONNECT_H

@@ -1,4 +1,4 @@
-/* Internals of spoor_elf: loading, sections and the symbol table (elf_image.c), for the modules
+/* Internals of spoor_elf: loading, sections and the symbol table (elf.c), for the modules
  * of the elf layer (the symbolizer, symbols_internal.h; the DWARF call sites). The layers above
  * read the ELF below the public API through elf_sections.h only. */
 #ifndef SPOOR_ELF_INTERNAL_H
@@ -17,7 +17,7 @@ struct elf_symbol { /* a function symbol: [start, start+size) */
     uint32_t start, size;
     const char *name;
     /* The source file binutils gives the symbol (the STT_FILE symbol before it in the table, for
-     * a local symbol or one before any STT_FILE that follows other symbols; elf_image.c), NULL
+     * a local symbol or one before any STT_FILE that follows other symbols; elf.c), NULL
      * when none: the file of an address in it that no line row covers. */
     const char *file;
     uint32_t index; /* in the symbol table: the first of equal aliases is preferred */
@@ -33,7 +33,7 @@ struct elf_warnings {
     bool full; /* the last line says that more were not kept */
 };
 
-/* The sections elf_image.c finds once at open for spoor_elf_debug_section (the DWARF sections
+/* The sections elf.c finds once at open for spoor_elf_debug_section (the DWARF sections
  * and .ARM.attributes, which the symbolizer asks for per unit), in the order of its
  * known_section_names. */
 enum elf_known_section {
@@ -57,7 +57,7 @@ struct spoor_elf {
     Dwarf *dwarf; /* NULL when the ELF has no DWARF */
     struct elf_section *sections;
     size_t nsections;
-    /* The first section named known_section_names[i] (elf_image.c), NULL when there is none. */
+    /* The first section named known_section_names[i] (elf.c), NULL when there is none. */
     const struct elf_section *known_sections[ELF_KNOWN_SECTIONS];
     struct elf_symbol *symbols; /* sorted by start */
     size_t nsymbols;

@@ -1,5 +1,5 @@
 /* The GNU build-id note and its hex form (spoor/elf_dir.h): one reader of Elf32_Nhdr records
- * for the ELF loader (elf_image.c), the build-id index (elf_dir.c) and the dump's check. */
+ * for the ELF loader (elf.c), the build-id index (elf_dir.c) and the dump's check. */
 #include <stdio.h>
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /* The symbolizer's private interface. Three files, one job each, calls going down this list
- * and into ELF access (elf_image.c), never up:
+ * and into ELF access (elf.c), never up:
  *   symbol_index.c       the lookup tables and the public lookups (spoor_elf_symbolize,
  *                        spoor_elf_function, ...): per compile unit, built when an address
  *                        first falls into the unit, or merged over all units for many lookups

@@ -4,7 +4,7 @@
 
 #include "spoor/calls_decode.h"
 #include "spoor/cortexm_facts.h"
-#include "spoor/itm.h"
+#include "spoor/itm_decoder.h"
 
 const char *spoor_calls_loss_text(spoor_calls_loss why)
 {

@@ -1,5 +1,5 @@
-/* ITM/DWT packet decoder (see include/spoor/itm.h): the parser's state machine, the hold queue
- * that dates packets, and the loops that feed bytes through them. What a header announces is
+/* ITM/DWT packet decoder (see include/spoor/itm_decoder.h): the parser's state machine, the hold
+ * queue that dates packets, and the loops that feed bytes through them. What a header announces is
  * in itm_header.h, what each packet's payload means in itm_packets.h; packet names in comments
  * are the section titles of the ARMv7-M ARM appendix D4 "Debug ITM and DWT Packet Protocol". */
 #include <string.h>
@@ -7,7 +7,7 @@
 #include "base/byteorder.h"
 #include "itm/itm_header.h"
 #include "itm/itm_packets.h"
-#include "spoor/itm.h"
+#include "spoor/itm_decoder.h"
 
 enum {
     ST_HEADER, /* expecting a packet header */

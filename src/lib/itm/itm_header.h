@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "spoor/itm.h"
+#include "spoor/itm_decoder.h"
 
 /* The kinds of header. The order matters to the fast loops: every kind from HDR_SW1 on is a
  * source packet, whose payload size (1, 2 or 4 bytes) the header's bits [1:0] give, and the

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "itm/itm_header.h"
-#include "spoor/itm.h"
+#include "spoor/itm_decoder.h"
 
 /* The fields a packet has whatever its type, as it is queued: it counts as dated (time_exact)
  * until it is released without a timestamp; its time is set on release. */

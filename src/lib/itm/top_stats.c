@@ -1,10 +1,10 @@
-/* The statistics engine of `spoor top` (spoor/top.h): per-thread and per-exception counters
+/* The statistics engine of `spoor top` (spoor/top_stats.h): per-thread and per-exception counters
  * for the current interval and for the whole run, cut at interval boundaries in target time. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/set_error.h"
-#include "spoor/top.h"
+#include "spoor/top_stats.h"
 
 #define THREAD_SLOTS (2 * SPOOR_TOP_MAX_THREADS)
 

@@ -1,10 +1,10 @@
-/* CoreSight TPIU formatter deframer (see include/spoor/tpiu.h). */
+/* CoreSight TPIU formatter deframer (see include/spoor/tpiu_deframer.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "spoor/itm.h"
-#include "spoor/tpiu.h"
+#include "spoor/itm_decoder.h"
+#include "spoor/tpiu_deframer.h"
 
 #define FULL_SYNC 0xFFFFFF7Fu /* bytes FF FF FF 7F, the 7F last */
 

@@ -1,6 +1,6 @@
 /* The OpenOCD client's connection, shared by its two transports: the telnet server
  * (openocd_telnet.c, port 4444) and the Tcl RPC server (openocd_tcl.c, port 6666).
- * openocd_connection.c owns the socket, the bounded waits and the public calls of
+ * openocd.c owns the socket, the bounded waits and the public calls of
  * spoor/openocd.h, which go to the transport's functions. Internal. */
 #ifndef SPOOR_OPENOCD_INTERNAL_H
 #define SPOOR_OPENOCD_INTERNAL_H

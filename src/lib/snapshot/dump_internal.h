@@ -1,4 +1,4 @@
-/* Shared between the dump reader (dump_reader.c) and the raw-input builder (dump_raw.c). */
+/* Shared between the dump reader (dump.c) and the raw-input builder (dump_raw.c). */
 #ifndef SPOOR_DUMP_INTERNAL_H
 #define SPOOR_DUMP_INTERNAL_H
 

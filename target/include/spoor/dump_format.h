@@ -1,6 +1,6 @@
 /*
  * The spoor crash dump format: the one definition shared by the target writer
- * (target/src/dump_writer.c) and the host reader (src/lib/dump_reader.c).
+ * (target/src/dump_writer.c) and the host reader (src/lib/dump.c).
  * docs/dump-format.md describes the same layout byte by byte.
  *
  * Plain C99, no structs on the wire: every field is a little-endian integer at a fixed

@@ -17,8 +17,8 @@
  * known to be untrustworthy: they were not confirmed by a following timestamp) and skip bytes
  * until the next synchronisation packet. One SPOOR_ITM_ERROR packet then reports where the
  * lost region starts, how many bytes it spans and why. */
-#ifndef SPOOR_ITM_H
-#define SPOOR_ITM_H
+#ifndef SPOOR_ITM_DECODER_H
+#define SPOOR_ITM_DECODER_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -29,14 +29,14 @@
  *   maxwall  the longest ENTER-to-EXIT time of those activations, preemption included
  * An activation whose ENTER was not seen (the stream started inside it, or RETURN to an
  * exception not on the stack) accrues total time but is not counted in min/max/ave/maxwall. */
-#ifndef SPOOR_TOP_H
-#define SPOOR_TOP_H
+#ifndef SPOOR_TOP_STATS_H
+#define SPOOR_TOP_STATS_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "spoor/itm.h"
+#include "spoor/itm_decoder.h"
 
 #define SPOOR_TOP_MAX_THREADS 1024
 #define SPOOR_TOP_MAX_EXCEPTIONS 512 /* exception numbers 0..511 (ARMv7-M/ARMv8-M) */

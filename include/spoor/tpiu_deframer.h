@@ -9,8 +9,8 @@
  * is seen the deframer buffers up to SPOOR_TPIU_PROBE bytes and picks the frame alignment
  * (0..15) under which the data decodes best as ITM: fewest bytes lost by the ITM decoder of
  * each source, then fewest reserved IDs. It reports the choice and why. */
-#ifndef SPOOR_TPIU_H
-#define SPOOR_TPIU_H
+#ifndef SPOOR_TPIU_DEFRAMER_H
+#define SPOOR_TPIU_DEFRAMER_H
 
 #include <stdbool.h>
 #include <stddef.h>
