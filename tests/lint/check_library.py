@@ -19,6 +19,8 @@
    unwind_memory.c, its bounded reads, in its own layer), and only the driver, unwind.c,
    includes the list of methods (unwind_methods_internal.h) and the headers of the driver's
    other helpers (UNWIND_DRIVER_HEADERS: only their own file and unwind.c include them).
+8. A public header that declares functions is named after a source that defines some of them
+   (include/spoor/itm_decoder.h: src/lib/itm/itm_decoder.c) or after its layer's folder.
 5. libspoor.so exports exactly the functions and variables include/spoor/*.h declares: no
    internal helper is part of the ABI, and nothing declared is missing. Every exported name
    carries a symbol version, a SPOOR_MAJOR.MINOR node the library defines, and the project's
@@ -215,6 +217,19 @@ def check_includes(problems):
                                     f"header (spoor/) nor a helper of src/util")
 
 
+def check_header_names(problems, owner):
+    """Every include/spoor/NAME.h that declares functions libspoor defines has NAME.c among the
+    objects that define them, or is its layer's folder's name (spoor/analysis.h)."""
+    target = sorted((SOURCE / "target" / "include" / "spoor").glob("*.h"))
+    for h in sorted((SOURCE / "include" / "spoor").glob("*.h")):
+        sources = {owner[n] for n in declared_names([h], target) if n in owner}
+        if sources and f"{h.stem}.c.o" not in sources and \
+                not (SOURCE / "src" / "lib" / h.stem).is_dir():
+            problems.append(f"include/spoor/{h.name}: named after none of its sources "
+                            f"({', '.join(sorted(o[:-2] for o in sources))}): rename the header "
+                            "or the source")
+
+
 def object_layers():
     """{object file name: layer} for libspoor.a's members."""
     layers = {f"{f.name}.o": f.parent.name for f in (SOURCE / "src" / "lib").glob("*/*.c")}
@@ -304,6 +319,7 @@ obj : {owner[n] for n in undefined if n in owner and owner[n] != obj
                 problems.append(f"{obj} (layer {a}) calls into {callee} (layer {b})")
     check_layers(problems)
     check_includes(problems)
+    check_header_names(problems, owner)
     check_unwinder(problems, calls)
     check_exports(problems)
 
