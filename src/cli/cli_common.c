@@ -4,10 +4,10 @@
 #include <string.h>
 
 #include "cli.h"
-#include "util/outbuf.h"
 #include "spoor/dump.h"
 #include "spoor/elf.h"
 #include "spoor/elf_dir.h"
+#include "util/outbuf.h"
 
 /* The one printer of every line spoor writes to stderr: "spoor CMD: " kind message. */
 static void say(const char *cmd, const char *kind, const char *fmt, va_list ap)

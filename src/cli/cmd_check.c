@@ -5,10 +5,10 @@
 #include <string.h>
 
 #include "cli.h"
-#include "util/json_write.h"
-#include "util/outbuf.h"
 #include "spoor/elf.h"
 #include "spoor/firmware_check.h"
+#include "util/json_write.h"
+#include "util/outbuf.h"
 
 static const char check_usage[] =
     "usage: spoor check -e FW.elf [--json]\n"

@@ -9,10 +9,8 @@
 
 #include "chrome_trace.h"
 #include "cli.h"
-#include "util/json_write.h"
 #include "mtb_flow_print.h"
 #include "mtb_print.h"
-#include "util/outbuf.h"
 #include "spoor/call_stack.h"
 #include "spoor/dump.h"
 #include "spoor/elf.h"
@@ -20,6 +18,8 @@
 #include "spoor/snapshot.h"
 #include "spoor/thumb.h"
 #include "target_input.h"
+#include "util/json_write.h"
+#include "util/outbuf.h"
 
 static const char mtb_usage[] =
     "usage: spoor mtb -e FW.elf [OPTIONS] DUMP\n"

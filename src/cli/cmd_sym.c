@@ -11,11 +11,11 @@
 #endif
 
 #include "cli.h"
-#include "util/json_write.h"
-#include "util/outbuf.h"
 #include "spoor/elf.h"
 #include "spoor/thumb.h"
 #include "sym_memo.h"
+#include "util/json_write.h"
+#include "util/outbuf.h"
 
 #define MAX_FRAMES 64
 #define STDIN_BLOCK (1 << 16) /* bytes read from stdin at once */

@@ -4,10 +4,10 @@
 #ifndef SPOOR_MTB_FLOW_PRINT_H
 #define SPOOR_MTB_FLOW_PRINT_H
 
-#include "util/json_write.h"
-#include "util/outbuf.h"
 #include "spoor/elf.h"
 #include "spoor/mtb_decode.h"
+#include "util/json_write.h"
+#include "util/outbuf.h"
 
 #define MTB_FLOW_MAX_SOURCES 64
 

@@ -9,9 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "util/json_write.h"
 #include "json_scan.h"
 #include "spoor/elf.h"
+#include "util/json_write.h"
 
 #define REPORT_MAX_SOURCE_DIRS 16
 #define REPORT_MAX_COMP_DIRS 64

@@ -9,8 +9,8 @@
 
 #include "cli.h"
 #include "crash_stacks.h"
-#include "util/json_write.h"
 #include "top_cli.h"
+#include "util/json_write.h"
 
 /* -j udp:[HOST:]PORT: a datagram socket connected to HOST (default 127.0.0.1) and PORT. */
 static int open_udp(const char *spec, int *fd)

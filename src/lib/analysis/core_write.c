@@ -19,9 +19,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/set_error.h"
 #include "spoor/analysis.h"
 #include "spoor/core_write.h"
-#include "base/set_error.h"
 
 #include "base/byteorder.h"
 #include "util/grow.h"

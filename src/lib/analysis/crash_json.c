@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "spoor/analysis.h"
 #include "base/set_error.h"
+#include "spoor/analysis.h"
 #include "util/calls_view.h"
 #include "util/json_write.h"
 #include "util/record_json.h"

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "spoor/analysis.h"
 #include "base/set_error.h"
+#include "spoor/analysis.h"
 
 #define SNAPSHOT_FRAMES 128 /* the snapshot's own walk, when the caller gives none */
 
