@@ -9,19 +9,21 @@
  * Run under QEMU with
  *   -semihosting-config enable=on,target=native,arg=calls_trace,arg=MODE,arg=OUTFILE
  * Modes:
- *   plain  the demo once and again, no interrupts; then the RAM image (.data and .bss, which hold
- * the state object and the ring) goes to OUTFILE: `spoor calls -e ELF --mem ADDR:OUTFILE` irq the
- * demo in a loop while SysTick fires every few hundred instructions and calcValue pends device
- * interrupt 3 (both handlers are instrumented and call instrumented code) hold   as plain, then
- * waits in calls_done() for a debugger (`spoor calls --gdb`) wrap   the demo in a loop until the
- * ring has wrapped many times pause  paused_work() before spoor_calls_init, while paused, and after
- * spoor_calls_freeze (also after an enable that a frozen recorder ignores): none of it may be
- * recorded; DEMO_Init and DEMO_Run(1) in between are fault  the demo, then decide() calls through a
- * bad pointer: spoor's fault handler freezes the recorder and writes a crash dump holding the ring;
- * after the reset the dump goes to OUTFILE: `spoor calls -e ELF OUTFILE` Built as
- * calls_trace_mtb-m33.elf (CALLS_TRACE_MTB), the fault handler also saves an MTB-M33: QEMU has
- * none, so its register block and buffer are a fake area in RAM (RAM + 0x100000, the buffer at
- * +0x1000, as examples/mtb) that a test fills before the program starts
+ *   plain  the demo once and again, no interrupts; then the RAM image (.data and .bss, which
+ *          hold the state and the ring) goes to OUTFILE: `spoor calls -e ELF --mem ADDR:OUTFILE`
+ *   irq    the demo in a loop while SysTick fires every few hundred instructions and calcValue
+ *          pends device interrupt 3 (both handlers are instrumented and call instrumented code)
+ *   hold   as plain, then waits in calls_done() for a debugger (`spoor calls --gdb`)
+ *   wrap   the demo in a loop until the ring has wrapped many times
+ *   pause  paused_work() before spoor_calls_init, while paused, and after spoor_calls_freeze
+ *          (also after an enable that a frozen recorder ignores): none of it may be recorded;
+ *          DEMO_Init and DEMO_Run(1) in between are
+ *   fault  the demo, then decide() calls through a bad pointer: spoor's fault handler freezes
+ *          the recorder and writes a crash dump holding the ring; after the reset the dump goes
+ *          to OUTFILE: `spoor calls -e ELF OUTFILE`
+ * Built as calls_trace_mtb-m33.elf (CALLS_TRACE_MTB), the fault handler also saves an MTB-M33:
+ * QEMU has none, so its register block and buffer are a fake area in RAM (RAM + 0x100000, the
+ * buffer at +0x1000, as examples/mtb) that a test fills before the program starts
  * (-device loader); spoor crash then shows the last branches and the last calls of one dump.
  * Built as calls_trace_ts-<core>.elf, the recorder has its options SPOOR_CALLS_TIME=2 (SysTick's
  * current value as timestamp) and SPOOR_CALLS_CONTEXT=1 (IPSR as context id): SysTick then
