@@ -8,6 +8,10 @@ memory range) and disconnects, which leaves QEMU stopped. `spoor crash --json --
 the same stop live. Backtrace (every field) and core registers must be equal; on the M4F the
 FP registers gdb put in NT_ARM_VFP, read back through `spoor gdbserver` serving the core, must
 equal what gdb showed at the stop. A core cut short or not an ARM core gives one line, exit 2.
+
+The scheduler example (examples/sched, four tasks with their own TCBs and saved contexts) stopped
+in a task at sched_checkpoint: `spoor crash --threads` on gdb's gcore lists the threads, each with
+its state, registers and backtrace, as `spoor crash --threads --gdb` does at the same stop.
 """
 import json
 import os
@@ -114,6 +118,25 @@ class ElfCore(unittest.TestCase):
                 self.assertEqual(r.stdout, "")
                 self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
                 self.assertIn(words, r.stderr)
+
+    def test_rtos_threads(self):
+        elf, machine = harness.example("sched", "m3")
+        path = Path(self.tmp.name) / "sched.core"
+        with harness.Qemu(elf, machine, gdb=True) as qemu:
+            text = harness.run_gdb(elf, qemu.gdb_port, ["break sched_checkpoint", "continue",
+                                                        f"gcore {path}", "disconnect"])
+            live = spoor("crash", "--threads", "--json", "-e", elf, "--gdb",
+                         f"127.0.0.1:{qemu.gdb_port}")
+        self.assertTrue(path.is_file(), text)
+        self.assertEqual(live.returncode, 0, live.stderr)
+        got = spoor("crash", "--threads", "--json", "-e", elf, path)
+        self.assertEqual(got.returncode, 0, got.stderr)
+        ref, report = json.loads(live.stdout), json.loads(got.stdout)
+        self.assertEqual(len(ref["threads"]), 4)
+        self.assertEqual(report["threads"], ref["threads"])
+        self.assertEqual(report["backtrace"], ref["backtrace"])
+        for reg in CORE:
+            self.assertEqual(report["registers"][reg], ref["registers"][reg], reg)
 
 
 if __name__ == "__main__":
