@@ -1,0 +1,294 @@
+"""The Python package (python/, docs/python.md) end to end: built with Debian's python3 and
+python3-cffi against this build's libspoor.so (pip install --target, offline), then every result
+compared with the same build's CLI on the same input:
+
+- spoor.Elf.symbolize / symbolize_many == the lines of `spoor sym --json [-r]` for every symbol
+  of an example firmware (from arm-none-eabi-nm, whose names the answers must also carry), inside
+  and outside functions, and an address nothing holds;
+- spoor.crash == `spoor crash --json` of a QEMU-made crash dump (given as a path and as bytes),
+  and with --threads of the scheduler's snapshot (regs.json + memory image, docs/crash.md's gdb
+  recipe);
+- spoor.triage == the lines of `spoor triage --json` on dumps of several crash scenarios;
+- errors are spoor.Error with libspoor's message (the CLI's message says the same);
+- no leak: RSS stays put over 10,000 calls;
+- docs/python.md's example runs.
+
+With an ASan build of libspoor, the test re-runs itself with the sanitizer runtimes preloaded
+(Python itself is not instrumented) and leak detection off (CPython keeps memory to the end)."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+DEBIAN_PYTHON = "/usr/bin/python3"  # the interpreter with Debian's python3-cffi
+HERE = Path(__file__).resolve().parent
+SOURCE = Path(os.environ.get("SPOOR_SOURCE_DIR", HERE.parent.parent))
+BUILD = Path(os.environ.get("SPOOR_BUILD_DIR", "."))
+SPOOR = os.environ.get("SPOOR_BIN", "spoor")
+REEXEC = "SPOOR_PY_TEST_CHILD"
+
+
+def sanitized_build():
+    cache = BUILD / "CMakeCache.txt"
+    return cache.is_file() and "SPOOR_SANITIZE:BOOL=ON" in cache.read_text()
+
+
+def reexec():
+    """Runs this file again under Debian's python3, with the ASan/UBSan runtimes preloaded when
+    libspoor is instrumented."""
+    env = dict(os.environ, **{REEXEC: "1"})
+    if sanitized_build():
+        runtimes = [subprocess.run(["cc", f"-print-file-name={name}"], capture_output=True,
+                                   text=True, check=True).stdout.strip()
+                    for name in ("libasan.so", "libubsan.so")]
+        env["LD_PRELOAD"] = " ".join(runtimes)
+        env["ASAN_OPTIONS"] = "detect_leaks=0:quarantine_size_mb=1"
+    os.execve(DEBIAN_PYTHON, [DEBIAN_PYTHON, str(Path(__file__).resolve()), *sys.argv[1:]], env)
+
+
+if __name__ == "__main__" and os.environ.get(REEXEC) != "1":
+    reexec()
+os.environ.pop("LD_PRELOAD", None)  # the programs this test runs are not Python
+
+sys.path.insert(0, str(HERE))
+import harness  # noqa: E402
+
+WORK = None
+spoor = None
+
+
+def run(*command, check=True):
+    r = subprocess.run([str(c) for c in command], capture_output=True, text=True, timeout=300)
+    if check and r.returncode != 0:
+        raise AssertionError(f"{command} exit {r.returncode}:\n{r.stdout}\n{r.stderr}")
+    return r
+
+
+def build_package(work):
+    """pip install --target of a copy of python/ (the source tree stays clean), offline."""
+    src = work / "python-src"
+    shutil.copytree(SOURCE / "python", src, ignore=shutil.ignore_patterns("build", "*.egg-info",
+                                                                          "__pycache__"))
+    env = dict(os.environ, SPOOR_BUILD_DIR=str(BUILD.resolve()), SPOOR_SOURCE_DIR=str(SOURCE),
+               PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1")
+    env.pop("ASAN_OPTIONS", None)
+    r = subprocess.run([DEBIAN_PYTHON, "-m", "pip", "install", "--no-build-isolation",
+                        "--no-deps", "--target", str(work / "site"), str(src)],
+                       capture_output=True, text=True, env=env, timeout=600)
+    if r.returncode != 0:
+        raise AssertionError(f"pip install failed:\n{r.stdout}\n{r.stderr}")
+    sys.path.insert(0, str(work / "site"))
+    import spoor as module
+    return module
+
+
+def rss_kib():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
+
+
+def setUpModule():
+    global WORK, spoor, TMP
+    TMP = tempfile.TemporaryDirectory(prefix="spoor-python-")
+    WORK = Path(TMP.name)
+    spoor = build_package(WORK)
+
+
+def tearDownModule():
+    TMP.cleanup()
+
+
+class Crashes:
+    """Crash dumps of the crash example on the M3, made once."""
+    made = {}
+
+    @classmethod
+    def dump(cls, scenario, copy=""):
+        from test_crash_scenarios import CrashQemu
+        key = (scenario, copy)
+        if key not in cls.made:
+            elf, machine = harness.example("crash", "m3")
+            folder = WORK / "dumps"
+            folder.mkdir(exist_ok=True)
+            path = folder / f"m3-{scenario}{copy}.bin"
+            with CrashQemu(elf, machine, ["crash", scenario, str(path)]) as qemu:
+                result = qemu.wait(30)
+            if result.returncode != 0 or not path.is_file():
+                raise AssertionError(f"{scenario}: QEMU exit {result.returncode}: {result.output}")
+            cls.made[key] = path
+        return cls.made[key]
+
+
+class TestSymbolize(unittest.TestCase):
+    def test_symbolize_equals_sym_json(self):
+        elf_path, _ = harness.example("crash", "m3")
+        names = {}  # function symbols, from readelf (an independent reader of the symbol table)
+        for line in run("arm-none-eabi-readelf", "-sW", elf_path).stdout.splitlines():
+            f = line.split()
+            if len(f) == 8 and f[3] == "FUNC" and f[6] != "UND":
+                # DWARF names a clone by its source name: "f.isra.0" is f
+                names.setdefault(int(f[1], 16) & ~1, set()).add(f[7].split(".")[0])
+        self.assertGreater(len(names), 10)
+        addrs = sorted({a for a in names} | {a + 2 for a in names} | {0xFFFFFFF0})
+        want = [json.loads(line) for line in
+                run(SPOOR, "sym", "--json", "-e", elf_path, *map(hex, addrs)).stdout.splitlines()]
+        want_r = [json.loads(line) for line in run(SPOOR, "sym", "--json", "-r", "-e", elf_path,
+                                                   *map(hex, addrs)).stdout.splitlines()]
+        with spoor.Elf(elf_path) as elf:
+            got = elf.symbolize_many(addrs)
+            self.assertEqual(got, want)
+            self.assertEqual(elf.symbolize_many(addrs, return_address=True), want_r)
+            self.assertEqual([elf.symbolize(a) for a in addrs[:50]], want[:50])
+        # the answers name the functions the symbol table names (the outermost function of an
+        # inline chain)
+        for a, answer in zip(addrs, got):
+            if a in names:
+                outer = answer["inlined"][-1]["function"] if answer["inlined"] else answer["function"]
+                self.assertIn(outer, names[a], hex(a))
+        self.assertIsNone(got[-1]["function"])  # 0xfffffff0: nothing there
+
+    def test_closed_elf_raises(self):
+        elf = spoor.Elf(harness.example("crash", "m3")[0])
+        elf.close()
+        with self.assertRaises(spoor.Error):
+            elf.symbolize(0x100)
+
+
+class TestCrash(unittest.TestCase):
+    def test_crash_dump_path_and_bytes(self):
+        elf_path, _ = harness.example("crash", "m3")
+        dump = Crashes.dump("busfault")
+        want = json.loads(run(SPOOR, "crash", "--json", "-e", elf_path, dump).stdout)
+        self.assertEqual(want["fault"]["type"], "BusFault")  # what the scenario does
+        elf = spoor.Elf(elf_path)
+        self.assertEqual(spoor.crash(elf, dump=dump), want)
+        self.assertEqual(spoor.crash(elf_path, dump=str(dump)), want)
+        from_bytes = spoor.crash(elf, dump=dump.read_bytes())
+        # the input's name is the one difference: bytes have no path
+        self.assertEqual(_without_input(from_bytes), _without_input(want))
+
+    def test_crash_snapshot_threads(self):
+        from test_docs import gdb_snapshot
+        elf_path, _ = harness.example("sched", "m3")
+        snap = WORK / "sched-snap"
+        gdb_snapshot("sched", "m3", ["break sched_checkpoint", "continue"], snap)
+        image = snap / "0x20000000.bin"
+        want = json.loads(run(SPOOR, "crash", "--json", "--threads", "-e", elf_path, "--regs",
+                              snap / "regs.json", "--mem", f"0x20000000:{image}").stdout)
+        self.assertGreaterEqual(len(want["threads"]), 4)
+        got = spoor.crash(elf_path, regs=snap / "regs.json", mem={0x20000000: image},
+                          threads=True)
+        self.assertEqual(got, want)
+        plain = json.loads(run(SPOOR, "crash", "--json", "-e", elf_path, "--regs",
+                               snap / "regs.json", "--mem", f"0x20000000:{image}").stdout)
+        self.assertEqual(spoor.crash(elf_path, regs=snap / "regs.json",
+                                     mem={0x20000000: image}), plain)
+
+
+def _without_input(report):
+    return {k: v for k, v in report.items() if k not in ("input", "dump")}
+
+
+class TestTriage(unittest.TestCase):
+    def test_triage_equals_cli(self):
+        elf_path, _ = harness.example("crash", "m3")
+        elfs = WORK / "elfs"
+        elfs.mkdir(exist_ok=True)
+        shutil.copy(elf_path, elfs / "crash-m3.elf")
+        for scenario in ("busfault", "div0", "badptr"):
+            Crashes.dump(scenario)
+        Crashes.dump("busfault", copy="-again")
+        dumps = WORK / "dumps"
+        want = [json.loads(line) for line in
+                run(SPOOR, "triage", "--elf-dir", elfs, "--json", dumps).stdout.splitlines()]
+        got = spoor.triage([dumps], elf_dir=elfs)
+        self.assertEqual(got, want)
+        buckets = [o for o in got if "count" in o]
+        self.assertEqual(sum(b["count"] for b in buckets), 4)
+        self.assertEqual(max(b["count"] for b in buckets), 2)  # the two busfault runs
+        self.assertEqual(spoor.triage(dumps, elf_dir=elfs, k=2),
+                         [json.loads(line) for line in
+                          run(SPOOR, "triage", "--elf-dir", elfs, "-k", "2", "--json",
+                              dumps).stdout.splitlines()])
+
+
+class TestErrors(unittest.TestCase):
+    def test_missing_elf(self):
+        missing = WORK / "no-such.elf"
+        with self.assertRaises(spoor.Error) as caught:
+            spoor.Elf(missing)
+        cli = run(SPOOR, "sym", "-e", missing, "0x0", check=False)
+        self.assertNotEqual(cli.returncode, 0)
+        self.assertTrue(str(caught.exception))
+        self.assertIn(str(caught.exception), cli.stderr)
+
+    def test_bad_dump(self):
+        elf_path, _ = harness.example("crash", "m3")
+        data = Crashes.dump("busfault").read_bytes()
+        bad = WORK / "truncated.bin"
+        bad.write_bytes(data[:20])
+        cli = run(SPOOR, "crash", "--json", "-e", elf_path, bad, check=False)
+        self.assertNotEqual(cli.returncode, 0)
+        with self.assertRaises(spoor.Error) as caught:
+            spoor.crash(elf_path, dump=bad)
+        self.assertIn(str(caught.exception), cli.stderr)
+        with self.assertRaises(spoor.Error):
+            spoor.crash(elf_path, dump=data[:20])
+        with self.assertRaises(spoor.Error):
+            spoor.crash(elf_path)  # no input
+        with self.assertRaises(spoor.Error):
+            spoor.triage([WORK / "no-such-folder"], elf_dir=WORK)
+
+
+class TestLeaks(unittest.TestCase):
+    def test_rss_steady(self):
+        elf_path, _ = harness.example("crash", "m3")
+        dump = Crashes.dump("busfault").read_bytes()
+        elf = spoor.Elf(elf_path)
+
+        def calls(n):
+            for i in range(n):
+                elf.symbolize(0x100 + 2 * (i % 512))
+                if i % 10 == 0:
+                    spoor.crash(elf, dump=dump)
+                if i % 100 == 0:
+                    spoor.Elf(elf_path).close()
+                    try:
+                        spoor.Elf(WORK / "no-such.elf")
+                    except spoor.Error:
+                        pass
+
+        calls(1000)  # warm: tables built, allocator pools filled
+        before = rss_kib()
+        calls(10000)
+        grown = rss_kib() - before
+        # one lost spoor_location array per call would be ~20 MiB, a lost report per crash call
+        # far more
+        print(f"RSS grew {grown} KiB over 10,000 calls", file=sys.stderr)
+        self.assertLess(grown, 4096, f"RSS grew {grown} KiB over 10,000 calls")
+
+
+class TestDocs(unittest.TestCase):
+    def test_python_md_example(self):
+        """docs/python.md's example (its first ```python block), with ELF, DUMP and ELF_DIR
+        given."""
+        text = (SOURCE / "docs" / "python.md").read_text()
+        block = text.split("```python\n", 1)[1].split("```", 1)[0]
+        elf_path, _ = harness.example("crash", "m3")
+        elfs = WORK / "doc-elfs"
+        elfs.mkdir(exist_ok=True)
+        shutil.copy(elf_path, elfs)
+        names = {"ELF": str(elf_path), "DUMP": str(Crashes.dump("busfault")),
+                 "ELF_DIR": str(elfs), "DUMPS": str(WORK / "dumps")}
+        code = block
+        for k, v in names.items():
+            code = code.replace(f'"{k}"', repr(v))
+        exec(compile(code, "docs/python.md", "exec"), {})
+
+
+if __name__ == "__main__":
+    unittest.main()
