@@ -15,9 +15,10 @@ import json
 import os
 from typing import Any, Dict, Iterable, List, Mapping, NoReturn, Optional, Sequence, Union
 
+from . import itm
 from ._spoor import ffi, lib
 
-__all__ = ["Error", "Elf", "crash", "triage"]
+__all__ = ["Error", "Elf", "crash", "triage", "itm"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 

@@ -81,6 +81,49 @@ bool spoor_triage_add_files(spoor_triage *t, char *const *paths, size_t n, unsig
 char *spoor_triage_json(spoor_triage *t, bool per_dump, size_t *len);
 size_t spoor_triage_warnings(spoor_triage *t, const char *const **list);
 
+typedef enum spoor_itm_type {
+    SPOOR_ITM_SYNC, SPOOR_ITM_OVERFLOW, SPOOR_ITM_TS_LOCAL, SPOOR_ITM_TS_GLOBAL1,
+    SPOOR_ITM_TS_GLOBAL2, SPOOR_ITM_EXTENSION, SPOOR_ITM_SW, SPOOR_ITM_EVENT_COUNTER,
+    SPOOR_ITM_EXCEPTION, SPOOR_ITM_PC_SAMPLE, SPOOR_ITM_DWT_PC, SPOOR_ITM_DWT_ADDR,
+    SPOOR_ITM_DWT_DATA, SPOOR_ITM_DWT_MATCH, SPOOR_ITM_ERROR, SPOOR_ITM_TYPE_COUNT
+} spoor_itm_type;
+typedef enum spoor_itm_exception_action {
+    SPOOR_ITM_EXC_ENTER = 1, SPOOR_ITM_EXC_EXIT = 2, SPOOR_ITM_EXC_RETURN = 3
+} spoor_itm_exception_action;
+typedef enum spoor_itm_error_kind {
+    SPOOR_ITM_ERR_RESERVED_HEADER, SPOOR_ITM_ERR_BAD_SYNC, SPOOR_ITM_ERR_BAD_PAYLOAD,
+    SPOOR_ITM_ERR_TRUNCATED, SPOOR_ITM_ERR_SYNC_IN_PACKET, SPOOR_ITM_ERR_NO_SYNC
+} spoor_itm_error_kind;
+typedef struct spoor_itm_packet {
+    spoor_itm_type type;
+    uint64_t offset;
+    uint64_t time;
+    bool time_exact;
+    uint8_t size;
+    union {
+        struct { uint32_t delta; uint8_t tc; } ts_local;
+        struct { uint64_t value; bool wrap, clkch; } ts_global1;
+        struct { uint64_t value; bool wide; } ts_global2;
+        struct { uint32_t page; bool hw; } ext;
+        struct { uint16_t port; uint8_t size; bool page_unknown; uint32_t value; } sw;
+        struct { uint8_t bits; } event_counter;
+        struct { uint16_t number; spoor_itm_exception_action action; } exception;
+        struct { uint32_t pc; bool sleep; } pc_sample;
+        struct { uint8_t comparator; uint32_t pc; } dwt_pc;
+        struct { uint8_t comparator; uint16_t offset; } dwt_addr;
+        struct { uint8_t comparator; bool write; uint8_t size; uint32_t value; } dwt_data;
+        struct { uint8_t comparator; } dwt_match;
+        struct { uint64_t bytes_lost; spoor_itm_error_kind why; uint64_t detected_at; } error;
+    } u;
+} spoor_itm_packet;
+typedef struct spoor_itm_decoder { ...; } spoor_itm_decoder;
+const char *spoor_itm_type_name(spoor_itm_type type);
+const char *spoor_itm_error_text(spoor_itm_error_kind kind);
+void spoor_itm_init(spoor_itm_decoder *d, bool require_sync);
+size_t spoor_itm_feed(spoor_itm_decoder *d, const uint8_t *data, size_t len);
+bool spoor_itm_next(spoor_itm_decoder *d, spoor_itm_packet *out);
+void spoor_itm_finish(spoor_itm_decoder *d);
+
 void free(void *p);
 """
 
@@ -91,6 +134,7 @@ SOURCE = """
 #include "spoor/elf.h"
 #include "spoor/elf_dir.h"
 #include "spoor/error.h"
+#include "spoor/itm_decoder.h"
 #include "spoor/snapshot.h"
 #include "spoor/thumb.h"
 #include "spoor/triage.h"

@@ -9,6 +9,9 @@ compared with the same build's CLI on the same input:
   and with --threads of the scheduler's snapshot (regs.json + memory image, docs/crash.md's gdb
   recipe);
 - spoor.triage == the lines of `spoor triage --json` on dumps of several crash scenarios;
+- spoor.itm.decode (a path, bytes, a file; Decoder fed 7-byte chunks) == `spoor itm --json
+  [--wait-sync]` on the shared captures, 64 KiB of random bytes and docs/itm.md's hello stream
+  (whose port values are known);
 - errors are spoor.Error with libspoor's message (the CLI's message says the same);
 - no leak: RSS stays put over 10,000 calls;
 - docs/python.md's example runs.
@@ -214,6 +217,70 @@ class TestTriage(unittest.TestCase):
                          [json.loads(line) for line in
                           run(SPOOR, "triage", "--elf-dir", elfs, "-k", "2", "--json",
                               dumps).stdout.splitlines()])
+
+
+class TestItm(unittest.TestCase):
+    def captures(self):
+        shared = Path(os.environ.get("SPOOR_SHARED_DIR", SOURCE.parent / "shared"))
+        itm = shared / "testdata" / "itm"
+        # one packet of every type (ARMv7-M ARM D4, ARMv8-M ARM D3); random bytes (errors)
+        packets = bytes.fromhex(
+            "000000000080"  # sync
+            "70"  # overflow
+            "c005" "30"  # local timestamps, formats 1 and 2
+            "9481808000" "b481808000"  # global timestamps 1 and 2
+            "18" "0141" "08"  # page 1, a software packet, page 0
+            "0521"  # event counter: CPI and Cyc wrapped
+            "0e1010"  # exception 16 entered
+            "1700010020" "1500"  # PC samples: a PC, asleep
+            "4701020304" "4e3412" "8555" "8d66" "4577")  # DWT PC, address, data r/w, match
+        made = WORK / "packets.itm"
+        made.write_bytes(packets)
+        noise = WORK / "noise.itm"
+        import random
+        noise.write_bytes(random.Random(36).randbytes(1 << 16))
+        hello = WORK / "hello.itm"  # docs/itm.md: port 0 'H', 'i', '!', '\n', port 1 42
+        hello.write_bytes(b"\x01H\x01i\x10\x01!\x01\n\x0b\x2a\x00\x00\x00")
+        return [itm / "cmsis-ctrace-blinky" / "Blinky+Arm.SWO.raw", itm / "rust-itm" / "itm.bin",
+                made, noise, hello]
+
+    def test_decode_equals_itm_json(self):
+        from spoor import itm
+        types = set()
+        for path in self.captures():
+            with self.subTest(capture=path.name):
+                want = [json.loads(line) for line in
+                        run(SPOOR, "itm", "--json", path).stdout.splitlines()]
+                self.assertTrue(want)
+                self.assertEqual(list(itm.decode(path)), want)
+                self.assertEqual(list(itm.decode(path.read_bytes())), want)
+                with open(path, "rb") as f:
+                    self.assertEqual(list(itm.decode(f)), want)
+                decoder, got, data = itm.Decoder(), [], path.read_bytes()
+                for at in range(0, len(data), 7):  # a live source's small chunks
+                    got += decoder.feed(data[at:at + 7])
+                self.assertEqual(got + decoder.finish(), want)
+                wait = [json.loads(line) for line in
+                        run(SPOOR, "itm", "--json", "--wait-sync", path).stdout.splitlines()]
+                self.assertEqual(list(itm.decode(path, wait_sync=True)), wait)
+                types |= {p["type"] for p in want}
+        self.assertEqual(len(types), 15, types)  # every type but the list end
+        # the hand-made packets decode to what they were made of
+        made = list(itm.decode((WORK / "packets.itm").read_bytes()))
+        self.assertEqual([p["type"] for p in made][:18], [
+            "sync", "overflow", "ts_local", "ts_local", "ts_global1", "ts_global2", "ext", "sw",
+            "ext", "event_counter", "exception", "pc_sample", "pc_sample", "dwt_pc", "dwt_addr",
+            "dwt_data", "dwt_data", "dwt_match"])
+        self.assertEqual((made[7]["port"], made[7]["value"]), (32, 0x41))
+        self.assertEqual((made[9]["cpi"], made[9]["cyc"], made[9]["exc"]), (1, 1, 0))
+        self.assertEqual((made[10]["number"], made[10]["action"]), (16, "enter"))
+        self.assertEqual((made[11]["pc"], made[12]["pc"]), (0x20000100, None))
+        self.assertEqual((made[13]["pc"], made[14]["addr_offset"]), (0x04030201, 0x1234))
+        self.assertEqual([(p["write"], p["value"]) for p in made[15:17]], [(False, 0x55),
+                                                                            (True, 0x66)])
+        hello = list(itm.decode(self.captures()[-1].read_bytes()))
+        self.assertEqual([(p["port"], p["value"]) for p in hello if p["type"] == "sw"],
+                         [(0, ord("H")), (0, ord("i")), (0, ord("!")), (0, ord("\n")), (1, 42)])
 
 
 class TestErrors(unittest.TestCase):
