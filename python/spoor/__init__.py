@@ -18,7 +18,7 @@ from typing import Any, Dict, Iterable, List, Mapping, NoReturn, Optional, Seque
 from . import itm
 from ._spoor import ffi, lib
 
-__all__ = ["Error", "Elf", "crash", "triage", "itm"]
+__all__ = ["Error", "Elf", "crash", "triage", "triage_merge", "itm"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -198,12 +198,21 @@ def crash(elf: Union[Elf, PathLike], dump: Union[PathLike, bytes, None] = None,
         lib.spoor_snapshot_close(snap)
 
 
-def triage(paths: Sequence[PathLike], elf_dir: PathLike, k: int = 5,
-           jobs: int = 0) -> List[Dict[str, Any]]:
+def _triage_lines(t: Any, per_dump: bool) -> List[Dict[str, Any]]:
+    length = ffi.new("size_t *")
+    text = lib.spoor_triage_json(t, per_dump, length)
+    if text == ffi.NULL:
+        _raise()
+    return [json.loads(line) for line in _take_text(text, length).splitlines() if line]
+
+
+def triage(paths: Sequence[PathLike], elf_dir: PathLike, k: int = 5, jobs: int = 0,
+           per_dump: bool = False) -> List[Dict[str, Any]]:
     """Signs every dump at paths (files, or folders read recursively) with its ELF found by
     build-id in elf_dir, and groups them into buckets: the objects `spoor triage --json` prints,
-    one per line (the shard line, the buckets, the dumps that could not be signed).
-    k: application frames per signature; jobs: threads (0: one per CPU)."""
+    one per line (the shard line, the buckets, the dumps that could not be signed; per_dump:
+    a line per dump, as --per-dump: a shard triage_merge takes). k: application frames per
+    signature; jobs: threads (0: one per CPU)."""
     if isinstance(paths, (str, bytes)) or hasattr(paths, "__fspath__"):
         paths = [paths]  # type: ignore[list-item]
     directory = lib.spoor_elf_dir_scan(_path(elf_dir))
@@ -220,11 +229,7 @@ def triage(paths: Sequence[PathLike], elf_dir: PathLike, k: int = 5,
                 _raise()
         if not lib.spoor_triage_add_files(t, listed[0], count[0], jobs):
             _raise()
-        length = ffi.new("size_t *")
-        text = lib.spoor_triage_json(t, False, length)
-        if text == ffi.NULL:
-            _raise()
-        return [json.loads(line) for line in _take_text(text, length).splitlines() if line]
+        return _triage_lines(t, per_dump)
     finally:
         if listed[0] != ffi.NULL:
             for i in range(count[0]):
@@ -233,3 +238,33 @@ def triage(paths: Sequence[PathLike], elf_dir: PathLike, k: int = 5,
         if t != ffi.NULL:
             lib.spoor_triage_free(t)
         lib.spoor_elf_dir_free(directory)
+
+
+Shard = Union[PathLike, bytes, Sequence[Mapping[str, Any]]]
+
+
+def triage_merge(shards: Sequence[Shard], per_dump: bool = False) -> List[Dict[str, Any]]:
+    """Merges shards of a fleet's triage, signed apart (on other machines, by other jobs): the
+    objects `spoor triage --merge --json [--per-dump] FILE...` prints. Each shard is what
+    triage(..., per_dump=True) returned (a list of objects), the JSON Lines text of
+    `spoor triage --json --per-dump` as bytes, or the path of such a file. Merging is
+    associative and commutative: merged shards give what one triage of all the dumps gives."""
+    t = lib.spoor_triage_new(ffi.NULL, 0)
+    if t == ffi.NULL:
+        _raise()
+    try:
+        for i, shard in enumerate(shards):
+            if isinstance(shard, (bytes, bytearray)):
+                text, name = bytes(shard), f"shard {i + 1}"
+            elif isinstance(shard, (str, os.PathLike)):
+                with open(os.fspath(shard), "rb") as f:
+                    text, name = f.read(), os.fspath(shard)
+            else:
+                text = "".join(json.dumps(o, separators=(",", ":")) + "\n"
+                               for o in shard).encode()
+                name = f"shard {i + 1}"
+            if not lib.spoor_triage_merge_text(t, text, len(text), name.encode()):
+                _raise(name)
+        return _triage_lines(t, per_dump)
+    finally:
+        lib.spoor_triage_free(t)

@@ -79,6 +79,7 @@ void spoor_triage_free(spoor_triage *t);
 bool spoor_triage_list_files(spoor_triage *t, const char *path, char ***paths, size_t *n);
 bool spoor_triage_add_files(spoor_triage *t, char *const *paths, size_t n, unsigned threads);
 char *spoor_triage_json(spoor_triage *t, bool per_dump, size_t *len);
+bool spoor_triage_merge_text(spoor_triage *t, const char *text, size_t len, const char *name);
 size_t spoor_triage_warnings(spoor_triage *t, const char *const **list);
 
 typedef enum spoor_itm_type {

@@ -218,6 +218,38 @@ class TestTriage(unittest.TestCase):
                           run(SPOOR, "triage", "--elf-dir", elfs, "-k", "2", "--json",
                               dumps).stdout.splitlines()])
 
+    def test_triage_shards_merge(self):
+        """Shards signed apart (per dump), merged: == spoor triage --merge of the CLI's shards
+        == one triage of all the dumps."""
+        elf_path, _ = harness.example("crash", "m3")
+        elfs = WORK / "elfs"
+        elfs.mkdir(exist_ok=True)
+        shutil.copy(elf_path, elfs / "crash-m3.elf")
+        parts = [[Crashes.dump("busfault"), Crashes.dump("div0")],
+                 [Crashes.dump("badptr"), Crashes.dump("busfault", copy="-again")]]
+        files = []
+        for i, part in enumerate(parts):
+            out = run(SPOOR, "triage", "--elf-dir", elfs, "--json", "--per-dump", *part).stdout
+            files.append(WORK / f"shard{i}.jsonl")
+            files[-1].write_text(out)
+            self.assertEqual(spoor.triage(part, elf_dir=elfs, per_dump=True),
+                             [json.loads(line) for line in out.splitlines()])
+        for per_dump in (False, True):
+            flags = ["--per-dump"] if per_dump else []
+            want = [json.loads(line) for line in run(SPOOR, "triage", "--merge", "--json", *flags,
+                                                     *files).stdout.splitlines()]
+            shards = [spoor.triage(part, elf_dir=elfs, per_dump=True) for part in parts]
+            self.assertEqual(spoor.triage_merge(shards, per_dump=per_dump), want)
+            self.assertEqual(spoor.triage_merge(files, per_dump=per_dump), want)
+            self.assertEqual(spoor.triage_merge([f.read_bytes() for f in reversed(files)],
+                                                per_dump=per_dump), want)
+        whole = spoor.triage([p for part in parts for p in part], elf_dir=elfs)
+        merged = spoor.triage_merge(files)
+        self.assertEqual([o for o in merged if "count" in o], [o for o in whole if "count" in o])
+        with self.assertRaises(spoor.Error) as caught:
+            spoor.triage_merge([files[0], files[0]])  # a shard merged twice
+        self.assertIn("merged twice", str(caught.exception))
+
 
 class TestItm(unittest.TestCase):
     def captures(self):
