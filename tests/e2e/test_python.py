@@ -14,6 +14,8 @@ compared with the same build's CLI on the same input:
   (whose port values are known);
 - errors are spoor.Error with libspoor's message (the CLI's message says the same);
 - no leak: RSS stays put over 10,000 calls;
+- `pip wheel` gives one abi3 wheel, which installs into a fresh venv (with Debian's cffi) and
+  imports;
 - docs/python.md's example runs.
 
 With an ASan build of libspoor, the test re-runs itself with the sanitizer runtimes preloaded
@@ -55,7 +57,9 @@ def reexec():
 
 if __name__ == "__main__" and os.environ.get(REEXEC) != "1":
     reexec()
-os.environ.pop("LD_PRELOAD", None)  # the programs this test runs are not Python
+# the sanitizer runtimes for the Python programs this test runs (the wheel's venv)
+PRELOAD = {k: os.environ[k] for k in ("LD_PRELOAD", "ASAN_OPTIONS") if k in os.environ}
+os.environ.pop("LD_PRELOAD", None)  # the other programs this test runs are not Python
 
 sys.path.insert(0, str(HERE))
 import harness  # noqa: E402
@@ -249,6 +253,38 @@ class TestTriage(unittest.TestCase):
         with self.assertRaises(spoor.Error) as caught:
             spoor.triage_merge([files[0], files[0]])  # a shard merged twice
         self.assertIn("merged twice", str(caught.exception))
+
+
+class TestWheel(unittest.TestCase):
+    def test_wheel_in_fresh_venv(self):
+        """pip wheel gives one abi3 wheel; installed into a new venv that sees Debian's cffi,
+        it imports and answers as spoor sym --json does."""
+        work = WORK / "wheel"
+        src = work / "src"
+        shutil.copytree(SOURCE / "python", src, ignore=shutil.ignore_patterns(
+            "build", "*.egg-info", "__pycache__"))
+        env = dict(os.environ, SPOOR_BUILD_DIR=str(BUILD.resolve()), SPOOR_SOURCE_DIR=str(SOURCE),
+                   PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1")
+        r = subprocess.run([DEBIAN_PYTHON, "-m", "pip", "wheel", "--no-build-isolation",
+                            "--no-deps", "-w", str(work / "wheels"), str(src)],
+                           capture_output=True, text=True, env=env, timeout=600)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        wheels = [w.name for w in (work / "wheels").iterdir()]
+        self.assertEqual(len(wheels), 1, wheels)
+        self.assertRegex(wheels[0], r"^spoor-[0-9.]+-cp39-abi3-linux_x86_64\.whl$")
+        venv = work / "venv"
+        run(DEBIAN_PYTHON, "-m", "venv", "--system-site-packages", venv)
+        run(venv / "bin" / "python", "-m", "pip", "install", "--no-index", "--no-deps",
+            work / "wheels" / wheels[0])
+        elf_path, _ = harness.example("crash", "m3")
+        r = subprocess.run([str(venv / "bin" / "python"), "-c",
+                            "import json, sys, spoor; "
+                            "print(json.dumps(spoor.Elf(sys.argv[1]).symbolize(0x100)))",
+                            str(elf_path)], capture_output=True, text=True, cwd=work,
+                           env=dict(os.environ, **PRELOAD), timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        want = run(SPOOR, "sym", "--json", "-e", elf_path, "0x100").stdout
+        self.assertEqual(json.loads(r.stdout), json.loads(want))
 
 
 class TestItm(unittest.TestCase):
