@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from typing import Any, Dict, Iterable, List, Mapping, NoReturn, Optional, Sequence, Union
 
 from . import itm
@@ -128,6 +129,17 @@ class Elf:
         return [self.symbolize(a, return_address) for a in addrs]
 
 
+def _image_file(data: Union[bytes, bytearray, memoryview], addr: int, keep: List[Any]) -> str:
+    """A memory image given as bytes, in a private temporary file (libspoor maps images from
+    files); removed with keep."""
+    folder = tempfile.TemporaryDirectory(prefix="spoor-mem-")
+    keep.append(folder)
+    path = os.path.join(folder.name, f"0x{addr:08x}.bin")
+    with open(path, "wb") as f:
+        f.write(data)
+    return path
+
+
 def _snapshot(elf: Elf, dump: Union[PathLike, bytes, None], regs: Optional[PathLike],
               mem: Optional[Mapping[int, Union[PathLike, bytes]]], keep: List[Any]) -> Any:
     """Opens the snapshot of the inputs (spoor_snapshot_open / spoor_snapshot_from_dump)."""
@@ -156,7 +168,7 @@ def _snapshot(elf: Elf, dump: Union[PathLike, bytes, None], regs: Optional[PathL
         keep.append(mems)
         for i, (addr, image) in enumerate(items):
             if isinstance(image, (bytes, bytearray, memoryview)):
-                raise Error("mem: give each image as a file path (bytes are not taken yet)")
+                image = _image_file(image, addr, keep)
             keep.append(ffi.new("char[]", _path(image)))
             mems[i].address = addr
             mems[i].path = keep[-1]
@@ -173,29 +185,38 @@ def crash(elf: Union[Elf, PathLike], dump: Union[PathLike, bytes, None] = None,
           mem: Optional[Mapping[int, Union[PathLike, bytes]]] = None,
           threads: bool = False) -> Dict[str, Any]:
     """The crash report of a dump (a path or its bytes), or of a registers file (regs.json) with
-    memory images (mem: {address: path}), with its ELF (an Elf or a path): the document
+    memory images (mem: {address: path or bytes}), with its ELF (an Elf or a path): the document
     `spoor crash --json [--threads]` prints, as a dict (docs/crash.md's schema)."""
     if not isinstance(elf, Elf):
         elf = Elf(elf)
     keep: List[Any] = []
-    snap = _snapshot(elf, dump, regs, mem, keep)
     try:
-        options = ffi.new("spoor_crash_options *")
-        lib.spoor_py_crash_options_default(options)
-        options.threads = bool(threads)
-        report = lib.spoor_crash_open(elf._ptr(), snap, options)
-        if report == ffi.NULL:
-            _raise()
+        snap = _snapshot(elf, dump, regs, mem, keep)
         try:
-            length = ffi.new("size_t *")
-            text = lib.spoor_crash_json(report, length)
-            if text == ffi.NULL:
-                _raise()
-            return json.loads(_take_text(text, length))
+            return _crash_json(elf, snap, threads)
         finally:
-            lib.spoor_crash_close(report)
+            lib.spoor_snapshot_close(snap)
     finally:
-        lib.spoor_snapshot_close(snap)
+        for kept in keep:
+            if isinstance(kept, tempfile.TemporaryDirectory):
+                kept.cleanup()
+
+
+def _crash_json(elf: Elf, snap: Any, threads: bool) -> Dict[str, Any]:
+    options = ffi.new("spoor_crash_options *")
+    lib.spoor_py_crash_options_default(options)
+    options.threads = bool(threads)
+    report = lib.spoor_crash_open(elf._ptr(), snap, options)
+    if report == ffi.NULL:
+        _raise()
+    try:
+        length = ffi.new("size_t *")
+        text = lib.spoor_crash_json(report, length)
+        if text == ffi.NULL:
+            _raise()
+        return json.loads(_take_text(text, length))
+    finally:
+        lib.spoor_crash_close(report)
 
 
 def _triage_lines(t: Any, per_dump: bool) -> List[Dict[str, Any]]:

@@ -190,6 +190,9 @@ class TestCrash(unittest.TestCase):
         got = spoor.crash(elf_path, regs=snap / "regs.json", mem={0x20000000: image},
                           threads=True)
         self.assertEqual(got, want)
+        self.assertEqual(spoor.crash(elf_path, regs=snap / "regs.json",
+                                     mem={0x20000000: image.read_bytes()}, threads=True), want)
+        self.assertEqual(list(Path(tempfile.gettempdir()).glob("spoor-mem-*")), [])  # removed
         plain = json.loads(run(SPOOR, "crash", "--json", "-e", elf_path, "--regs",
                                snap / "regs.json", "--mem", f"0x20000000:{image}").stdout)
         self.assertEqual(spoor.crash(elf_path, regs=snap / "regs.json",
