@@ -27,6 +27,7 @@ declare -A probe=(
   [python3-setuptools]=/usr/lib/python3/dist-packages/setuptools/__init__.py
   [python3-pip]=/usr/lib/python3/dist-packages/pip/__init__.py
   [python3-dev]='/usr/include/python3*/Python.h'
+  [python3-venv]='/usr/lib/python3*/ensurepip/__init__.py'
   [tcl]=/usr/bin/tclsh
   [clang]=/usr/bin/clang
   [llvm]=/usr/bin/llvm-symbolizer
