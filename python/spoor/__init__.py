@@ -141,10 +141,12 @@ def _image_file(data: Union[bytes, bytearray, memoryview], addr: int, keep: List
 
 
 def _snapshot(elf: Elf, dump: Union[PathLike, bytes, None], regs: Optional[PathLike],
-              mem: Optional[Mapping[int, Union[PathLike, bytes]]], keep: List[Any]) -> Any:
+              mem: Optional[Mapping[int, Union[PathLike, bytes]]], gdb: Optional[str],
+              keep: List[Any]) -> Any:
     """Opens the snapshot of the inputs (spoor_snapshot_open / spoor_snapshot_from_dump)."""
-    if (dump is None) == (regs is None and not mem):
-        raise Error("give either a dump, or regs/mem")
+    if (dump is not None) + (regs is not None) + (gdb is not None) != 1 or (dump is not None
+                                                                           and mem):
+        raise Error("give either a dump, regs (with mem), or gdb (mem may be added)")
     if isinstance(dump, (bytes, bytearray, memoryview)):
         parsed = lib.spoor_dump_parse(ffi.from_buffer(dump), len(dump))
         if parsed == ffi.NULL:
@@ -163,6 +165,9 @@ def _snapshot(elf: Elf, dump: Union[PathLike, bytes, None], regs: Optional[PathL
         if regs is not None:
             keep.append(ffi.new("char[]", _path(regs)))
             src.regs_path = keep[-1]
+        if gdb is not None:
+            keep.append(ffi.new("char[]", gdb.encode()))
+            src.gdb = keep[-1]
         items = list((mem or {}).items())
         mems = ffi.new("spoor_raw_memory[]", max(1, len(items)))
         keep.append(mems)
@@ -183,15 +188,16 @@ def _snapshot(elf: Elf, dump: Union[PathLike, bytes, None], regs: Optional[PathL
 def crash(elf: Union[Elf, PathLike], dump: Union[PathLike, bytes, None] = None,
           regs: Optional[PathLike] = None,
           mem: Optional[Mapping[int, Union[PathLike, bytes]]] = None,
-          threads: bool = False) -> Dict[str, Any]:
+          gdb: Optional[str] = None, threads: bool = False) -> Dict[str, Any]:
     """The crash report of a dump (a path or its bytes), or of a registers file (regs.json) with
-    memory images (mem: {address: path or bytes}), with its ELF (an Elf or a path): the document
+    memory images (mem: {address: path or bytes}), or of a halted live target behind a GDB
+    server (gdb: "HOST:PORT"), with its ELF (an Elf or a path): the document
     `spoor crash --json [--threads]` prints, as a dict (docs/crash.md's schema)."""
     if not isinstance(elf, Elf):
         elf = Elf(elf)
     keep: List[Any] = []
     try:
-        snap = _snapshot(elf, dump, regs, mem, keep)
+        snap = _snapshot(elf, dump, regs, mem, gdb, keep)
         try:
             return _crash_json(elf, snap, threads)
         finally:

@@ -53,6 +53,7 @@ typedef struct spoor_raw_memory {
 typedef struct spoor_snapshot_source {
     const char *dump_path;
     const char *regs_path;
+    const char *gdb;
     const spoor_raw_memory *mems;
     size_t nmems;
     ...;

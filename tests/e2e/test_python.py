@@ -7,7 +7,7 @@ compared with the same build's CLI on the same input:
   and outside functions, and an address nothing holds;
 - spoor.crash == `spoor crash --json` of a QEMU-made crash dump (given as a path and as bytes),
   and with --threads of the scheduler's snapshot (regs.json + memory image, docs/crash.md's gdb
-  recipe);
+  recipe), and of QEMU halted at a breakpoint through its gdbstub (--gdb);
 - spoor.triage == the lines of `spoor triage --json` on dumps of several crash scenarios;
 - spoor.itm.decode (a path, bytes, a file; Decoder fed 7-byte chunks) == `spoor itm --json
   [--wait-sync]` on the shared captures, 64 KiB of random bytes and docs/itm.md's hello stream
@@ -198,6 +198,19 @@ class TestCrash(unittest.TestCase):
         self.assertEqual(spoor.crash(elf_path, regs=snap / "regs.json",
                                      mem={0x20000000: image}), plain)
 
+    def test_crash_live_gdb(self):
+        """A live target halted at a breakpoint, read through QEMU's gdbstub."""
+        elf_path, machine = harness.example("calls", "m3")
+        with harness.Qemu(elf_path, machine, gdb=True) as qemu:
+            harness.run_gdb(elf_path, qemu.gdb_port, ["break level_three", "continue",
+                                                      "disconnect"])
+            where = f"127.0.0.1:{qemu.gdb_port}"
+            want = json.loads(run(SPOOR, "crash", "--json", "-e", elf_path, "--gdb",
+                                  where).stdout)
+            got = spoor.crash(elf_path, gdb=where)
+        self.assertEqual(got["backtrace"][0]["function"], "level_three")  # where gdb stopped
+        self.assertEqual(got, want)
+
 
 def _without_input(report):
     return {k: v for k, v in report.items() if k not in ("input", "dump")}
@@ -378,6 +391,12 @@ class TestErrors(unittest.TestCase):
             spoor.crash(elf_path, dump=data[:20])
         with self.assertRaises(spoor.Error):
             spoor.crash(elf_path)  # no input
+        port = harness.free_port()  # nothing listens there
+        cli = run(SPOOR, "crash", "-e", elf_path, "--gdb", f"127.0.0.1:{port}", check=False)
+        self.assertNotEqual(cli.returncode, 0)
+        with self.assertRaises(spoor.Error) as caught:
+            spoor.crash(elf_path, gdb=f"127.0.0.1:{port}")
+        self.assertIn(str(caught.exception), cli.stderr)
         with self.assertRaises(spoor.Error):
             spoor.triage([WORK / "no-such-folder"], elf_dir=WORK)
 
