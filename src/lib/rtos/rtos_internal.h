@@ -142,7 +142,7 @@ typedef struct rtos_desc {
 extern const rtos_desc spoor_rtos_descs[SPOOR_RTOS_KIND_COUNT];
 
 #define MAX_PRIORITY_NAMES 128
-#define MAX_EXPR_NAME 64
+#define MAX_EXPR_NAME 128 /* as long as an expression of the descriptions (MAX_EXPR) */
 
 struct spoor_rtos {
     const rtos_desc *d;
