@@ -158,7 +158,7 @@ static void test_btrace_packets(void **state)
     assert_string_equal(ask(&t, "qXfer:btrace:read:delta:0,fff"), "E01");
     /* recording enabled again: the trace is new again; in pieces, 'm' then 'l' */
     assert_string_equal(ask(&t, "Qbtrace:bts"), "OK");
-    char first[64];
+    char first[4200]; /* as large as a reply (ask) */
     snprintf(first, sizeof first, "%s", ask(&t, "qXfer:btrace:read:new:0,20"));
     assert_int_equal(first[0], 'm');
     assert_int_equal(strlen(first), 0x21);

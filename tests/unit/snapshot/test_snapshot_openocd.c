@@ -19,7 +19,7 @@
 /* "127.0.0.1:PORT" of a port that refuses connections. */
 static void closed_port(char *where, size_t cap, const char *prefix)
 {
-    int port;
+    int port = 0;
     int fd = listen_loopback(&port);
     assert_true(fd >= 0);
     close(fd);
