@@ -439,12 +439,16 @@ def run_block(work, cmds, env, actuals=None):
                                 stdout=subprocess.PIPE, text=True, timeout=300)
         results.append(result.stdout)
     for index, process, first in background:
+        # Not communicate(): it reads the pipe's descriptor, past what readline() above already
+        # took into the file object's buffer (a server's second line, written at once after
+        # the first, is often there).
         try:
-            rest, _ = process.communicate(timeout=30)
+            process.wait(timeout=30)
         except subprocess.TimeoutExpired:
             process.kill()
-            rest, _ = process.communicate()
-        results[index] = first + rest
+            process.wait()
+        results[index] = first + process.stdout.read()
+        process.stdout.close()
     for (command, expected), output in zip(cmds, results):
         actual = output.splitlines()
         while actual and actual[-1] == "":
