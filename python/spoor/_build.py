@@ -148,6 +148,14 @@ static void spoor_py_crash_options_default(spoor_crash_options *o)
 }
 """
 
+# Each part of the package adds its declarations in _cdefs/<part>.cdef and, when it needs C
+# beside them, _cdefs/<part>.c (read in name order, after the ones above).
+for fragment in sorted((HERE / "_cdefs").glob("*.cdef")):
+    CDEF += "\n" + fragment.read_text()
+    c_part = fragment.with_suffix(".c")
+    if c_part.is_file():
+        SOURCE += "\n" + c_part.read_text()
+
 ffibuilder = FFI()
 ffibuilder.cdef(CDEF)
 ffibuilder.set_source(

@@ -1,0 +1,34 @@
+"""No leak: the process's RSS stays put over 10,000 calls (symbolize, crash of a dump, ELF opens
+that work and that fail)."""
+import sys
+
+import harness
+import spoor
+from support import rss_kib
+
+
+def test_rss_steady(crash_dump, tmp_path):
+    elf_path, _ = harness.example("crash", "m3")
+    dump = crash_dump("busfault").read_bytes()
+    elf = spoor.Elf(elf_path)
+
+    def calls(n):
+        for i in range(n):
+            elf.symbolize(0x100 + 2 * (i % 512))
+            if i % 10 == 0:
+                spoor.crash(elf, dump=dump)
+            if i % 100 == 0:
+                spoor.Elf(elf_path).close()
+                try:
+                    spoor.Elf(tmp_path / "no-such.elf")
+                except spoor.Error:
+                    pass
+
+    calls(1000)  # warm: tables built, allocator pools filled
+    before = rss_kib()
+    calls(10000)
+    grown = rss_kib() - before
+    # one lost spoor_location array per call would be ~20 MiB, a lost report per crash call far
+    # more
+    print(f"RSS grew {grown} KiB over 10,000 calls", file=sys.stderr)
+    assert grown < 4096, f"RSS grew {grown} KiB over 10,000 calls"
