@@ -144,7 +144,7 @@ def _stack_words(stack: Optional[Dict[str, Any]]) -> str:
         size = f"{stack['size']} bytes" if stack.get("size") else "size unknown"
         used = f", {stack['used']} used" if stack.get("used") is not None else ""
         return f"{size}{used}, never-written part unknown"
-    words = f"{stack['free_min']} of {stack['size']} bytes never written ({margin:.0f} %)"
+    words = f"{stack['free_min']} of {stack['size']} bytes never written ({margin:.1f} %)"
     if stack.get("overflowed"):
         words += "  OVERFLOWED"
     elif stack.get("nearly_full"):

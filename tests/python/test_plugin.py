@@ -83,6 +83,15 @@ def section_frames(text):
     return frames
 
 
+def docs_block(containing):
+    """The ``` block of docs/python.md that contains the text."""
+    blocks = re.findall(r"^```\w*\n(.*?)^```$", (support.SOURCE / "docs" / "python.md").read_text(),
+                        re.M | re.S)
+    found = [b for b in blocks if containing in b]
+    assert len(found) == 1, f"{len(found)} blocks of docs/python.md contain {containing!r}"
+    return found[0]
+
+
 def run_subprocess(pytester, monkeypatch, *args):
     """pytest in a subprocess: it loads libspoor, which with an ASan build needs the sanitizer
     preload (only there: QEMU and gdb must not get it)."""
@@ -151,7 +160,7 @@ def stop_at_fault(qemu, elf, syms):
 def test_failure_at_a_fault(pytester, monkeypatch):
     elf, machine = harness.example("crash", "m3")
     syms = harness.symbol_addresses(elf)
-    pytester.makepyfile(TESTS)
+    pytester.makepyfile(test_fw=TESTS)
     with harness.Qemu(elf, machine, gdb=True,
                       semihosting_args="arg=crash,arg=busfault,arg=/dev/null") as qemu:
         handler, cfsr, bfar, reference = stop_at_fault(qemu, elf, syms)
@@ -183,6 +192,11 @@ def test_failure_at_a_fault(pytester, monkeypatch):
                                         frames[-1][2])]
     assert re.search(r"^threads: none \(.*no RTOS found", text, re.M), text
 
+    # docs/python.md shows this failure: its block is what was printed here
+    shown = re.search(r"^_+ test_reads_sensor _+$.*?(?=^[=_]{3,} )", out, re.M | re.S).group(0)
+    shown = shown.replace(str(elf), elf.name).replace(f":{qemu.gdb_port} ", ":3333 ")
+    assert shown == docs_block("spoor: the target when the test failed"), shown
+
 
 def test_thread_fixtures(pytester):
     elf, machine = harness.example("sched", "m3")
@@ -201,6 +215,7 @@ def test_thread_fixtures(pytester):
         # no fault: SysTick (15) active, CFSR clear, as gdb reads them
         assert re.search(r"^@@ipsr 15 cfsr 0$", text, re.M), text
         other = next(t for t in tasks if t != current)
+        pytester.makepyfile(test_docs=docs_block("def test_after_boot(spoor_target):"))
         pytester.makepyfile(f'''
 def test_current(spoor_target):
     assert spoor_target.assert_thread_state({current!r}, "running")["current"]
@@ -220,10 +235,60 @@ def test_names(spoor_target):
         result = pytester.runpytest(f"--spoor-elf={elf}",
                                     f"--spoor-gdb=127.0.0.1:{qemu.gdb_port}")
     out = result.stdout.str()
-    result.assert_outcomes(passed=3, failed=2)
+    result.assert_outcomes(passed=4, failed=2)  # docs/python.md's example passes
     assert re.search(rf"AssertionError: thread '{other}' is '(?!running')[^']+', "
                      r"expected 'running'", out), out
     names = ", ".join(sorted(tasks))
     listed = re.search(r"AssertionError: no thread 'nobody' on the target \(threads: (.*)\)",
                        out)
     assert listed and ", ".join(sorted(listed.group(1).split(", "))) == names, out
+
+
+def test_stack_margins(pytester, tmp_path):
+    """tests/e2e/fw/rtos_ctx_fw.c built for FreeRTOS (as tests/e2e/test_crash_stacks.py builds
+    it), halted by gdb in fw_checkpoint with every task parked; each task's never-written stack
+    counted here as uxTaskGetStackHighWaterMark counts it, on gdb's RAM dump."""
+    from test_crash_stacks import CORES, RAM, RTOSES, TASKS, rtos_free
+    from test_unwind_live import build_test_firmware
+    defines, low_expr, high_expr, _ = RTOSES["freertos"]
+    flags, machine = CORES["m3"]
+    elf = build_test_firmware("rtos_ctx_fw", flags, 0, RAM, tmp_path / "freertos-m3.elf",
+                              extra=defines)
+    top = harness.symbol_addresses(elf)["__stack_top"]
+    commands = ["break fw_checkpoint", "continue", "delete"]
+    for name in TASKS:
+        t = f"{name}_tcb"
+        commands += [f'printf "@@{name} %u %u\\n", {low_expr.format(t=t)}, '
+                     f'{high_expr.format(t=t)}']
+    commands += [f"dump binary memory {tmp_path}/ram.bin {RAM:#x} {top:#x}", "disconnect"]
+    with harness.Qemu(elf, machine, gdb=True) as qemu:
+        text = harness.run_gdb(elf, qemu.gdb_port, commands)
+        bounds = {n: (int(lo), int(hi)) for n, lo, hi in re.findall(r"^@@(\w+) (\d+) (\d+)$",
+                                                                     text, re.M)}
+        if sorted(bounds) != sorted(TASKS):
+            raise harness.HarnessError(f"gdb did not stop in fw_checkpoint:\n{text}")
+        ram = (tmp_path / "ram.bin").read_bytes()
+        free = {n: rtos_free("freertos", ram, lo, hi) for n, (lo, hi) in bounds.items()}
+        size = {n: hi - lo for n, (lo, hi) in bounds.items()}
+        margin = {n: 100.0 * free[n] / size[n] for n in TASKS}
+        assert free["gamma"] == 0  # the task that overflowed its stack
+        everyone = max(margin.values()) + 1  # above every task's margin
+        pytester.makepyfile(f'''
+def test_overflowed(spoor_target):
+    spoor_target.assert_stack_margin(0)
+
+def test_every_task_short(spoor_target):
+    spoor_target.assert_stack_margin({everyone})
+''')
+        result = pytester.runpytest(f"--spoor-elf={elf}",
+                                    f"--spoor-gdb=127.0.0.1:{qemu.gdb_port}")
+    out = result.stdout.str()
+    result.assert_outcomes(failed=2)
+
+    def words(n):
+        return (f"{n}: {free[n]} of {size[n]} bytes never written ({margin[n]:.1f} %)"
+                + ("  OVERFLOWED" if n == "gamma" else ""))
+    short = dict(re.findall(r"^E +AssertionError: stack margin under (\S+) %: (.*)$", out,
+                            re.M))
+    assert short.get("0") == words("gamma"), out
+    assert sorted(short.get(f"{everyone:g}", "").split("; ")) == sorted(map(words, TASKS)), out
