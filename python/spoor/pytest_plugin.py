@@ -243,10 +243,14 @@ def _html_extra(item: Any, report: Any, page: Path) -> None:
     if not item.config.pluginmanager.hasplugin("html"):
         return
     try:
+        import pytest_html  # type: ignore[import]
         from pytest_html import extras  # type: ignore[import]
-    except ImportError:
+        major = int(str(getattr(pytest_html, "__version__", "3")).split(".")[0])
+    except (ImportError, ValueError):
         return
-    report.extra = getattr(report, "extra", []) + [extras.url(page.as_uri(), name="spoor report")]
+    attr = "extras" if major >= 4 else "extra"  # pytest-html 4 renamed it
+    setattr(report, attr, getattr(report, attr, []) + [extras.url(page.as_uri(),
+                                                                   name="spoor report")])
 
 
 # ---------------------------------------------------------------- the spoor_target fixture
@@ -322,23 +326,32 @@ class Target:
 
     def cpu_share(self, thread: str, trace: Union[bytes, str, "os.PathLike[str]"],
                   **options: Any) -> float:
-        """The thread's share of the CPU (percent) over a trace stream of the target (ITM
-        bytes, or a path), as spoor top computes it: spoor.top.run(elf, trace, **options),
-        the summary of the whole run (else the intervals' times added up)."""
+        """The thread's share of the CPU in percent over a trace stream of the target (the
+        ITM/DWT bytes spoor top reads, a binary file object or a path), as spoor top computes
+        it: spoor.top.run(elf, trace, **options) (cpu_freq is required; the keywords are
+        spoor.top.Session's), the "cpu" of the summary of the run (without one, with
+        intervals=N: the intervals' times added up). The threads' names are read from the
+        target (gdb=--spoor-gdb) unless mem, dump, gdb or telnet is given. thread: a name, or
+        a TCB address as spoor top writes it ("0x20002068")."""
         from spoor import top  # type: ignore[attr-defined]
+        if all(options.get(k) is None for k in ("mem", "dump", "gdb", "telnet")):
+            options["gdb"] = self.gdb
         intervals = top.run(self._options.open_elf(), trace, **options)
-        whole = [i for i in intervals if i.get("summary")]
-        chosen = whole[-1:] or [i for i in intervals if not i.get("summary")]
-        total = sum(i.get("interval_ms") or 0 for i in chosen)
-        ran = [t.get("time_ms") or 0 for i in chosen for t in i.get("threads") or []
-               if t.get("name") == thread]
-        if not ran:
-            names = sorted({str(t.get("name")) for i in intervals for t in i.get("threads") or []})
+        summary = [i for i in intervals if i.get("summary")]
+        chosen = summary[-1:] or intervals
+        rows = [t for i in chosen for t in i.get("threads") or []
+                if thread in (t.get("name"), t.get("tcb"))]
+        if not rows:
+            names = sorted({str(t.get("name") or t.get("tcb")) for i in intervals
+                            for t in i.get("threads") or []})
             raise AssertionError(f"no thread {thread!r} in the trace (threads: "
-                                 f"{', '.join(names)})")
+                                 f"{', '.join(names) or 'none'})")
+        if summary:
+            return float(rows[0]["cpu"])
+        total = sum(i.get("interval_ms") or 0 for i in chosen)
         if not total:
-            raise AssertionError("the trace has no interval with time in it")
-        return 100.0 * sum(ran) / total
+            raise AssertionError("the trace holds no time (no complete interval)")
+        return 100.0 * sum(t.get("time_ms") or 0 for t in rows) / total
 
 
 def _threads_of(report: Dict[str, Any]) -> List[Dict[str, Any]]:

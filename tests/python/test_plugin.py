@@ -110,6 +110,7 @@ def test_inert_without_options(pytester):
     pytester.makepyfile(TESTS)
     help_text = pytester.runpytest("--help").stdout.str()
     assert "--spoor-gdb=HOST:PORT" in help_text  # the entry point loaded the plugin
+    assert "--spoor-gdb" not in pytester.runpytest("-p", "no:spoor", "--help").stdout.str()
     result = pytester.runpytest("-rA")
     result.assert_outcomes(passed=1, failed=1, errors=1)
     assert SECTION not in result.stdout.str() and "spoor_report" not in result.stdout.str()
