@@ -11,6 +11,11 @@ pytester on test files written here, against real firmware in QEMU through its g
   target is left halted where it was (gdb's `bt` afterwards is the same).
 - The example scheduler (sched) halted by gdb in sched_checkpoint: the spoor_target fixture's
   thread helpers, the running thread being the one gdb reads from sched_current.
+- tests/e2e/fw/rtos_ctx_fw.c built for FreeRTOS, halted by gdb in fw_checkpoint: the stack
+  margins of assert_stack_margin against each task's never-written stack counted here on gdb's
+  RAM dump.
+- The example scheduler running (QEMU's monitor says so) when a test fails: read, and left
+  halted ("paused" in the monitor).
 - An unreachable GDB server: the test's own failure is reported, with a section that says so.
 - Usage errors: --spoor-gdb without --spoor-elf; spoor_target without the options."""
 import importlib.metadata
@@ -293,3 +298,54 @@ def test_every_task_short(spoor_target):
                             re.M))
     assert short.get("0") == words("gamma"), out
     assert sorted(short.get(f"{everyone:g}", "").split("; ")) == sorted(map(words, TASKS)), out
+
+
+class Monitor:
+    """QEMU's human monitor on a Unix socket: `info status` says whether the machine runs."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def status(self):
+        import socket
+        with socket.socket(socket.AF_UNIX) as sock:
+            sock.settimeout(30)
+            sock.connect(str(self.path))
+            sock.sendall(b"info status\n")
+            seen = b""
+            while b"VM status: " not in seen or not seen.split(b"VM status: ", 1)[1].count(b"\n"):
+                chunk = sock.recv(4096)
+                if not chunk:
+                    break
+                seen += chunk
+        m = re.search(rb"VM status: ([^\r\n]+)", seen)
+        return m.group(1).decode() if m else seen.decode(errors="replace")
+
+
+def test_running_target_left_halted(pytester, tmp_path):
+    """A target that runs when the test fails: the GDB server halts it when spoor connects,
+    and it is left halted where the report found it (docs/python.md), as QEMU's monitor says."""
+    elf, machine = harness.example("sched", "m3")
+    port, sock = harness.free_port(), tmp_path / "monitor.sock"
+    command = harness.qemu_command(elf, machine, gdb_port=port,
+                                   semihosting_args="arg=sched,arg=100000")  # 100 s of ticks
+    command.remove("-S")
+    at = command.index("-monitor")
+    command[at + 1] = f"unix:{sock},server=on,wait=off"
+    with tmp_path.joinpath("qemu.log").open("w+b") as log:
+        qemu = harness._spawn(command, log)
+        try:
+            harness.wait_until("QEMU's monitor and gdb port", lambda: sock.exists()
+                               and harness._port_is_listening(port), timeout_s=30)
+            monitor = Monitor(sock)
+            assert monitor.status() == "running"
+            pytester.makepyfile(TESTS)
+            result = pytester.runpytest(f"--spoor-elf={elf}", f"--spoor-gdb=127.0.0.1:{port}",
+                                        "-k", "reads_sensor")
+            status = monitor.status()
+        finally:
+            harness._kill_group(qemu)
+    result.assert_outcomes(failed=1, deselected=2)
+    found = sections(result.stdout.str())
+    assert len(found) == 1 and "threads (sched, 4):" in found[0], found
+    assert status == "paused", status  # QEMU stopped it when spoor connected
