@@ -3,7 +3,7 @@ QEMU-made crash dump (a path; its bytes, where only the input's name differs), t
 snapshot with --threads (regs.json + memory image, as a path and as bytes) and QEMU halted at a
 breakpoint through its gdbstub with --threads (the call the pytest plugin makes). The page
 renders in headless Chromium with the network cut off and shows the fault; errors raise
-spoor.Error with the CLI's message."""
+spoor.Error with the CLI's message. docs/python.md's example of spoor.report_html runs."""
 import importlib.util
 import json
 import re
@@ -142,3 +142,19 @@ def test_errors(crash_dump, tmp_path):
         spoor.report_html(tmp_path / "none.elf", dump=cut)
     with pytest.raises(spoor.Error):
         spoor.report_html(elf_path, gdb="127.0.0.1:1")  # nothing listens
+
+
+def test_docs_example(crash_dump, tmp_path, monkeypatch, capsys):
+    """docs/python.md's ## spoor.report_html example, with ELF and DUMP given, in a folder of its
+    own: it writes crash.html, spoor report's page of the dump, and prints the CLI's error of a
+    GDB server that is not there."""
+    text = (SOURCE / "docs" / "python.md").read_text()
+    block = text.split("## spoor.report_html\n", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    elf_path, _ = harness.example("crash", "m3")
+    dump = crash_dump("busfault")
+    code = block.replace('"ELF"', repr(str(elf_path))).replace('"DUMP"', repr(str(dump)))
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "docs/python.md", "exec"), {})
+    assert (tmp_path / "crash.html").read_bytes() == page_of(tmp_path, "-e", elf_path, dump)
+    printed = capsys.readouterr().out.strip()
+    assert printed == cli_error(tmp_path, "-e", elf_path, "--gdb", "127.0.0.1:1", "--threads")
