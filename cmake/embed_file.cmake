@@ -2,17 +2,17 @@
 #   cmake -DINPUT=FILE -DOUTPUT=FILE.c -DNAME=symbol -P embed_file.cmake
 # writes `const unsigned char symbol[] = {...}; const unsigned long symbol_len = N;`
 # (the array ends with a NUL byte that symbol_len does not count).
-# A line "// @include NAME" in the file is replaced by the file NAME beside it (the page
-# templates share their script helpers so).
+# A line "// @include NAME" in the file is replaced by the file NAME, relative to the file's folder
+# (the page templates share their script helpers so: ../util/page_dom.js).
 file(READ "${INPUT}" text)
 get_filename_component(dir "${INPUT}" DIRECTORY)
-string(REGEX MATCHALL "[ ]*// @include [A-Za-z0-9_.-]+" includes "${text}")
+string(REGEX MATCHALL "[ ]*// @include [A-Za-z0-9_./-]+" includes "${text}")
 set(source "${INPUT}")
 if(includes)
   foreach(inc ${includes})
     string(REGEX REPLACE "^[ ]*// @include " "" inc_name "${inc}")
     if(NOT EXISTS "${dir}/${inc_name}")
-      message(FATAL_ERROR "${INPUT}: @include ${inc_name}: no such file beside it")
+      message(FATAL_ERROR "${INPUT}: @include ${inc_name}: no such file")
     endif()
     file(READ "${dir}/${inc_name}" inc_text)
     string(REGEX REPLACE "\n$" "" inc_text "${inc_text}")

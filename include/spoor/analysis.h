@@ -3,7 +3,8 @@
  * gdbserver --threads, any program that walks threads to registers, such as an ELF core writer),
  * and the crash report of a snapshot and its ELF (spoor_crash_open: the fault, the backtrace, the
  * threads, the MTB's last branches, the call recorder's last calls, stack use) with the one
- * writer of its JSON (docs/crash.md's schema). Layer analysis (docs/architecture.md): above
+ * writer of its JSON (docs/crash.md's schema) and of spoor report's page of it (spoor_crash_html,
+ * docs/report.md). Layer analysis (docs/architecture.md): above
  * rtos, unwind, flow and snapshot. */
 #ifndef SPOOR_ANALYSIS_H
 #define SPOOR_ANALYSIS_H
@@ -166,5 +167,32 @@ const spoor_crash_ring *spoor_crash_calls(spoor_crash *c);
 /* The JSON document of the report (docs/crash.md), newline-terminated, in memory the caller
  * frees (*len: its length); NULL with the error set when memory runs out. */
 char *spoor_crash_json(spoor_crash *c, size_t *len);
+
+/* ---- the report page ------------------------------------------------------------------------ */
+
+/* What spoor report's page takes besides the report. */
+typedef struct spoor_report_options {
+    /* How the page names the input (spoor report: the DUMP as given, "--regs FILE [--mem ...]",
+     * "--gdb HOST:PORT"); NULL: none. */
+    const char *input;
+    /* Folders to look for the source files DWARF names in (--source-dir), after the name as
+     * DWARF gives it, joined with each DW_AT_comp_dir and as it is; in each, the name as it is
+     * and with its leading directories removed one by one. */
+    const char *const *source_dirs;
+    size_t nsource_dirs;
+} spoor_report_options;
+
+/* The page spoor report writes (docs/report.md): one self-contained HTML file holding the
+ * report's JSON (spoor_crash_json), the source text around its lines and the disassembly around
+ * its addresses, rendered by its own inline script (no network, no other files). options NULL:
+ * no input named, no source folders. In memory the caller frees (*len: its length); NULL with
+ * the error set when memory runs out or the live target's connection was lost while the report
+ * was read. */
+char *spoor_crash_html(spoor_crash *c, const spoor_report_options *options, size_t *len);
+/* The same page of a report saved as JSON (spoor crash --json; report[0..report_len)) and the
+ * ELF it was made with (spoor report --from-json). NULL with the error set: "not a spoor crash
+ * --json report: byte N: ..." when the text is not one JSON object, or out of memory. */
+char *spoor_crash_html_from_json(const spoor_elf *elf, const char *report, size_t report_len,
+                                 const spoor_report_options *options, size_t *len);
 
 #endif

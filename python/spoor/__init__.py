@@ -6,6 +6,7 @@ in this process (no program is run).
     elf.symbolize(0x08000123)          # the object `spoor sym --json` prints
     report = spoor.crash(elf, dump="crash.bin")   # the document of `spoor crash --json`
     buckets = spoor.triage(["dumps/"], elf_dir="elfs/")   # the lines of `spoor triage --json`
+    page = spoor.report_html(elf, dump="crash.bin")        # the page `spoor report` writes
 
 Every failure raises spoor.Error with libspoor's message.
 """
@@ -14,14 +15,16 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from typing import Any, Dict, Iterable, List, Mapping, NoReturn, Optional, Sequence, Union
+from typing import (Any, Callable, Dict, Iterable, List, Mapping, NoReturn, Optional, Sequence,
+                    TypeVar, Union)
 
 from . import itm
 from ._spoor import ffi, lib
 
-__all__ = ["Error", "Elf", "crash", "triage", "triage_merge", "itm"]
+__all__ = ["Error", "Elf", "crash", "report_html", "triage", "triage_merge", "itm"]
 
 PathLike = Union[str, "os.PathLike[str]"]
+T = TypeVar("T")
 
 _MAX_FRAMES = 64  # inline frames of one answer, as spoor sym gives them
 
@@ -185,6 +188,9 @@ def _snapshot(elf: Elf, dump: Union[PathLike, bytes, None], regs: Optional[PathL
     return snap
 
 
+Mem = Optional[Mapping[int, Union[PathLike, bytes]]]
+
+
 def crash(elf: Union[Elf, PathLike], dump: Union[PathLike, bytes, None] = None,
           regs: Optional[PathLike] = None,
           mem: Optional[Mapping[int, Union[PathLike, bytes]]] = None,
@@ -193,13 +199,48 @@ def crash(elf: Union[Elf, PathLike], dump: Union[PathLike, bytes, None] = None,
     memory images (mem: {address: path or bytes}), or of a halted live target behind a GDB
     server (gdb: "HOST:PORT"), with its ELF (an Elf or a path): the document
     `spoor crash --json [--threads]` prints, as a dict (docs/crash.md's schema)."""
+    return _with_report(elf, dump, regs, mem, gdb, threads, _crash_json)
+
+
+def report_html(elf: Union[Elf, PathLike], dump: Union[PathLike, bytes, None] = None,
+                regs: Optional[PathLike] = None, mem: Mem = None, gdb: Optional[str] = None,
+                threads: bool = False) -> str:
+    """The page `spoor report -o PAGE.html [--threads]` writes of the same inputs as crash()'s:
+    one self-contained HTML document (the fault, registers, backtrace with source text and
+    disassembly, threads; rendered by its own script, nothing fetched), as a str."""
+    if isinstance(dump, (bytes, bytearray, memoryview)):
+        name = "dump"  # as crash() names a dump given as bytes
+    elif dump is not None:
+        name = os.fspath(dump)
+    elif gdb is not None:
+        name = f"--gdb {gdb}"
+    else:  # as spoor report names its input
+        name = f"--regs {os.fspath(regs) if regs is not None else '-'}" + (" --mem ..." if mem
+                                                                           else "")
+    return _with_report(elf, dump, regs, mem, gdb, threads,
+                        lambda report: _report_page(report, os.fsencode(name)))
+
+
+def _with_report(elf: Union[Elf, PathLike], dump: Union[PathLike, bytes, None],
+                 regs: Optional[PathLike], mem: Mem, gdb: Optional[str], threads: bool,
+                 use: Callable[[Any], T]) -> T:
+    """use(report) of the crash report of crash()'s inputs (spoor_crash_open), released after."""
     if not isinstance(elf, Elf):
         elf = Elf(elf)
     keep: List[Any] = []
     try:
         snap = _snapshot(elf, dump, regs, mem, gdb, keep)
         try:
-            return _crash_json(elf, snap, threads)
+            options = ffi.new("spoor_crash_options *")
+            lib.spoor_py_crash_options_default(options)
+            options.threads = bool(threads)
+            report = lib.spoor_crash_open(elf._ptr(), snap, options)
+            if report == ffi.NULL:
+                _raise()
+            try:
+                return use(report)
+            finally:
+                lib.spoor_crash_close(report)
         finally:
             lib.spoor_snapshot_close(snap)
     finally:
@@ -208,21 +249,23 @@ def crash(elf: Union[Elf, PathLike], dump: Union[PathLike, bytes, None] = None,
                 kept.cleanup()
 
 
-def _crash_json(elf: Elf, snap: Any, threads: bool) -> Dict[str, Any]:
-    options = ffi.new("spoor_crash_options *")
-    lib.spoor_py_crash_options_default(options)
-    options.threads = bool(threads)
-    report = lib.spoor_crash_open(elf._ptr(), snap, options)
-    if report == ffi.NULL:
+def _crash_json(report: Any) -> Dict[str, Any]:
+    length = ffi.new("size_t *")
+    text = lib.spoor_crash_json(report, length)
+    if text == ffi.NULL:
         _raise()
-    try:
-        length = ffi.new("size_t *")
-        text = lib.spoor_crash_json(report, length)
-        if text == ffi.NULL:
-            _raise()
-        return json.loads(_take_text(text, length))
-    finally:
-        lib.spoor_crash_close(report)
+    return json.loads(_take_text(text, length))
+
+
+def _report_page(report: Any, input_name: bytes) -> str:
+    options = ffi.new("spoor_report_options *")
+    name = ffi.new("char[]", input_name)
+    options.input = name
+    length = ffi.new("size_t *")
+    page = lib.spoor_crash_html(report, options, length)
+    if page == ffi.NULL:
+        _raise()
+    return _take_text(page, length)
 
 
 def _triage_lines(t: Any, per_dump: bool) -> List[Dict[str, Any]]:

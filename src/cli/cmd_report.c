@@ -1,8 +1,7 @@
-/* spoor report: one self-contained HTML page of a crash (docs/report.md). The page is the
- * template src/cli/report_template.html (compiled in) with two JSON documents in it: the report
- * spoor crash --json prints (spoor_crash_json, so the page and the CLI cannot disagree) and an
- * annex of what only the page shows: the source text around the report's lines and the
- * disassembly around its addresses. The page's own script renders both; nothing is fetched. */
+/* spoor report: one self-contained HTML page of a crash (docs/report.md). libspoor makes the
+ * page (spoor/analysis.h spoor_crash_html: the report spoor crash --json prints, so the page and
+ * the CLI cannot disagree, and an annex of the source text and disassembly around it); here the
+ * options are parsed, the input opened and the page written. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -13,12 +12,8 @@
 #include "cli.h"
 #include "crash_report.h"
 #include "html_page.h"
-#include "json_scan.h"
-#include "report_annex.h"
-#include "util/json_write.h"
 
-extern const unsigned char report_template[];
-extern const unsigned long report_template_len;
+#define MAX_SOURCE_DIRS 16
 
 static const char report_usage[] =
     "usage: spoor report -e FW.elf [OPTIONS] -o PAGE.html DUMP\n"
@@ -61,11 +56,12 @@ static void input_text(struct report_args *r, const target_input *in, char **arg
                  in->src.regs_path ? in->src.regs_path : "-", in->src.nmems ? " --mem ..." : "");
 }
 
-/* The report's JSON: spoor crash's from the target, or the saved one of --from-json (checked). */
-static char *report_json(struct crash *c, const struct report_args *r, target_input *in,
-                         char **args, int nargs, size_t *len, int *rc)
+/* The page: of spoor crash's report of the target, or of the saved one of --from-json. */
+static char *report_page(struct crash *c, const struct report_args *r, target_input *in,
+                         char **args, int nargs, const spoor_report_options *o, size_t *len,
+                         int *rc)
 {
-    char *text;
+    char *page;
     *rc = SPOOR_EXIT_USAGE;
     if (r->from_json) {
         if (nargs || in->src.regs_path || in->src.gdb || in->src.nmems) {
@@ -80,56 +76,23 @@ static char *report_json(struct crash *c, const struct report_args *r, target_in
         if (!(c->elf = cli_open_elf("report", r->elf_path)))
             return NULL;
         uint8_t *data; /* a regular file, bounded: never a FIFO waited on, /dev/zero read on */
-        if (!spoor_dump_read_file(r->from_json, &data, len)) {
+        size_t data_len;
+        if (!spoor_dump_read_file(r->from_json, &data, &data_len)) {
             cli_fail("report");
             return NULL;
         }
-        *rc = SPOOR_EXIT_OK;
-        return (char *)data;
+        page = spoor_crash_html_from_json(c->elf, (const char *)data, data_len, o, len);
+        free(data);
+        if (!page)
+            cli_error("report", "%s: %s", r->from_json, spoor_last_error());
+    } else {
+        if ((*rc = crash_open(c, "report", r->elf_path, in, args, nargs)))
+            return NULL;
+        if (!(page = spoor_crash_html(c->report, o, len)))
+            cli_error("report", "%s", spoor_last_error());
     }
-    if ((*rc = crash_open(c, "report", r->elf_path, in, args, nargs)))
-        return NULL;
-    text = spoor_crash_json(c->report, len);
-    /* A connection lost on the way: what was read after it is not the target's memory. */
-    bool lost = c->snap->gdb && !spoor_gdb_alive(c->snap->gdb);
-    if (lost || !text) {
-        free(text);
-        *rc = cli_error("report", "%s", spoor_last_error());
-        return NULL;
-    }
-    return text;
-}
-
-static char *annex_json(const struct crash *c, struct annex *a, const struct report_args *r,
-                        size_t *len)
-{
-    static outbuf ob;
-    FILE *tmp = html_capture_begin(&ob);
-    if (!tmp)
-        return NULL;
-    json_out j;
-    json_init(&j, &ob);
-    json_object_begin(&j, NULL);
-    json_string(&j, "spoor", SPOOR_VERSION);
-    json_string(&j, "elf", spoor_elf_path(c->elf)); /* -e's, or the one --elf-dir found */
-    json_string(&j, "input", r->input);
-    report_annex_code(&j, c->elf, a);
-    a->ncomp_dirs = spoor_elf_comp_dirs(c->elf, a->comp_dirs, REPORT_MAX_COMP_DIRS);
-    report_annex_sources(&j, a);
-    json_object_end(&j);
-    json_finish(&j);
-    return html_capture_end(&ob, tmp, len);
-}
-
-/* The page: the template with the report and the annex in its two script elements. */
-static int write_output(const char *path, const char *report, size_t report_len, const char *annex,
-                        size_t annex_len)
-{
-    static const char *const markers[] = {"@SPOOR_CRASH_JSON@", "@SPOOR_ANNEX_JSON@"};
-    const char *const docs[] = {report, annex};
-    const size_t lens[] = {report_len, annex_len};
-    return html_write("report", path, (const char *)report_template, report_template_len, markers,
-                      docs, lens, 2);
+    *rc = page ? SPOOR_EXIT_OK : SPOOR_EXIT_USAGE;
+    return page;
 }
 
 int cmd_report(int argc, char **argv)
@@ -146,12 +109,12 @@ int cmd_report(int argc, char **argv)
                                          {0, 0, 0, 0}};
     static struct crash c;
     static target_input in;
-    static struct annex a;
+    static const char *source_dirs[MAX_SOURCE_DIRS];
     struct report_args r = {0};
+    spoor_report_options o = {.input = r.input, .source_dirs = source_dirs};
     memset(&c, 0, sizeof c);
     c.options = (spoor_crash_options)SPOOR_CRASH_OPTIONS_DEFAULT; /* as spoor crash's */
     memset(&in, 0, sizeof in);
-    memset(&a, 0, sizeof a);
     int opt, rc;
     optind = 1;
     opterr = 0;
@@ -162,10 +125,9 @@ int cmd_report(int argc, char **argv)
         case OPT_THREADS: c.options.threads = true; break;
         case OPT_FROM_JSON: r.from_json = optarg; break;
         case OPT_SOURCE_DIR:
-            if (a.nsource_dirs == REPORT_MAX_SOURCE_DIRS)
-                return cli_error("report", "too many --source-dir (at most %d)",
-                                 REPORT_MAX_SOURCE_DIRS);
-            a.source_dirs[a.nsource_dirs++] = optarg;
+            if (o.nsource_dirs == MAX_SOURCE_DIRS)
+                return cli_error("report", "too many --source-dir (at most %d)", MAX_SOURCE_DIRS);
+            source_dirs[o.nsource_dirs++] = optarg;
             break;
         case CRASH_OPT_BRANCHES:
         case CRASH_OPT_CALLS:
@@ -189,27 +151,11 @@ int cmd_report(int argc, char **argv)
     if (!r.output)
         return cli_error("report", "no page to write (-o PAGE.html, or -o - for standard output)");
     input_text(&r, &in, argv + optind, argc - optind);
-    size_t report_len = 0, annex_len = 0;
-    char *annex = NULL,
-         *report = report_json(&c, &r, &in, argv + optind, argc - optind, &report_len, &rc);
-    if (!report)
-        goto out;
-    char error[200];
-    if (!json_scan(report, report_len, report_annex_collect, &a, error, sizeof error)) {
-        rc = cli_error("report", "%s: not a spoor crash --json report: %s",
-                       r.from_json ? r.from_json : "spoor crash --json", error);
-        goto out;
-    }
-    if (a.out_of_memory || !(annex = annex_json(&c, &a, &r, &annex_len))) {
-        rc = cli_error("report", "out of memory or no temporary file");
-        goto out;
-    }
-    rc = write_output(r.output, report, report_len, annex, annex_len);
-out:
-    for (size_t i = 0; i < a.nlines; i++)
-        free(a.lines[i].file);
-    free(report);
-    free(annex);
+    size_t len = 0;
+    char *page = report_page(&c, &r, &in, argv + optind, argc - optind, &o, &len, &rc);
+    if (page)
+        rc = html_write("report", r.output, page, len, NULL, NULL, NULL, 0);
+    free(page);
     crash_close(&c);
     return rc;
 }

@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "html_page.h"
+#include "util/html_fill.h"
 
 FILE *html_capture_begin(outbuf *o)
 {
@@ -34,28 +35,9 @@ char *html_capture_end(outbuf *o, FILE *tmp, size_t *len)
     return text;
 }
 
-void html_put_json(outbuf *o, const char *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        switch (s[i]) {
-        case '<': ob_write(o, "\\u003c", 6); break;
-        case '>': ob_write(o, "\\u003e", 6); break;
-        case '&': ob_write(o, "\\u0026", 6); break;
-        default: ob_char(o, s[i]);
-        }
-    }
-}
-
 int html_write(const char *cmd, const char *path, const char *tmpl, size_t tmpl_len,
                const char *const *markers, const char *const *docs, const size_t *lens, size_t n)
 {
-    const char *at[HTML_MAX_MARKERS], *from = tmpl;
-    bool found = n <= HTML_MAX_MARKERS && strlen(tmpl) == tmpl_len;
-    for (size_t i = 0; found && i < n; i++)
-        if ((found = (at[i] = strstr(from, markers[i])) != NULL))
-            from = at[i] + strlen(markers[i]);
-    if (!found)
-        return cli_error(cmd, "the page template lacks its markers (a bad build)");
     /* A file: written as a new file beside it, then renamed over it, so that a symbolic link
      * (or anything else) planted at path is replaced, never written through. */
     struct stat st;
@@ -84,13 +66,12 @@ int html_write(const char *cmd, const char *path, const char *tmpl, size_t tmpl_
     }
     static outbuf o;
     ob_init(&o, fd);
-    from = tmpl;
-    for (size_t i = 0; i < n; i++) {
-        ob_write(&o, from, (size_t)(at[i] - from));
-        html_put_json(&o, docs[i], lens[i]);
-        from = at[i] + strlen(markers[i]);
+    if (!html_fill(&o, tmpl, tmpl_len, markers, docs, lens, n)) {
+        if (fd != 1)
+            close(fd), unlink(tmp_path);
+        free(tmp_path);
+        return cli_error(cmd, "the page template lacks its markers (a bad build)");
     }
-    ob_write(&o, from, strlen(from));
     bool ok = ob_flush(&o);
     int err = errno;
     if (fd != 1 && close(fd) != 0 && ok) {

@@ -1,7 +1,7 @@
-/* Self-contained HTML pages (a template compiled in, JSON documents in it, rendered by the
- * page's own script): the JSON captured from a json_out, put in place of the template's
- * @MARKER@s escaped for a <script type="application/json">, the page written to a file. The
- * same scheme for spoor report's page and spoor triage's. */
+/* Self-contained HTML pages written to a file: the JSON captured from a json_out, put in place
+ * of the template's @MARKER@s (util/html_fill.h), the page written new beside its path and
+ * renamed over it. spoor triage's index page; spoor report's page, which libspoor makes
+ * (spoor_crash_html), is written as a template without markers. */
 #ifndef SPOOR_HTML_PAGE_H
 #define SPOOR_HTML_PAGE_H
 
@@ -17,17 +17,12 @@ FILE *html_capture_begin(outbuf *o);
  * error. Closes tmp. */
 char *html_capture_end(outbuf *o, FILE *tmp, size_t *len);
 
-/* JSON text for inside <script type="application/json">: '<', '>' and '&' (only ever inside
- * its strings) as \u escapes, so no "</script>" or "<!--" in a string can end the element. */
-void html_put_json(outbuf *o, const char *s, size_t n);
-
-#define HTML_MAX_MARKERS 4
-
-/* Writes the template tmpl (tmpl_len bytes, NUL-terminated) to path ("-": standard output) with its
- * n markers (at most HTML_MAX_MARKERS), each found once and in this order, replaced by docs[i]
- * (lens[i] bytes, through html_put_json). A file is written new beside path and renamed over it;
- * a path that is there but not a regular file (a symbolic link, a directory, a device) is refused.
- * Returns SPOOR_EXIT_OK or the exit status after a one-line error of cmd. */
+/* Writes the template tmpl (tmpl_len bytes, NUL-terminated) to path ("-": standard output)
+ * with its n markers (at most HTML_MAX_MARKERS; none: tmpl as it is), each found once and in this
+ * order, replaced by docs[i] (lens[i] bytes, through html_put_json): util/html_fill.h's
+ * html_fill. A file is written new beside path and renamed over it; a path that is there but not
+ * a regular file (a symbolic link, a directory, a device) is refused. Returns SPOOR_EXIT_OK or
+ * the exit status after a one-line error of cmd. */
 int html_write(const char *cmd, const char *path, const char *tmpl, size_t tmpl_len,
                const char *const *markers, const char *const *docs, const size_t *lens, size_t n);
 

@@ -30,8 +30,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import faulty_gdb  # noqa: E402
 import harness  # noqa: E402
-from test_live_faults import (CLIENT_TIMEOUT_S, RUN_LIMIT_S, crash, halted_qemu,  # noqa: E402
-                              sweep_with, verdict)
+from test_live_faults import (CLIENT_TIMEOUT_S, RUN_LIMIT_S, WORKERS, crash,  # noqa: E402
+                              halted_qemu, sweep_with, verdict)
 
 
 def answer_layout(reply):
@@ -46,7 +46,7 @@ def must_recover(kind, byte):
 
 def main():
     elf, machine = harness.example("calls", "m3")
-    qemus = [halted_qemu(elf, machine) for _ in range(2)]
+    qemus = [halted_qemu(elf, machine) for _ in range(WORKERS)]
     failed = 0
     try:
         with faulty_gdb.FaultyGdb(qemus[0].gdb_port, ack=True) as proxy:

@@ -15,6 +15,7 @@ names them. Then, on each transport, from the first read (mdw, read_memory) on, 
     "trickle" and "lines" (checked: the test fails so).
 """
 
+import concurrent.futures
 import os
 import re
 import subprocess
@@ -69,36 +70,47 @@ def main():
         elf, data, itm = shape_with_stream("FREERTOS", work,
                                            ["sensor_tcb", "net_tcb", "idle_tcb"])
         memory = {0x20000000: data.read_bytes()}
+        goods = {}
         for tcl in (False, True):
             with FaultyOpenocd(memory, tcl=tcl) as peer:
                 good, _ = top(elf, itm, peer.port, tcl)
             check(good is not None and good.returncode == 0 and b"Sensor" in good.stdout,
                   f"good run (tcl={tcl}): {good and good.returncode} {good and good.stderr}")
-            if good is None:
+            if good is not None:
+                goods[tcl] = good
+                garbage(elf, itm, memory, tcl)
+
+        def faulty_run(run):
+            tcl, fault = run
+            with FaultyOpenocd(memory, fault, tcl=tcl, drip_s=0.1 if fault == "trickle"
+                               else 0.05) as peer:
+                r, took = top(elf, itm, peer.port, tcl)
+            return r, took, peer.port
+
+        # the runs mostly wait (on a silent or dripping peer): all at once
+        runs = [(tcl, fault) for tcl in goods
+                for fault in ("drip", "trickle", "lines", "close", "silent")]
+        with concurrent.futures.ThreadPoolExecutor(max_workers=len(runs) or 1) as pool:
+            results = list(pool.map(faulty_run, runs))
+        for (tcl, fault), (r, took, port) in zip(runs, results):
+            good = goods[tcl]
+            label = f"{fault} (tcl={tcl})"
+            if r is None:
+                check(False, f"{label}: still running after 60 s")
                 continue
-            garbage(elf, itm, memory, tcl)
-            for fault in ("drip", "trickle", "lines", "close", "silent"):
-                with FaultyOpenocd(memory, fault, tcl=tcl, drip_s=0.1 if fault == "trickle"
-                                   else 0.05) as peer:
-                    r, took = top(elf, itm, peer.port, tcl)
-                label = f"{fault} (tcl={tcl})"
-                if r is None:
-                    check(False, f"{label}: still running after 60 s")
-                    continue
-                errs = r.stderr.decode(errors="replace").splitlines()
-                same = r.returncode == 0 and r.stdout == good.stdout and r.stderr == good.stderr
-                error = (r.returncode == 2 and len(errs) == 1 and
-                         errs[0].startswith(f"spoor top: {TRANSPORTS[tcl][1]} "
-                                            f"127.0.0.1:{peer.port}: "))
-                check((same or error) and took < harness.time_limit(5.0, RUN_LIMIT_S - 5.0),
-                      f"{label}: exit {r.returncode} after {took:.1f} s: {r.stderr!r}")
-                # a reply begun and never ended is said as such, not as no reply at all
-                if error and fault in ("trickle", "lines"):
-                    check(re.search(r": a reply that did not end within 5000 ms \(\d+ bytes "
-                                    r"came, no end of reply\)$", errs[0]) is not None,
-                          f"{label}: {errs[0]!r}")
-                print(f"{label}: {'same' if same else 'error'}, {took:.1f} s: "
-                      f"{r.stderr.decode(errors='replace').strip()}")
+            errs = r.stderr.decode(errors="replace").splitlines()
+            same = r.returncode == 0 and r.stdout == good.stdout and r.stderr == good.stderr
+            error = (r.returncode == 2 and len(errs) == 1 and
+                     errs[0].startswith(f"spoor top: {TRANSPORTS[tcl][1]} 127.0.0.1:{port}: "))
+            check((same or error) and took < harness.time_limit(5.0, RUN_LIMIT_S - 5.0),
+                  f"{label}: exit {r.returncode} after {took:.1f} s: {r.stderr!r}")
+            # a reply begun and never ended is said as such, not as no reply at all
+            if error and fault in ("trickle", "lines"):
+                check(re.search(r": a reply that did not end within 5000 ms \(\d+ bytes "
+                                r"came, no end of reply\)$", errs[0]) is not None,
+                      f"{label}: {errs[0]!r}")
+            print(f"{label}: {'same' if same else 'error'}, {took:.1f} s: "
+                  f"{r.stderr.decode(errors='replace').strip()}")
     return exit_status()
 
 

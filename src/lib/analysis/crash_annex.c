@@ -1,36 +1,67 @@
-/* spoor report's annex (report_annex.h): disassembly and source text around what the report
- * names. */
+/* The annex of spoor report's page (crash_annex_internal.h): the report scanned for its
+ * addresses and source lines, the disassembly and the source text around them. */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "report_annex.h"
+#include "base/input_file.h"
+#include "base/set_error.h"
+#include "crash_annex_internal.h"
 #include "spoor/thumb.h"
+#include "util/json_read.h"
+#include "util/json_write.h"
 #include "util/number.h"
 
 #define CONTEXT 4     /* source lines shown each side of a line of interest */
 #define CODE_BEFORE 4 /* instructions shown before an address */
 #define CODE_AFTER 4  /* ... and from it on */
 #define MAX_SOURCE (16u << 20)
+#define MAX_COMP_DIRS 64
+#define MAX_ADDRS 1024     /* code windows in the annex */
+#define MAX_LINES 4096     /* source lines of interest */
+#define MAX_FILE_NAME 4096 /* what the scan keeps of a file name */
+#define MAX_DEPTH 64       /* of the report's JSON */
 
-/* The scan of the report: addresses ("pc", "src", "dst") and "file"/"line" pairs. */
-void report_annex_collect(void *ctx, const json_scan_value *v)
+struct line_ref {
+    char *file;
+    unsigned line;
+};
+
+struct annex {
+    uint32_t addrs[MAX_ADDRS];
+    size_t naddrs;
+    struct line_ref lines[MAX_LINES];
+    size_t nlines;
+    /* the scan: the number of each open container's object (0 for an array), the last "file"
+     * and the object it was in */
+    unsigned objects, in[MAX_DEPTH];
+    char last_file[MAX_FILE_NAME];
+    unsigned last_file_object;
+    const spoor_report_options *options;
+    const char *comp_dirs[MAX_COMP_DIRS]; /* the ELF's DW_AT_comp_dir values */
+    size_t ncomp_dirs;
+    bool out_of_memory;
+};
+
+/* ---------------------------------------------------------------- the scan of the report */
+
+/* One value of the report: addresses ("pc", "src", "dst") and "file"/"line" pairs (a "line" in
+ * the object of the last "file"). */
+static void collect(struct annex *a, const char *key, unsigned object, bool is_string,
+                    const char *text)
 {
-    struct annex *a = ctx;
     uint32_t addr;
-    if (v->is_string &&
-        (!strcmp(v->key, "pc") || !strcmp(v->key, "src") || !strcmp(v->key, "dst"))) {
-        if (a->naddrs < MAX_ADDRS && spoor_parse_u32z(v->text, SPOOR_NUM_HEX, &addr))
+    if (is_string && (!strcmp(key, "pc") || !strcmp(key, "src") || !strcmp(key, "dst"))) {
+        if (a->naddrs < MAX_ADDRS && spoor_parse_u32z(text, SPOOR_NUM_HEX, &addr))
             a->addrs[a->naddrs++] = addr & ~1u;
-    } else if (v->is_string && !strcmp(v->key, "file")) {
-        snprintf(a->last_file, sizeof a->last_file, "%s", v->text);
-        a->last_file_object = v->object;
-    } else if (!v->is_string && !strcmp(v->key, "line") && v->object == a->last_file_object &&
+    } else if (is_string && !strcmp(key, "file")) {
+        snprintf(a->last_file, sizeof a->last_file, "%s", text);
+        a->last_file_object = object;
+    } else if (!is_string && !strcmp(key, "line") && object == a->last_file_object &&
                a->last_file[0] && a->nlines < MAX_LINES) {
-        unsigned long line = strtoul(v->text, NULL, 10);
+        unsigned long line = strtoul(text, NULL, 10);
         char *file = strdup(a->last_file);
         if (!file) {
             a->out_of_memory = true;
@@ -38,6 +69,37 @@ void report_annex_collect(void *ctx, const json_scan_value *v)
         }
         a->lines[a->nlines++] = (struct line_ref){file, (unsigned)line};
     }
+}
+
+static const char *on_item(void *ctx, const spoor_json_item *it)
+{
+    struct annex *a = ctx;
+    unsigned object = it->depth ? a->in[it->depth - 1] : 0;
+    if (it->type == SPOOR_JSON_OBJECT || it->type == SPOOR_JSON_ARRAY)
+        a->in[it->depth] = it->type == SPOOR_JSON_OBJECT ? ++a->objects : 0;
+    else if (it->type == SPOOR_JSON_STRING || it->type == SPOOR_JSON_NUMBER)
+        collect(a, it->key ? it->key : "", object, it->type == SPOOR_JSON_STRING, it->text);
+    return NULL;
+}
+
+/* Reads the report: true when it is one JSON object, else false with the error set. */
+static bool scan(struct annex *a, const char *text, size_t len)
+{
+    spoor_json_error err;
+    size_t at = 0;
+    while (at < len &&
+           (text[at] == ' ' || text[at] == '\t' || text[at] == '\n' || text[at] == '\r'))
+        at++;
+    if (at == len || text[at] != '{') {
+        spoor_set_error(SPOOR_ERR_FORMAT,
+                        "not a spoor crash --json report: byte %zu: not a JSON object", at);
+        return false;
+    }
+    if (spoor_json_read(text, len, MAX_DEPTH, on_item, a, &err))
+        return true;
+    spoor_set_error(SPOOR_ERR_FORMAT, "not a spoor crash --json report: byte %zu: %s", err.offset,
+                    err.message);
+    return false;
 }
 
 static int compare_u32(const void *x, const void *y)
@@ -108,7 +170,8 @@ static size_t code_window(const spoor_elf *elf, uint32_t addr, struct insn *out)
     return k;
 }
 
-void report_annex_code(json_out *j, const spoor_elf *elf, struct annex *a)
+/* The "code" member: CODE_BEFORE instructions before each address and CODE_AFTER from it. */
+static void annex_code(json_out *j, const spoor_elf *elf, struct annex *a)
 {
     qsort(a->addrs, a->naddrs, sizeof a->addrs[0], compare_u32);
     json_array_begin(j, "code");
@@ -149,10 +212,13 @@ void report_annex_code(json_out *j, const spoor_elf *elf, struct annex *a)
 
 /* ---------------------------------------------------------------- sources */
 
-char *report_read_file(const char *path, size_t max, size_t *len)
+/* A source file of at most max bytes (NUL-terminated, *len without the NUL), a regular file
+ * only (never a FIFO waited on); NULL when it is not there or cannot be read. */
+static char *read_source(const char *path, size_t max, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    struct stat st;
+    int fd = spoor_input_open(path, SPOOR_INPUT_REGULAR, &st);
+    if (fd < 0)
         return NULL;
     char *buf = NULL;
     size_t n = 0, cap = 0;
@@ -162,23 +228,22 @@ char *report_read_file(const char *path, size_t max, size_t *len)
             char *more = cap > max + 65536 + 1 ? NULL : realloc(buf, cap);
             if (!more) {
                 free(buf);
-                fclose(f);
-                errno = EFBIG;
+                close(fd);
                 return NULL;
             }
             buf = more;
         }
-        size_t got = fread(buf + n, 1, 65536, f);
-        n += got;
-        if (got < 65536)
+        ssize_t got = read(fd, buf + n, 65536);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0 || (n += (size_t)got) > max) {
+            close(fd);
+            if (got < 0 || n > max) {
+                free(buf);
+                return NULL;
+            }
             break;
-    }
-    bool bad = ferror(f) || n > max;
-    fclose(f);
-    if (bad) {
-        free(buf);
-        errno = bad && n > max ? EFBIG : EIO;
-        return NULL;
+        }
     }
     buf[n] = 0;
     *len = n;
@@ -187,28 +252,28 @@ char *report_read_file(const char *path, size_t max, size_t *len)
 
 /* The source file DWARF names as file: a relative name joined with each DW_AT_comp_dir of the
  * ELF (the unit's is among them), then as it is (absolute, or relative to the current
- * directory), then in each --source-dir, as it is and with its leading directories removed
- * one by one. The path found goes into found. */
+ * directory), then in each of the options' source_dirs, as it is and with its leading
+ * directories removed one by one. The path found goes into found. */
 static char *find_source(const struct annex *a, const char *file, char *found, size_t found_len,
                          size_t *len)
 {
     char *text;
     for (size_t d = 0; file[0] != '/' && d < a->ncomp_dirs; d++)
         if ((size_t)snprintf(found, found_len, "%s/%s", a->comp_dirs[d], file) < found_len &&
-            (text = report_read_file(found, MAX_SOURCE, len)))
+            (text = read_source(found, MAX_SOURCE, len)))
             return text;
-    if ((text = report_read_file(file, MAX_SOURCE, len))) {
+    if ((text = read_source(file, MAX_SOURCE, len))) {
         snprintf(found, found_len, "%s", file);
         return text;
     }
-    for (size_t d = 0; d < a->nsource_dirs; d++)
+    for (size_t d = 0; d < a->options->nsource_dirs; d++)
         for (const char *tail = file; tail; tail = strchr(tail, '/')) {
             while (*tail == '/')
                 tail++;
             if (!*tail)
                 break;
-            snprintf(found, found_len, "%s/%s", a->source_dirs[d], tail);
-            if ((text = report_read_file(found, MAX_SOURCE, len)))
+            snprintf(found, found_len, "%s/%s", a->options->source_dirs[d], tail);
+            if ((text = read_source(found, MAX_SOURCE, len)))
                 return text;
         }
     return NULL;
@@ -216,7 +281,7 @@ static char *find_source(const struct annex *a, const char *file, char *found, s
 
 /* One file's lines of interest (lines[0..n), sorted) as ranges of its text with CONTEXT lines
  * each side: {"file", "path", "first", "lines": [...]}; a file not found has path null. */
-static void annex_source(json_out *j, const struct annex *a, const struct line_ref *lines, size_t n)
+static void annex_source(json_out *j, struct annex *a, const struct line_ref *lines, size_t n)
 {
     char path[4096];
     size_t len = 0;
@@ -234,6 +299,7 @@ static void annex_source(json_out *j, const struct annex *a, const struct line_r
         nstarts += text[i] == '\n';
     const char **starts = malloc(nstarts * sizeof *starts);
     if (!starts) {
+        a->out_of_memory = true;
         free(text);
         return;
     }
@@ -273,7 +339,8 @@ static void annex_source(json_out *j, const struct annex *a, const struct line_r
     free(text);
 }
 
-void report_annex_sources(json_out *j, struct annex *a)
+/* The "sources" member: CONTEXT lines each side of every line of interest. */
+static void annex_sources(json_out *j, struct annex *a)
 {
     qsort(a->lines, a->nlines, sizeof a->lines[0], compare_line);
     json_array_begin(j, "sources");
@@ -287,6 +354,43 @@ void report_annex_sources(json_out *j, struct annex *a)
     json_array_end(j);
 }
 
-/* ---------------------------------------------------------------- the page */
+/* ---------------------------------------------------------------- the annex */
 
-/* An outbuf onto a temporary file, read back into memory by capture_end. */
+char *spoor_crash_annex_json(const spoor_elf *elf, const char *report, size_t len,
+                             const spoor_report_options *o, size_t *annex_len)
+{
+    struct annex *a = calloc(1, sizeof *a);
+    outbuf *ob = malloc(sizeof *ob);
+    char *text = NULL;
+    if (!a || !ob) {
+        spoor_set_error(SPOOR_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    a->options = o;
+    if (!scan(a, report, len))
+        goto out;
+    ob_init_memory(ob);
+    json_out j;
+    json_init(&j, ob);
+    json_object_begin(&j, NULL);
+    json_string(&j, "spoor", SPOOR_VERSION);
+    json_string(&j, "elf", spoor_elf_path(elf));
+    json_string(&j, "input", o->input);
+    annex_code(&j, elf, a);
+    a->ncomp_dirs = spoor_elf_comp_dirs(elf, a->comp_dirs, MAX_COMP_DIRS);
+    annex_sources(&j, a);
+    json_object_end(&j);
+    json_finish(&j);
+    text = ob_take(ob, annex_len);
+    if (!text || a->out_of_memory) {
+        free(text);
+        text = NULL;
+        spoor_set_error(SPOOR_ERR_NOMEM, "out of memory");
+    }
+out:
+    for (size_t i = 0; a && i < a->nlines; i++)
+        free(a->lines[i].file);
+    free(a);
+    free(ob);
+    return text;
+}
