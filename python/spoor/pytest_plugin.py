@@ -40,11 +40,20 @@ def pytest_addoption(parser: Any) -> None:
 class _Options:
     """The plugin's options, checked once (pytest_configure)."""
 
-    def __init__(self, elf: Optional[str], gdb: Optional[str], report_dir: Path) -> None:
+    def __init__(self, elf: Optional[str], gdb: Optional[str], report_dir: Path,
+                 here: Path) -> None:
         self.elf = elf
         self.gdb = gdb
         self.report_dir = report_dir
+        self.here = here
         self._elf: Any = None
+
+    def shown(self, path: Path) -> str:
+        """A path as the report shows it: relative to where pytest was started when under it."""
+        try:
+            return str(path.relative_to(self.here))
+        except ValueError:
+            return str(path)
 
     def open_elf(self) -> Any:
         """The ELF, opened by libspoor once for the session."""
@@ -65,7 +74,8 @@ def pytest_configure(config: Any) -> None:
     if elf and not os.path.isfile(elf):
         raise pytest.UsageError(f"--spoor-elf {elf}: no such file")
     folder = Path(report_dir) if report_dir else Path(config.rootpath) / DEFAULT_REPORT_DIR
-    config.stash[_OPTIONS] = _Options(elf, gdb, folder.resolve())
+    config.stash[_OPTIONS] = _Options(elf, gdb, folder.resolve(),
+                                      Path(config.invocation_params.dir).resolve())
 
 
 # ---------------------------------------------------------------- the crash summary, in words
@@ -197,29 +207,21 @@ def _read_target(options: _Options, nodeid: str, when: str) -> tuple:
     except spoor.Error as e:
         return f"{head}\ncould not read the target: {e}", None
     text = f"{head}\n{summary(report)}"
-    page = _write_page(options, nodeid, when)
-    if isinstance(page, Path):
-        text += f"\nreport page: {page}"
-    elif page:
-        text += f"\nno report page: {page}"
-    return text, page if isinstance(page, Path) else None
-
-
-def _write_page(options: _Options, nodeid: str, when: str) -> Union[Path, str, None]:
-    """The `spoor report` page of the target, written to the report folder: its path, or why
-    there is none."""
-    import spoor
-    report_html = getattr(spoor, "report_html", None)
-    if report_html is None:
-        return None
     try:
-        page = report_html(options.open_elf(), gdb=options.gdb, threads=True)
-        options.report_dir.mkdir(parents=True, exist_ok=True)
-        path = options.report_dir / _page_name(nodeid, when)
-        path.write_text(page, encoding="utf-8")
-        return path
+        page = _write_page(options, nodeid, when)
     except (spoor.Error, OSError) as e:
-        return str(e)
+        return f"{text}\nno report page: {e}", None
+    return f"{text}\nreport page: {options.shown(page)}", page
+
+
+def _write_page(options: _Options, nodeid: str, when: str) -> Path:
+    """The page `spoor report --threads` writes of the target, in the report folder."""
+    import spoor
+    page = spoor.report_html(options.open_elf(), gdb=options.gdb, threads=True)
+    options.report_dir.mkdir(parents=True, exist_ok=True)
+    path = options.report_dir / _page_name(nodeid, when)
+    path.write_text(page, encoding="utf-8")
+    return path
 
 
 @pytest.hookimpl(hookwrapper=True)

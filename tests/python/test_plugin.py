@@ -23,12 +23,22 @@ import re
 
 import pytest
 
+import importlib.util
+
 import harness
 import support
 # the fault handlers, and the ARMv7-M ARM's CFSR bits
 from test_crash_scs import BFARVALID, CFSR_BITS, HANDLERS as FAULT_HANDLERS
 
 pytest_plugins = ["pytester"]
+
+# tests/e2e/test_report.py's Chromium with the network cut off and its DOM reader (loaded by its
+# path: tests/python has a test_report.py of its own)
+_spec = importlib.util.spec_from_file_location(
+    "e2e_test_report", support.SOURCE / "tests" / "e2e" / "test_report.py")
+_e2e_report = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_e2e_report)
+Dom, Proxy, chromium = _e2e_report.Dom, _e2e_report.Proxy, _e2e_report.chromium
 
 SECTION = "spoor: the target when the test failed"
 SIGNAL = "<signal handler called>"
@@ -172,7 +182,8 @@ def test_failure_at_a_fault(pytester, monkeypatch):
         handler, cfsr, bfar, reference = stop_at_fault(qemu, elf, syms)
         # a real pytest command line: the plugin loaded from its entry point
         result = run_subprocess(pytester, monkeypatch, "-rA", f"--spoor-elf={elf}",
-                                f"--spoor-gdb=127.0.0.1:{qemu.gdb_port}")
+                                f"--spoor-gdb=127.0.0.1:{qemu.gdb_port}",
+                                "--junitxml=results.xml")
         after = gdb_frames(harness.run_gdb(elf, qemu.gdb_port, ["bt", "disconnect"]))
     out = result.stdout.str()
     result.assert_outcomes(passed=1, failed=1, errors=1)
@@ -181,7 +192,28 @@ def test_failure_at_a_fault(pytester, monkeypatch):
     assert after == reference  # the target was left halted where gdb stopped it
     whens = {re.search(r"read when the test's (\w+) failed", t).group(1): t for t in found}
     assert sorted(whens) == ["call", "setup"], found
-    assert whens["setup"].split("\n", 1)[1] == whens["call"].split("\n", 1)[1]
+    # the same target read twice: the same summary (the page's line names the test's page)
+    def same(text):
+        return [line for line in text.split("\n")[1:] if not line.startswith("report page:")]
+    assert same(whens["setup"]) == same(whens["call"])
+
+    # the pages, one per failure, in spoor-reports/ under the rootdir (where pytest ran)
+    folder = pytester.path / "spoor-reports"
+    page = folder / "test_fw.py_test_reads_sensor.html"
+    assert sorted(folder.iterdir()) == [folder / "test_fw.py_test_after_flash-setup.html", page]
+    assert whens["call"].endswith("\nreport page: spoor-reports/test_fw.py_test_reads_sensor.html\n")
+    properties = re.findall(r'<property name="spoor_report" value="([^"]+)"',
+                            (pytester.path / "results.xml").read_text())
+    assert sorted(properties) == sorted(map(str, folder.iterdir()))
+    proxy = Proxy()
+    dom_text, console = chromium(page, proxy)
+    assert console == [] and proxy.requests == []  # nothing said, nothing fetched
+    dom = Dom(dom_text).root
+    assert dom.find(tag="html").attrs.get("data-rendered") == "yes"
+    title = dom.by_id("title").text()
+    assert "BusFault" in title and "PRECISERR" in title, title
+    rows = list(dom.by_id("backtrace").find_all("bt-row"))
+    assert reference[0][0] in rows[0].text(), rows[0].text()  # gdb's frame 0
 
     text = whens["call"]
     fault = re.search(r"^fault: (.*)$", text, re.M).group(1)
@@ -221,7 +253,7 @@ def test_thread_fixtures(pytester):
         # no fault: SysTick (15) active, CFSR clear, as gdb reads them
         assert re.search(r"^@@ipsr 15 cfsr 0$", text, re.M), text
         other = next(t for t in tasks if t != current)
-        pytester.makepyfile(test_docs=docs_block("def test_after_boot(spoor_target):"))
+        pytester.makepyfile(test_python_md=docs_block("def test_after_boot(spoor_target):"))
         pytester.makepyfile(f'''
 def test_current(spoor_target):
     assert spoor_target.assert_thread_state({current!r}, "running")["current"]
@@ -248,6 +280,7 @@ def test_names(spoor_target):
     listed = re.search(r"AssertionError: no thread 'nobody' on the target \(threads: (.*)\)",
                        out)
     assert listed and ", ".join(sorted(listed.group(1).split(", "))) == names, out
+
 
 
 def test_stack_margins(pytester, tmp_path):
