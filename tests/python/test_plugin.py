@@ -23,8 +23,6 @@ import re
 
 import pytest
 
-import importlib.util
-
 import harness
 import support
 # the fault handlers, and the ARMv7-M ARM's CFSR bits
@@ -32,13 +30,6 @@ from test_crash_scs import BFARVALID, CFSR_BITS, HANDLERS as FAULT_HANDLERS
 
 pytest_plugins = ["pytester"]
 
-# tests/e2e/test_report.py's Chromium with the network cut off and its DOM reader (loaded by its
-# path: tests/python has a test_report.py of its own)
-_spec = importlib.util.spec_from_file_location(
-    "e2e_test_report", support.SOURCE / "tests" / "e2e" / "test_report.py")
-_e2e_report = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_e2e_report)
-Dom, Proxy, chromium = _e2e_report.Dom, _e2e_report.Proxy, _e2e_report.chromium
 
 SECTION = "spoor: the target when the test failed"
 SIGNAL = "<signal handler called>"
@@ -205,15 +196,9 @@ def test_failure_at_a_fault(pytester, monkeypatch):
     properties = re.findall(r'<property name="spoor_report" value="([^"]+)"',
                             (pytester.path / "results.xml").read_text())
     assert sorted(properties) == sorted(map(str, folder.iterdir()))
-    proxy = Proxy()
-    dom_text, console = chromium(page, proxy)
-    assert console == [] and proxy.requests == []  # nothing said, nothing fetched
-    dom = Dom(dom_text).root
-    assert dom.find(tag="html").attrs.get("data-rendered") == "yes"
-    title = dom.by_id("title").text()
+    title, rows = support.rendered_page(page)
     assert "BusFault" in title and "PRECISERR" in title, title
-    rows = list(dom.by_id("backtrace").find_all("bt-row"))
-    assert reference[0][0] in rows[0].text(), rows[0].text()  # gdb's frame 0
+    assert reference[0][0] in rows[0], rows[0]  # gdb's frame 0
 
     text = whens["call"]
     fault = re.search(r"^fault: (.*)$", text, re.M).group(1)
