@@ -194,6 +194,8 @@ ffibuilder.set_source(
     "spoor._spoor",
     SOURCE,
     include_dirs=[str(SOURCE_DIR / "include"), str(SOURCE_DIR / "target" / "include")],
+    # a declaration no public header makes (an internal function of libspoor.a) stops the build
+    extra_compile_args=["-Werror=implicit-function-declaration"],
     extra_objects=[str(LIBSPOOR)],
     extra_link_args=["-Wl,--exclude-libs,ALL", *libspoor_dependencies()],
     py_limited_api=True,

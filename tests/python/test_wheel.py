@@ -12,6 +12,28 @@ import pytest
 from support import BUILD, DEBIAN_PYTHON, PRELOAD, SOURCE, cli, run
 
 
+def copy_package(src):
+    """A copy of python/ at src (the source tree stays clean); src."""
+    shutil.copytree(SOURCE / "python", src,
+                    ignore=shutil.ignore_patterns("build", "dist", "*.egg-info", "__pycache__",
+                                                  "*.so"))
+    return src
+
+
+def build_env(build):
+    """The environment of a build of the package against the build folder build, offline."""
+    env = dict(os.environ, SPOOR_BUILD_DIR=str(build), SPOOR_SOURCE_DIR=str(SOURCE),
+               PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1")
+    env.pop("ASAN_OPTIONS", None)
+    env.pop("PYTHONPATH", None)
+    return env
+
+
+def build_wheel(src, outdir):
+    """The command `make python` builds the wheel with."""
+    return DEBIAN_PYTHON, "-m", "build", "--no-isolation", "--wheel", "--outdir", outdir, src
+
+
 @pytest.fixture(scope="module")
 def venv(tmp_path_factory):
     """(wheel path, venv folder): the wheel built from a build folder of its own (a copy of this
@@ -23,15 +45,8 @@ def venv(tmp_path_factory):
     for lib in BUILD.glob("libspoor.*"):  # libspoor.a, libspoor.so and its versioned names
         shutil.copy(lib, build, follow_symlinks=False)
     shutil.copy(BUILD / "spoor.pc.in", build)
-    src = tmp / "src"
-    shutil.copytree(SOURCE / "python", src,
-                    ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__", "*.so"))
-    env = dict(os.environ, SPOOR_BUILD_DIR=str(build), SPOOR_SOURCE_DIR=str(SOURCE),
-               PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1")
-    env.pop("ASAN_OPTIONS", None)
-    env.pop("PYTHONPATH", None)
-    run(DEBIAN_PYTHON, "-m", "build", "--no-isolation", "--wheel", "--outdir", tmp / "wheels",
-        src, env=env, timeout=600)
+    env = build_env(build)
+    run(*build_wheel(copy_package(tmp / "src"), tmp / "wheels"), env=env, timeout=600)
     shutil.rmtree(build)
     wheels = list((tmp / "wheels").iterdir())
     assert len(wheels) == 1, wheels
@@ -91,3 +106,21 @@ def test_wheel_answers_as_the_cli(venv, crash_dump):
     assert out[0].startswith(str(folder) + "/"), out[0]
     assert json.loads(out[1]) == json.loads(cli("sym", "--json", "-e", elf, "0x100").stdout)
     assert json.loads(out[2]) == json.loads(cli("crash", "--json", "-e", elf, dump).stdout)
+
+
+def test_internal_function_does_not_build(tmp_path):
+    """libspoor.a also holds functions libspoor.so does not export (no public header declares
+    them): a declaration of one in the package's cdefs stops the build instead of linking it."""
+    public = set()
+    for header in [*(SOURCE / "include" / "spoor").glob("*.h"),
+                   *(SOURCE / "target" / "include" / "spoor").glob("*.h")]:
+        public.update(re.findall(r"\bspoor_\w+", header.read_text()))
+    defined = re.findall(r" T (spoor_\w+)$", run("nm", BUILD / "libspoor.a").stdout, re.M)
+    internal = sorted(set(defined) - public)
+    assert internal, "libspoor.a defines nothing beside its public API"
+    src = copy_package(tmp_path / "src")
+    (src / "spoor" / "_cdefs" / "zz_internal.cdef").write_text(f"void {internal[0]}(void);\n")
+    r = run(*build_wheel(src, tmp_path / "wheels"), env=build_env(BUILD), check=False,
+            timeout=600)
+    assert r.returncode != 0
+    assert re.search(rf"implicit declaration of function \W{internal[0]}\W", r.stdout + r.stderr)
