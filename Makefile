@@ -3,7 +3,7 @@ JOBS ?= $(shell nproc)
 CHECK_DIR := build/check
 DEMO_DIR := build/demo
 
-.PHONY: all demo demo-top check deps clean fuzz-long install
+.PHONY: all demo demo-top check deps clean fuzz-long install python
 
 all: demo
 
@@ -40,11 +40,25 @@ demo-top: deps
 # only (cmake, a C compiler, pkg-config, libdw-dev, libelf-dev, libcapstone-dev, libiberty-dev).
 PREFIX ?= /usr/local
 INSTALL_DIR := build/install
+RELEASE_CONFIG := -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSPOOR_TESTS=OFF -DSPOOR_FIRMWARE=OFF \
+  -DSPOOR_SANITIZE=OFF
 install:
-	cmake -S . -B $(INSTALL_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSPOOR_TESTS=OFF \
-	  -DSPOOR_FIRMWARE=OFF -DSPOOR_SANITIZE=OFF -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
+	cmake -S . -B $(INSTALL_DIR) $(RELEASE_CONFIG) -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
 	cmake --build $(INSTALL_DIR) -j $(JOBS)
 	cmake --install $(INSTALL_DIR) --prefix $(PREFIX)
 
+# The spoor Python package as one wheel in dist/ (spoor-VERSION-cp39-abi3-linux_*.whl, every
+# CPython >= 3.9) that carries libspoor: the release build's libspoor.a (install's build folder)
+# linked into its extension. Offline, with Debian's python3 and its packages (python3-build,
+# python3-cffi, python3-setuptools, python3-dev) besides the build dependencies above;
+# python/build is made afresh, so the wheel holds nothing of an earlier build (docs/python.md).
+WHEEL_DIR := dist
+python:
+	cmake -S . -B $(INSTALL_DIR) $(RELEASE_CONFIG) >/dev/null
+	cmake --build $(INSTALL_DIR) -j $(JOBS) --target spoor
+	rm -rf python/build
+	SPOOR_BUILD_DIR=$(CURDIR)/$(INSTALL_DIR) /usr/bin/python3 -m build --no-isolation --wheel \
+	  --outdir $(WHEEL_DIR) python
+
 clean:
-	rm -rf build
+	rm -rf build $(WHEEL_DIR)

@@ -1,9 +1,19 @@
-"""Builds the spoor package against a build of libspoor (SPOOR_BUILD_DIR, see spoor/_build.py)."""
+"""Builds the spoor package with a build of libspoor linked in (SPOOR_BUILD_DIR, see spoor/_build.py).
+Its version is the project's: project(VERSION) of the CMakeLists.txt in SPOOR_SOURCE_DIR (default:
+the folder above python/)."""
+import os
+import re
+from pathlib import Path
+
 from setuptools import setup
+
+SOURCE_DIR = Path(os.environ.get("SPOOR_SOURCE_DIR", Path(__file__).resolve().parent.parent))
+VERSION = re.search(r"^project\(spoor VERSION ([0-9.]+)\b",
+                    (SOURCE_DIR / "CMakeLists.txt").read_text(), re.M).group(1)
 
 setup(
     name="spoor",
-    version="0.1.0",
+    version=VERSION,
     description="Cortex-M crash dumps, symbols and fleet triage from Python, over libspoor",
     packages=["spoor"],
     package_data={"spoor": ["py.typed"]},

@@ -28,6 +28,7 @@ declare -A probe=(
   [python3-pip]=/usr/lib/python3/dist-packages/pip/__init__.py
   [python3-dev]='/usr/include/python3*/Python.h'
   [python3-venv]='/usr/lib/python3*/ensurepip/__init__.py'
+  [python3-build]=/usr/lib/python3/dist-packages/build/__init__.py
   [python3-pytest]=/usr/lib/python3/dist-packages/pytest/__init__.py
   [python3-distributed]=/usr/lib/python3/dist-packages/distributed/__init__.py
   [tcl]=/usr/bin/tclsh

@@ -1,10 +1,19 @@
 """The cffi (API mode) builder of spoor._spoor: the declarations the package uses, checked by the
-C compiler against libspoor's public headers, linked against a build of libspoor.
+C compiler against libspoor's public headers, with libspoor linked in.
 
 Where the build is: the environment variable SPOOR_BUILD_DIR (a CMake build folder of the
-project, holding libspoor.so) and SPOOR_SOURCE_DIR (the project, holding include/ and
-target/include/; default: the folder above python/)."""
+project, holding libspoor.a) and SPOOR_SOURCE_DIR (the project, holding include/ and
+target/include/; default: the folder above python/).
+
+The extension carries libspoor: the build's libspoor.a (position-independent) is linked into it,
+its symbols kept local to the extension (--exclude-libs), so the module needs neither the build
+folder nor an installed libspoor. What libspoor.a needs beside it (libdw, libelf, msgpack-c,
+libiberty, and the sanitizer runtimes of an ASan build) is read from the build's pkg-config
+template, spoor.pc.in: the shared system libraries stay run-time dependencies of the module."""
+import hashlib
 import os
+import re
+import subprocess
 from pathlib import Path
 
 from cffi import FFI
@@ -13,8 +22,26 @@ HERE = Path(__file__).resolve().parent
 SOURCE_DIR = Path(os.environ.get("SPOOR_SOURCE_DIR", HERE.parent.parent))
 BUILD_DIR = os.environ.get("SPOOR_BUILD_DIR")
 if not BUILD_DIR:
-    raise SystemExit("spoor: set SPOOR_BUILD_DIR to a CMake build folder of spoor (with libspoor.so)")
-BUILD_DIR = str(Path(BUILD_DIR).resolve())
+    raise SystemExit("spoor: set SPOOR_BUILD_DIR to a CMake build folder of spoor (with libspoor.a)")
+BUILD_DIR = Path(BUILD_DIR).resolve()
+LIBSPOOR = BUILD_DIR / "libspoor.a"
+if not LIBSPOOR.is_file():
+    raise SystemExit(f"spoor: no {LIBSPOOR}: build spoor in {BUILD_DIR} first")
+
+
+def libspoor_dependencies():
+    """The linker arguments libspoor.a needs after it, from the build's spoor.pc.in: the
+    pkg-config modules of Requires.private (their shared libraries), Libs.private, and the flags
+    of Libs other than -L/-l (-fsanitize=... in an ASan build)."""
+    fields = dict(re.findall(r"^([A-Za-z.]+):[ \t]*(.*)$",
+                             (BUILD_DIR / "spoor.pc.in").read_text(), re.M))
+    modules = fields.get("Requires.private", "").split()
+    flags = subprocess.run(["pkg-config", "--libs", *modules], capture_output=True, text=True,
+                           check=True).stdout.split() if modules else []
+    flags += fields.get("Libs.private", "").split()
+    flags += [f for f in fields.get("Libs", "").split() if not f.startswith(("-L", "-l"))]
+    return flags
+
 
 CDEF = """
 typedef struct spoor_elf spoor_elf;
@@ -156,15 +183,21 @@ for fragment in sorted((HERE / "_cdefs").glob("*.cdef")):
     if c_part.is_file():
         SOURCE += "\n" + c_part.read_text()
 
+# the library linked in, named in the generated C: another libspoor.a (rebuilt, or of another
+# build folder) changes the source, so setuptools compiles and links the module again
+SOURCE += "\n/* libspoor: %s, sha256 %s */\n" % (
+    LIBSPOOR, hashlib.sha256(LIBSPOOR.read_bytes()).hexdigest())
+
 ffibuilder = FFI()
 ffibuilder.cdef(CDEF)
 ffibuilder.set_source(
     "spoor._spoor",
     SOURCE,
     include_dirs=[str(SOURCE_DIR / "include"), str(SOURCE_DIR / "target" / "include")],
-    library_dirs=[BUILD_DIR],
-    runtime_library_dirs=[BUILD_DIR],
-    libraries=["spoor"],
+    # a declaration no public header makes (an internal function of libspoor.a) stops the build
+    extra_compile_args=["-Werror=implicit-function-declaration"],
+    extra_objects=[str(LIBSPOOR)],
+    extra_link_args=["-Wl,--exclude-libs,ALL", *libspoor_dependencies()],
     py_limited_api=True,
 )
 
