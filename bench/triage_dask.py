@@ -66,6 +66,7 @@ def main():
     if not (BUILD / "python-site" / "spoor").is_dir():
         subprocess.run([DEBIAN_PYTHON, str(ROOT / "tests" / "python" / "run.py"), "--build"],
                        check=True)
+        os.execv(DEBIAN_PYTHON, [DEBIAN_PYTHON, *sys.argv])  # with the new folder on sys.path
     restart_preloaded()
     import dask
     import distributed

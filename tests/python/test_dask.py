@@ -204,18 +204,26 @@ def test_default_client_and_errors(fleet, cluster, client, tmp_path, monkeypatch
         spoor.dask.triage(["dumps/m0-a"], elfs, client=client)
 
 
-def test_docs_recipe(fleet, cluster, cli_triage, capsys):
-    """docs/triage.md's ```python block, with the cluster's scheduler, the fleet's folders."""
+def test_docs_recipe(fleet, cli_triage, capsys):
+    """docs/triage.md's ```python blocks: the second starts a LocalCluster with the sanitizer
+    preload and a client, the first (the recipe) runs on it, with the fleet's folders."""
     elfs, dumps, _ = fleet
     text = (SOURCE / "docs" / "triage.md").read_text()
-    block = text.split("```python\n", 1)[1].split("```", 1)[0]
-    names = {"tcp://scheduler:8786": cluster.scheduler_address, "/srv/dumps": str(dumps),
-             "/srv/elfs": str(elfs)}
-    for k, v in names.items():
-        assert f'"{k}"' in block
-        block = block.replace(f'"{k}"', repr(v))
+    recipe, local = [b.split("```", 1)[0] for b in text.split("```python\n")[1:3]]
     scope = {}
-    exec(compile(block, "docs/triage.md", "exec"), scope)
+    saved = dict(os.environ)
+    try:
+        exec(compile(local, "docs/triage.md (LocalCluster)", "exec"), scope)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    with scope["cluster"], scope["client"]:
+        names = {"tcp://scheduler:8786": scope["cluster"].scheduler_address,
+                 "/srv/dumps": str(dumps), "/srv/elfs": str(elfs)}
+        for k, v in names.items():
+            assert f'"{k}"' in recipe
+            recipe = recipe.replace(f'"{k}"', repr(v))
+        exec(compile(recipe, "docs/triage.md", "exec"), scope)
     want = cli_triage()
     assert scope["lines"][1:] == want[1:]
     assert capsys.readouterr().out.startswith(f"{want[1]['count']} {want[1]['signature']}\n")
