@@ -11,7 +11,8 @@ times shuffled. Checked against the same build's CLI:
 - the truncated dump is a line with its error, as the CLI gives it;
 - errors: no client, an elf_dir the workers cannot read (spoor.triage's message, with the
   worker's address), relative paths from another working directory;
-- docs/triage.md's Dask recipe (its ```python block) runs on the cluster.
+- `import spoor` loads no Dask, and spoor.dask says when dask.distributed is missing;
+- docs/triage.md's ```python blocks (a LocalCluster with the preload, the recipe) run.
 
 The workers are processes of their own: they get the sanitizer runtimes of an ASan build
 (support.PRELOAD) and the package's path (PYTHONPATH) before their interpreter starts, through
@@ -32,7 +33,7 @@ import pytest
 import harness
 import spoor
 import spoor.dask
-from support import PRELOAD, SOURCE, cli
+from support import DEBIAN_PYTHON, PRELOAD, SOURCE, cli, run
 
 COUNT = 2000
 # (core, build) -> scenarios run in QEMU; each dump is copied until there are COUNT in all
@@ -202,6 +203,22 @@ def test_default_client_and_errors(fleet, cluster, client, tmp_path, monkeypatch
     monkeypatch.chdir(dumps.parent)  # the workers stay where they started
     with pytest.raises(spoor.Error, match="relative paths.*give absolute paths"):
         spoor.dask.triage(["dumps/m0-a"], elfs, client=client)
+
+
+def test_import_without_dask():
+    """`import spoor` loads no Dask; without dask.distributed, spoor.dask.triage says so."""
+    code = """import sys
+import spoor
+assert not {"dask", "distributed"} & set(sys.modules), sys.modules.keys()
+sys.modules["distributed"] = None  # as if it were not installed
+import spoor.dask
+try:
+    spoor.dask.triage(["dumps"], "elfs")
+except spoor.Error as e:
+    print(e)
+"""
+    r = run(DEBIAN_PYTHON, "-c", code, env=dict(os.environ, **PRELOAD))
+    assert r.stdout.startswith("spoor.dask needs dask.distributed (python3-distributed): ")
 
 
 def test_docs_recipe(fleet, cli_triage, capsys):
