@@ -29,10 +29,11 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["triage", "shards", "DEFAULT_SHARD_SIZE"]
 
-DEFAULT_SHARD_SIZE = 250
-"""Dumps per shard unless told: large enough that a task's fixed cost (indexing elf_dir,
-opening the ELFs its dumps need) is small against signing its dumps, small enough that the
-tasks of a few thousand dumps spread over the workers."""
+DEFAULT_SHARD_SIZE = 500
+"""Dumps per shard unless told. A task costs a few milliseconds besides its dumps (bench/
+triage_dask.py, a release build on a loaded 2-core machine: ~7 ms of a worker's time per task,
+0.06 to 0.15 ms per dump of the example firmware), about a tenth of a shard of 500; a fleet of a
+few thousand dumps still gives each worker of a small cluster a task or more."""
 
 
 def shards(paths: Union[PathLike, Sequence[PathLike]],

@@ -37,7 +37,8 @@ from support import DEBIAN_PYTHON, PRELOAD, SOURCE, cli, run
 
 COUNT = 2000
 # (core, build) -> scenarios run in QEMU; each dump is copied until there are COUNT in all
-SCENARIOS = {("m3", "a"): ["div0", "assert", "busfault"], ("m3", "b"): ["div0", "assert", "busfault"],
+SCENARIOS = {("m3", "a"): ["div0", "assert", "busfault"],
+             ("m3", "b"): ["div0", "assert", "busfault"],
              ("m0", "a"): ["assert", "undef"]}
 
 
