@@ -8,8 +8,9 @@ truncated dump). The cluster's start is timed apart (once per session, not per t
 
 usage: bench/triage_dask.py [BUILD_DIR] [N] [SHARD_SIZE]
   BUILD_DIR: the build whose spoor and libspoor are measured (default build/bench if built,
-  else build/check); its Python package is built into BUILD_DIR/python-site first if missing
-  (tests/python/run.py --build). N: dumps (default 2000). SHARD_SIZE: spoor.dask's default.
+  else build/check); the Python package of this source tree is built against it into
+  BUILD_DIR/python-site-bench first (tests/python/run.py --build). N: dumps (default 2000).
+  SHARD_SIZE: spoor.dask's default.
 Runs under Debian's /usr/bin/python3 (python3-distributed); with an ASan build it restarts
 itself with the sanitizer runtimes preloaded, as the tests run."""
 import json
@@ -33,11 +34,11 @@ def build_dir():
 
 BUILD = build_dir()
 N = int(sys.argv[2]) if len(sys.argv) > 2 else 2000
+SITE = BUILD / "python-site-bench"
 os.environ.update(SPOOR_BUILD_DIR=str(BUILD), SPOOR_SOURCE_DIR=str(ROOT),
                   SPOOR_FIRMWARE_DIR=str(BUILD / "firmware"), SPOOR_BIN=str(BUILD / "spoor"),
-                  SPOOR_PYTHON_SITE=str(BUILD / "python-site"))
-sys.path[:0] = [str(BUILD / "python-site"), str(ROOT / "tests" / "python"),
-                str(ROOT / "tests" / "e2e")]
+                  SPOOR_PYTHON_SITE=str(SITE))
+sys.path[:0] = [str(SITE), str(ROOT / "tests" / "python"), str(ROOT / "tests" / "e2e")]
 import run  # noqa: E402  (tests/python/run.py: the package's build and its sanitizer preload)
 
 
@@ -63,9 +64,10 @@ def best(fn, times=3):
 def main():
     if sys.executable != DEBIAN_PYTHON:
         os.execv(DEBIAN_PYTHON, [DEBIAN_PYTHON, *sys.argv])
-    if not (BUILD / "python-site" / "spoor").is_dir():
+    if "SPOOR_BENCH_BUILT" not in os.environ:
         subprocess.run([DEBIAN_PYTHON, str(ROOT / "tests" / "python" / "run.py"), "--build"],
                        check=True)
+        os.environ["SPOOR_BENCH_BUILT"] = "1"
         os.execv(DEBIAN_PYTHON, [DEBIAN_PYTHON, *sys.argv])  # with the new folder on sys.path
     restart_preloaded()
     import dask
