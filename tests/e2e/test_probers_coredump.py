@@ -122,6 +122,10 @@ class ProbersCoredump(unittest.TestCase):
                 got = json.loads(spoor("crash", "--json", "-e", elf, path).stdout)
                 for reg in REGS:
                     self.assertEqual(got["registers"][reg], ref["registers"][reg], reg)
+                # probe-rs has no EXC_RETURN register (registers/cortex_m.rs): not made up
+                self.assertIsNone(got["registers"]["exc_return"])
+                self.assertIn(f"control {int(ref['registers']['control'], 16):#010x}  "
+                              "exc_return unknown (not in the input)\n", text.stdout)
                 self.assertEqual(got["backtrace"], ref["backtrace"])
                 self.assertEqual(backtrace_text(text.stdout), backtrace_text(ref_text.stdout))
                 forced = spoor("crash", "--format", "probe-rs", "--json", "-e", elf, path)
