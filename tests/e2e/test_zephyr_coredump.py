@@ -18,8 +18,6 @@ spoor must find it below the stored SP and read s0-s15 from it.
 """
 import concurrent.futures
 import json
-import os
-import re
 import struct
 import subprocess
 import sys
@@ -31,8 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import harness  # noqa: E402
 import test_crash_scenarios as scenarios  # noqa: E402
 import zephyr_coredump as zephyr  # noqa: E402
+from harness import fp_values, gdb_via_server, spoor  # noqa: E402
 
-SPOOR = os.environ.get("SPOOR_BIN", "spoor")
 CASES = [("m3", "div0"), ("m3", "badptr"), ("m3", "psp"), ("m3", "nested"), ("m4f", "div0"),
          ("m33", "busfault"), ("m0", "badptr")]
 CALLEE = [f"r{i}" for i in range(4, 12)]
@@ -62,10 +60,6 @@ REASONS = {
 SCS_FAULT = 0xE000ED28  # CFSR, HFSR, DFSR, MMFAR, BFAR, AFSR: 6 words (ARMv7-M B3.2.2)
 
 
-def spoor(*args):
-    return subprocess.run([SPOOR, *map(str, args)], capture_output=True, text=True, timeout=60)
-
-
 def regs_and_regions(dump):
     regs = {f"r{i}": dump.r[i] for i in range(13)}
     regs.update(lr=dump.lr, pc=dump.pc, xpsr=dump.xpsr)
@@ -89,22 +83,6 @@ def variants(dump):
         "v3.flash": zephyr.flash_image(zephyr.binary(3, regs, dump.sp, regions, crc=True)),
         "v2-write32.flash": zephyr.flash_image(v2, write_size=32),
     }
-
-
-def gdb_via_server(elf, dump_path, commands):
-    """gdb-multiarch's output for commands, connected to `spoor gdbserver` serving dump_path."""
-    server = subprocess.Popen([SPOOR, "gdbserver", "-e", str(elf), "--port", "0", str(dump_path)],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              start_new_session=True)
-    try:
-        line = server.stdout.readline()
-        match = re.search(r"listening on 127\.0\.0\.1:(\d+)", line)
-        if not match:
-            raise AssertionError(f"spoor gdbserver said {line!r}: {server.stderr.read()}")
-        return harness.run_gdb(elf, int(match.group(1)), commands, timeout=60)
-    finally:
-        server.kill()
-        server.communicate()
 
 
 def backtrace_text(text):
@@ -242,12 +220,7 @@ class ZephyrCoredump(unittest.TestCase):
         path = self.write("m4f-fp.bin", variants(dump)["v2.bin"])
         names = [f"s{i}" for i in range(16)] + ["fpscr"]
         text = gdb_via_server(elf, path, ["info registers " + " ".join(names)])
-        got = {}
-        for line in text.splitlines():
-            m = re.match(r"^(s\d+|fpscr)\s+(\S+).*?(?:\(raw (0x[0-9a-f]+)\))?$", line)
-            if m:
-                got[m.group(1)] = int(m.group(3) or m.group(2), 16)
-        self.assertEqual(got, dict(zip(names, words)), text)
+        self.assertEqual(fp_values(text), dict(zip(names, words)), text)
 
     def test_frame_address_as_sp(self):
         """Zephyr before z_arm_set_fault_sp stored the frame's address as sp: the frame is
