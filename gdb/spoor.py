@@ -444,7 +444,7 @@ and $spoor_cfsr ... $spoor_sfar for the values known."""
         w = struct.unpack_from(f"<{STATE_WORDS}I", state)
         texts = state[STATE_WORDS * 4:].split(b"\0")
         have = w[1]
-        out = [f"spoor core notes of {path}:"]
+        out = [f"spoor core notes of {os.path.basename(path)}:"]
         if have & HAVE_BANKED_SP:
             exc = ("unknown (not in the input)" if have & NO_EXC_RETURN
                    else f"0x{w[6]:08x}")
@@ -470,8 +470,9 @@ and $spoor_cfsr ... $spoor_sfar for the values known."""
             message = texts[1].decode(errors="replace") if len(texts) > 1 else ""
             where = texts[0].decode(errors="replace") if texts else ""
             detail = f" at {where}:{w[23]}" if where else ""
-            out.append(f"  reason: {reason} (code {w[22]}){detail}"
-                       f"{': ' + message if message else ''}")
+            code = (f" (exception {w[22]})" if w[21] == 1 and w[22] else
+                    "" if w[21] == 1 else f" (code {w[22]})")
+            out.append(f"  reason: {reason}{code}{detail}{': ' + message if message else ''}")
         else:
             out.append("  reason: none recorded")
         threads = notes.get(NT_SPOOR_THREADS)
