@@ -49,6 +49,8 @@ static const char *reason_text(const spoor_crash *c, char *buf, size_t len)
                  spoor_snapshot_signal(c->snap));
         return buf;
     }
+    if (!d->has_reason && c->snap->fault_from == SPOOR_FAULT_FROM_LIVE_SCS) /* spoor core's */
+        return "none recorded (a live target over GDB, saved by spoor core)";
     if (!d->has_reason && c->snap->fault.valid && c->snap->fault_from == SPOOR_FAULT_FROM_MEMORY)
         return "none recorded (a debugger snapshot; fault status from its System Control Space "
                "page)";

@@ -146,6 +146,9 @@ def rtos_example(rtos, core, work):
     check(len(report["threads"]) == len(THREADS),
           f"{label}: spoor reads {len(report['threads'])} threads")
     check_threads_core(label, elf, path, report, served, cpu, cpu_fp if fpu else None)
+    first = spoor("crash", "-e", elf, path).stdout.split("\n")[0]
+    check(first == "reason: none recorded (a live target over GDB, saved by spoor core)",
+          f"{label}: the core of a live target says {first!r}")
 
 
 def check_threads_core(label, elf, path, report, served, cpu, cpu_fp=None):
