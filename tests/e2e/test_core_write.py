@@ -265,9 +265,25 @@ def core_info(work, threads_core=None):
         check(rows == [("*" if t["current"] else " ", str(i + 1), t["tcb"], t["name"])
                        for i, t in enumerate(report["threads"])],
               f"spoor-core-info's threads {rows} != spoor's {report['threads']}:\n{text}")
-        check("exc_return unknown (not in the input)" in text or
-              "msp, psp, control: not known" in text, f"probe-rs core's EXC_RETURN:\n{text}")
         print(f"spoor-core-info: {len(rows)} threads as spoor crash --threads names them")
+    # a probe-rs dump of the same crash (MSP, PSP, CONTROL, no EXC_RETURN): unknown in the core
+    from test_probers_coredump import generate, spec
+    elf, _machine = harness.example("crash", "m3")
+    probers = generate(spec("m3", scenarios.Dump((work / "m3-div0.bin").read_bytes()), work,
+                            "info"), work / "m3-div0.coredump")
+    made = spoor("core", "-e", elf, probers, "-o", work / "m3-div0-probers.core")
+    check(made.returncode == 0, f"spoor core of the probe-rs dump: {made.stderr}")
+    text = gdb_core(elf, work / "m3-div0-probers.core",
+                    ["spoor-core-info", "p $spoor_exc_return"], source=script)
+    want = (f"  msp {r['msp']}  psp {r['psp']}  control {r['control']}  exc_return unknown "
+            "(not in the input)")
+    check(want in text.splitlines() and "= void" in text,
+          f"spoor-core-info on the probe-rs core:\n{text}\nwanted\n{want}")
+    for args in (["crash"], ["crash", "--json"]):  # and spoor reads the core as the dump
+        a = spoor(*args, "-e", elf, probers)
+        b = spoor(*args, "-e", elf, work / "m3-div0-probers.core")
+        check(a.returncode == 0 and a.stdout == b.stdout,
+              f"probe-rs core: {' '.join(args)}:\n{b.stdout}{b.stderr}---\n{a.stdout}")
     bare = subprocess.run([harness.require_tool(harness.GDB), "-batch", "-nx", "-ex",
                            f"source {script}", "-ex", f"file {elf}", "-ex", "spoor-core-info"],
                           capture_output=True, text=True, timeout=60)
