@@ -1,6 +1,8 @@
 """gdb commands for spoor. `mtb`: the Micro Trace Buffer of the target gdb is attached to, decoded
 by spoor; `spoor-snapshot DIR`: the stopped target saved as the --regs/--mem input of spoor crash;
-`spoor-dump FILE [BUFFER]`: the crash dump waiting in the target's .noinit buffer, saved to FILE.
+`spoor-dump FILE [BUFFER]`: the crash dump waiting in the target's .noinit buffer, saved to FILE;
+`spoor-core-info [CORE]`: what a core written by `spoor core` holds beyond gdb's registers (MSP,
+PSP, CONTROL, the fault status registers, the reason, each thread's TCB and name).
 
     (gdb) source gdb/spoor.py
     (gdb) mtb --limit 20                 # or -l 20 / -n 20
@@ -10,6 +12,7 @@ by spoor; `spoor-snapshot DIR`: the stopped target saved as the --regs/--mem inp
     (gdb) mtb --help
     (gdb) spoor-dump crash.bin crash_buffer   # the dump waiting in cfg.buffer, after the reset
     (gdb) spoor-dump crash.bin                # the buffer spoor_crash_init() was given in this run
+    (gdb) spoor-core-info                     # gdb-multiarch FW.elf FW.core: spoor core's notes
 
 The command runs `spoor mtb -e <the loaded ELF> --gdb 127.0.0.1:PORT` and serves that spoor the
 target's memory through gdb: a small GDB remote server on a private localhost port answers
@@ -357,3 +360,131 @@ header and CRC; the dump is written whether or not it was taken already."""
 
 
 DumpCommand()
+
+
+# ---- spoor-core-info: spoor's own notes in a core written by `spoor core` (docs/core.md) ----
+
+CORE_INFO_USAGE = "usage: spoor-core-info [CORE]"
+NT_SPOOR_STATE, NT_SPOOR_THREADS = 1, 2
+STATE_WORDS = 24
+FAULT_REGISTERS = ["CFSR", "HFSR", "DFSR", "MMFAR", "BFAR", "AFSR", "SFSR", "SFAR"]
+FAULT_SOURCES = {1: "dump", 2: "registers file", 3: "memory (System Control Space)",
+                 4: "live target (System Control Space)"}
+REASONS = {1: "fault", 2: "assert", 3: "watchdog", 4: "user"}
+HAVE_BANKED_SP, HAVE_EXC_RETURN, NO_EXC_RETURN = 0x02, 0x04, 0x80000000
+
+
+def _core_path():
+    """The core file gdb has open (`info files`: "Local core dump file: `PATH', ...")."""
+    lines = gdb.execute("info files", to_string=True).splitlines()
+    for i, line in enumerate(lines[:-1]):
+        path = lines[i + 1].strip()
+        if line.startswith("Local core dump file:") and path.startswith("`") and "'" in path:
+            return path[1:path.rindex("'")]
+    raise gdb.GdbError("spoor-core-info: no core file open (core-file FW.core, or give its path)")
+
+
+def _spoor_notes(path):
+    """The notes named "SPOOR" of an ELF32 little-endian core: {type: descriptor}."""
+    with open(path, "rb") as f:
+        head = f.read(52)
+        if head[:4] != b"\x7fELF" or head[4] != 1 or head[5] != 1:
+            raise gdb.GdbError(f"spoor-core-info: {path}: not a 32-bit little-endian ELF file")
+        phoff, = struct.unpack_from("<I", head, 28)
+        phentsize, phnum = struct.unpack_from("<HH", head, 42)
+        notes = {}
+        for i in range(phnum):
+            f.seek(phoff + i * phentsize)
+            p_type, p_offset, _, _, p_filesz = struct.unpack("<5I", f.read(20))
+            if p_type != 4:  # PT_NOTE
+                continue
+            f.seek(p_offset)
+            data = f.read(p_filesz)
+            at = 0
+            while at + 12 <= len(data):
+                namesz, descsz, ntype = struct.unpack_from("<3I", data, at)
+                name = data[at + 12:at + 12 + namesz].rstrip(b"\0")
+                desc_at = at + 12 + (namesz + 3) // 4 * 4
+                if name == b"SPOOR":
+                    notes[ntype] = data[desc_at:desc_at + descsz]
+                at = desc_at + (descsz + 3) // 4 * 4
+    return notes
+
+
+def _set_convenience(name, value):
+    gdb.set_convenience_variable(name, gdb.Value(value).cast(gdb.lookup_type("unsigned int")))
+
+
+class CoreInfoCommand(gdb.Command):
+    """spoor-core-info [CORE]: what spoor core put in its own notes of the core gdb has open (or
+of CORE): MSP, PSP, CONTROL and EXC_RETURN (not in gdb's registers of a core), the fault status
+registers and where they came from, the dump's reason, and each thread's LWP, TCB and name (gdb
+names a core's threads LWP N). Sets $spoor_msp, $spoor_psp, $spoor_control, $spoor_exc_return
+and $spoor_cfsr ... $spoor_sfar for the values known."""
+
+    def __init__(self):
+        super().__init__("spoor-core-info", gdb.COMMAND_STATUS, gdb.COMPLETE_FILENAME)
+
+    def invoke(self, argument, from_tty):
+        args = gdb.string_to_argv(argument)
+        if len(args) > 1:
+            raise gdb.GdbError(CORE_INFO_USAGE)
+        path = args[0] if args else _core_path()
+        try:
+            notes = _spoor_notes(path)
+        except OSError as e:
+            raise gdb.GdbError(f"spoor-core-info: {path}: {e.strerror}")
+        state = notes.get(NT_SPOOR_STATE)
+        if state is None:
+            raise gdb.GdbError(f"spoor-core-info: {path}: no spoor note (not a core spoor core "
+                               "wrote)")
+        if len(state) < STATE_WORDS * 4 + 2 or struct.unpack_from("<I", state)[0] != 1:
+            raise gdb.GdbError(f"spoor-core-info: {path}: a spoor state note cut short or of "
+                               "another version")
+        w = struct.unpack_from(f"<{STATE_WORDS}I", state)
+        texts = state[STATE_WORDS * 4:].split(b"\0")
+        have = w[1]
+        out = [f"spoor core notes of {os.path.basename(path)}:"]
+        if have & HAVE_BANKED_SP:
+            exc = ("unknown (not in the input)" if have & NO_EXC_RETURN
+                   else f"0x{w[6]:08x}")
+            out.append(f"  msp 0x{w[3]:08x}  psp 0x{w[4]:08x}  control 0x{w[5]:08x}  "
+                       f"exc_return {exc}")
+            for name, value in (("msp", w[3]), ("psp", w[4]), ("control", w[5])):
+                _set_convenience("spoor_" + name, value)
+            if not have & NO_EXC_RETURN:
+                _set_convenience("spoor_exc_return", w[6])
+        else:
+            out.append("  msp, psp, control: not known (not in the input)")
+        valid = w[11]
+        if valid:
+            regs = [(FAULT_REGISTERS[i], w[12 + i]) for i in range(8) if valid & (1 << i)]
+            out.append("  " + "  ".join(f"{n} 0x{v:08x}" for n, v in regs))
+            out.append(f"  fault status from: {FAULT_SOURCES.get(w[10], 'unknown')}")
+            for name, value in regs:
+                _set_convenience("spoor_" + name.lower(), value)
+        else:
+            out.append("  fault status registers: not known")
+        if w[20]:
+            reason = REASONS.get(w[21], f"reason {w[21]}")
+            message = texts[1].decode(errors="replace") if len(texts) > 1 else ""
+            where = texts[0].decode(errors="replace") if texts else ""
+            detail = f" at {where}:{w[23]}" if where else ""
+            code = (f" (exception {w[22]})" if w[21] == 1 and w[22] else
+                    "" if w[21] == 1 else f" (code {w[22]})")
+            out.append(f"  reason: {reason}{code}{detail}{': ' + message if message else ''}")
+        else:
+            out.append("  reason: none recorded")
+        threads = notes.get(NT_SPOOR_THREADS)
+        if threads:
+            out.append("  LWP  TCB         name")
+            for at in range(0, len(threads) - 59, 60):
+                lwp, tcb, flags = struct.unpack_from("<3I", threads, at)
+                name = threads[at + 12:at + 60].split(b"\0")[0].decode(errors="replace")
+                mark = "*" if flags & 1 else " "
+                extra = "  (on no thread list)" if flags & 2 else ""
+                out.append(f"{mark} {lwp:<4} 0x{tcb:08x}  {name}{extra}")
+        gdb.write("\n".join(out) + "\n")
+
+
+CoreInfoCommand()

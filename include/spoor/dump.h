@@ -66,6 +66,13 @@ typedef struct spoor_dump {
     const char *foreign_format;
     const uint8_t *zephyr_kernel;
     size_t zephyr_kernel_len;
+    /* A foreign dump's own words for its fault when it has no fault status registers (Zephyr's
+     * reason: "UsageFault, division by zero"), NULL otherwise. */
+    char *fault_words;
+    /* A core written by spoor core: where its fault status came from (spoor_fault_source; 0:
+     * the dump itself), and whether the input had no EXC_RETURN word (a foreign dump). */
+    unsigned fault_from;
+    bool exc_return_unknown;
 
     uint8_t *data; /* owned: the dump bytes (or the raw-input buffers) the pointers above use */
     size_t size;

@@ -53,6 +53,8 @@ spoor_dump *spoor_zephyr_dump_parse(const uint8_t *bytes, size_t len);
  * and the threads (LWP, TCB, name), and a "GNU" NT_GNU_BUILD_ID with the dump's build-id. */
 #define SPOOR_NT_CORE_STATE 1u
 #define SPOOR_NT_CORE_THREADS 2u
+/* In the state's register-groups word: the input had no EXC_RETURN (a foreign dump). */
+#define SPOOR_CORE_STATE_NO_EXC_RETURN 0x80000000u
 spoor_dump *spoor_elfcore_dump_parse(const uint8_t *bytes, size_t len);
 
 /* A probe-rs coredump (`.coredump`: probe-rs's CoreDump struct in MessagePack, read with

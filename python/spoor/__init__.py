@@ -283,8 +283,6 @@ def triage(paths: Sequence[PathLike], elf_dir: PathLike, k: int = 5, jobs: int =
     one per line (the shard line, the buckets, the dumps that could not be signed; per_dump:
     a line per dump, as --per-dump: a shard triage_merge takes). k: application frames per
     signature; jobs: threads (0: one per CPU)."""
-    if isinstance(paths, (str, bytes)) or hasattr(paths, "__fspath__"):
-        paths = [paths]  # type: ignore[list-item]
     directory = lib.spoor_elf_dir_scan(_path(elf_dir))
     if directory == ffi.NULL:
         _raise(os.fspath(elf_dir))
@@ -294,20 +292,34 @@ def triage(paths: Sequence[PathLike], elf_dir: PathLike, k: int = 5, jobs: int =
     try:
         if t == ffi.NULL:
             _raise()
-        for p in paths:
-            if not lib.spoor_triage_list_files(t, _path(p), listed, count):
-                _raise()
+        _list_files(t, paths, listed, count)
         if not lib.spoor_triage_add_files(t, listed[0], count[0], jobs):
             _raise()
         return _triage_lines(t, per_dump)
     finally:
-        if listed[0] != ffi.NULL:
-            for i in range(count[0]):
-                lib.free(listed[0][i])
-            lib.free(listed[0])
+        _free_listed(listed, count)
         if t != ffi.NULL:
             lib.spoor_triage_free(t)
         lib.spoor_elf_dir_free(directory)
+
+
+def _list_files(t: Any, paths: Union[PathLike, Sequence[PathLike]], listed: Any,
+                count: Any) -> None:
+    """Every file at paths (one path or several; folders read recursively, sorted), appended
+    to the C array *listed of *count paths (spoor_triage_list_files; _free_listed frees it)."""
+    if isinstance(paths, (str, bytes)) or hasattr(paths, "__fspath__"):
+        paths = [paths]  # type: ignore[list-item]
+    for p in paths:  # type: ignore[union-attr]
+        if not lib.spoor_triage_list_files(t, _path(p), listed, count):
+            _raise()
+
+
+def _free_listed(listed: Any, count: Any) -> None:
+    if listed[0] != ffi.NULL:
+        for i in range(count[0]):
+            lib.free(listed[0][i])
+        lib.free(listed[0])
+        listed[0] = ffi.NULL
 
 
 Shard = Union[PathLike, bytes, Sequence[Mapping[str, Any]]]
@@ -324,17 +336,21 @@ def triage_merge(shards: Sequence[Shard], per_dump: bool = False) -> List[Dict[s
         _raise()
     try:
         for i, shard in enumerate(shards):
-            if isinstance(shard, (bytes, bytearray)):
-                text, name = bytes(shard), f"shard {i + 1}"
-            elif isinstance(shard, (str, os.PathLike)):
-                with open(os.fspath(shard), "rb") as f:
-                    text, name = f.read(), os.fspath(shard)
-            else:
-                text = "".join(json.dumps(o, separators=(",", ":")) + "\n"
-                               for o in shard).encode()
-                name = f"shard {i + 1}"
-            if not lib.spoor_triage_merge_text(t, text, len(text), name.encode()):
-                _raise(name)
+            _merge_shard(t, shard, f"shard {i + 1}")
         return _triage_lines(t, per_dump)
     finally:
         lib.spoor_triage_free(t)
+
+
+def _merge_shard(t: Any, shard: Shard, name: str) -> None:
+    """Adds one shard (as triage_merge takes it; name: its name in errors unless a path) to the
+    triage t (spoor_triage_merge_text)."""
+    if isinstance(shard, (bytes, bytearray)):
+        text = bytes(shard)
+    elif isinstance(shard, (str, os.PathLike)):
+        with open(os.fspath(shard), "rb") as f:
+            text, name = f.read(), os.fspath(shard)
+    else:
+        text = "".join(json.dumps(o, separators=(",", ":")) + "\n" for o in shard).encode()
+    if not lib.spoor_triage_merge_text(t, text, len(text), name.encode()):
+        _raise(name)

@@ -49,6 +49,8 @@ static const char *reason_text(const spoor_crash *c, char *buf, size_t len)
                  spoor_snapshot_signal(c->snap));
         return buf;
     }
+    if (!d->has_reason && c->snap->fault_from == SPOOR_FAULT_FROM_LIVE_SCS) /* spoor core's */
+        return "none recorded (a live target over GDB, saved by spoor core)";
     if (!d->has_reason && c->snap->fault.valid && c->snap->fault_from == SPOOR_FAULT_FROM_MEMORY)
         return "none recorded (a debugger snapshot; fault status from its System Control Space "
                "page)";
@@ -98,7 +100,11 @@ static void print_text(outbuf *o, spoor_crash *c)
     ob_str(o, "reason: ");
     ob_text(o, reason_text(c, buf, sizeof buf));
     ob_char(o, '\n');
-    if (explains_fault(c)) {
+    if (explains_fault(c) && !fs->valid && c->dump && c->dump->fault_words) {
+        /* another tool's dump without the fault status registers: its own words for the fault */
+        ob_text(o, c->dump->fault_words);
+        ob_str(o, " (the dump's reason; the fault status registers are not in the dump)\n");
+    } else if (explains_fault(c)) {
         spoor_fault_summary(&c->fault, buf, sizeof buf);
         ob_printf(o, "%s\n", buf);
     }
@@ -109,7 +115,12 @@ static void print_text(outbuf *o, spoor_crash *c)
         ob_printf(o, "  r%-2d  0x%08x%s", i, r->r[i], i % 4 == 3 ? "\n" : "");
     ob_printf(o, "\n  sp   0x%08x  lr   0x%08x  pc   0x%08x  xpsr 0x%08x\n", r->r[13], r->r[14],
               r->r[15], r->xpsr);
-    if (r->have & SPOOR_HAVE_BANKED_SP)
+    if (r->have & SPOOR_HAVE_BANKED_SP && c->dump && c->dump->exc_return_unknown)
+        ob_printf(o,
+                  "  msp  0x%08x  psp  0x%08x  control 0x%08x  exc_return unknown (not in "
+                  "the input)\n",
+                  r->msp, r->psp, r->control);
+    else if (r->have & SPOOR_HAVE_BANKED_SP)
         ob_printf(o, "  msp  0x%08x  psp  0x%08x  control 0x%08x  exc_return 0x%08x\n", r->msp,
                   r->psp, r->control, r->exc_return);
     else

@@ -1,5 +1,5 @@
   // The pages' DOM helpers (spoor report, spoor triage): spliced into each template's script
-  // where it says "@include page_dom.js", when the template is compiled in.
+  // where it says "@include <path of page_dom.js>", when the template is compiled in.
   // Text as the page shows it (names, paths, messages come from dumps and ELFs): a
   // bidirectional formatting character (U+202E, ...) would reorder the text around it, so it
   // is shown as its code point, "<U+202E>". Every text of the page goes through here.

@@ -347,6 +347,56 @@ def debug_example(elf, machine, commands, timeout=DEFAULT_GDB_TIMEOUT):
         return DebugSession(text, qemu.wait(timeout))
 
 
+# ---------------------------------------------------------------- spoor and gdb on a file
+
+SPOOR = os.environ.get("SPOOR_BIN", "spoor")
+
+
+def spoor(*args, timeout=120):
+    """Runs the spoor under test ($SPOOR_BIN) with args; its CompletedProcess (text)."""
+    return subprocess.run([SPOOR, *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def gdb_core(elf, core, commands, timeout=120, source=None):
+    """What gdb-multiarch prints with the ELF and a core file loaded, then `commands` (with
+    source: a gdb script sourced first)."""
+    command = [require_tool(GDB), "-batch", "-nx", "-ex", "set pagination off"]
+    if source:
+        command += ["-ex", f"source {source}"]
+    command += ["-ex", f"file {elf}", "-ex", f"core-file {core}"]
+    for line in commands:
+        command += ["-ex", line]
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout).stdout
+
+
+def gdb_via_server(elf, dump_path, commands, extra=()):
+    """gdb-multiarch's output for commands, connected to `spoor gdbserver` serving dump_path
+    (extra: more spoor gdbserver options, e.g. --threads)."""
+    server = subprocess.Popen([SPOOR, "gdbserver", "-e", str(elf), "--port", "0", *extra,
+                               str(dump_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, start_new_session=True)
+    try:
+        line = server.stdout.readline()
+        match = re.search(r"listening on 127\.0\.0\.1:(\d+)", line)
+        if not match:
+            raise AssertionError(f"spoor gdbserver said {line!r}: {server.stderr.read()}")
+        return run_gdb(elf, int(match.group(1)), commands, timeout=60)
+    finally:
+        server.kill()
+        server.communicate()
+
+
+def fp_values(text):
+    """`info registers s0 ... fpscr` output: name -> the raw 32-bit value."""
+    got = {}
+    for line in text.splitlines():
+        m = re.match(r"^(s\d+|fpscr)\s+(\S+).*?(?:\(raw (0x[0-9a-f]+)\))?$", line)
+        if m:
+            got[m.group(1)] = int(m.group(3) or m.group(2), 16)
+    return got
+
+
 # ---------------------------------------------------------------- parsing
 
 _FRAME = re.compile(r"^#(\d+)\s+(?:0x[0-9a-fA-F]+ in )?(<signal handler called>|[^\s(]+)")

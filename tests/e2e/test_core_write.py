@@ -35,30 +35,17 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import harness  # noqa: E402
 import test_crash_scenarios as scenarios  # noqa: E402
-from harness import Qemu, parse_backtraces, run_gdb  # noqa: E402
+from harness import Qemu, fp_values, gdb_core, parse_backtraces, run_gdb, spoor  # noqa: E402
 from test_crash_threads import through_gdbserver  # noqa: E402
-from test_elf_core import FP, fp_values  # noqa: E402
+from test_elf_core import FP  # noqa: E402
 from test_rtos_states import CORES, RTOSES, THREADS, firmware_record  # noqa: E402
 from test_top_sched import stop_parked  # noqa: E402
 from test_unwind_live import build_test_firmware  # noqa: E402
 from top_testlib import check, exit_status  # noqa: E402
 
-SPOOR = os.environ.get("SPOOR_BIN", "spoor")
+SPOOR = harness.SPOOR
 REGS = [f"r{i}" for i in range(13)] + ["sp", "lr", "pc", "xpsr"]
 SIGNAL = "<signal handler called>"
-
-
-def spoor(*args):
-    return subprocess.run([SPOOR, *map(str, args)], capture_output=True, text=True, timeout=120)
-
-
-def gdb_core(elf, core, commands):
-    """What gdb-multiarch prints with the ELF and the core file loaded."""
-    command = [harness.require_tool(harness.GDB), "-batch", "-nx", "-ex", "set pagination off",
-               "-ex", f"file {elf}", "-ex", f"core-file {core}"]
-    for line in commands:
-        command += ["-ex", line]
-    return subprocess.run(command, capture_output=True, text=True, timeout=120).stdout
 
 
 def registers(text):
@@ -156,12 +143,27 @@ def rtos_example(rtos, core, work):
     if live.returncode or made.returncode:
         return
     report = json.loads(live.stdout)
+    check(len(report["threads"]) == len(THREADS),
+          f"{label}: spoor reads {len(report['threads'])} threads")
+    check_threads_core(label, elf, path, report, served, cpu, cpu_fp if fpu else None)
+    first = spoor("crash", "-e", elf, path).stdout.split("\n")[0]
+    check(first == "reason: none recorded (a live target over GDB, saved by spoor core)",
+          f"{label}: the core of a live target says {first!r}")
+
+
+def check_threads_core(label, elf, path, report, served, cpu, cpu_fp=None):
+    """gdb-multiarch on the core at path, written with --threads from an input whose `spoor
+    crash --threads --json` is report: `info threads` lists report's threads, each thread's
+    `bt` equals spoor's backtrace of it as far as gdb walks, its registers equal those gdb
+    showed through `spoor gdbserver --threads` at the same stop (served: `thread apply all info
+    registers`), the current thread's equal cpu (QEMU's own), and with cpu_fp its FP registers
+    too; `spoor crash --threads` of the core gives report's threads, backtrace and fault
+    (where its status came from included)."""
     threads = report["threads"]
-    check(len(threads) == len(THREADS), f"{label}: spoor reads {len(threads)} threads")
     text = gdb_core(elf, path, ["info threads", "thread apply all bt",
                                 "thread apply all info registers"])
     listed = re.findall(r"^\*?\s+\d+\s+LWP \d+", text, re.M)
-    check(len(listed) == len(threads),
+    check(len(listed) == len(threads) > 1,
           f"{label}: gdb lists {len(listed)} threads, spoor {len(threads)}: {text[:1500]}")
     chunks = per_thread(text)
     via_server = list(per_thread_server(served).values())
@@ -177,7 +179,7 @@ def rtos_example(rtos, core, work):
         if t["current"]:
             check(got == cpu, f"{label}: {name}: the core's registers {got} != QEMU's {cpu}")
         print(f"{label}: {name}: {n} frames agree; registers equal")
-    if fpu:  # the thread that ran: its FP registers (NT_ARM_VFP) are QEMU's
+    if cpu_fp is not None:  # the thread that ran: its FP registers (NT_ARM_VFP) are QEMU's
         got = fp_values(gdb_core(elf, path, ["info registers " + " ".join(FP)]))
         check(len(cpu_fp) == 33 and got == cpu_fp,
               f"{label}: the core's FP registers {got} != QEMU's {cpu_fp}")
@@ -186,7 +188,177 @@ def rtos_example(rtos, core, work):
     if back.returncode == 0:
         again = json.loads(back.stdout)
         check(again["threads"] == threads and again["backtrace"] == report["backtrace"],
-              f"{label}: spoor crash --threads of the core differs from the live target's")
+              f"{label}: spoor crash --threads of the core differs from its input's")
+        check(again["fault"] == report["fault"], f"{label}: the core's fault {again['fault']} "
+              f"!= its input's {report['fault']}")
+
+
+def raw_inputs(work):
+    """--regs/--mem inputs of the M3's div0 crash (its registers and fault status registers as
+    `spoor crash --json` of its dump gives them, the dump's memory as --mem images), and the
+    same with the fault status only in a --mem image of the System Control Space page: `spoor
+    crash` of the core each writes says what `spoor crash` of the input says, where the fault
+    status came from included ("registers file", "memory (System Control Space)", not "dump")."""
+    elf, _machine = harness.example("crash", "m3")
+    own = work / "m3-div0.bin"
+    ref = json.loads(spoor("crash", "--json", "-e", elf, own).stdout)
+    dump = scenarios.Dump(own.read_bytes())
+    mem = []
+    for i, (_, rtype, payload) in enumerate(dump.records):
+        if rtype == 3:  # MEMORY: u32 address, u16 kind, u16 reserved, bytes
+            image = work / f"raw-mem{i}.bin"
+            image.write_bytes(payload[8:])
+            mem += ["--mem", f"{struct.unpack_from('<I', payload, 0)[0]:#x}:{image}"]
+    fault = ["cfsr", "hfsr", "dfsr", "mmfar", "bfar", "afsr"]
+    regs = {k: v for k, v in ref["registers"].items() if v is not None}
+    with_status = work / "raw-regs.json"
+    with_status.write_text(json.dumps(regs))
+    without = work / "raw-regs-nofault.json"
+    without.write_text(json.dumps({k: v for k, v in regs.items() if k not in fault}))
+    scs = work / "raw-scs.bin"
+    scs.write_bytes(struct.pack("<6I", *(int(regs[k], 16) for k in fault)))
+    for label, args, source in (
+            ("--regs with the fault status", ["--regs", with_status, *mem], "registers file"),
+            ("--mem of the System Control Space", ["--regs", without, *mem, "--mem",
+                                                   f"0xe000ed28:{scs}"],
+             "memory (System Control Space)")):
+        path = work / "raw.core"
+        made = spoor("core", "-e", elf, *args, "-o", path)
+        check(made.returncode == 0, f"{label}: spoor core: {made.stderr}")
+        for flags in (["--json"], []):
+            want = spoor("crash", *flags, "-e", elf, *args)
+            got = spoor("crash", *flags, "-e", elf, path)
+            check(want.returncode == 0 and got.stdout == want.stdout,
+                  f"{label}: spoor crash {flags} of the core:\n{got.stdout}{got.stderr}---\n"
+                  f"{want.stdout}")
+        status = json.loads(spoor("crash", "--json", "-e", elf, path).stdout)["fault"]
+        check(status["status_from"] == source, f"{label}: status from {status['status_from']}")
+        print(f"{label}: the core's report is the input's (status from: {source})")
+
+
+def core_info(work, threads_core=None):
+    """gdb/spoor.py's spoor-core-info in gdb-multiarch on cores spoor core wrote: MSP, PSP,
+    CONTROL, EXC_RETURN and the fault status registers are those `spoor crash --json` gives for
+    the dump (itself checked against QEMU by test_crash_scenarios), the convenience variables
+    hold them, and a probe-rs dump's EXC_RETURN is unknown; on a --threads core each thread's
+    LWP, TCB and name are spoor crash --threads's."""
+    script = Path(__file__).resolve().parents[2] / "gdb" / "spoor.py"
+    elf, _machine = harness.example("crash", "m3")
+    ref = json.loads(spoor("crash", "--json", "-e", elf, work / "m3-div0.bin").stdout)["registers"]
+    text = gdb_core(elf, work / "m3-div0.core",
+                    ["spoor-core-info", "printf \"@@%#x %#x\\n\", $spoor_cfsr, $spoor_msp"],
+                    source=script)
+    r = ref
+    want = (f"  msp {r['msp']}  psp {r['psp']}  control {r['control']}  exc_return "
+            f"{r['exc_return']}")
+    status = "  " + "  ".join(f"{n.upper()} {r[n]}" for n in
+                              ("cfsr", "hfsr", "dfsr", "mmfar", "bfar", "afsr") if n in r)
+    check(want in text.splitlines() and status in text.splitlines() and
+          "  fault status from: dump" in text.splitlines() and
+          f"@@{int(r['cfsr'], 16):#x} {int(r['msp'], 16):#x}" in text,
+          f"spoor-core-info on the div0 core:\n{text}\nwanted\n{want}\n{status}")
+    if threads_core:
+        elf = threads_core.parent / "zephyr-m3.elf"
+        report = json.loads(spoor("crash", "--json", "--threads", "-e", elf, threads_core).stdout)
+        text = gdb_core(elf, threads_core, ["spoor-core-info"], source=script)
+        rows = re.findall(r"^([* ]) (\d+)\s+(0x[0-9a-f]{8})  (\S+)", text, re.M)
+        check(rows == [("*" if t["current"] else " ", str(i + 1), t["tcb"], t["name"])
+                       for i, t in enumerate(report["threads"])],
+              f"spoor-core-info's threads {rows} != spoor's {report['threads']}:\n{text}")
+        print(f"spoor-core-info: {len(rows)} threads as spoor crash --threads names them")
+    # a probe-rs dump of the same crash (MSP, PSP, CONTROL, no EXC_RETURN): unknown in the core
+    from test_probers_coredump import generate, spec
+    elf, _machine = harness.example("crash", "m3")
+    probers = generate(spec("m3", scenarios.Dump((work / "m3-div0.bin").read_bytes()), work,
+                            "info"), work / "m3-div0.coredump")
+    made = spoor("core", "-e", elf, probers, "-o", work / "m3-div0-probers.core")
+    check(made.returncode == 0, f"spoor core of the probe-rs dump: {made.stderr}")
+    text = gdb_core(elf, work / "m3-div0-probers.core",
+                    ["spoor-core-info", "p $spoor_exc_return"], source=script)
+    want = (f"  msp {r['msp']}  psp {r['psp']}  control {r['control']}  exc_return unknown "
+            "(not in the input)")
+    check(want in text.splitlines() and "= void" in text,
+          f"spoor-core-info on the probe-rs core:\n{text}\nwanted\n{want}")
+    for args in (["crash"], ["crash", "--json"]):  # and spoor reads the core as the dump
+        a = spoor(*args, "-e", elf, probers)
+        b = spoor(*args, "-e", elf, work / "m3-div0-probers.core")
+        check(a.returncode == 0 and a.stdout == b.stdout,
+              f"probe-rs core: {' '.join(args)}:\n{b.stdout}{b.stderr}---\n{a.stdout}")
+    bare = subprocess.run([harness.require_tool(harness.GDB), "-batch", "-nx", "-ex",
+                           f"source {script}", "-ex", f"file {elf}", "-ex", "spoor-core-info"],
+                          capture_output=True, text=True, timeout=60)
+    check("spoor-core-info: no core file open" in bare.stderr, f"no core: {bare.stderr}")
+
+
+def foreign_threads(core, work):
+    """The Zephyr-shaped firmware (rtos_ctx_fw -DCTX_ZEPHYR, four threads that really switch)
+    stopped at fw_checkpoint in QEMU, saved as another tool would: a Zephyr coredump whose
+    _kernel is only in the threads-metadata block (as test_zephyr_coredump writes it), and a
+    probe-rs .coredump with QEMU's registers (FP ones too on the M4F) and the RAM (as
+    test_probers_coredump writes it). `spoor core --threads` of each: check_threads_core against
+    spoor's reading of the same input, whose threads must be those of the live target."""
+    import zephyr_coredump
+    from test_crash_threads_freertos_zephyr import CORES as FZ_CORES, gdb_reference
+    from test_probers_coredump import CORE_TYPE, generate
+    flags, machine, flash, ram_origin, fpu = FZ_CORES[core]
+    elf = build_test_firmware("rtos_ctx_fw", flags, flash, ram_origin,
+                              work / f"zephyr-{core}.elf", extra=["-DCTX_ZEPHYR"])
+    symbols = harness.symbol_addresses(elf)
+    qemu, _saved = gdb_reference(elf, machine, ram_origin, "zephyr", core, work, symbols)
+    try:
+        stop_parked(qemu.gdb_port)
+        live = spoor("crash", "--json", "--threads", "-e", elf, "--gdb",
+                     f"127.0.0.1:{qemu.gdb_port}")
+        served = through_gdbserver(elf, qemu.gdb_port, ["thread apply all info registers"])
+        fp = ["info registers " + " ".join(FP)] if fpu else []
+        cpu_text = run_gdb(elf, qemu.gdb_port, ["info registers", *fp, "detach"])
+    finally:
+        qemu.close()
+    check(live.returncode == 0, f"zephyr {core}: spoor crash --gdb: {live.stderr}")
+    if live.returncode:
+        return
+    ref = json.loads(live.stdout)
+    cpu, cpu_fp = registers(cpu_text), fp_values(cpu_text)
+    ram = (work / "ram.bin").read_bytes()
+    k_addr, k_size = harness.symbol_addresses(elf)["_kernel"], 0
+    nm = subprocess.run(["arm-none-eabi-nm", "-S", str(elf)], capture_output=True, text=True,
+                        check=True).stdout
+    k_size = next(int(line.split()[1], 16) for line in nm.splitlines()
+                  if line.split()[-1] == "_kernel")
+    k_at = k_addr - ram_origin
+    regions = [(start, data) for start, data in
+               [(ram_origin, ram[:k_at]), (k_addr + k_size, ram[k_at + k_size:])] if data]
+    zephyr = work / f"zephyr-{core}.bin"
+    zephyr.write_bytes(zephyr_coredump.binary(
+        2, cpu, cpu["sp"], regions,
+        extra=zephyr_coredump.threads_block(ram[k_at:k_at + k_size])))
+    ram_file = work / "ram-all.bin"
+    ram_file.write_bytes(ram)
+    spec = [f"core_type {CORE_TYPE[core]}", f"fpu {1 if fpu else 0}",
+            f"mem {ram_origin:#x} {ram_file}"]
+    order = [f"r{i}" for i in range(13)] + ["sp", "lr", "pc", "xpsr"]
+    spec += [f"reg {i} {cpu[r]:#x}" for i, r in enumerate(order)]
+    if fpu:
+        spec += [f"reg {64 + i} {cpu_fp[f's{i}']:#x}" for i in range(32)]
+        spec += [f"reg 33 {cpu_fp['fpscr']:#x}"]
+    probers = generate("\n".join(spec) + "\n", work / f"zephyr-{core}.coredump")
+    for name, dump, fp_want in (("zephyr", zephyr, None), ("probe-rs", probers, cpu_fp)):
+        label = f"{name} dump of the Zephyr-shaped firmware, {core}"
+        mine = spoor("crash", "--json", "--threads", "-e", elf, dump)
+        check(mine.returncode == 0, f"{label}: spoor crash: {mine.stderr}")
+        if mine.returncode:
+            continue
+        report = json.loads(mine.stdout)
+        check([(t["name"], t["tcb"], functions(t["backtrace"])) for t in report["threads"]] ==
+              [(t["name"], t["tcb"], functions(t["backtrace"])) for t in ref["threads"]],
+              f"{label}: spoor's threads of the dump differ from the live target's")
+        path = work / f"{name}-{core}.core"
+        made = spoor("core", "--threads", "-e", elf, dump, "-o", path)
+        check(made.returncode == 0 and made.stdout.startswith(f"{path}: 4 threads"),
+              f"{label}: spoor core: {made.stdout}{made.stderr}")
+        if made.returncode == 0:
+            check_threads_core(label, elf, path, report, served, cpu,
+                               fp_want if fpu else None)
 
 
 def per_thread_server(text):
@@ -328,12 +500,24 @@ def main():
     only = sys.argv[1:]
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
+        threads_core = None
+        if not only or "foreign" in only:
+            for core in ("m3", "m4f"):
+                sub = work / f"foreign-{core}"
+                sub.mkdir()
+                foreign_threads(core, sub)
+            threads_core = work / "foreign-m3" / "probe-rs-m3.core"
         if not only or "crash" in only:
             for core, scenario in scenarios.CASES:
                 crash_example(core, scenario, work)
             bad_inputs(work)
             big_core(work)
             other_formats(work)
+        if not only or "crash" in only or "raw" in only:
+            if not (work / "m3-div0.core").exists():
+                crash_example("m3", "div0", work)
+            raw_inputs(work)
+            core_info(work, threads_core)
         if not only or "rtos" in only:
             for rtos in RTOSES:
                 for core in CORES:

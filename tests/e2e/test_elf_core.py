@@ -14,10 +14,7 @@ in a task at sched_checkpoint: `spoor crash --threads` on gdb's gcore lists the 
 its state, registers and backtrace, as `spoor crash --threads --gdb` does at the same stop.
 """
 import json
-import os
-import re
 import struct
-import subprocess
 import sys
 import tempfile
 import unittest
@@ -26,26 +23,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import harness  # noqa: E402
 import test_crash_scenarios as scenarios  # noqa: E402
-from test_zephyr_coredump import gdb_via_server  # noqa: E402
+from harness import fp_values, gdb_via_server, spoor  # noqa: E402
 
-SPOOR = os.environ.get("SPOOR_BIN", "spoor")
 CASES = [("m3", "div0", "UsageFault_Handler"), ("m4f", "div0", "UsageFault_Handler"),
          ("m33", "div0", "UsageFault_Handler"), ("m0", "badptr", "HardFault_Handler")]
 CORE = [f"r{i}" for i in range(13)] + ["sp", "lr", "pc", "xpsr"]
 FP = [f"s{i}" for i in range(32)] + ["fpscr"]
-
-
-def spoor(*args):
-    return subprocess.run([SPOOR, *map(str, args)], capture_output=True, text=True, timeout=60)
-
-
-def fp_values(text):
-    got = {}
-    for line in text.splitlines():
-        m = re.match(r"^(s\d+|fpscr)\s+(\S+).*?(?:\(raw (0x[0-9a-f]+)\))?$", line)
-        if m:
-            got[m.group(1)] = int(m.group(3) or m.group(2), 16)
-    return got
 
 
 class ElfCore(unittest.TestCase):

@@ -34,18 +34,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import test_crash_scenarios as scenarios  # noqa: E402
-from test_zephyr_coredump import backtrace_text, collect, gdb_via_server  # noqa: E402
+from harness import fp_values, gdb_via_server, spoor  # noqa: E402
+from test_zephyr_coredump import backtrace_text, collect  # noqa: E402
 
-SPOOR = os.environ.get("SPOOR_BIN", "spoor")
 GEN = os.environ.get("SPOOR_PROBERS_GEN", "probers_coredump_gen")
 CASES = [("m0", "badptr"), ("m3", "div0"), ("m3", "psp"), ("m3", "nested"), ("m4f", "div0"),
          ("m33", "busfault")]
 CORE_TYPE = {"m0": "armv6m", "m3": "armv7m", "m4f": "armv7em", "m33": "armv8m"}
 REGS = [f"r{i}" for i in range(13)] + ["sp", "lr", "pc", "xpsr", "msp", "psp", "control"]
-
-
-def spoor(*args):
-    return subprocess.run([SPOOR, *map(str, args)], capture_output=True, text=True, timeout=60)
 
 
 def fp_words(dump):
@@ -122,6 +118,10 @@ class ProbersCoredump(unittest.TestCase):
                 got = json.loads(spoor("crash", "--json", "-e", elf, path).stdout)
                 for reg in REGS:
                     self.assertEqual(got["registers"][reg], ref["registers"][reg], reg)
+                # probe-rs has no EXC_RETURN register (registers/cortex_m.rs): not made up
+                self.assertIsNone(got["registers"]["exc_return"])
+                self.assertIn(f"control {int(ref['registers']['control'], 16):#010x}  "
+                              "exc_return unknown (not in the input)\n", text.stdout)
                 self.assertEqual(got["backtrace"], ref["backtrace"])
                 self.assertEqual(backtrace_text(text.stdout), backtrace_text(ref_text.stdout))
                 forced = spoor("crash", "--format", "probe-rs", "--json", "-e", elf, path)
@@ -137,14 +137,7 @@ class ProbersCoredump(unittest.TestCase):
         path = self.probers_file("m4f", "div0")
         names = [f"s{i}" for i in range(16)] + ["fpscr"]
         text = gdb_via_server(elf, path, ["info registers " + " ".join(names)])
-        got = {}
-        for line in text.splitlines():
-            parts = line.split()
-            if parts and parts[0] in names:
-                raw = [p for p in parts if p.startswith("0x")]
-                got[parts[0]] = int((line.split("(raw ")[1].rstrip(")") if "(raw " in line
-                                     else raw[0]), 16)
-        self.assertEqual(got, dict(zip(names, s + [fpscr])), text)
+        self.assertEqual(fp_values(text), dict(zip(names, s + [fpscr])), text)
 
     def test_format_option(self):
         elf, own = self.crashes[("m3", "div0")]

@@ -18,8 +18,6 @@ spoor must find it below the stored SP and read s0-s15 from it.
 """
 import concurrent.futures
 import json
-import os
-import re
 import struct
 import subprocess
 import sys
@@ -31,16 +29,35 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import harness  # noqa: E402
 import test_crash_scenarios as scenarios  # noqa: E402
 import zephyr_coredump as zephyr  # noqa: E402
+from harness import fp_values, gdb_via_server, spoor  # noqa: E402
 
-SPOOR = os.environ.get("SPOOR_BIN", "spoor")
 CASES = [("m3", "div0"), ("m3", "badptr"), ("m3", "psp"), ("m3", "nested"), ("m4f", "div0"),
          ("m33", "busfault"), ("m0", "badptr")]
 CALLEE = [f"r{i}" for i in range(4, 12)]
 CORE = ["r0", "r1", "r2", "r3", "r12", "sp", "lr", "pc", "xpsr"]
-
-
-def spoor(*args):
-    return subprocess.run([SPOOR, *map(str, args)], capture_output=True, text=True, timeout=60)
+NO_STATUS = " (the dump's reason; the fault status registers are not in the dump)"
+CPU_EXCEPTION_LINE = "CPU exception" + NO_STATUS
+# The reasons a Zephyr dump's header carries: enum k_fatal_error_reason
+# (include/zephyr/fatal_types.h: K_ERR_CPU_EXCEPTION 0 .. K_ERR_KERNEL_PANIC 4, K_ERR_ARCH_START
+# 16) and the Cortex-M ones of enum k_fatal_error_reason_arch (include/zephyr/arch/arm/arch.h,
+# counted from K_ERR_ARCH_START: MEM_GENERIC 16, MEM_DATA_ACCESS 19, BUS_PRECISE_DATA_BUS 25,
+# USAGE_DIV_0 30, USAGE_STACK_OVERFLOW 32, SECURE_GENERIC 37). number -> (name, whether Zephyr's
+# fault handler gave it, the words of the second line)
+REASONS = {
+    0: ("K_ERR_CPU_EXCEPTION", True, "CPU exception"),
+    1: ("K_ERR_SPURIOUS_IRQ", True, "spurious interrupt"),
+    2: ("K_ERR_STACK_CHK_FAIL", True, "stack overflow (stack check failed)"),
+    3: ("K_ERR_KERNEL_OOPS", False, None),
+    4: ("K_ERR_KERNEL_PANIC", False, None),
+    16: ("K_ERR_ARM_MEM_GENERIC", True, "MemManage fault"),
+    19: ("K_ERR_ARM_MEM_DATA_ACCESS", True, "MemManage fault, data access violation"),
+    25: ("K_ERR_ARM_BUS_PRECISE_DATA_BUS", True, "BusFault, precise data bus error"),
+    30: ("K_ERR_ARM_USAGE_DIV_0", True, "UsageFault, division by zero"),
+    32: ("K_ERR_ARM_USAGE_STACK_OVERFLOW", True,
+         "UsageFault, stack overflow (stack limit check)"),
+    37: ("K_ERR_ARM_SECURE_GENERIC", True, "SecureFault"),
+}
+SCS_FAULT = 0xE000ED28  # CFSR, HFSR, DFSR, MMFAR, BFAR, AFSR: 6 words (ARMv7-M B3.2.2)
 
 
 def regs_and_regions(dump):
@@ -66,22 +83,6 @@ def variants(dump):
         "v3.flash": zephyr.flash_image(zephyr.binary(3, regs, dump.sp, regions, crc=True)),
         "v2-write32.flash": zephyr.flash_image(v2, write_size=32),
     }
-
-
-def gdb_via_server(elf, dump_path, commands):
-    """gdb-multiarch's output for commands, connected to `spoor gdbserver` serving dump_path."""
-    server = subprocess.Popen([SPOOR, "gdbserver", "-e", str(elf), "--port", "0", str(dump_path)],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              start_new_session=True)
-    try:
-        line = server.stdout.readline()
-        match = re.search(r"listening on 127\.0\.0\.1:(\d+)", line)
-        if not match:
-            raise AssertionError(f"spoor gdbserver said {line!r}: {server.stderr.read()}")
-        return harness.run_gdb(elf, int(match.group(1)), commands, timeout=60)
-    finally:
-        server.kill()
-        server.communicate()
 
 
 def backtrace_text(text):
@@ -127,6 +128,7 @@ class ZephyrCoredump(unittest.TestCase):
                     self.assertEqual(text.returncode, 0, text.stderr)
                     self.assertEqual(text.stderr, "")
                     self.assertIn("reason: fault: Zephyr K_ERR_CPU_EXCEPTION", text.stdout)
+                    self.assertEqual(text.stdout.splitlines()[1], CPU_EXCEPTION_LINE)
                     got = json.loads(spoor("crash", "--json", "-e", elf, path).stdout)
                     names = CORE + ([] if name.startswith("v1") else CALLEE)
                     for reg in names:
@@ -141,6 +143,64 @@ class ZephyrCoredump(unittest.TestCase):
                     self.assertEqual(got["backtrace"], ref["backtrace"])
                     self.assertEqual(backtrace_text(text.stdout),
                                      backtrace_text(ref_text.stdout))
+
+    def test_reasons(self):
+        """Each reason in the header says itself in words: the reason line names it, a fault
+        reason's second line says what Zephyr's handler found (the dump has no fault status
+        registers), oops and panic are the kernel's own calls (user, with their code)."""
+        elf, own = self.crashes[("m3", "div0")]
+        dump = scenarios.Dump(own.read_bytes())
+        regs, regions = regs_and_regions(dump)
+        for number, (name, fault, words) in REASONS.items():
+            with self.subTest(reason=name):
+                path = self.write(f"reason-{number}.bin",
+                                  zephyr.binary(2, regs, dump.sp, regions, reason=number))
+                text = spoor("crash", "-e", elf, path)
+                self.assertEqual(text.returncode, 0, text.stderr)
+                lines = text.stdout.splitlines()
+                got = json.loads(spoor("crash", "--json", "-e", elf, path).stdout)
+                if fault:
+                    self.assertEqual(lines[0], f"reason: fault: Zephyr {name} ({words})")
+                    self.assertEqual(lines[1], words + NO_STATUS)
+                    self.assertEqual((got["reason"], got["fault"]["dump_words"]),
+                                     ("fault", words))
+                else:
+                    self.assertEqual(lines[0], f"reason: user (code {number}): Zephyr {name} "
+                                     f"({name[6:].lower().replace('_', ' ')})")
+                    self.assertEqual(lines[1], "")
+                    self.assertEqual(got["reason"], "user")
+        # a reason no Cortex-M Zephyr gives (Cortex-A/R's are from 45): its number, no words
+        path = self.write("reason-52.bin", zephyr.binary(2, regs, dump.sp, regions, reason=52))
+        text = spoor("crash", "-e", elf, path).stdout.splitlines()
+        self.assertEqual(text[0], "reason: user (code 52): Zephyr fatal error reason 52 "
+                         "(architecture-specific, not a Cortex-M one)")
+
+    def test_fault_status_in_a_memory_block(self):
+        """A memory block that covers the fault status registers (a dump of the System Control
+        Space's page): the second line decodes them as for spoor's own dump of the crash (its
+        CFSR, HFSR, ... are those the target library read)."""
+        for core, scenario in (("m3", "div0"), ("m33", "busfault")):
+            with self.subTest(core=core, scenario=scenario):
+                elf, own = self.crashes[(core, scenario)]
+                dump = scenarios.Dump(own.read_bytes())
+                ref = json.loads(spoor("crash", "--json", "-e", elf, own).stdout)
+                ref_lines = spoor("crash", "-e", elf, own).stdout.splitlines()
+                words = [int(ref["registers"].get(r, "0"), 16)
+                         for r in ("cfsr", "hfsr", "dfsr", "mmfar", "bfar", "afsr")]
+                self.assertTrue(words[0] or words[1], f"{core} {scenario}: no fault status")
+                regs, regions = regs_and_regions(dump)
+                scs = (SCS_FAULT, struct.pack("<6I", *words))
+                path = self.write(f"{core}-{scenario}-scs.bin",
+                                  zephyr.binary(2, regs, dump.sp, regions + [scs], reason=30))
+                text = spoor("crash", "-e", elf, path)
+                self.assertEqual(text.returncode, 0, text.stderr)
+                lines = text.stdout.splitlines()
+                self.assertEqual(lines[1], ref_lines[1])
+                got = json.loads(spoor("crash", "--json", "-e", elf, path).stdout)
+                self.assertEqual(got["fault"]["bits"], ref["fault"]["bits"])
+                self.assertEqual(got["fault"]["status_from"], "memory (System Control Space)")
+                self.assertIn("  (fault status read from memory (System Control Space))",
+                              lines)
 
     def test_fp_frame_found(self):
         """M4F: the extended frame lies 0x68 below the stored SP; s0-s15 and FPSCR come from
@@ -160,12 +220,7 @@ class ZephyrCoredump(unittest.TestCase):
         path = self.write("m4f-fp.bin", variants(dump)["v2.bin"])
         names = [f"s{i}" for i in range(16)] + ["fpscr"]
         text = gdb_via_server(elf, path, ["info registers " + " ".join(names)])
-        got = {}
-        for line in text.splitlines():
-            m = re.match(r"^(s\d+|fpscr)\s+(\S+).*?(?:\(raw (0x[0-9a-f]+)\))?$", line)
-            if m:
-                got[m.group(1)] = int(m.group(3) or m.group(2), 16)
-        self.assertEqual(got, dict(zip(names, words)), text)
+        self.assertEqual(fp_values(text), dict(zip(names, words)), text)
 
     def test_frame_address_as_sp(self):
         """Zephyr before z_arm_set_fault_sp stored the frame's address as sp: the frame is

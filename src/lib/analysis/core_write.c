@@ -141,8 +141,9 @@ static bool state_note(bytes *b, const spoor_snapshot *snap)
     const spoor_regs *r = &snap->regs;
     const spoor_fault_status *f = &snap->fault;
     const spoor_dump *d = snap->dump;
+    uint32_t have = r->have | (d && d->exc_return_unknown ? SPOOR_CORE_STATE_NO_EXC_RETURN : 0u);
     uint32_t w[STATE_WORDS] = {1, /* version */
-                               r->have,
+                               have,
                                r->flags,
                                r->msp,
                                r->psp,
@@ -165,10 +166,12 @@ static bool state_note(bytes *b, const spoor_snapshot *snap)
                                d ? d->reason : 0,
                                d ? d->reason_code : 0,
                                d ? d->line : 0};
-    /* then the reason's file and message, each NUL-terminated ("" when none) */
+    /* then the reason's file and message and a foreign dump's words for its fault, each
+     * NUL-terminated ("" when none) */
     const char *file = d && d->file ? d->file : "", *msg = d && d->message ? d->message : "";
-    size_t flen = strlen(file) + 1, mlen = strlen(msg) + 1;
-    uint8_t *out = malloc(STATE_WORDS * 4 + flen + mlen);
+    const char *words = d && d->fault_words ? d->fault_words : "";
+    size_t flen = strlen(file) + 1, mlen = strlen(msg) + 1, wlen = strlen(words) + 1;
+    uint8_t *out = malloc(STATE_WORDS * 4 + flen + mlen + wlen);
     if (!out) {
         spoor_set_error(SPOOR_ERR_NOMEM, "out of memory");
         return false;
@@ -177,7 +180,8 @@ static bool state_note(bytes *b, const spoor_snapshot *snap)
         spoor_put_le32(out + 4 * i, w[i]);
     memcpy(out + STATE_WORDS * 4, file, flen);
     memcpy(out + STATE_WORDS * 4 + flen, msg, mlen);
-    bool ok = note(b, "SPOOR", SPOOR_NT_CORE_STATE, out, STATE_WORDS * 4 + flen + mlen);
+    memcpy(out + STATE_WORDS * 4 + flen + mlen, words, wlen);
+    bool ok = note(b, "SPOOR", SPOOR_NT_CORE_STATE, out, STATE_WORDS * 4 + flen + mlen + wlen);
     free(out);
     return ok;
 }

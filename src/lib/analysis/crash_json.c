@@ -131,6 +131,8 @@ static void fault_json(json_out *j, const spoor_crash *c)
         json_null(j, "address");
     json_bool(j, "stack_overflow", (c->snap->regs.flags & SPOOR_REGS_STACK_OVERFLOW) != 0);
     json_string(j, "status_from", spoor_fault_source_name(c->snap->fault_from));
+    if (c->dump && c->dump->fault_words) /* another tool's dump: its own words for the fault */
+        json_string(j, "dump_words", c->dump->fault_words);
     json_object_end(j);
 }
 
@@ -155,7 +157,8 @@ static void registers_json(json_out *j, const spoor_crash *c)
             json_hex32(j, banked[i], banked_values[i]);
         else
             json_null(j, banked[i]);
-    if (r->have & (SPOOR_HAVE_EXC_RETURN | SPOOR_HAVE_BANKED_SP))
+    if (r->have & (SPOOR_HAVE_EXC_RETURN | SPOOR_HAVE_BANKED_SP) &&
+        !(c->dump && c->dump->exc_return_unknown))
         json_hex32(j, "exc_return", r->exc_return);
     else
         json_null(j, "exc_return");

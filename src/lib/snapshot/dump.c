@@ -39,6 +39,7 @@ void spoor_dump_free(spoor_dump *dump)
         return;
     free(dump->file);
     free(dump->message);
+    free(dump->fault_words);
     free(dump->regions);
     for (size_t i = 0; i < dump->extra_count; i++)
         free(dump->extra[i]);

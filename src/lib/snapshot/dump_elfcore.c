@@ -43,7 +43,8 @@ static void take_prstatus(spoor_dump *d, const uint8_t *p)
     for (int i = 0; i < 16; i++)
         r->r[i] = spoor_le32(p + PRSTATUS_REG + 4 * i);
     r->xpsr = spoor_le32(p + PRSTATUS_REG + 64);
-    r->exc_return = 0xFFFFFFFFu;
+    r->exc_return = 0xFFFFFFFFu; /* not in gdb's core: unknown unless spoor's note says */
+    d->exc_return_unknown = true;
     r->have = SPOOR_HAVE_CORE | fp_have;
     d->has_registers = true;
 }
@@ -66,15 +67,21 @@ static bool take_state(spoor_dump *d, const uint8_t *p, size_t len)
     const char *file = (const char *)p + STATE_SIZE;
     const char *file_end = memchr(file, 0, len - STATE_SIZE);
     const char *msg = file_end ? file_end + 1 : NULL;
-    if (!msg || !memchr(msg, 0, len - (size_t)((const uint8_t *)msg - p)))
+    const char *msg_end = msg ? memchr(msg, 0, len - (size_t)((const uint8_t *)msg - p)) : NULL;
+    if (!msg_end)
         return fail_core(SPOOR_ERR_FORMAT, "a spoor state note without its reason's texts");
-    if ((*file && !(d->file = strdup(file))) || (*msg && !(d->message = strdup(msg))))
+    /* then, in cores of foreign dumps, the dump's words for its fault (absent in older cores) */
+    size_t rest = len - (size_t)((const uint8_t *)msg_end + 1 - p);
+    const char *words = rest && memchr(msg_end + 1, 0, rest) ? msg_end + 1 : "";
+    if ((*file && !(d->file = strdup(file))) || (*msg && !(d->message = strdup(msg))) ||
+        (*words && !(d->fault_words = strdup(words))))
         return fail_core(SPOOR_ERR_NOMEM, "out of memory");
     uint32_t w[STATE_SIZE / 4];
     for (unsigned i = 0; i < STATE_SIZE / 4; i++)
         w[i] = spoor_le32(p + 4 * i);
     spoor_regs *r = &d->regs;
     r->have |= w[1] & (SPOOR_HAVE_BANKED_SP | SPOOR_HAVE_EXC_RETURN | SPOOR_HAVE_LIMITS);
+    d->exc_return_unknown = (w[1] & SPOOR_CORE_STATE_NO_EXC_RETURN) != 0;
     r->flags = w[2];
     r->msp = w[3];
     r->psp = w[4];
@@ -86,6 +93,7 @@ static bool take_state(spoor_dump *d, const uint8_t *p, size_t len)
         d->has_fault = true;
         d->fault =
             (spoor_fault_status){w[11], w[12], w[13], w[14], w[15], w[16], w[17], w[18], w[19]};
+        d->fault_from = w[10]; /* where the input's fault status came from */
     }
     if (w[20]) {
         d->has_reason = true;

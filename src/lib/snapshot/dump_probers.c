@@ -143,7 +143,8 @@ static bool take_registers(reader *rd, bool fpu)
     spoor_regs *r = &rd->d->regs;
     memcpy(r->r, rd->value, sizeof r->r);
     r->xpsr = rd->value[ID_XPSR];
-    r->exc_return = 0xFFFFFFFFu;
+    r->exc_return = 0xFFFFFFFFu; /* probe-rs has no EXC_RETURN register: unknown */
+    rd->d->exc_return_unknown = true;
     r->have = SPOOR_HAVE_CORE;
     if (rd->have[ID_MSP] && rd->have[ID_PSP] && rd->have[ID_EXTRA]) {
         r->msp = rd->value[ID_MSP];

@@ -51,30 +51,78 @@
 #define BASIC_FRAME 32u
 #define FP_FRAME 0x68u /* the basic frame, s0-s15, fpscr, a reserved word */
 
+/* enum k_fatal_error_reason (include/zephyr/fatal_types.h): 0..4, then K_ERR_ARCH_START = 16,
+ * where the Cortex-M reasons of enum k_fatal_error_reason_arch (include/zephyr/arch/arm/arch.h)
+ * start; each with its words. Releases before K_ERR_ARCH_START report every Cortex-M fault as
+ * K_ERR_CPU_EXCEPTION. */
+#define ZE_ARCH_START 16u
+typedef struct zephyr_reason {
+    const char *name, *words;
+} zephyr_reason;
+static const zephyr_reason zephyr_reasons[] = {
+    {"K_ERR_CPU_EXCEPTION", "CPU exception"},
+    {"K_ERR_SPURIOUS_IRQ", "spurious interrupt"},
+    {"K_ERR_STACK_CHK_FAIL", "stack overflow (stack check failed)"},
+    {"K_ERR_KERNEL_OOPS", "kernel oops"},
+    {"K_ERR_KERNEL_PANIC", "kernel panic"},
+};
+static const zephyr_reason zephyr_arm_reasons[] = {
+    {"K_ERR_ARM_MEM_GENERIC", "MemManage fault"},
+    {"K_ERR_ARM_MEM_STACKING", "MemManage fault, stacking error"},
+    {"K_ERR_ARM_MEM_UNSTACKING", "MemManage fault, unstacking error"},
+    {"K_ERR_ARM_MEM_DATA_ACCESS", "MemManage fault, data access violation"},
+    {"K_ERR_ARM_MEM_INSTRUCTION_ACCESS", "MemManage fault, instruction access violation"},
+    {"K_ERR_ARM_MEM_FP_LAZY_STATE_PRESERVATION", "MemManage fault, lazy FP state preservation"},
+    {"K_ERR_ARM_BUS_GENERIC", "BusFault"},
+    {"K_ERR_ARM_BUS_STACKING", "BusFault, stacking error"},
+    {"K_ERR_ARM_BUS_UNSTACKING", "BusFault, unstacking error"},
+    {"K_ERR_ARM_BUS_PRECISE_DATA_BUS", "BusFault, precise data bus error"},
+    {"K_ERR_ARM_BUS_IMPRECISE_DATA_BUS", "BusFault, imprecise data bus error"},
+    {"K_ERR_ARM_BUS_INSTRUCTION_BUS", "BusFault, instruction bus error"},
+    {"K_ERR_ARM_BUS_FP_LAZY_STATE_PRESERVATION", "BusFault, lazy FP state preservation"},
+    {"K_ERR_ARM_USAGE_GENERIC", "UsageFault"},
+    {"K_ERR_ARM_USAGE_DIV_0", "UsageFault, division by zero"},
+    {"K_ERR_ARM_USAGE_UNALIGNED_ACCESS", "UsageFault, unaligned access"},
+    {"K_ERR_ARM_USAGE_STACK_OVERFLOW", "UsageFault, stack overflow (stack limit check)"},
+    {"K_ERR_ARM_USAGE_NO_COPROCESSOR", "UsageFault, no coprocessor"},
+    {"K_ERR_ARM_USAGE_ILLEGAL_EXC_RETURN", "UsageFault, illegal EXC_RETURN"},
+    {"K_ERR_ARM_USAGE_ILLEGAL_EPSR", "UsageFault, illegal EPSR (invalid state)"},
+    {"K_ERR_ARM_USAGE_UNDEFINED_INSTRUCTION", "UsageFault, undefined instruction"},
+    {"K_ERR_ARM_SECURE_GENERIC", "SecureFault"},
+    {"K_ERR_ARM_SECURE_ENTRY_POINT", "SecureFault, invalid entry point"},
+    {"K_ERR_ARM_SECURE_INTEGRITY_SIGNATURE", "SecureFault, invalid integrity signature"},
+    {"K_ERR_ARM_SECURE_EXCEPTION_RETURN", "SecureFault, invalid exception return"},
+    {"K_ERR_ARM_SECURE_ATTRIBUTION_UNIT", "SecureFault, attribution unit violation"},
+    {"K_ERR_ARM_SECURE_TRANSITION", "SecureFault, invalid transition"},
+    {"K_ERR_ARM_SECURE_LAZY_STATE_PRESERVATION", "SecureFault, lazy state preservation"},
+    {"K_ERR_ARM_SECURE_LAZY_STATE_ERROR", "SecureFault, lazy state error"},
+};
+#define ZE_ARM_REASONS (sizeof zephyr_arm_reasons / sizeof *zephyr_arm_reasons)
+
 const char *spoor_zephyr_reason_name(uint32_t reason)
 {
-    /* enum k_fatal_error_reason (include/zephyr/fatal_types.h) */
-    switch (reason) {
-    case 0: return "K_ERR_CPU_EXCEPTION";
-    case 1: return "K_ERR_SPURIOUS_IRQ";
-    case 2: return "K_ERR_STACK_CHK_FAIL";
-    case 3: return "K_ERR_KERNEL_OOPS";
-    case 4: return "K_ERR_KERNEL_PANIC";
-    case 5: return "K_ERR_ARCH_START";
-    default: return NULL;
-    }
+    if (reason < sizeof zephyr_reasons / sizeof *zephyr_reasons)
+        return zephyr_reasons[reason].name;
+    if (reason >= ZE_ARCH_START && reason - ZE_ARCH_START < ZE_ARM_REASONS)
+        return zephyr_arm_reasons[reason - ZE_ARCH_START].name;
+    return NULL;
 }
 
 static const char *reason_words(uint32_t reason)
 {
-    switch (reason) {
-    case 0: return "CPU exception";
-    case 1: return "spurious interrupt";
-    case 2: return "stack overflow (stack check failed)";
-    case 3: return "kernel oops";
-    case 4: return "kernel panic";
-    default: return "architecture-specific reason";
-    }
+    if (reason < sizeof zephyr_reasons / sizeof *zephyr_reasons)
+        return zephyr_reasons[reason].words;
+    if (reason >= ZE_ARCH_START && reason - ZE_ARCH_START < ZE_ARM_REASONS)
+        return zephyr_arm_reasons[reason - ZE_ARCH_START].words;
+    return NULL;
+}
+
+/* Whether Zephyr's fault handler gave the reason: a CPU exception, a spurious interrupt, a
+ * failed stack check (the MPU guard or the stack limit) or a Cortex-M fault class; oops and
+ * panic are the kernel's own calls (k_oops(), k_panic(), a failed assertion). */
+static bool reason_is_fault(uint32_t reason)
+{
+    return reason <= 2 || (reason >= ZE_ARCH_START && reason - ZE_ARCH_START < ZE_ARM_REASONS);
 }
 
 static bool fail(spoor_status status, const char *what, const char *fmt, ...) SPOOR_PRINTF(3, 4);
@@ -130,7 +178,8 @@ static void set_registers(spoor_dump *d, const uint8_t *p, unsigned version)
         for (int i = 0; i < 8; i++)
             r->r[4 + i] = get32(p + ZE_ARCH_V1_SIZE + 4 * i);
     r->have = SPOOR_HAVE_CORE;
-    r->exc_return = 0xFFFFFFFFu;
+    r->exc_return = 0xFFFFFFFFu; /* not in the dump */
+    d->exc_return_unknown = true;
 
     /* Where is the frame? Zephyr since z_arm_set_fault_sp: below sp (basic or FP frame, the
      * alignment word when xPSR bit 9 is set); older releases: at sp. */
@@ -261,17 +310,20 @@ static bool parse_binary(spoor_dump *d)
         set_registers(d, arch, arch_version);
     }
     d->has_reason = true;
-    /* A CPU exception, a spurious interrupt and a failed stack check come from a fault
-     * handler; oops and panic are the kernel's own calls. Which exception ran is not in the
-     * dump: the code stays 0 (unknown). */
-    d->reason = reason <= 2 ? SPOOR_REASON_FAULT : SPOOR_REASON_USER;
-    d->reason_code = reason <= 2 ? 0 : reason;
-    const char *name = spoor_zephyr_reason_name(reason);
+    /* Which exception ran is not in the dump (a fault class's reason may come from a HardFault
+     * it escalated to): a fault's code stays 0 (unknown). The reason's words stand for the
+     * fault status registers the dump does not have. */
+    bool fault = reason_is_fault(reason);
+    d->reason = fault ? SPOOR_REASON_FAULT : SPOOR_REASON_USER;
+    d->reason_code = fault ? 0 : reason;
+    const char *name = spoor_zephyr_reason_name(reason), *words = reason_words(reason);
     char text[120];
-    snprintf(text, sizeof text, "Zephyr %s (%s)", name ? name : "reason", reason_words(reason));
-    if (!name)
-        snprintf(text, sizeof text, "Zephyr fatal error reason %" PRIu32, reason);
-    if (!(d->message = strdup(text)))
+    if (name)
+        snprintf(text, sizeof text, "Zephyr %s (%s)", name, words);
+    else
+        snprintf(text, sizeof text, "Zephyr fatal error reason %" PRIu32 "%s", reason,
+                 reason >= ZE_ARCH_START ? " (architecture-specific, not a Cortex-M one)" : "");
+    if (!(d->message = strdup(text)) || (fault && !(d->fault_words = strdup(words))))
         return fail(SPOOR_ERR_NOMEM, ZE, "out of memory");
     return true;
 }

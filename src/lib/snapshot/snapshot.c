@@ -117,6 +117,10 @@ static bool adopt_dump(spoor_snapshot *s, bool raw, bool memory_only, const spoo
     if (s->dump->has_fault) {
         s->fault = s->dump->fault;
         s->fault_from = raw ? SPOOR_FAULT_FROM_REGS : SPOOR_FAULT_FROM_DUMP;
+        /* a core spoor core wrote: the source its input had (a live target, --regs, --mem) */
+        if (!raw && s->dump->fault_from > SPOOR_FAULT_FROM_DUMP &&
+            s->dump->fault_from <= SPOOR_FAULT_FROM_LIVE_SCS)
+            s->fault_from = (spoor_fault_source)s->dump->fault_from;
     }
     if (s->dump->has_reason && s->dump->reason == SPOOR_REASON_FAULT && s->dump->reason_code >= 3 &&
         s->dump->reason_code <= 7)
