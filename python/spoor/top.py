@@ -177,7 +177,8 @@ class Session:
         if kind == lib.SPOOR_TOP_NOTICE_MATCH_WITHOUT_VALUE:
             return (f"comparator {self.comparator} sends data trace match packets, which carry "
                     "no value: it watches the address without the value (ARMv8-M DWT_FUNCTION "
-                    "MATCH 0b0101); thread switches need MATCH 0b1101")
+                    "MATCH 0b0101); thread switches need MATCH 0b1101, as --setup v8m and "
+                    "spoor_itm_watch_current_thread() write")
         if kind == lib.SPOOR_TOP_NOTICE_IDLE_UNKNOWN:
             return f"{text}: the idle thread's time counts as busy"
         if kind == lib.SPOOR_TOP_NOTICE_TARGET_READ:

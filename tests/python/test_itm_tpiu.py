@@ -210,3 +210,14 @@ def test_no_leak_over_many_feeds(framed):
     rounds(1000)  # 9,000 feeds; a lost pump (its decoders, ~100 KB) a round would be 100 MB
     grown = rss_kib() - before
     assert grown < 4096, f"RSS grew {grown} KiB over 1,000 decoders"
+
+
+def test_python_md_tpiu_example(tmp_path):
+    text = (SOURCE / "docs" / "python.md").read_text()
+    block = text.split("\n### TPIU-formatted ITM captures\n", 1)[1]
+    code = block.split("```python\n", 1)[1].split("```", 1)[0]
+    scope = {}
+    exec(compile(code, "docs/python.md", "exec"), scope)
+    (tmp_path / "hi.tpiu").write_bytes(scope["capture"])
+    assert list(itm.decode(scope["capture"], tpiu=True)) == cli_lines("--tpiu",
+                                                                       tmp_path / "hi.tpiu")
