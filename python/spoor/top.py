@@ -216,6 +216,13 @@ class Session:
         buf = ffi.from_buffer(data)
         return self._take(lib.spoor_py_top_feed(t, buf, len(buf)))
 
+    def idle(self) -> List[Dict[str, Any]]:
+        """The source has been quiet for a while (spoor top calls this after 100 ms without a
+        byte): the decoder releases the packets it holds for a timestamp that has not come, and
+        on a live stream timed by the host's clock the intervals that have passed end. Returns
+        the intervals that completed."""
+        return self._take(lib.spoor_py_top_idle(self._live()))
+
     def finish(self) -> List[Dict[str, Any]]:
         """The end of the stream: the last interval (cut short, "partial") and the summary of
         the whole run ("summary"), unless intervals=N stopped the session first. An empty

@@ -9,6 +9,7 @@ as a path, bytes or file; the intervals a chunk completes come out of that feed.
 spoor.Error with the CLI's message; no leak over many feeds and sessions."""
 import json
 import re
+import time
 
 import pytest
 
@@ -32,10 +33,12 @@ def cli_top(work, *args):
 
 
 def cli_error(*args):
-    """The one-line error of a `spoor top` run that must fail (exit 2), without its prefix."""
+    """The one-line error of a `spoor top` run that must fail (exit 2; its last line on stderr,
+    after any warning), without its prefix."""
     r = cli("top", *args, check=False)
-    assert r.returncode == 2 and r.stderr.startswith("spoor top: "), (r.returncode, r.stderr)
-    return r.stderr[len("spoor top: "):].rstrip("\n")
+    last = r.stderr.rstrip("\n").split("\n")[-1]
+    assert r.returncode == 2 and last.startswith("spoor top: "), (r.returncode, r.stderr)
+    return last[len("spoor top: "):]
 
 
 def fed(session, data, size=7):
@@ -174,6 +177,47 @@ def test_no_rtos(tmp_path):
         warning = re.search(r"spoor top: warning: (.*)", r.stderr).group(1)
         assert session.warnings == [warning]
     assert [t["tcb"] for t in want[-1]["threads"]] == ["0x20000100", "0x20000200"]
+
+
+def test_live_stream_without_timestamps_is_timed_by_the_host(shapes):
+    """live=True (what -s implies) on a stream without local timestamps: the host's clock
+    times it once 16 packets came without one; each quiet moment (idle(), as spoor top's loop
+    after 100 ms without a byte) releases what the decoder held. Every switch is counted."""
+    elf, data, _ = shapes["FREERTOS"]
+    symbols = harness.symbol_addresses(elf)
+    tcbs = [symbols["sensor_tcb"], symbols["net_tcb"]]
+    reports = []
+    with top.Session(elf, cpu_freq=1000000, interval=20, mem={RAM: data}, live=True) as s:
+        reports += s.feed(b"\x00" * 5 + b"\x80")
+        for i in range(40):  # data trace values of comparator 1, no timestamp
+            reports += s.feed(bytes([0x9F]) + tcbs[i % 2].to_bytes(4, "little"))
+            time.sleep(0.005)
+            reports += s.idle()
+        running = len(reports)
+        reports += s.finish()
+        assert any("timed by the host's clock" in w for w in s.warnings), s.warnings
+    assert running >= 3, reports  # 200 ms and more of 20 ms intervals, while the stream ran
+    assert reports[-1]["summary"]
+    assert {t["name"] for t in reports[-1]["threads"]} == {"Sensor", "Net"}
+    assert sum(t["switches"] for r in reports[:-1] for t in r["threads"]) == 40
+    assert sum(t["switches"] for t in reports[-1]["threads"]) == 40
+
+
+def test_dump_as_target_memory(crash_dump, tmp_path):
+    """DUMP: a crash dump's path or bytes (here an ELF without an RTOS: the dump is opened, a
+    broken one refused as spoor top refuses it)."""
+    elf, _ = harness.example("crash", "m3")
+    dump = crash_dump("busfault")
+    itm = tmp_path / "s.itm"
+    itm.write_bytes(stream([0x20000100, 0x20000200]))
+    want = cli_top(tmp_path, "-e", elf, "--input", itm, "-F", "1000000", dump)
+    assert top.run(elf, itm, cpu_freq=1000000, dump=dump) == want
+    assert top.run(elf, itm, cpu_freq=1000000, dump=dump.read_bytes()) == want
+    broken = tmp_path / "broken.bin"
+    broken.write_bytes(dump.read_bytes()[:40])
+    with pytest.raises(spoor.Error) as e:
+        top.Session(elf, cpu_freq=1000000, dump=broken)
+    assert str(e.value) == cli_error("-e", elf, "--input", itm, "-F", "1000000", broken)
 
 
 def cli_warnings(stderr):

@@ -118,6 +118,13 @@ static bool spoor_py_top_feed(spoor_py_top *t, const uint8_t *data, size_t len)
     return !t->nomem;
 }
 
+/* The source went quiet: the decoder releases what it held, host time moves on */
+static bool spoor_py_top_idle(spoor_py_top *t)
+{
+    spoor_trace_pump_idle(t->pump);
+    return !t->nomem;
+}
+
 static bool spoor_py_top_finish(spoor_py_top *t)
 {
     spoor_trace_pump_finish(t->pump);
