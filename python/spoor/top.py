@@ -41,11 +41,12 @@ class Session:
     the bytes completed, finish() the last one (cut short) and the summary of the run, each the
     object `spoor top --json` writes for it. A context manager; close() releases it.
 
-    elf: the firmware (an Elf or a path), built with -g (the RTOS layer reads its DWARF types).
+    elf: the firmware (an Elf, which must stay open while the session runs, or a path, opened
+    and closed with the session), built with -g (the RTOS layer reads its DWARF types).
     The keywords are spoor top's flags:
       cpu_freq (-F, required): the core clock in Hz; timestamps count its cycles.
-      interval (-I): the interval in ms (1000). intervals (-n): stop after that many (0: at the
-        end of the stream; no summary then).
+      interval (-I): the interval in ms (1000). intervals (-n): stop after that many, with no
+        summary (0: at the end of the stream).
       exceptions (-E): exception statistics ("exceptions" in each interval).
       comparator (--comparator): the DWT comparator watching the current-thread pointer (1).
       prescaler (--prescaler): cycles per local timestamp tick, 1, 4, 16 or 64.
