@@ -146,4 +146,18 @@ typedef struct spoor_top_session_status {
 
 void spoor_top_session_status_get(const spoor_top_session *s, spoor_top_session_status *st);
 
+/* Flags of spoor_top_session_report_json. */
+#define SPOOR_TOP_JSON_EXCEPTIONS 1u /* the report's exceptions (spoor top -E) */
+/* with EXCEPTIONS: the exceptions as one line {"ex":1,...} each after the report's, not as
+ * its "exceptions" member (spoor top -j udp:, one datagram a line) */
+#define SPOOR_TOP_JSON_EXCEPTION_LINES 2u
+
+/* The JSON of a report of this session (from its report callback), as `spoor top --json`
+ * writes it (docs/top.md, "JSON"): one object on one line ending in a newline, each thread as
+ * the session knows it (spoor_top_session_thread) with its "stack" when config.stack,
+ * "idle_known" the session's, times in ms of config.cpu_hz. Malloc'd and NUL-terminated (the
+ * caller frees it), *len its length; NULL with the error set when memory runs out. */
+char *spoor_top_session_report_json(spoor_top_session *s, const spoor_top_report *r, unsigned flags,
+                                    size_t *len);
+
 #endif

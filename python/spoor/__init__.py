@@ -21,7 +21,7 @@ from typing import (Any, Callable, Dict, Iterable, List, Mapping, NoReturn, Opti
 from . import itm
 from ._spoor import ffi, lib
 
-__all__ = ["Error", "Elf", "crash", "report_html", "triage", "triage_merge", "itm"]
+__all__ = ["Error", "Elf", "crash", "report_html", "triage", "triage_merge", "itm", "top"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 T = TypeVar("T")
@@ -143,6 +143,22 @@ def _image_file(data: Union[bytes, bytearray, memoryview], addr: int, keep: List
     return path
 
 
+def _source_images(src: Any, mem: Optional[Mapping[int, Union[PathLike, bytes]]],
+                   keep: List[Any]) -> None:
+    """The memory images of a snapshot source (src.mems), as --mem ADDR:FILE gives them."""
+    items = list((mem or {}).items())
+    mems = ffi.new("spoor_raw_memory[]", max(1, len(items)))
+    keep.append(mems)
+    for i, (addr, image) in enumerate(items):
+        if isinstance(image, (bytes, bytearray, memoryview)):
+            image = _image_file(image, addr, keep)
+        keep.append(ffi.new("char[]", _path(image)))
+        mems[i].address = addr
+        mems[i].path = keep[-1]
+    src.mems = mems
+    src.nmems = len(items)
+
+
 def _snapshot(elf: Elf, dump: Union[PathLike, bytes, None], regs: Optional[PathLike],
               mem: Optional[Mapping[int, Union[PathLike, bytes]]], gdb: Optional[str],
               keep: List[Any]) -> Any:
@@ -171,17 +187,7 @@ def _snapshot(elf: Elf, dump: Union[PathLike, bytes, None], regs: Optional[PathL
         if gdb is not None:
             keep.append(ffi.new("char[]", gdb.encode()))
             src.gdb = keep[-1]
-        items = list((mem or {}).items())
-        mems = ffi.new("spoor_raw_memory[]", max(1, len(items)))
-        keep.append(mems)
-        for i, (addr, image) in enumerate(items):
-            if isinstance(image, (bytes, bytearray, memoryview)):
-                image = _image_file(image, addr, keep)
-            keep.append(ffi.new("char[]", _path(image)))
-            mems[i].address = addr
-            mems[i].path = keep[-1]
-        src.mems = mems
-        src.nmems = len(items)
+        _source_images(src, mem, keep)
     snap = lib.spoor_snapshot_open(src, elf._ptr())
     if snap == ffi.NULL:
         _raise()
@@ -354,3 +360,6 @@ def _merge_shard(t: Any, shard: Shard, name: str) -> None:
         text = "".join(json.dumps(o, separators=(",", ":")) + "\n" for o in shard).encode()
     if not lib.spoor_triage_merge_text(t, text, len(text), name.encode()):
         _raise(name)
+
+
+from . import top  # noqa: E402  (spoor.top uses Elf and Error, defined above)

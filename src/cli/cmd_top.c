@@ -75,7 +75,8 @@ static void on_report(void *ctx, const spoor_top_report *r)
         ob_flush(c->out);
     }
     if (c->json)
-        top_json_report(c->json, &c->view, r, c->udp, c->udp ? &c->udp_refused : NULL);
+        top_json_report(c->json, c->session, r, c->view.exceptions,
+                        c->udp ? &c->udp_refused : NULL);
 }
 
 static void on_switch(void *ctx, uint64_t time, uint32_t prev, bool prev_known, uint32_t next)

@@ -48,10 +48,11 @@ void top_exception_label(unsigned number, char *buf, size_t cap);
  * terminal (lines cut at v->cols), else plain lines. */
 void top_console_report(outbuf *o, const top_view *v, const spoor_top_report *r, bool refresh);
 
-/* One JSON object for a report (one line); with separate_ex the exceptions go in separate
- * {"ex":1,...} lines after it instead of an "exceptions" member. udp_refused (-j udp:): each
- * line is sent as a datagram, and the sends that found nobody listening are counted there. */
-void top_json_report(outbuf *o, const top_view *v, const spoor_top_report *r, bool separate_ex,
+/* One JSON object for a report of session s (one line), its exceptions with exceptions (-E).
+ * udp_refused (-j udp:): the exceptions go in separate {"ex":1,...} lines after it instead of
+ * an "exceptions" member, each line is sent as a datagram, and the sends that found nobody
+ * listening are counted there. */
+void top_json_report(outbuf *o, spoor_top_session *s, const spoor_top_report *r, bool exceptions,
                      uint64_t *udp_refused);
 
 /* -j FILE or -j udp:[HOST:]PORT (datagrams to HOST, default 127.0.0.1, *udp set): *fd for the

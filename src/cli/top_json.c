@@ -1,16 +1,14 @@
-/* spoor top's JSON lines: one object per interval with the fields orbtop-rtos users know
- * (threads[] with tcb name func prio time_ms cpu max switches; interval_ms cpu_usage cpu_max
- * cpu_freq overflow; exceptions[] with num name count maxd total pct ave min max maxwall). */
+/* spoor top's JSON lines (-j FILE, -j udp:): one object per interval, written by libspoor
+ * (spoor_top_session_report_json), to a file or as datagrams. */
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
 #include "cli.h"
-#include "crash_stacks.h"
 #include "top_cli.h"
-#include "util/json_write.h"
 
 /* -j udp:[HOST:]PORT: a datagram socket connected to HOST (default 127.0.0.1) and PORT. */
 static int open_udp(const char *spec, int *fd)
@@ -68,115 +66,25 @@ int top_json_open(const char *arg, int *fd, bool *udp)
     return 0;
 }
 
-static void exception_fields(json_out *j, const spoor_top_exc_stats *e)
-{
-    char label[48];
-    top_exception_label(e->number, label, sizeof label);
-    const char *name = label;
-    while (*name && *name != '(') /* "15 (SysTick)" -> "SysTick" */
-        name++;
-    char bare[48];
-    snprintf(bare, sizeof bare, "%s", *name ? name + 1 : label);
-    for (char *p = bare; *p; p++)
-        if (*p == ')')
-            *p = '\0';
-    json_uint(j, "num", e->number);
-    json_string(j, "name", bare);
-    json_uint(j, "count", e->count);
-    json_uint(j, "maxd", e->maxd);
-    json_uint(j, "total", e->total);
-    json_fixed(j, "pct", e->pct, 3);
-    if (e->completed) {
-        json_uint(j, "ave", e->completed_own / e->completed);
-        json_uint(j, "min", e->min);
-        json_uint(j, "max", e->max);
-        json_uint(j, "maxwall", e->maxwall);
-    } else { /* no activation ended in the interval */
-        json_null(j, "ave");
-        json_null(j, "min");
-        json_null(j, "max");
-        json_null(j, "maxwall");
-    }
-    json_uint(j, "completed", e->completed);
-}
-
-void top_json_report(outbuf *o, const top_view *v, const spoor_top_report *r, bool separate_ex,
+void top_json_report(outbuf *o, spoor_top_session *s, const spoor_top_report *r, bool exceptions,
                      uint64_t *udp_refused)
 {
-    json_out j;
-    json_init(&j, o);
-    json_object_begin(&j, NULL);
-    json_array_begin(&j, "threads");
-    for (size_t i = 0; i < r->nthreads; i++) {
-        const spoor_top_thread_stats *t = &r->threads[i];
-        const top_thread_info *info = v->thread(v->ctx, t->tcb);
-        json_object_begin(&j, NULL);
-        json_hex32(&j, "tcb", t->tcb);
-        json_string(&j, "name", info->name);
-        json_string(&j, "func", info->func);
-        if (info->has_prio)
-            json_int(&j, "prio", info->prio);
-        else
-            json_null(&j, "prio");
-        json_string(&j, "prio_name", info->prio_name);
-        if (info->unlisted)
-            json_string(&j, "state", "unlisted");
-        else if (info->read_ok) {
-            char state[200];
-            spoor_rtos_state_text(&info->state, state, sizeof state);
-            json_string(&j, "state", state);
-        } else
-            json_null(&j, "state");
-        json_fixed(&j, "time_ms", top_ms(v, t->cycles), 3);
-        json_fixed(&j, "cpu", t->pct, 3);
-        json_fixed(&j, "max", t->max_pct, 3);
-        json_uint(&j, "switches", t->switches);
-        json_uint(&j, "cycles", t->cycles);
-        json_bool(&j, "idle", t->idle);
-        if (v->stack && info->has_stack)
-            stack_usage_json(&j, "stack", &info->stack);
-        else if (v->stack)
-            json_null(&j, "stack");
-        json_object_end(&j);
-    }
-    json_array_end(&j);
-    json_uint(&j, "interval", r->index);
-    json_bool(&j, "summary", r->summary);
-    json_bool(&j, "partial", r->partial);
-    json_uint(&j, "quiet_intervals", r->quiet);
-    json_fixed(&j, "start_ms", top_ms(v, r->start), 3);
-    json_fixed(&j, "interval_ms", top_ms(v, r->end - r->start), 3);
-    json_fixed(&j, "cpu_usage", r->cpu_usage, 3);
-    json_fixed(&j, "cpu_max", r->cpu_max, 3);
-    json_bool(&j, "idle_known", !v->idle_unknown);
-    json_uint(&j, "cpu_freq", v->cpu_hz);
-    json_bool(&j, "overflow", r->overflows != 0);
-    json_uint(&j, "overflows", r->overflows);
-    json_uint(&j, "lost_bytes", r->lost_bytes);
-    json_fixed(&j, "unknown_ms", top_ms(v, r->unknown_cycles), 3);
-    if (v->exceptions && !separate_ex) {
-        json_array_begin(&j, "exceptions");
-        for (size_t i = 0; i < r->nexceptions; i++) {
-            json_object_begin(&j, NULL);
-            exception_fields(&j, &r->exceptions[i]);
-            json_object_end(&j);
-        }
-        json_array_end(&j);
-    }
-    json_object_end(&j);
-    json_finish(&j);
-    if (udp_refused)
-        send_datagram(o, udp_refused);
-    if (!v->exceptions || !separate_ex)
+    unsigned flags = exceptions ? SPOOR_TOP_JSON_EXCEPTIONS : 0;
+    if (udp_refused) /* a datagram a line: the exceptions on lines of their own */
+        flags |= SPOOR_TOP_JSON_EXCEPTION_LINES;
+    size_t len;
+    char *text = spoor_top_session_report_json(s, r, flags, &len);
+    if (!text) {
+        o->failed = true;
         return;
-    for (size_t i = 0; i < r->nexceptions; i++) {
-        json_init(&j, o);
-        json_object_begin(&j, NULL);
-        json_uint(&j, "ex", 1);
-        exception_fields(&j, &r->exceptions[i]);
-        json_object_end(&j);
-        json_finish(&j);
+    }
+    for (size_t at = 0; at < len;) {
+        const char *end = memchr(text + at, '\n', len - at);
+        size_t n = end ? (size_t)(end - (text + at)) + 1 : len - at;
+        ob_write(o, text + at, n);
         if (udp_refused)
             send_datagram(o, udp_refused);
+        at += n;
     }
+    free(text);
 }

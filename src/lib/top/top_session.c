@@ -8,6 +8,7 @@
 #include "base/set_error.h"
 #include "top/top_catalogue.h"
 #include "top/top_clock.h"
+#include "top/top_json.h"
 
 struct spoor_top_session {
     spoor_top_session_config cfg;
@@ -231,4 +232,10 @@ void spoor_top_session_status_get(const spoor_top_session *s, spoor_top_session_
         .now = spoor_top_now(s->stats),
         .nthreads = s->threads.nthreads,
     };
+}
+
+char *spoor_top_session_report_json(spoor_top_session *s, const spoor_top_report *r, unsigned flags,
+                                    size_t *len)
+{
+    return spoor_top_json_report(&s->threads, r, flags, s->cfg.cpu_hz, s->cfg.stack, len);
 }

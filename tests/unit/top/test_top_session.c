@@ -8,6 +8,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -272,6 +274,78 @@ static void test_session_host_clock(void **state)
     spoor_top_session_free(s);
 }
 
+/* The JSON of a report (spoor_top_session_report_json), the object of spoor top -j: a recording
+ * of A from 0 with a SysTick activation 2000..2300 (back in thread mode at 2310), B from 15000,
+ * A from 25000 to 30000; no RTOS (a thread is its TCB: name "", nothing read). Interval 0 is
+ * A's alone, 10000 cycles (the exception's time included, as the RTOS sees it); SysTick's own
+ * time is 300 cycles, 3 % of it. Interval 1 has no exception. */
+struct json_seen {
+    spoor_top_session *s;
+    unsigned flags;
+    char texts[2][1024];
+    unsigned n;
+};
+
+static void on_report_json(void *ctx, const spoor_top_report *r)
+{
+    struct json_seen *j = ctx;
+    size_t len;
+    char *text = spoor_top_session_report_json(j->s, r, j->flags, &len);
+    assert_non_null(text);
+    assert_int_equal(strlen(text), len);
+    if (j->n < 2)
+        snprintf(j->texts[j->n], sizeof j->texts[0], "%s", text);
+    j->n++;
+    free(text);
+}
+
+static void report_json(unsigned flags, struct json_seen *j)
+{
+    static itm_encoder e;
+    memset(&e, 0, sizeof e);
+    enc_switch_at(&e, 0, 1, A);
+    enc_exception_at(&e, 2000, 15, 1);
+    enc_exception_at(&e, 2300, 15, 2);
+    enc_exception_at(&e, 2310, 0, 3);
+    enc_switch_at(&e, 15000, 1, B);
+    enc_switch_at(&e, 25000, 1, A);
+    enc_at(&e, 30000);
+    memset(j, 0, sizeof *j);
+    j->flags = flags;
+    spoor_top_session_config cfg = {.cpu_hz = 1000000, .interval_ms = 10, .comparator = 1};
+    spoor_top_session_callbacks cb = {.report = on_report_json, .ctx = j};
+    assert_non_null(j->s = spoor_top_session_new(&cfg, &cb));
+    spoor_trace_pump *p = pump_for(j->s);
+    assert_true(spoor_trace_pump_feed(p, e.buf, e.len) && spoor_trace_pump_finish(p));
+    assert_int_equal(j->n, 4); /* intervals 0, 1, 2 (partial) and the summary */
+    spoor_trace_pump_free(p);
+    spoor_top_session_free(j->s);
+}
+
+#define JSON_A0                                                                                    \
+    "{\"threads\":[{\"tcb\":\"0x20000100\",\"name\":\"\",\"func\":null,\"prio\":null,"             \
+    "\"prio_name\":null,\"state\":null,\"time_ms\":10.000,\"cpu\":100.000,\"max\":100.000,"        \
+    "\"switches\":1,\"cycles\":10000,\"idle\":false}],\"interval\":0,\"summary\":false,"           \
+    "\"partial\":false,\"quiet_intervals\":0,\"start_ms\":0.000,\"interval_ms\":10.000,"           \
+    "\"cpu_usage\":100.000,\"cpu_max\":100.000,\"idle_known\":true,\"cpu_freq\":1000000,"          \
+    "\"overflow\":false,\"overflows\":0,\"lost_bytes\":0,\"unknown_ms\":0.000"
+#define JSON_SYSTICK                                                                               \
+    "\"num\":15,\"name\":\"SysTick\",\"count\":1,\"maxd\":1,\"total\":300,\"pct\":3.000,"          \
+    "\"ave\":300,\"min\":300,\"max\":300,\"maxwall\":300,\"completed\":1"
+
+static void test_session_report_json(void **state)
+{
+    (void)state;
+    struct json_seen j;
+    report_json(0, &j);
+    assert_string_equal(j.texts[0], JSON_A0 "}\n");
+    report_json(SPOOR_TOP_JSON_EXCEPTIONS, &j);
+    assert_string_equal(j.texts[0], JSON_A0 ",\"exceptions\":[{" JSON_SYSTICK "}]}\n");
+    assert_non_null(strstr(j.texts[1], "\"exceptions\":[]}\n"));
+    report_json(SPOOR_TOP_JSON_EXCEPTIONS | SPOOR_TOP_JSON_EXCEPTION_LINES, &j);
+    assert_string_equal(j.texts[0], JSON_A0 "}\n{\"ex\":1," JSON_SYSTICK "}\n");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -281,6 +355,7 @@ int main(void)
         cmocka_unit_test(test_clock_live_undated_time),
         cmocka_unit_test(test_session_intervals),
         cmocka_unit_test(test_session_host_clock),
+        cmocka_unit_test(test_session_report_json),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
