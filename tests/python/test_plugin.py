@@ -221,8 +221,17 @@ def test_failure_at_a_fault(pytester, monkeypatch):
     assert shown == docs_block("spoor: the target when the test failed"), shown
 
 
-def test_thread_fixtures(pytester):
+def test_thread_fixtures(pytester, tmp_path):
+    from test_top_sched import HZ, INTERVAL_MS, TASKS, schedule
     elf, machine = harness.example("sched", "m3")
+    # a trace of a known schedule, by test_top_sched's own ITM encoder, with the real TCBs
+    syms = harness.symbol_addresses(elf)
+    stream, intervals = schedule({name: syms[f"task_{name}"] for name in TASKS})
+    trace = tmp_path / "sched.itm"
+    trace.write_bytes(stream)
+    cycles = {name: sum(i["threads"][name][0] for i in intervals) for name in TASKS}
+    share = 100.0 * cycles["sensor"] / (len(intervals) * HZ // 1000 * INTERVAL_MS)
+    first = 100.0 * intervals[0]["threads"]["sensor"][0] / (HZ // 1000 * INTERVAL_MS)
     with harness.Qemu(elf, machine, gdb=True) as qemu:
         text = harness.run_gdb(elf, qemu.gdb_port, [
             "break sched_checkpoint", "continue", "delete",
@@ -254,18 +263,33 @@ def test_no_fault(spoor_target):
 
 def test_names(spoor_target):
     assert sorted(t["name"] for t in spoor_target.threads()) == {sorted(tasks)!r}
+
+def test_cpu_share(spoor_target):
+    # the names from the target; the share of the whole run (its summary)
+    share = spoor_target.cpu_share("sensor", {str(trace)!r}, cpu_freq={HZ},
+                                   interval={INTERVAL_MS})
+    assert abs(share - {share!r}) < 0.001, share
+    with open({str(trace)!r}, "rb") as f:
+        share = spoor_target.cpu_share("sensor", f.read(), cpu_freq={HZ},
+                                       interval={INTERVAL_MS}, intervals=1)
+    assert abs(share - {first!r}) < 0.001, share  # the first interval's, without a summary
+
+def test_cpu_share_no_thread(spoor_target):
+    spoor_target.cpu_share("nobody", {str(trace)!r}, cpu_freq={HZ}, interval={INTERVAL_MS})
 ''')
         result = pytester.runpytest(f"--spoor-elf={elf}",
                                     f"--spoor-gdb=127.0.0.1:{qemu.gdb_port}")
     out = result.stdout.str()
-    result.assert_outcomes(passed=4, failed=2)  # docs/python.md's example passes
+    result.assert_outcomes(passed=5, failed=3)  # docs/python.md's example passes
     assert re.search(rf"AssertionError: thread '{other}' is '(?!running')[^']+', "
                      r"expected 'running'", out), out
     names = ", ".join(sorted(tasks))
     listed = re.search(r"AssertionError: no thread 'nobody' on the target \(threads: (.*)\)",
                        out)
     assert listed and ", ".join(sorted(listed.group(1).split(", "))) == names, out
-
+    listed = re.search(r"AssertionError: no thread 'nobody' in the trace \(threads: (.*)\)",
+                       out)
+    assert listed and ", ".join(sorted(listed.group(1).split(", "))) == names, out
 
 
 def test_stack_margins(pytester, tmp_path):
