@@ -22,6 +22,7 @@ setup(
     install_requires=["cffi>=1.15"],
     cffi_modules=["spoor/_build.py:ffibuilder"],
     zip_safe=False,
+    entry_points={"pytest11": ["spoor = spoor.pytest_plugin"]},  # the pytest plugin
     # the extension uses the stable ABI only: one wheel for every CPython >= 3.9
     options={"bdist_wheel": {"py_limited_api": "cp39"}},
 )

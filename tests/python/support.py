@@ -34,3 +34,22 @@ def cli(*args, check=True, **kwargs):
 def rss_kib():
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
+
+
+def rendered_page(page):
+    """(title text, [text of each backtrace row]) of a spoor report page as headless Chromium
+    renders it with the network cut off (tests/e2e/test_report.py's Chromium and DOM reader,
+    loaded by its path: tests/python has a test_report.py of its own); fails when the page
+    printed or fetched anything, or did not render."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("e2e_test_report",
+                                                  SOURCE / "tests" / "e2e" / "test_report.py")
+    e2e = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(e2e)
+    proxy = e2e.Proxy()
+    dom_text, console = e2e.chromium(page, proxy)
+    assert console == [] and proxy.requests == []  # nothing said, nothing fetched
+    dom = e2e.Dom(dom_text).root
+    assert dom.find(tag="html").attrs.get("data-rendered") == "yes"
+    return (dom.by_id("title").text(),
+            [row.text() for row in dom.by_id("backtrace").find_all("bt-row")])

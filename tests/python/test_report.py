@@ -5,22 +5,13 @@ breakpoint through its gdbstub with --threads (the call the pytest plugin makes)
 renders in headless Chromium with the network cut off and shows the fault; errors raise
 spoor.Error with the CLI's message; no page is leaked. docs/python.md's example of spoor.report_html
 runs."""
-import importlib.util
 import json
 import re
 
 import harness
 import pytest
 import spoor
-from support import SOURCE, cli
-
-# tests/e2e/test_report.py's Chromium with the network cut off and its DOM reader (a module of
-# the same name as this one: loaded by its path)
-_spec = importlib.util.spec_from_file_location("e2e_test_report",
-                                               SOURCE / "tests" / "e2e" / "test_report.py")
-e2e_report = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(e2e_report)
-Dom, Proxy, chromium = e2e_report.Dom, e2e_report.Proxy, e2e_report.chromium
+from support import SOURCE, cli, rendered_page
 
 
 def page_of(tmp_path, *args):
@@ -105,18 +96,12 @@ def test_renders_the_fault(crash_dump, tmp_path):
     page = tmp_path / "page.html"
     page.write_text(spoor.report_html(elf_path, dump=crash_dump("busfault")))
     report = parts(page.read_text())[1]
-    proxy = Proxy()
-    dom_text, console = chromium(page, proxy)
-    assert console == [] and proxy.requests == []  # nothing said, nothing fetched
-    dom = Dom(dom_text).root
-    assert dom.find(tag="html").attrs.get("data-rendered") == "yes"
-    title = dom.by_id("title").text()
+    title, rows = rendered_page(page)
     assert "BusFault" in title
     for bit in report["fault"]["bits"]:
         assert bit["name"] in title
-    rows = list(dom.by_id("backtrace").find_all("bt-row"))
     assert len(rows) == len(report["backtrace"])
-    assert report["backtrace"][0]["function"] in rows[0].text()
+    assert report["backtrace"][0]["function"] in rows[0]
 
 
 def cli_error(tmp_path, *args):
