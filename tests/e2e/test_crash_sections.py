@@ -170,12 +170,18 @@ class CrashSections(unittest.TestCase):
         try:
             inp = ["--gdb", f"127.0.0.1:{port}", "--mem", f"{MTB_M33:#x}:{self.regs}"]
             deadline = time.monotonic() + 120
-            while time.monotonic() < deadline:  # until the port is up and the demo has run
+            # until the port is up and the demo has run: its ring ends with DEMO_Run's return
+            # (the firmware then waits in calls_done())
+            while time.monotonic() < deadline:
                 time.sleep(0.2)
                 r = run("calls", "-e", self.elf, "--json", "--gdb", f"127.0.0.1:{port}",
                         check=False)
-                if r.returncode == 0 and len(r.stdout.splitlines()) > 20:
+                last = r.stdout.splitlines()[-1:] if r.returncode == 0 else []
+                if last and json.loads(last[0]).get("kind") == "exit" and \
+                        json.loads(last[0]).get("function") == "DEMO_Run":
                     break
+            else:
+                self.fail(f"the demo did not end in 120 s: {r.stdout[-300:]}{r.stderr}")
             self.check_input(inp, 3, 9, self.expect["wrapped"])
         finally:
             qemu.kill()
