@@ -1,6 +1,9 @@
 """No leak: the process's RSS stays put over 10,000 calls (symbolize, crash of a dump, ELF opens
-that work and that fail)."""
+that work and that fail), and so do the Python allocations still held (a reference kept by the
+package: a cache that grows, a result, an ffi buffer or an exception held on to)."""
+import gc
 import sys
+import tracemalloc
 
 import harness
 import spoor
@@ -32,3 +35,35 @@ def test_rss_steady(crash_dump, tmp_path):
     # more
     print(f"RSS grew {grown} KiB over 10,000 calls", file=sys.stderr)
     assert grown < 4096, f"RSS grew {grown} KiB over 10,000 calls"
+
+
+def test_python_memory_steady(crash_dump, tmp_path):
+    """Python-level allocations still held after 10,000 calls (tracemalloc; the C side is the
+    RSS test's): one result dict kept per call would be about 2 MB."""
+    elf_path, _ = harness.example("crash", "m3")
+    dump = crash_dump("busfault").read_bytes()
+    elf = spoor.Elf(elf_path)
+
+    def calls(n):
+        for i in range(n):
+            elf.symbolize(0x100 + 2 * (i % 512))
+            if i % 10 == 0:
+                spoor.crash(elf, dump=dump)
+            if i % 100 == 0:
+                try:
+                    spoor.Elf(tmp_path / "no-such.elf")
+                except spoor.Error:
+                    pass
+
+    calls(1000)
+    tracemalloc.start()
+    try:
+        gc.collect()
+        before = tracemalloc.get_traced_memory()[0]
+        calls(10000)
+        gc.collect()
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    print(f"Python allocations grew {grown} B over 10,000 calls", file=sys.stderr)
+    assert grown < 64 * 1024, f"Python allocations grew {grown} B over 10,000 calls"
