@@ -364,7 +364,7 @@ int cmd_calls(int argc, char **argv)
     c.tpiu_id = 1;
     static target_input in;
     memset(&in, 0, sizeof in);
-    int opt;
+    int opt, err;
     uint32_t v;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "e:jst::h", opts, NULL)) != -1) {
@@ -390,17 +390,11 @@ int cmd_calls(int argc, char **argv)
                 c.tpiu_id = v;
             }
             break;
-        case 'h': fputs(calls_usage, stdout); return SPOOR_EXIT_OK;
-        case TARGET_OPT_REGS:
-        case TARGET_OPT_MEM:
-        case TARGET_OPT_GDB:
-        case TARGET_OPT_FORMAT:
-        case TARGET_OPT_ELF_DIR: {
-            int rc = target_input_option("calls", &in, opt, optarg);
-            if (rc)
-                return rc;
+        TARGET_INPUT_CASES:
+            if ((err = target_input_option("calls", &in, opt, optarg)))
+                return err;
             break;
-        }
+        case 'h': fputs(calls_usage, stdout); return SPOOR_EXIT_OK;
         default: return cli_bad_option("calls", argv);
         }
     }

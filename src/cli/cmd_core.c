@@ -73,11 +73,7 @@ int cmd_core(int argc, char **argv)
                                  optarg);
             o.nranges++;
             break;
-        case TARGET_OPT_REGS:
-        case TARGET_OPT_MEM:
-        case TARGET_OPT_GDB:
-        case TARGET_OPT_FORMAT:
-        case TARGET_OPT_ELF_DIR:
+        TARGET_INPUT_CASES:
             if ((err = target_input_option("core", &in, opt, optarg)))
                 return err;
             break;

@@ -233,11 +233,7 @@ int cmd_crash(int argc, char **argv)
             if ((rc = crash_sections_option("crash", &c.options, opt, optarg)))
                 return rc;
             break;
-        case TARGET_OPT_REGS:
-        case TARGET_OPT_MEM:
-        case TARGET_OPT_GDB:
-        case TARGET_OPT_FORMAT:
-        case TARGET_OPT_ELF_DIR:
+        TARGET_INPUT_CASES:
             if ((rc = target_input_option("crash", &in, opt, optarg)))
                 return rc;
             break;

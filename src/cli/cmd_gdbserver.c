@@ -257,11 +257,7 @@ int cmd_gdbserver(int argc, char **argv)
             if (!cli_parse_u32(optarg, &port) || port > 65535)
                 return cli_error("gdbserver", "bad port '%s'", optarg);
             break;
-        case TARGET_OPT_REGS:
-        case TARGET_OPT_MEM:
-        case TARGET_OPT_GDB:
-        case TARGET_OPT_FORMAT:
-        case TARGET_OPT_ELF_DIR:
+        TARGET_INPUT_CASES:
             if ((err = target_input_option("gdbserver", &in, opt, optarg)))
                 return err;
             break;

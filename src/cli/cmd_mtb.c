@@ -330,15 +330,11 @@ int cmd_mtb(int argc, char **argv)
                 return cli_error("mtb", "--mtb-regs: expected a word-aligned address, got '%s'",
                                  optarg);
             break;
-        case OPT_FREEZE: freeze = 1; break;
-        case TARGET_OPT_REGS:
-        case TARGET_OPT_MEM:
-        case TARGET_OPT_GDB:
-        case TARGET_OPT_FORMAT:
-        case TARGET_OPT_ELF_DIR:
+        TARGET_INPUT_CASES:
             if ((rc = target_input_option("mtb", &in, opt, optarg)))
                 return rc;
             break;
+        case OPT_FREEZE: freeze = 1; break;
         case 'h': fputs(mtb_usage, stdout); return SPOOR_EXIT_OK;
         default: return cli_bad_option("mtb", argv);
         }

@@ -136,11 +136,7 @@ int cmd_report(int argc, char **argv)
                 return rc;
             r.sections_given = 1;
             break;
-        case TARGET_OPT_REGS:
-        case TARGET_OPT_MEM:
-        case TARGET_OPT_GDB:
-        case TARGET_OPT_FORMAT:
-        case TARGET_OPT_ELF_DIR:
+        TARGET_INPUT_CASES:
             if ((rc = target_input_option("report", &in, opt, optarg)))
                 return rc;
             break;

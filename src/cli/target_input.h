@@ -41,6 +41,19 @@ typedef struct target_input {
     spoor_raw_memory mems[TARGET_INPUT_MAX_MEMS];
 } target_input;
 
+/* The case labels of the TARGET_OPT_* options in a command's getopt switch, every command that
+ * takes a target input handing them to target_input_option:
+ *     TARGET_INPUT_CASES:
+ *         if ((rc = target_input_option("cmd", &in, opt, optarg)))
+ *             return rc;
+ *         break; */
+#define TARGET_INPUT_CASES                                                                         \
+    case TARGET_OPT_REGS:                                                                          \
+    case TARGET_OPT_MEM:                                                                           \
+    case TARGET_OPT_GDB:                                                                           \
+    case TARGET_OPT_FORMAT:                                                                        \
+    case TARGET_OPT_ELF_DIR
+
 /* Takes a TARGET_OPT_* option; returns 0, or the exit status after printing the error. */
 int target_input_option(const char *cmd, target_input *in, int opt, const char *arg);
 
