@@ -5,17 +5,23 @@ import gc
 import sys
 import tracemalloc
 
+import pytest
+
 import harness
 import spoor
 from support import rss_kib
 
 
-def test_rss_steady(crash_dump, tmp_path):
+@pytest.fixture
+def calls(crash_dump, tmp_path):
+    """calls(n): n symbolize calls on the crash example, a crash report of a QEMU dump every
+    10th, an ELF opened and closed and one that fails to open every 100th; run once for 1,000
+    calls here (tables built, allocator pools filled)."""
     elf_path, _ = harness.example("crash", "m3")
     dump = crash_dump("busfault").read_bytes()
     elf = spoor.Elf(elf_path)
 
-    def calls(n):
+    def run(n):
         for i in range(n):
             elf.symbolize(0x100 + 2 * (i % 512))
             if i % 10 == 0:
@@ -27,7 +33,11 @@ def test_rss_steady(crash_dump, tmp_path):
                 except spoor.Error:
                     pass
 
-    calls(1000)  # warm: tables built, allocator pools filled
+    run(1000)
+    return run
+
+
+def test_rss_steady(calls):
     before = rss_kib()
     calls(10000)
     grown = rss_kib() - before
@@ -37,25 +47,9 @@ def test_rss_steady(crash_dump, tmp_path):
     assert grown < 4096, f"RSS grew {grown} KiB over 10,000 calls"
 
 
-def test_python_memory_steady(crash_dump, tmp_path):
+def test_python_memory_steady(calls):
     """Python-level allocations still held after 10,000 calls (tracemalloc; the C side is the
     RSS test's): one result dict kept per call would be about 2 MB."""
-    elf_path, _ = harness.example("crash", "m3")
-    dump = crash_dump("busfault").read_bytes()
-    elf = spoor.Elf(elf_path)
-
-    def calls(n):
-        for i in range(n):
-            elf.symbolize(0x100 + 2 * (i % 512))
-            if i % 10 == 0:
-                spoor.crash(elf, dump=dump)
-            if i % 100 == 0:
-                try:
-                    spoor.Elf(tmp_path / "no-such.elf")
-                except spoor.Error:
-                    pass
-
-    calls(1000)
     tracemalloc.start()
     try:
         gc.collect()
