@@ -159,6 +159,22 @@ def _source_images(src: Any, mem: Optional[Mapping[int, Union[PathLike, bytes]]]
     src.nmems = len(items)
 
 
+def _snapshot_source(keep: List[Any], dump: Optional[PathLike] = None,
+                     regs: Optional[PathLike] = None, gdb: Optional[str] = None,
+                     mem: Optional[Mapping[int, Union[PathLike, bytes]]] = None) -> Any:
+    """A spoor_snapshot_source of the inputs given (as --regs, --mem, --gdb and a DUMP path
+    give them); its strings and images live as long as keep."""
+    src = ffi.new("spoor_snapshot_source *")
+    for field, text in (("dump_path", None if dump is None else _path(dump)),
+                        ("regs_path", None if regs is None else _path(regs)),
+                        ("gdb", None if gdb is None else gdb.encode())):
+        if text is not None:
+            keep.append(ffi.new("char[]", text))
+            setattr(src, field, keep[-1])
+    _source_images(src, mem, keep)
+    return src
+
+
 def _snapshot(elf: Elf, dump: Union[PathLike, bytes, None], regs: Optional[PathLike],
               mem: Optional[Mapping[int, Union[PathLike, bytes]]], gdb: Optional[str],
               keep: List[Any]) -> Any:
@@ -176,18 +192,7 @@ def _snapshot(elf: Elf, dump: Union[PathLike, bytes, None], regs: Optional[PathL
         if snap == ffi.NULL:
             _raise("dump")
         return snap
-    src = ffi.new("spoor_snapshot_source *")
-    if dump is not None:
-        keep.append(ffi.new("char[]", _path(dump)))
-        src.dump_path = keep[-1]
-    else:
-        if regs is not None:
-            keep.append(ffi.new("char[]", _path(regs)))
-            src.regs_path = keep[-1]
-        if gdb is not None:
-            keep.append(ffi.new("char[]", gdb.encode()))
-            src.gdb = keep[-1]
-        _source_images(src, mem, keep)
+    src = _snapshot_source(keep, dump=dump, regs=regs, gdb=gdb, mem=mem)
     snap = lib.spoor_snapshot_open(src, elf._ptr())
     if snap == ffi.NULL:
         _raise()

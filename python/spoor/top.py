@@ -18,7 +18,7 @@ import os
 import tempfile
 from typing import Any, BinaryIO, Dict, Iterator, List, Mapping, Optional, Union
 
-from . import Elf, Error, _image_file, _path, _raise, _source_images, _text
+from . import Elf, Error, _image_file, _raise, _snapshot_source, _text
 from ._spoor import ffi, lib
 
 __all__ = ["Session", "run"]
@@ -142,20 +142,13 @@ class Session:
         if not (mem or dump is not None or gdb or telnet):
             return
         keep = self._keep
-        src = ffi.new("spoor_snapshot_source *")
         if isinstance(dump, (bytes, bytearray, memoryview)):
             dump = _image_file(dump, 0, keep)
-        if dump is not None:
-            keep.append(ffi.new("char[]", _path(dump)))
-            src.dump_path = keep[-1]
-        if gdb is not None:
-            keep.append(ffi.new("char[]", gdb.encode()))
-            src.gdb = keep[-1]
+        src = _snapshot_source(keep, dump=dump, gdb=gdb, mem=mem)
         openocd = ffi.NULL
         if telnet is not None:
             keep.append(ffi.new("char[]", telnet.encode()))
             openocd = keep[-1]
-        _source_images(src, mem, keep)
         target = lib.spoor_py_top_memory(src, openocd, elf._ptr())
         if target == ffi.NULL:
             _raise()
