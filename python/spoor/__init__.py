@@ -16,7 +16,7 @@ import json
 import os
 import tempfile
 from typing import (Any, Callable, Dict, Iterable, List, Mapping, NoReturn, Optional, Sequence,
-                    TypeVar, Union)
+                    Tuple, TypeVar, Union)
 
 from . import itm
 from ._spoor import ffi, lib
@@ -219,6 +219,32 @@ def report_html(elf: Union[Elf, PathLike], dump: Union[PathLike, bytes, None] = 
     """The page `spoor report -o PAGE.html [--threads]` writes of the same inputs as crash()'s:
     one self-contained HTML document (the fault, registers, backtrace with source text and
     disassembly, threads; rendered by its own script, nothing fetched), as a str."""
+    name = _input_name(dump, regs, mem, gdb)
+    return _with_report(elf, dump, regs, mem, gdb, threads,
+                        lambda report: _report_page(report, name))
+
+
+def _crash_and_page(elf: Union[Elf, PathLike], dump: Union[PathLike, bytes, None] = None,
+                    regs: Optional[PathLike] = None, mem: Mem = None,
+                    gdb: Optional[str] = None,
+                    threads: bool = False) -> Tuple[Dict[str, Any], Union[str, Error]]:
+    """crash()'s dict and report_html()'s page of one reading of the inputs (a live target is
+    read once, not twice); the page is the Error that stopped it when only the page failed."""
+    name = _input_name(dump, regs, mem, gdb)
+
+    def both(report: Any) -> Tuple[Dict[str, Any], Union[str, Error]]:
+        document = _crash_json(report)
+        try:
+            return document, _report_page(report, name)
+        except Error as e:
+            return document, e
+
+    return _with_report(elf, dump, regs, mem, gdb, threads, both)
+
+
+def _input_name(dump: Union[PathLike, bytes, None], regs: Optional[PathLike], mem: Mem,
+                gdb: Optional[str]) -> bytes:
+    """The input as spoor report's page names it."""
     if isinstance(dump, (bytes, bytearray, memoryview)):
         name = "dump"  # as crash() names a dump given as bytes
     elif dump is not None:
@@ -228,8 +254,7 @@ def report_html(elf: Union[Elf, PathLike], dump: Union[PathLike, bytes, None] = 
     else:  # as spoor report names its input
         name = f"--regs {os.fspath(regs) if regs is not None else '-'}" + (" --mem ..." if mem
                                                                            else "")
-    return _with_report(elf, dump, regs, mem, gdb, threads,
-                        lambda report: _report_page(report, os.fsencode(name)))
+    return os.fsencode(name)
 
 
 def _with_report(elf: Union[Elf, PathLike], dump: Union[PathLike, bytes, None],

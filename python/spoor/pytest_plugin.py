@@ -2,13 +2,14 @@
 
     pytest --spoor-elf FW.elf --spoor-gdb HOST:PORT [--spoor-report-dir DIR]
 
-When a test fails (its call, or its setup) the plugin reads the target through its GDB server
-(spoor.crash(elf, gdb=..., threads=True)), adds what it found to the failure report (a section
-"spoor: the target when the test failed": the fault in words, the backtrace, every RTOS thread
-with its state and stack margin) and writes the page `spoor report` writes beside the test
-results (its path in the section; an extra of pytest-html's report when pytest-html is
-installed). The `spoor_target` fixture asserts on the target (no fault, stack margins, thread
-states, a thread's CPU share from a trace stream).
+When a test fails (its call, or its setup) the plugin reads the target once through its GDB
+server (spoor.crash(elf, gdb=..., threads=True), and the report page of that same reading),
+adds what it found to the failure report (a section "spoor: the target when the test failed":
+the fault in words, the backtrace, every RTOS thread with its state and stack margin) and
+writes the page `spoor report` writes beside the test results (its path in the section; an
+extra of pytest-html's report when pytest-html is installed). The `spoor_target` fixture
+asserts on the target (no fault, stack margins, thread states, a thread's CPU share from a
+trace stream).
 
 Registered through the `pytest11` entry point "spoor" (`-p no:spoor` turns it off). Without
 --spoor-gdb it does nothing: no section, no page, no connection."""
@@ -202,22 +203,22 @@ def _read_target(options: _Options, nodeid: str, when: str) -> tuple:
     """(section text, page path or None) for a failed test."""
     import spoor
     head = f"target {options.gdb} ({options.elf}), read when the test's {when} failed"
-    try:
-        report = spoor.crash(options.open_elf(), gdb=options.gdb, threads=True)
+    try:  # spoor.crash() and spoor.report_html() of one reading of the target
+        report, page = spoor._crash_and_page(options.open_elf(), gdb=options.gdb, threads=True)
     except spoor.Error as e:
         return f"{head}\ncould not read the target: {e}", None
     text = f"{head}\n{summary(report)}"
     try:
-        page = _write_page(options, nodeid, when)
+        if isinstance(page, spoor.Error):
+            raise page
+        path = _write_page(options, nodeid, when, page)
     except (spoor.Error, OSError) as e:
         return f"{text}\nno report page: {e}", None
-    return f"{text}\nreport page: {options.shown(page)}", page
+    return f"{text}\nreport page: {options.shown(path)}", path
 
 
-def _write_page(options: _Options, nodeid: str, when: str) -> Path:
-    """The page `spoor report --threads` writes of the target, in the report folder."""
-    import spoor
-    page = spoor.report_html(options.open_elf(), gdb=options.gdb, threads=True)
+def _write_page(options: _Options, nodeid: str, when: str, page: str) -> Path:
+    """The page (`spoor report --threads`'s of the target) in the report folder."""
     options.report_dir.mkdir(parents=True, exist_ok=True)
     path = options.report_dir / _page_name(nodeid, when)
     path.write_text(page, encoding="utf-8")
